@@ -1,0 +1,96 @@
+"""Commands over one store: init, validate, context, tool."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from memdir.errors import MemdirError
+from memdir.store import spec
+from memdir.store.store import Store
+from memdir.tools.profiles import Harness
+
+
+def _store(root: str, create: bool = False) -> Store:
+    try:
+        return Store(root, create=create)
+    except MemdirError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@click.command("init")
+@click.argument("root", type=click.Path(file_okay=False))
+def init_cmd(root: str) -> None:
+    """Make ROOT a valid empty memory (a root MEMORY.md)."""
+    store = _store(root, create=True)
+    made = spec.init(store)
+    click.echo(f"{'Initialized' if made else 'Already a memory:'} {store.root}")
+
+
+@click.command("validate")
+@click.argument("root", type=click.Path(exists=True, file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print violations as JSON.")
+def validate_cmd(root: str, as_json: bool) -> None:
+    """List every violation of the Agent Memory convention; exit 1 when invalid."""
+    report = spec.validate(_store(root))
+    if as_json:
+        click.echo(json.dumps({"valid": report.valid, "violations": [v.as_dict() for v in report.violations]}, indent=2))
+    elif report.valid:
+        click.echo("valid: no violations")
+    else:
+        for v in report.violations:
+            click.echo(f"{v.path}: [{v.rule}] {v.message}")
+        click.echo(f"invalid: {len(report.violations)} violation(s)")
+    sys.exit(0 if report.valid else 1)
+
+
+@click.command("context")
+@click.argument("root", type=click.Path(exists=True, file_okay=False))
+@click.option("--budget", type=int, default=spec.DEFAULT_CORE_BUDGET, show_default=True, help="Core memory budget in tokens.")
+@click.option("--strict", is_flag=True, help="Fail (exit 1) when core memory exceeds the budget.")
+def context_cmd(root: str, budget: int, strict: bool) -> None:
+    """Print what a conforming harness puts in the prompt: core memory, then child directories."""
+    ctx = spec.context(_store(root), budget)
+    click.echo(ctx.text, nl=False)
+    if ctx.over_budget:
+        click.echo(
+            f"warning: core memory is {ctx.tokens} tokens, over the budget of {budget}; "
+            "move detail into subdirectories",
+            err=True,
+        )
+        if strict:
+            sys.exit(1)
+
+
+@click.command("tool")
+@click.option("--root", required=True, type=click.Path(exists=True, file_okay=False), help="Memory root.")
+@click.option("--profile", default=None, help="Restrict to a profile (default: any tool).")
+@click.option("--role", default=None, help="Role recorded in the journal.")
+@click.argument("name")
+@click.argument("args_json", default="{}")
+def tool_cmd(root: str, profile: str | None, role: str | None, name: str, args_json: str) -> None:
+    """Run one tool NAME with JSON arguments and print its result (exit 1 on a tool error)."""
+    try:
+        args = json.loads(args_json)
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(f"not JSON ({exc}); pass e.g. '{{\"path\": \"/memories\"}}'") from None
+    harness = Harness(_store(root), profile or _profile_for(name), role=role or "cli")
+    result = harness.call(name, args)
+    click.echo(result.text)
+    sys.exit(1 if result.is_error else 0)
+
+
+def _profile_for(name: str) -> str:
+    from memdir.tools.profiles import PROFILES
+
+    for prof, names in PROFILES.items():
+        if name in names:
+            return prof
+    raise click.BadParameter(f"no tool named {name!r}; tools: {', '.join(sorted({n for v in PROFILES.values() for n in v}))}")
+
+
+def register(cli: click.Group) -> None:
+    for cmd in (init_cmd, validate_cmd, context_cmd, tool_cmd):
+        cli.add_command(cmd)

@@ -1,0 +1,89 @@
+"""The MCP server: one profile of one store, over stdio or streamable HTTP.
+
+Built on the SDK's low-level `Server` so the tool list is exactly our generated schemas (names,
+parameter names, annotations), not a re-inference from Python signatures. Tool errors come
+back as `is_error` results carrying our message, which the model can act on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+from mcp import types
+from mcp.server.lowlevel import Server
+
+from memdir import __version__
+from memdir.store.store import Store
+from memdir.tools.profiles import Harness
+from memdir.tools.schemas import mcp_tool
+
+INSTRUCTIONS = (
+    "Long-term memory as markdown files under /memories. Every path starts with /memories. "
+    "Files open with frontmatter (name = file stem, one-line description)."
+)
+
+
+def mcp_tools(harness: Harness) -> list[types.Tool]:
+    tools: list[types.Tool] = []
+    for spec in harness.specs.values():
+        d = mcp_tool(spec)
+        ann = d["annotations"]
+        tools.append(
+            types.Tool(
+                name=d["name"],
+                description=d["description"],
+                input_schema=d["inputSchema"],
+                annotations=types.ToolAnnotations(
+                    read_only_hint=ann["readOnlyHint"],
+                    destructive_hint=ann["destructiveHint"],
+                    idempotent_hint=ann["idempotentHint"],
+                    open_world_hint=ann["openWorldHint"],
+                ),
+            )
+        )
+    return tools
+
+
+def build_server(harness: Harness, name: str = "memdir") -> Server[Any]:
+    """An MCP server exposing `harness`'s profile; every call goes through the harness."""
+    tools = mcp_tools(harness)
+    lock = anyio.Lock()
+
+    async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        args = params.arguments or {}
+        async with lock:  # the harness meter is not thread-safe; the store lock covers processes
+            result = await anyio.to_thread.run_sync(lambda: harness.call(params.name, dict(args)))
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=result.text)], is_error=result.is_error
+        )
+
+    return Server(
+        name,
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+async def serve_stdio(store: Store, profile: str) -> None:
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(Harness(store, profile, role="mcp"))
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def http_app(store: Store, profile: str, host: str = "127.0.0.1") -> Any:
+    server = build_server(Harness(store, profile, role="mcp"))
+    return server.streamable_http_app(streamable_http_path="/mcp", host=host)
+
+
+def serve_http(store: Store, profile: str, port: int, host: str = "127.0.0.1") -> None:
+    import uvicorn
+
+    uvicorn.run(http_app(store, profile, host), host=host, port=port, log_level="warning")

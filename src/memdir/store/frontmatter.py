@@ -1,0 +1,187 @@
+"""Frontmatter: split, parse, validate and dump, surviving the YAML 1.1 traps.
+
+Hand- and model-written frontmatter is routinely not valid YAML (`description: Alice: vegan`)
+and YAML 1.1 silently retypes plain scalars (`NO` -> False, `12:30` -> 750). We parse with a
+loader that keeps every plain scalar a string, and fall back to a line-based reading when the
+YAML itself is broken, so a file is never lost to its own description.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+MEMORY_INDEX = "MEMORY.md"
+_FENCE = re.compile(r"^---[ \t]*$")
+NOT_A_MAPPING = "frontmatter is not a 'key: value' mapping"
+_END = re.compile(r"^(?:---|\.\.\.)[ \t]*$")
+
+
+class _StringLoader(yaml.SafeLoader):
+    """SafeLoader with no implicit typing: plain scalars stay exactly the text written."""
+
+
+_StringLoader.yaml_implicit_resolvers = {}
+
+
+def _construct_mapping(loader: _StringLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r}", key_node.start_mark
+            )
+        seen.add(key)
+    return loader.construct_mapping(node)
+
+
+_StringLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+@dataclass
+class Frontmatter:
+    """Parsed frontmatter; `lines` counts the block including both `---` lines (0 if absent)."""
+
+    data: dict[str, Any]
+    lines: int
+    raw: str
+    lenient: bool = False
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def present(self) -> bool:
+        return self.lines > 0
+
+    @property
+    def name(self) -> str | None:
+        value = self.data.get("name")
+        return value if isinstance(value, str) else None
+
+    @property
+    def description(self) -> str | None:
+        value = self.data.get("description")
+        return value if isinstance(value, str) else None
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        value = self.data.get("metadata")
+        return value if isinstance(value, dict) else {}
+
+
+def split(text: str) -> tuple[str | None, int]:
+    """Return (frontmatter text without fences, number of lines the block occupies)."""
+    lines = text.split("\n")
+    if not lines or not _FENCE.match(lines[0].rstrip("\r")):
+        return None, 0
+    for i in range(1, len(lines)):
+        if _END.match(lines[i].rstrip("\r")):
+            return "\n".join(lines[1:i]), i + 1
+    return None, 0
+
+
+def _lenient(raw: str) -> tuple[dict[str, Any], list[str]]:
+    """Read `key: value` lines when YAML refuses; nested lines go under the last top key."""
+    data: dict[str, Any] = {}
+    problems: list[str] = []
+    current: str | None = None
+    for line in raw.split("\n"):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if line[0] in " \t":
+            if current is None:
+                problems.append(f"indented line without a key: {line.strip()!r}")
+                continue
+            key, sep, value = line.strip().partition(":")
+            nested = data.get(current)
+            if not isinstance(nested, dict):
+                nested = {}
+                data[current] = nested
+            if sep:
+                nested[key.strip()] = _unquote(value.strip())
+            continue
+        key, sep, value = line.partition(":")
+        if not sep:
+            problems.append(f"line without 'key: value': {line!r}")
+            continue
+        current = key.strip()
+        if current in data:
+            problems.append(f"duplicate key {current!r}")
+        value = value.strip()
+        data[current] = _unquote(value) if value else {}
+    return data, problems
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+def parse(text: str) -> Frontmatter:
+    """Parse the frontmatter of a whole file text; never raises."""
+    raw, count = split(text)
+    if raw is None:
+        return Frontmatter({}, 0, "")
+    try:
+        loaded = yaml.load(raw, Loader=_StringLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        data, problems = _lenient(raw)
+        reason = str(exc).split("\n")[0]
+        return Frontmatter(data, count, raw, lenient=True, problems=[f"not strict YAML ({reason})", *problems])
+    if loaded is None:
+        return Frontmatter({}, count, raw)
+    if not isinstance(loaded, dict):
+        return Frontmatter({}, count, raw, problems=[NOT_A_MAPPING])
+    return Frontmatter({str(k): v for k, v in loaded.items()}, count, raw)
+
+
+def validate(text: str, filename: str) -> list[str]:
+    """Every rule the file breaks, each phrased as what to fix. Empty means valid."""
+    fm = parse(text)
+    errors: list[str] = []
+    is_index = filename == MEMORY_INDEX
+    stem = filename[:-3] if filename.endswith(".md") else filename
+    if not fm.present:
+        if is_index:
+            return []
+        return [
+            "missing frontmatter: the file must open with '---', 'name: "
+            f"{stem}', 'description: <one line>', '---'"
+        ]
+    errors.extend(p for p in fm.problems if p.startswith("duplicate") or p == NOT_A_MAPPING)
+    if not is_index:
+        if not KEBAB.match(stem):
+            errors.append(
+                f"file name '{filename}' is not kebab-case; use lowercase words joined by '-', "
+                "e.g. 'travel-plans.md'"
+            )
+        name = fm.data.get("name")
+        if name is None:
+            errors.append(f"frontmatter has no 'name'; add 'name: {stem}'")
+        elif not isinstance(name, str) or name != stem:
+            errors.append(f"frontmatter name {name!r} does not equal the file stem '{stem}'")
+    desc = fm.data.get("description")
+    if desc is None:
+        if not is_index:
+            errors.append("frontmatter has no 'description'; add a one-line 'description: ...'")
+    elif not isinstance(desc, str) or not desc.strip():
+        errors.append("'description' must be one non-empty line of text")
+    elif "\n" in desc.strip():
+        errors.append("'description' must be a single line")
+    if "metadata" in fm.data and not isinstance(fm.data["metadata"], dict):
+        errors.append("'metadata' must be a mapping of 'key: value' lines")
+    return errors
+
+
+def dump(name: str, description: str, metadata: dict[str, Any] | None = None) -> str:
+    """Render a frontmatter block (with fences and trailing newline) that parses back exactly."""
+    data: dict[str, Any] = {"name": name, "description": description}
+    if metadata:
+        data["metadata"] = metadata
+    body = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=10_000)
+    return f"---\n{body}---\n"

@@ -1,0 +1,147 @@
+"""Memory paths (`/memories/...`) and their place on disk, with confinement.
+
+Every path a model sends passes through :func:`parse_memory_path` before anything touches
+disk. We refuse rather than normalize: a `..` in any spelling, a hidden segment, a NUL, a
+symlink or a multiply-linked file is an error with a reason, never silently rewritten, so
+what the model wrote is what was checked.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote
+
+from memdir.errors import PathError
+
+PREFIX = "/memories"
+STATE_DIR = ".memdir"
+MAX_SEGMENT_BYTES = 255
+MAX_PATH_CHARS = 4096
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+@dataclass(frozen=True)
+class MemoryPath:
+    """A validated memory path: `/memories` plus zero or more plain segments."""
+
+    parts: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        return PREFIX + "".join("/" + p for p in self.parts)
+
+    @property
+    def is_root(self) -> bool:
+        return not self.parts
+
+    @property
+    def name(self) -> str:
+        return self.parts[-1] if self.parts else ""
+
+    @property
+    def stem(self) -> str:
+        name = self.name
+        return name[:-3] if name.endswith(".md") else name
+
+    @property
+    def parent(self) -> MemoryPath:
+        return MemoryPath(self.parts[:-1])
+
+    def child(self, name: str) -> MemoryPath:
+        return MemoryPath((*self.parts, name))
+
+    def is_within(self, other: MemoryPath) -> bool:
+        return self.parts[: len(other.parts)] == other.parts
+
+    def __str__(self) -> str:
+        return self.text
+
+
+ROOT = MemoryPath(())
+
+
+def _segment_problem(seg: str) -> str | None:
+    if seg in (".", ".."):
+        return f"'{seg}' segments are not allowed; write the path from /memories down"
+    if seg.startswith("."):
+        return f"'{seg}' is hidden; hidden files and folders are not part of memory"
+    if "\\" in seg:
+        return "backslashes are not allowed in memory paths; use '/'"
+    if _CONTROL.search(seg):
+        return "control characters are not allowed in memory paths"
+    decoded = unquote(seg)
+    folded = unicodedata.normalize("NFKC", decoded)
+    if folded in (".", "..") or "/" in folded or "\\" in folded or "/" in decoded:
+        return f"'{seg}' spells a path separator or '..' in another form; use plain names"
+    if folded.startswith(".") and not seg.startswith("."):
+        return f"'{seg}' spells a hidden name in another form; use plain names"
+    if len(seg.encode("utf-8")) > MAX_SEGMENT_BYTES:
+        return f"a path segment is longer than {MAX_SEGMENT_BYTES} bytes; use a shorter name"
+    return None
+
+
+def parse_memory_path(path: object) -> MemoryPath:
+    """Check a model-supplied path and split it; raise :class:`PathError` saying what to fix."""
+    if not isinstance(path, str):
+        raise PathError(f"path must be a string like '/memories/notes.md', got {type(path).__name__}")
+    if "\x00" in path:
+        raise PathError("path contains a NUL byte; send a plain path like '/memories/notes.md'")
+    if len(path) > MAX_PATH_CHARS:
+        raise PathError(f"path is longer than {MAX_PATH_CHARS} characters; use a shorter path")
+    stripped = path.strip()
+    if stripped != PREFIX and not stripped.startswith(PREFIX + "/"):
+        raise PathError(
+            f"path {path!r} is outside memory; every path starts with '/memories', "
+            "e.g. '/memories/people/alice.md'"
+        )
+    parts = tuple(p for p in stripped[len(PREFIX) :].split("/") if p != "")
+    for seg in parts:
+        problem = _segment_problem(seg)
+        if problem:
+            raise PathError(f"invalid path {path!r}: {problem}")
+    return MemoryPath(parts)
+
+
+class Confinement:
+    """Maps memory paths to disk under one root and refuses anything that could lead out."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(os.path.realpath(root))
+
+    def disk(self, mp: MemoryPath) -> Path:
+        """Disk path for `mp`; every existing component is checked to be a plain entry."""
+        current = self.root
+        for seg in mp.parts:
+            current = current / seg
+            try:
+                st = os.lstat(current)
+            except FileNotFoundError:
+                # Nothing beyond a missing component can exist; the remaining parts are plain names.
+                rest = mp.parts[len(current.relative_to(self.root).parts) :]
+                return current.joinpath(*rest) if rest else current
+            except NotADirectoryError:
+                raise PathError(f"{mp.text}: a parent of this path is a file, not a folder") from None
+            if stat.S_ISLNK(st.st_mode):
+                raise PathError(
+                    f"{mp.text}: leads through a symbolic link; memory does not follow links"
+                )
+            if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+                raise PathError(
+                    f"{mp.text}: this file has {st.st_nlink} hard links; memory refuses files "
+                    "that may be linked from outside the store"
+                )
+            if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+                raise PathError(f"{mp.text}: not a regular file or folder")
+        real = os.path.realpath(current)
+        if real != str(self.root) and not real.startswith(str(self.root) + os.sep):
+            raise PathError(f"{mp.text}: resolves outside the memory root")
+        return current
+
+    def memory_path(self, disk: Path) -> MemoryPath:
+        rel = Path(os.path.realpath(disk)).relative_to(self.root)
+        return MemoryPath(tuple(p for p in rel.parts if p not in ("", ".")))

@@ -1,0 +1,260 @@
+"""Store: the only code that writes memory files.
+
+Every write happens inside a :meth:`Store.step` (one tool call = one step): the step holds the
+writer lock, records what changed, and hands the changes to the observers (the search index,
+the journal) when it ends. Files are the truth; observers only derive from them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from memdir.errors import ExistsError, NotFoundError, PathError
+from memdir.store.atomic import WriterLock, fsync_dir, write_atomic
+from memdir.store.paths import ROOT, STATE_DIR, Confinement, MemoryPath, parse_memory_path
+
+ChangeKind = Literal["create", "modify", "delete", "rename"]
+
+
+@dataclass(frozen=True)
+class Change:
+    """One file-level effect of a step; directory operations expand to their files."""
+
+    kind: ChangeKind
+    path: str
+    new_path: str | None = None
+
+
+@dataclass
+class Step:
+    """One tool call's worth of writes, with who made it (role, chunk or task id) when known."""
+
+    tool: str
+    meta: dict[str, Any] = field(default_factory=dict)
+    changes: list[Change] = field(default_factory=list)
+
+
+class StoreObserver(Protocol):
+    def on_step(self, store: Store, step: Step) -> None: ...
+
+
+ObserverFactory = Callable[["Store"], StoreObserver]
+#: Derived views (index, journal) register a factory here; each Store builds its own observers.
+OBSERVER_FACTORIES: list[ObserverFactory] = []
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A file or folder found by a walk: memory path, disk path, size in bytes."""
+
+    path: MemoryPath
+    disk: Path
+    is_dir: bool
+    size: int
+
+
+class Store:
+    """A memory root on disk. Paths in and out are memory paths (`/memories/...`)."""
+
+    def __init__(self, root: str | os.PathLike[str], *, create: bool = False, observers: bool = True) -> None:
+        root_path = Path(root)
+        if create:
+            root_path.mkdir(parents=True, exist_ok=True)
+        if not root_path.is_dir():
+            raise NotFoundError(f"memory root {str(root)!r} does not exist; run 'memdir init {root}' first")
+        self.confine = Confinement(root_path)
+        self.root = self.confine.root
+        self._lock: WriterLock | None = None
+        self._local = threading.local()
+        self.observers: list[StoreObserver] = [f(self) for f in OBSERVER_FACTORIES] if observers else []
+
+    # -- locations -------------------------------------------------------------------
+    @property
+    def state_dir(self) -> Path:
+        """Where derived state lives (index, journal, lock): hidden from every agent tool."""
+        path = self.root / STATE_DIR
+        path.mkdir(exist_ok=True)
+        return path
+
+    def resolve(self, path: str | MemoryPath) -> tuple[MemoryPath, Path]:
+        mp = path if isinstance(path, MemoryPath) else parse_memory_path(path)
+        return mp, self.confine.disk(mp)
+
+    # -- steps and locking -----------------------------------------------------------
+    @property
+    def writer_lock(self) -> WriterLock:
+        if self._lock is None:
+            self._lock = WriterLock(self.state_dir / "writer.lock")
+        return self._lock
+
+    @contextlib.contextmanager
+    def step(self, tool: str, **meta: Any) -> Iterator[Step]:
+        """Hold the writer lock for one tool call and publish its changes when it succeeds."""
+        outer: Step | None = getattr(self._local, "step", None)
+        if outer is not None:  # nested: fold into the enclosing step
+            yield outer
+            return
+        step = Step(tool, {k: v for k, v in meta.items() if v is not None})
+        with self.writer_lock.hold():
+            self._local.step = step
+            try:
+                yield step
+            finally:
+                self._local.step = None
+            if step.changes:
+                for obs in self.observers:
+                    obs.on_step(self, step)
+
+    def _record(self, change: Change) -> None:
+        step: Step | None = getattr(self._local, "step", None)
+        if step is None:
+            raise RuntimeError("store writes must happen inside Store.step()")
+        step.changes.append(change)
+
+    # -- reads -----------------------------------------------------------------------
+    def read_bytes(self, path: str | MemoryPath) -> bytes:
+        mp, disk = self.resolve(path)
+        if not disk.exists():
+            raise NotFoundError(f"{mp.text} does not exist; view its folder to see what is there")
+        if disk.is_dir():
+            raise PathError(f"{mp.text} is a folder, not a file")
+        return disk.read_bytes()
+
+    def read_text(self, path: str | MemoryPath) -> str:
+        mp = path if isinstance(path, MemoryPath) else parse_memory_path(path)
+        data = self.read_bytes(mp)
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise PathError(f"{mp.text} is not UTF-8 text") from None
+
+    def exists(self, path: str | MemoryPath) -> bool:
+        return self.resolve(path)[1].exists()
+
+    def is_dir(self, path: str | MemoryPath) -> bool:
+        return self.resolve(path)[1].is_dir()
+
+    def walk(self, top: str | MemoryPath = ROOT) -> Iterator[Entry]:
+        """Every visible file and folder under `top` (not following links, skipping hidden)."""
+        mp, disk = self.resolve(top)
+        if not disk.is_dir():
+            return
+        stack = [(mp, disk)]
+        while stack:
+            cur_mp, cur = stack.pop()
+            try:
+                entries = sorted(os.scandir(cur), key=lambda e: e.name)
+            except OSError:
+                continue
+            for ent in entries:
+                if ent.name.startswith("."):
+                    continue
+                try:
+                    st = ent.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                child = cur_mp.child(ent.name)
+                if stat.S_ISDIR(st.st_mode):
+                    yield Entry(child, Path(ent.path), True, 0)
+                    stack.append((child, Path(ent.path)))
+                elif stat.S_ISREG(st.st_mode):
+                    yield Entry(child, Path(ent.path), False, st.st_size)
+
+    def files(self, top: str | MemoryPath = ROOT, suffix: str = ".md") -> list[Entry]:
+        """Visible regular files under `top` ending in `suffix`, sorted by memory path."""
+        found = [e for e in self.walk(top) if not e.is_dir and e.path.name.endswith(suffix)]
+        return sorted(found, key=lambda e: e.path.parts)
+
+    def snapshot(self) -> dict[str, tuple[int, int]]:
+        """{memory path: (size, mtime_ns)} of every visible file; cheap change detection."""
+        snap: dict[str, tuple[int, int]] = {}
+        for e in self.walk():
+            if not e.is_dir:
+                st = e.disk.lstat()
+                snap[e.path.text] = (st.st_size, st.st_mtime_ns)
+        return snap
+
+    # -- writes (inside a step) ------------------------------------------------------
+    def create(self, path: str | MemoryPath, text: str) -> MemoryPath:
+        mp, disk = self.resolve(path)
+        if disk.exists():
+            raise ExistsError(f"{mp.text} already exists; use str_replace or insert to change it")
+        self._ensure_parent(mp)
+        write_atomic(disk, text.encode("utf-8"))
+        self._record(Change("create", mp.text))
+        return mp
+
+    def write(self, path: str | MemoryPath, text: str) -> MemoryPath:
+        """Replace the whole content of an existing file."""
+        mp, disk = self.resolve(path)
+        if not disk.is_file():
+            raise NotFoundError(f"{mp.text} does not exist")
+        write_atomic(disk, text.encode("utf-8"))
+        self._record(Change("modify", mp.text))
+        return mp
+
+    def delete(self, path: str | MemoryPath) -> list[str]:
+        mp, disk = self.resolve(path)
+        if mp.is_root:
+            raise PathError("the memory root cannot be deleted; delete the files or folders inside it")
+        if not disk.exists():
+            raise NotFoundError(f"{mp.text} does not exist; nothing was deleted")
+        if disk.is_dir():
+            gone = [e.path.text for e in self.walk(mp) if not e.is_dir]
+            shutil.rmtree(disk)
+        else:
+            gone = [mp.text]
+            disk.unlink()
+        fsync_dir(disk.parent)
+        for g in gone:
+            self._record(Change("delete", g))
+        return gone
+
+    def rename(self, old: str | MemoryPath, new: str | MemoryPath) -> tuple[MemoryPath, MemoryPath]:
+        omp, odisk = self.resolve(old)
+        nmp, ndisk = self.resolve(new)
+        if omp.is_root or nmp.is_root:
+            raise PathError("the memory root itself cannot be renamed")
+        if not odisk.exists():
+            raise NotFoundError(f"{omp.text} does not exist; view its folder to find the right name")
+        if ndisk.exists():
+            raise ExistsError(f"{nmp.text} already exists; choose another destination or delete it first")
+        if nmp.is_within(omp):
+            raise PathError(f"cannot move {omp.text} into itself ({nmp.text})")
+        moved = (
+            [(e.path, nmp.parts + e.path.parts[len(omp.parts) :]) for e in self.walk(omp) if not e.is_dir]
+            if odisk.is_dir()
+            else [(omp, nmp.parts)]
+        )
+        self._ensure_parent(nmp)
+        os.rename(odisk, ndisk)
+        fsync_dir(ndisk.parent)
+        if odisk.parent != ndisk.parent:
+            fsync_dir(odisk.parent)
+        for src, dst in moved:
+            self._record(Change("rename", src.text, MemoryPath(dst).text))
+        return omp, nmp
+
+    def _ensure_parent(self, mp: MemoryPath) -> None:
+        parent = self.confine.disk(mp.parent)
+        if parent.exists() and not parent.is_dir():
+            raise PathError(f"{mp.parent.text} is a file, so it cannot hold {mp.name}")
+        parent.mkdir(parents=True, exist_ok=True)
+
+    def record_external(self, before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]]) -> None:
+        """Record changes made outside the tools (e.g. by the shell) by comparing snapshots."""
+        for path in sorted(after.keys() - before.keys()):
+            self._record(Change("create", path))
+        for path in sorted(before.keys() - after.keys()):
+            self._record(Change("delete", path))
+        for path in sorted(before.keys() & after.keys()):
+            if before[path] != after[path]:
+                self._record(Change("modify", path))

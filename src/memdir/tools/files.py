@@ -1,0 +1,278 @@
+"""The file tools of the management set: view, create, str_replace, insert, delete, rename.
+
+Contracts are those of the reference, section 3. Each error says what to do next, and every
+check happens before the single atomic write, so a failed call leaves the store byte-identical.
+"""
+
+from __future__ import annotations
+
+from memdir.errors import EditError, FrontmatterError, NotFoundError, PathError
+from memdir.store import frontmatter
+from memdir.store.paths import MemoryPath, parse_memory_path
+from memdir.tools.base import ToolContext, tool
+from memdir.tools.text import human_size, line_of_offset, numbered, occurrences, split_lines
+
+LIST_DEPTH = 3
+SNIPPET_CONTEXT = 2
+
+
+def _md_path(path: str, verb: str) -> MemoryPath:
+    mp = parse_memory_path(path)
+    if not mp.name.endswith(".md"):
+        raise PathError(f"{mp.text}: only .md files can be {verb}; use a path ending in .md")
+    return mp
+
+
+def _description(ctx: ToolContext, mp: MemoryPath) -> str | None:
+    try:
+        head = ctx.store.read_text(mp)[:4096]
+    except Exception:
+        return None
+    return frontmatter.parse(head).description
+
+
+@tool(
+    description="""
+    View a file with line numbers, or list a directory.
+    A file: its text with line numbers (the frontmatter occupies the first lines); narrow with
+    start_line/end_line (1-indexed, inclusive, end_line -1 = to the end).
+    A directory: entries up to 3 levels below it as full paths with sizes (a folder's size counts
+    everything inside it), each file with its [description: ...].
+    """,
+    params={
+        "path": "A memory path: /memories or a file or folder below it.",
+        "start_line": "First line to show (files only; 1-indexed).",
+        "end_line": "Last line to show, inclusive (files only; -1 = end of file).",
+    },
+    read_only=True,
+)
+def view(ctx: ToolContext, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
+    mp, disk = ctx.store.resolve(path)
+    if not disk.exists():
+        raise NotFoundError(f"{mp.text} does not exist; view {mp.parent.text} to see what is there")
+    if disk.is_dir():
+        if start_line is not None or end_line is not None:
+            raise EditError(f"{mp.text} is a folder; start_line and end_line apply to files only")
+        return _list_dir(ctx, mp)
+    text = ctx.read_text(mp)
+    lines = split_lines(text)
+    total = len(lines)
+    if start_line is None and end_line is None:
+        return f"{mp.text} ({total} lines)\n{numbered(lines, 1)}" if lines else f"{mp.text} (empty file)"
+    first = 1 if start_line is None else start_line
+    last = total if end_line is None or end_line == -1 else end_line
+    if first < 1 or first > max(total, 1):
+        raise EditError(f"start_line {first} is out of range; {mp.text} has {total} lines (1-{total})")
+    if last < first or last > total:
+        raise EditError(
+            f"end_line {end_line} is out of range; use a line from {first} to {total}, or -1 for the end"
+        )
+    return f"{mp.text} (lines {first}-{last} of {total})\n{numbered(lines[first - 1 : last], first)}"
+
+
+def _list_dir(ctx: ToolContext, top: MemoryPath) -> str:
+    sizes: dict[tuple[str, ...], int] = {top.parts: 0}
+    entries: list[tuple[MemoryPath, bool]] = []
+    for e in ctx.store.walk(top):
+        rel_depth = len(e.path.parts) - len(top.parts)
+        if e.is_dir:
+            sizes.setdefault(e.path.parts, 0)
+        else:
+            for k in range(len(top.parts), len(e.path.parts)):
+                key = e.path.parts[:k]
+                sizes[key] = sizes.get(key, 0) + e.size
+            sizes[e.path.parts] = e.size
+        if rel_depth <= LIST_DEPTH:
+            entries.append((e.path, e.is_dir))
+    entries.sort(key=lambda pe: pe[0].parts)
+    out = [f"{human_size(sizes[top.parts])}\t{top.text}/"]
+    for mp, is_dir in entries:
+        line = f"{human_size(sizes.get(mp.parts, 0))}\t{mp.text}{'/' if is_dir else ''}"
+        if not is_dir and mp.name.endswith(".md"):
+            desc = _description(ctx, mp)
+            if desc:
+                line += f"  [description: {desc}]"
+        out.append(line)
+    header = f"Directory {top.text}: entries up to {LIST_DEPTH} levels deep; sizes include all contents."
+    if len(out) == 1:
+        return f"{header}\n{out[0]}\n(empty)"
+    return header + "\n" + "\n".join(out)
+
+
+def _check_frontmatter(mp: MemoryPath, new_text: str, old_text: str | None = None) -> None:
+    errors = frontmatter.validate(new_text, mp.name)
+    if old_text is not None:
+        before = set(frontmatter.validate(old_text, mp.name))
+        errors = [e for e in errors if e not in before]
+    if errors:
+        raise FrontmatterError(f"{mp.text}: " + "; ".join(errors) + ". Nothing was written.")
+
+
+@tool(
+    description="""
+    Create a new memory file. Fails if it exists (edit it with str_replace or insert instead).
+    Missing parent folders are created. The text must open with frontmatter:
+    ---
+    name: <the file stem, kebab-case>
+    description: <one line saying what the file holds>
+    metadata: <optional mapping>
+    ---
+    """,
+    params={
+        "path": "Where to create it: a path under /memories ending in .md.",
+        "file_text": "The whole file, frontmatter first.",
+    },
+    read_only=False,
+)
+def create(ctx: ToolContext, path: str, file_text: str) -> str:
+    mp = _md_path(path, "created")
+    _check_frontmatter(mp, file_text)
+    ctx.store.create(mp, file_text)
+    ctx.touch(mp)
+    return f"Created {mp.text} ({len(split_lines(file_text))} lines)."
+
+
+def _snippet(text: str, first: int, last: int) -> str:
+    lines = split_lines(text)
+    lo = max(1, first - SNIPPET_CONTEXT)
+    hi = min(len(lines), last + SNIPPET_CONTEXT)
+    return numbered(lines[lo - 1 : hi], lo)
+
+
+@tool(
+    description="""
+    Replace one exact occurrence of old_str with new_str in a file.
+    old_str must occur exactly once in the body (text after the frontmatter); if the body has no
+    match, the frontmatter is searched instead, so a field such as description: can be edited by
+    anchoring on a unique substring of it. Copy old_str exactly, whitespace included.
+    """,
+    params={
+        "path": "The .md file to edit.",
+        "old_str": "The exact text to replace; it must be unique.",
+        "new_str": "The replacement text (may be empty to delete old_str).",
+    },
+    read_only=False,
+)
+def str_replace(ctx: ToolContext, path: str, old_str: str, new_str: str) -> str:
+    mp = _md_path(path, "edited")
+    text = ctx.read_text(mp)
+    if old_str == "":
+        raise EditError("old_str is empty; copy the exact text you want to replace from a view of the file")
+    _, fm_lines = frontmatter.split(text)
+    body_start = sum(len(ln) + 1 for ln in text.split("\n")[:fm_lines]) if fm_lines else 0
+    hits = [body_start + i for i in occurrences(text[body_start:], old_str)]
+    where = "body"
+    if not hits and fm_lines:
+        hits = [i for i in occurrences(text[:body_start], old_str) if i + len(old_str) <= body_start]
+        where = "frontmatter"
+    if not hits:
+        raise EditError(
+            f"old_str was not found in {mp.text}; view the file and copy the text exactly, "
+            "whitespace and line breaks included"
+        )
+    if len(hits) > 1:
+        lines = ", ".join(str(line_of_offset(text, h)) for h in hits[:20])
+        raise EditError(
+            f"old_str occurs {len(hits)} times in the {where} of {mp.text}, at lines {lines}; "
+            "include more surrounding context to make it unique"
+        )
+    at = hits[0]
+    new_text = text[:at] + new_str + text[at + len(old_str) :]
+    _check_frontmatter(mp, new_text, text)
+    ctx.store.write(mp, new_text)
+    first = line_of_offset(new_text, at)
+    last = first + new_str.count("\n")
+    return f"Edited {mp.text} ({where}, line {first}):\n{_snippet(new_text, first, last)}"
+
+
+@tool(
+    description="""
+    Insert text after line insert_line of a file (0 = at the very start). The valid range is 0 to
+    the file's line count; an insert may not land inside the frontmatter, so for a file with
+    frontmatter insert_line must be at least the line of its closing '---'.
+    """,
+    params={
+        "path": "The .md file to edit.",
+        "insert_line": "Insert after this line (0 = before the first line).",
+        "insert_text": "The text to insert; a final newline is added if missing.",
+    },
+    read_only=False,
+)
+def insert(ctx: ToolContext, path: str, insert_line: int, insert_text: str) -> str:
+    mp = _md_path(path, "edited")
+    text = ctx.read_text(mp)
+    lines = split_lines(text)
+    total = len(lines)
+    _, fm_lines = frontmatter.split(text)
+    lowest = fm_lines
+    if insert_line < 0 or insert_line > total:
+        raise EditError(f"insert_line {insert_line} is out of range; {mp.text} has {total} lines, use 0-{total}")
+    if insert_line < lowest:
+        raise EditError(
+            f"insert_line {insert_line} falls inside the frontmatter (lines 1-{fm_lines}) of {mp.text}; "
+            f"use {lowest} to {total} (edit frontmatter fields with str_replace)"
+        )
+    if insert_text == "":
+        raise EditError("insert_text is empty; nothing to insert")
+    block = insert_text if insert_text.endswith("\n") else insert_text + "\n"
+    head = "".join(ln + "\n" for ln in lines[:insert_line])
+    tail = "".join(ln + "\n" for ln in lines[insert_line:])
+    if not text.endswith("\n") and tail:
+        tail = tail[:-1]
+    new_text = head + block + tail
+    _check_frontmatter(mp, new_text, text)
+    ctx.store.write(mp, new_text)
+    added = len(split_lines(block))
+    return (
+        f"Inserted {added} line(s) after line {insert_line} of {mp.text}:\n"
+        f"{_snippet(new_text, insert_line + 1, insert_line + added)}"
+    )
+
+
+@tool(
+    description="Delete a file, or a folder with everything in it. The root cannot be deleted.",
+    params={"path": "The file or folder to delete."},
+    read_only=False,
+    destructive=True,
+)
+def delete(ctx: ToolContext, path: str) -> str:
+    mp = parse_memory_path(path)
+    is_dir = ctx.store.is_dir(mp) if not mp.is_root else True
+    gone = ctx.store.delete(mp)
+    ctx.touch(mp)
+    if is_dir:
+        return f"Deleted folder {mp.text} and the {len(gone)} file(s) in it."
+    return f"Deleted {mp.text}."
+
+
+@tool(
+    description="""
+    Rename or move a file or folder. Missing parent folders are created; the destination must not
+    exist. A file keeps its .md extension; a folder cannot become a .md path. After moving a
+    file, make its frontmatter name match the new stem.
+    """,
+    params={"old_path": "The file or folder to move.", "new_path": "Its new path."},
+    read_only=False,
+)
+def rename(ctx: ToolContext, old_path: str, new_path: str) -> str:
+    omp = parse_memory_path(old_path)
+    nmp = parse_memory_path(new_path)
+    if not ctx.store.exists(omp):
+        raise NotFoundError(f"{omp.text} does not exist; view {omp.parent.text} to find the right name")
+    if ctx.store.is_dir(omp):
+        if nmp.name.endswith(".md"):
+            raise PathError(f"{omp.text} is a folder; it cannot become the .md path {nmp.text}")
+    elif not (omp.name.endswith(".md") and nmp.name.endswith(".md")):
+        raise PathError(f"a file keeps its .md extension; use a new path ending in .md, not {nmp.text}")
+    ctx.store.rename(omp, nmp)
+    ctx.touch(omp)
+    ctx.touch(nmp)
+    if ctx.store.is_dir(nmp):
+        return f"Moved folder {omp.text} to {nmp.text}."
+    name = frontmatter.parse(ctx.read_text(nmp)).name
+    msg = f"Renamed {omp.text} to {nmp.text}. Its frontmatter name is {name!r}"
+    if nmp.name != "MEMORY.md" and name != nmp.stem:
+        msg += f"; change it to '{nmp.stem}' with str_replace so it matches the file stem."
+    else:
+        msg += "."
+    return msg

@@ -1,0 +1,91 @@
+"""Profiles: the tool sets the study hands to each role, and the harness that serves one.
+
+A profile is only a list of tool names; the harness dispatches calls to those tools and
+nothing else, so a `search` harness cannot write whatever the model asks for.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from memdir.errors import MemdirError, ToolError
+from memdir.store.store import Store
+from memdir.tools.base import REGISTRY, Meter, ToolResult, ToolSpec, run_tool
+
+# Modules that define tools; each registers itself on import. Optional ones may be absent
+# in a partial install and simply leave their profiles unavailable.
+_TOOL_MODULES = ("memdir.tools.files", "memdir.tools.grep", "memdir.tools.read")
+_OPTIONAL_TOOL_MODULES = ("memdir.tools.search", "memdir.tools.shell")
+
+MANAGE = ("view", "create", "str_replace", "insert", "delete", "rename", "grep")
+SEARCH = ("view", "grep", "toc", "section_read")
+PROFILES: dict[str, tuple[str, ...]] = {
+    "manage": MANAGE,
+    "search": SEARCH,
+    "manage-bm25": (*MANAGE, "bm25_full_search"),
+    "search-bm25": (*SEARCH, "bm25_full_search"),
+    "shell": ("bash",),
+    "chunk-retrieval": ("bm25_chunk_retrieve",),
+    "folder": ("view", "grep", "rename"),
+}
+
+
+def load_tools() -> dict[str, ToolSpec]:
+    for mod in _TOOL_MODULES:
+        importlib.import_module(mod)
+    for mod in _OPTIONAL_TOOL_MODULES:
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError as exc:
+            if exc.name != mod:
+                raise
+    return REGISTRY
+
+
+def profile_specs(profile: str) -> list[ToolSpec]:
+    if profile not in PROFILES:
+        raise MemdirError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+    tools = load_tools()
+    missing = [n for n in PROFILES[profile] if n not in tools]
+    if missing:
+        raise MemdirError(f"profile {profile!r} needs tools not available here: {', '.join(missing)}")
+    return [tools[n] for n in PROFILES[profile]]
+
+
+class Harness:
+    """One store served through one profile; meters every call and keeps the totals."""
+
+    def __init__(self, store: Store, profile: str = "manage", **meta: Any) -> None:
+        self.store = store
+        self.profile = profile
+        self.specs = {s.name: s for s in profile_specs(profile)}
+        self.meta = {k: v for k, v in meta.items() if v is not None}
+        self.meter = Meter()
+
+    @property
+    def read_only(self) -> bool:
+        return all(s.read_only for s in self.specs.values())
+
+    def call(self, name: str, args: dict[str, Any] | None = None, **meta: Any) -> ToolResult:
+        spec = self.specs.get(name)
+        if spec is None:
+            result = ToolResult(
+                f"Error: tool {name!r} is not available in the '{self.profile}' profile; "
+                f"use one of: {', '.join(self.specs)}",
+                True,
+                Meter(calls=1),
+            )
+        else:
+            merged = {**self.meta, **{k: v for k, v in meta.items() if v is not None}}
+            result = run_tool(spec, self.store, args or {}, merged)
+        result.meter.bytes_returned = len(result.text.encode("utf-8"))
+        self.meter.add(result.meter)
+        return result
+
+    def call_or_raise(self, name: str, args: dict[str, Any] | None = None, **meta: Any) -> str:
+        """For scripts and people: a tool error becomes an exception instead of a result."""
+        result = self.call(name, args, **meta)
+        if result.is_error:
+            raise ToolError(result.text.removeprefix("Error: "))
+        return result.text
