@@ -47,8 +47,6 @@ class StoreObserver(Protocol):
 
 
 ObserverFactory = Callable[["Store"], StoreObserver]
-#: Derived views (index, journal) register a factory here; each Store builds its own observers.
-OBSERVER_FACTORIES: list[ObserverFactory] = []
 
 
 @dataclass(frozen=True)
@@ -74,7 +72,9 @@ class Store:
         self.root = self.confine.root
         self._lock: WriterLock | None = None
         self._local = threading.local()
-        self.observers: list[StoreObserver] = [f(self) for f in OBSERVER_FACTORIES] if observers else []
+        from memdir.store.observers import default_factories
+
+        self.observers: list[StoreObserver] = [f(self) for f in default_factories()] if observers else []
 
     # -- locations -------------------------------------------------------------------
     @property
