@@ -1,0 +1,3 @@
+from memdir.cli.main import main
+
+main()
