@@ -104,6 +104,10 @@ class Store:
             return
         step = Step(tool, {k: v for k, v in meta.items() if v is not None})
         with self.writer_lock.hold():
+            for obs in self.observers:  # optional hook: see the store as it is before this step
+                before = getattr(obs, "before_step", None)
+                if before is not None:
+                    before(self, step)
             self._local.step = step
             try:
                 yield step
