@@ -18,6 +18,7 @@ Definitions (reference section 7, made exact):
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -96,11 +97,17 @@ def _section_text(lines: list[str], sec: Section) -> str:
     return "\n".join(lines[sec.start : sec.end]).strip()  # lines after the heading line
 
 
+_MAYBE_HEADING = re.compile(r"^ {0,3}(?:#{1,6}(?:[ \t]|$)|=+[ \t]*$|-+[ \t]*$)", re.MULTILINE)
+
+
 def _add_sections(file_node: Node, text: str, path: str) -> int:
-    sections = outline(text)
+    _, fm_lines = frontmatter.split(text)
+    body = "\n".join(text.split("\n")[fm_lines:])
+    # No line can be an ATX heading or a setext underline: skip the markdown parser (most files
+    # of a sharded store have no headings, and parsing is the bulk of building the tree).
+    sections = outline(text) if _MAYBE_HEADING.search(body) else []
     if not sections:
-        _, fm_lines = frontmatter.split(text)
-        file_node.text = "\n".join(text.split("\n")[fm_lines:]).strip()
+        file_node.text = body.strip()
         return 0
     lines = text.split("\n")
     made: dict[int, Node] = {}
