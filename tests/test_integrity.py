@@ -20,16 +20,24 @@ def md(name: str, desc: str, body: str) -> str:
     return f"---\nname: {name}\ndescription: {desc}\n---\n{body}\n"
 
 
-ALICE = md("alice", "Alice Park", (
-    "# Alice\n## Diet\n"
-    "- alice | diet: vegan (since 2023-05-02) [S6T5]\n"
-    "- ~~alice | diet: vegetarian~~ (2022-01-10 until 2023-05-02) [S1T4]\n"
-    "## Work\n- Nurse at **St. Mary's** hospital [S2T7]\n"
-    "- 2023-05-02: Alice adopted a beagle named Max [S6T7]\n"
-    "- Max the beagle is afraid of thunder [S7T2]\n"
-    "See also /memories/people/bob.md"
-))  # fmt: skip
-BOB = md("bob", "Bob Stone", "# Bob\n- bob | job: carpenter (since 2021-03-01) [S2T1]\n- Bob builds oak tables [S3T3]")
+ALICE = md(
+    "alice",
+    "Alice Park",
+    (
+        "# Alice\n## Diet\n"
+        "- alice | diet: vegan (since 2023-05-02) [S6T5]\n"
+        "- ~~alice | diet: vegetarian~~ (2022-01-10 until 2023-05-02) [S1T4]\n"
+        "## Work\n- Nurse at **St. Mary's** hospital [S2T7]\n"
+        "- 2023-05-02: Alice adopted a beagle named Max [S6T7]\n"
+        "- Max the beagle is afraid of thunder [S7T2]\n"
+        "See also /memories/people/bob.md"
+    ),
+)
+BOB = md(
+    "bob",
+    "Bob Stone",
+    "# Bob\n- bob | job: carpenter (since 2021-03-01) [S2T1]\n- Bob builds oak tables [S3T3]",
+)
 
 
 def build(root: Path, files: dict[str, str]) -> Path:
@@ -41,12 +49,15 @@ def build(root: Path, files: dict[str, str]) -> Path:
 
 
 def clean_store(root: Path) -> Path:
-    return build(root, {
-        "MEMORY.md": INDEX.format(d="root", t="Memory"),
-        "people/MEMORY.md": INDEX.format(d="people", t="People"),
-        "people/alice.md": ALICE,
-        "people/bob.md": BOB,
-    })  # fmt: skip
+    return build(
+        root,
+        {
+            "MEMORY.md": INDEX.format(d="root", t="Memory"),
+            "people/MEMORY.md": INDEX.format(d="people", t="People"),
+            "people/alice.md": ALICE,
+            "people/bob.md": BOB,
+        },
+    )
 
 
 def run(*args: str) -> tuple[int, str]:
@@ -65,8 +76,11 @@ def test_clean_store_passes(tmp_path: Path) -> None:
 def test_check_catches_a_planted_stale_live_value(tmp_path: Path) -> None:
     root = clean_store(tmp_path / "s")
     # Alice's history split across files: the old value stands live in another file.
-    build(root, {"notes/MEMORY.md": INDEX.format(d="notes", t="Notes"),
-                 "notes/food.md": md("food", "food notes", "- Alice | Diet: vegetarian (since 2022-01-10) [S1T4]")})  # fmt: skip
+    stale = "- Alice | Diet: vegetarian (since 2022-01-10) [S1T4]"
+    build(
+        root,
+        {"notes/MEMORY.md": INDEX.format(d="notes", t="Notes"), "notes/food.md": md("food", "food", stale)},
+    )
     code, out = run("check", str(root), "--json")
     assert code == 1
     problems = json.loads(out)["problems"]
@@ -81,10 +95,17 @@ def test_check_catches_a_planted_stale_live_value(tmp_path: Path) -> None:
 
 def test_check_rules(tmp_path: Path) -> None:
     root = clean_store(tmp_path / "s")
-    build(root, {
-        "people/carol.md": md("caroline", "Carol", "see /memories/people/zed.md and see /memories/people/bob.md > ## Hobbies"),
-        **{f"people/p{i}.md": md(f"p{i}", f"person {i}", "x") for i in range(3)},
-    })  # fmt: skip
+    build(
+        root,
+        {
+            "people/carol.md": md(
+                "caroline",
+                "Carol",
+                "see /memories/people/zed.md and see /memories/people/bob.md > ## Hobbies",
+            ),
+            **{f"people/p{i}.md": md(f"p{i}", f"person {i}", "x") for i in range(3)},
+        },
+    )
     report = check(Store(root, observers=False), fanout_cap=5, budget=10)
     rules = sorted({(p.rule, p.path.split(":")[0]) for p in report.problems})
     assert rules == [
@@ -108,28 +129,46 @@ def test_fact_parsing() -> None:
     kf = facts.parse_keyed("/m.md", 1, line)
     assert kf is not None and not kf.live and kf.until == "2023-05-02" and kf.key == ("alice", "diet")
     live = facts.parse_keyed("/m.md", 2, "* Alice  |  Travel Plan: Paris (since unknown) [B3M12, S1T1]")
-    assert live is not None and live.live and live.key == ("alice", "travel plan") and live.locators == ("B3M12", "S1T1")
+    assert (
+        live is not None
+        and live.live
+        and live.key == ("alice", "travel plan")
+        and live.locators == ("B3M12", "S1T1")
+    )
     assert facts.locators("no locator [S1] here") == ()
-    assert facts.normalize("## **Nurse** at  _St. Mary's_ [S2T7]") == facts.normalize("- nurse at St. Mary's [S2T7]")
+    assert facts.normalize("## **Nurse** at  _St. Mary's_ [S2T7]") == facts.normalize(
+        "- nurse at St. Mary's [S2T7]"
+    )
 
 
 def moved_only(old: Path, new: Path) -> None:
     """A reorganization that moves, renames and regroups, keeping every fact line's words."""
     shutil.copytree(old, new)
     (new / "people" / "alice.md").unlink()
-    build(new, {
-        "people/alice-park/MEMORY.md": INDEX.format(d="Alice", t="Alice"),
-        "people/alice-park/diet.md": md("diet", "Alice's diet", (
-            "### Diet history\n"
-            "* alice | diet: vegan (since 2023-05-02) [S6T5]\n"
-            "* ~~alice | diet: vegetarian~~ (2022-01-10 until 2023-05-02) [S1T4]"
-        )),
-        "people/alice-park/life.md": md("life", "Alice's work and pets", (
-            "# Pets\n1. Max the beagle is afraid of thunder [S7T2]\n"
-            "2. 2023-05-02: Alice adopted a beagle named Max [S6T7]\n"
-            "# Work\n- Nurse at St. Mary's hospital   [S2T7]"
-        )),
-    })  # fmt: skip
+    build(
+        new,
+        {
+            "people/alice-park/MEMORY.md": INDEX.format(d="Alice", t="Alice"),
+            "people/alice-park/diet.md": md(
+                "diet",
+                "Alice's diet",
+                (
+                    "### Diet history\n"
+                    "* alice | diet: vegan (since 2023-05-02) [S6T5]\n"
+                    "* ~~alice | diet: vegetarian~~ (2022-01-10 until 2023-05-02) [S1T4]"
+                ),
+            ),
+            "people/alice-park/life.md": md(
+                "life",
+                "Alice's work and pets",
+                (
+                    "# Pets\n1. Max the beagle is afraid of thunder [S7T2]\n"
+                    "2. 2023-05-02: Alice adopted a beagle named Max [S6T7]\n"
+                    "# Work\n- Nurse at St. Mary's hospital   [S2T7]"
+                ),
+            ),
+        },
+    )
     (new / "people" / "bob.md").rename(new / "bob-stone.md")
 
 
@@ -147,7 +186,8 @@ def test_diff_facts_catches_condensing(tmp_path: Path) -> None:
     shutil.copytree(old, new)
     text = (new / "people" / "alice.md").read_text()
     condensed = text.replace(
-        "- 2023-05-02: Alice adopted a beagle named Max [S6T7]\n- Max the beagle is afraid of thunder [S7T2]\n",
+        "- 2023-05-02: Alice adopted a beagle named Max [S6T7]\n"
+        "- Max the beagle is afraid of thunder [S7T2]\n",
         "- Alice's beagle Max (adopted 2023) fears thunder [S6T7, S7T2]\n",
     )
     assert condensed != text

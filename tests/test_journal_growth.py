@@ -21,15 +21,27 @@ def md(name: str, body: str) -> str:
 
 # (tool, args, per-call meta). n = 12 tool steps, so fates are taken after step ceil(12/4) = 3.
 SEQUENCE: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
-    ("create", {"path": "/memories/a.md", "file_text": md("a", "# A\n## One\nfirst fact [S1T1]")}, {"chunk": 1}),
+    (
+        "create",
+        {"path": "/memories/a.md", "file_text": md("a", "# A\n## One\nfirst fact [S1T1]")},
+        {"chunk": 1},
+    ),
     ("create", {"path": "/memories/b.md", "file_text": md("b", "b has no heading [S1T2]")}, {"chunk": 1}),
     ("create", {"path": "/memories/d.md", "file_text": md("d", "# D\ndoomed [S1T3]")}, {"chunk": 2}),
     ("str_replace", {"path": "/memories/a.md", "old_str": "first", "new_str": "1st"}, {"chunk": 2}),
     ("rename", {"old_path": "/memories/b.md", "new_path": "/memories/notes/b.md"}, {"chunk": 3}),
     ("delete", {"path": "/memories/d.md"}, {"chunk": 3}),
     ("create", {"path": "/memories/c.md", "file_text": md("c", "# C\ntext")}, {"chunk": 4}),
-    ("insert", {"path": "/memories/c.md", "insert_line": 6, "insert_text": "## More\nmore text"}, {"chunk": 4}),
-    ("str_replace", {"path": "/memories/notes/b.md", "old_str": "no heading", "new_str": "none"}, {"chunk": 5}),
+    (
+        "insert",
+        {"path": "/memories/c.md", "insert_line": 6, "insert_text": "## More\nmore text"},
+        {"chunk": 4},
+    ),
+    (
+        "str_replace",
+        {"path": "/memories/notes/b.md", "old_str": "no heading", "new_str": "none"},
+        {"chunk": 5},
+    ),
     ("create", {"path": "/memories/e.md", "file_text": md("e", "short-lived")}, {"chunk": 5}),
     ("delete", {"path": "/memories/e.md"}, {"chunk": 6}),
     ("rename", {"old_path": "/memories/c.md", "new_path": "/memories/c2.md"}, {"chunk": 6}),
@@ -46,7 +58,9 @@ def disk_state(root: Path) -> tuple[int, int, int]:
 def run_sequence(tmp_path: Path) -> tuple[Path, list[tuple[int, int, int]]]:
     root = tmp_path / "store"
     root.mkdir()
-    (root / "MEMORY.md").write_text("---\ndescription: root\n---\n# Memory\n", encoding="utf-8")  # pre-journal
+    (root / "MEMORY.md").write_text(
+        "---\ndescription: root\n---\n# Memory\n", encoding="utf-8"
+    )  # pre-journal
     store = Store(root)
     harness = Harness(store, "manage", role="manage")
     expected = [disk_state(root)]
@@ -88,7 +102,12 @@ def test_growth_replays_the_sequence(tmp_path: Path) -> None:
     g = replay(Journal(root), every=4)
     assert [(s["files"], s["sections"], s["bytes"]) for s in g.steps] == expected
     last = g.steps[-1]
-    assert (last["cum_creations"], last["cum_edits"], last["cum_deletions"], last["cum_renames"]) == (5, 3, 2, 2)
+    assert (last["cum_creations"], last["cum_edits"], last["cum_deletions"], last["cum_renames"]) == (
+        5,
+        3,
+        2,
+        2,
+    )
     assert [s["creations"] for s in g.steps] == [0, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1, 0, 0]
     assert g.fate_step == 3
     assert {p: f["fate"] for p, f in g.fates.items()} == {
@@ -108,7 +127,12 @@ def test_growth_cli_writes_json_and_plots(tmp_path: Path) -> None:
     res = CliRunner().invoke(cli, ["growth", str(root), "--every", "5", "--out", str(out)])
     assert res.exit_code == 0, res.output
     data = json.loads((out / "growth.json").read_text())
-    assert data["steps"] == 12 and data["fate"]["counts"] == {"untouched": 1, "edited": 1, "renamed": 1, "deleted": 1}
+    assert data["steps"] == 12 and data["fate"]["counts"] == {
+        "untouched": 1,
+        "edited": 1,
+        "renamed": 1,
+        "deleted": 1,
+    }
     for png in ("growth_size.png", "growth_events.png", "growth_adherence.png"):
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

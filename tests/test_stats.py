@@ -24,7 +24,10 @@ FILES = {
     "people/MEMORY.md": f"---\ndescription: people we know\n---\n{PEOPLE_INDEX}\n",
     "people/bob.md": f"---\nname: bob\ndescription: Bob Stone\n---\n{BOB}\n",
     # "#### Shifts" skips a level under "## Work": it still adds exactly one tree level.
-    "people/alice.md": f"---\nname: alice\ndescription: Alice Park\n---\n# Alice\n## Diet\n{DIET}\n## Work\n#### Shifts\n{SHIFTS}\n",
+    "people/alice.md": (
+        "---\nname: alice\ndescription: Alice Park\n---\n"
+        f"# Alice\n## Diet\n{DIET}\n## Work\n#### Shifts\n{SHIFTS}\n"
+    ),
 }
 
 

@@ -33,11 +33,14 @@ def md(name: str, desc: str, body: str) -> str:
 
 def test_b1_three_siblings_by_hand(tmp_path: Path) -> None:
     body = "A body long enough to be a measured unit of this store."
-    root = write(tmp_path / "s", {
-        "alpha.md": md("alpha", "cat dog", body),
-        "beta.md": md("beta", "cat fish", body),
-        "gamma.md": md("gamma", "bird", body),
-    })  # fmt: skip
+    root = write(
+        tmp_path / "s",
+        {
+            "alpha.md": md("alpha", "cat dog", body),
+            "beta.md": md("beta", "cat fish", body),
+            "gamma.md": md("gamma", "bird", body),
+        },
+    )
     v = store_stats(Store(root, observers=False)).as_json()
     # Labels "alpha cat dog", "beta cat fish", "gamma bird"; TfidfVectorizer defaults:
     # idf(t) = ln((1 + n) / (1 + df)) + 1 with n = 3; rows l2-normalized.
@@ -141,8 +144,13 @@ def test_deterministic_across_processes(tmp_path: Path) -> None:
     outs = []
     for seed in ("1", "12345"):
         env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": src}
-        proc = subprocess.run([sys.executable, "-m", "memdir", "stats", str(root), "--json"],
-                              capture_output=True, text=True, env=env, check=True)  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, "-m", "memdir", "stats", str(root), "--json"],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        )
         outs.append(json.loads(proc.stdout))
     assert outs[0] == outs[1]
     assert all(outs[0][k] is not None for k in ("b1_mean", "b2", "b3", "b4"))

@@ -116,7 +116,14 @@ def parse_keyed(path: str, lineno: int, line: str) -> KeyedFact | None:
     m = SUPERSEDED.match(line)
     if m:
         return KeyedFact(
-            path, lineno, m["subject"], m["attribute"], m["value"], False, m["since"], m["until"],
+            path,
+            lineno,
+            m["subject"],
+            m["attribute"],
+            m["value"],
+            False,
+            m["since"],
+            m["until"],
             locators(m["loc"]),
         )
     m = LIVE.match(line)

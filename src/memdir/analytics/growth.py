@@ -75,7 +75,9 @@ def _states(steps: list[JournalStep]) -> list[dict[str, str]]:
     return out
 
 
-def fates(steps: list[JournalStep], states: list[dict[str, str]]) -> tuple[int | None, dict[str, dict[str, Any]]]:
+def fates(
+    steps: list[JournalStep], states: list[dict[str, str]]
+) -> tuple[int | None, dict[str, dict[str, Any]]]:
     n = len(steps) - 1
     if n < 1:
         return None, {}
@@ -103,9 +105,7 @@ def fates(steps: list[JournalStep], states: list[dict[str, str]]) -> tuple[int |
     return at, flags
 
 
-def replay(
-    journal: Journal, every: int = 10, progress: Callable[[int, int], None] | None = None
-) -> Growth:
+def replay(journal: Journal, every: int = 10, progress: Callable[[int, int], None] | None = None) -> Growth:
     """Everything `memdir growth` reports, from the journal alone."""
     if every < 1:
         raise MemdirError("--every must be at least 1")

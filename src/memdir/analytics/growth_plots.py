@@ -55,8 +55,14 @@ def write(g: Growth, out: Path, title: str = "") -> list[Path]:
         top.plot(ax_x, ys, marker="o", markersize=3, label=key)
     top.set_ylabel("B1, B3, B4")
     top.legend(fontsize=8)
-    bottom.plot(ax_x, [a["b2"] if a["b2"] is not None else float("nan") for a in g.adherence],
-                marker="o", markersize=3, color="tab:purple", label="b2")  # fmt: skip
+    bottom.plot(
+        ax_x,
+        [a["b2"] if a["b2"] is not None else float("nan") for a in g.adherence],
+        marker="o",
+        markersize=3,
+        color="tab:purple",
+        label="b2",
+    )
     bottom.axhline(1.0, color="grey", linestyle=":", linewidth=1)
     bottom.set_ylabel("B2 (ratio)")
     bottom.set_xlabel(f"step (every {g.every})")

@@ -77,12 +77,16 @@ def _section_xrefs(store: Store, path: str, text: str) -> list[Problem]:
                 continue
             if not find_sections(outline(store.read_text(mp)), wanted):
                 out.append(
-                    Problem("dangling-xref", f"{path}:{lineno}", f"'see {target} > {section}': no such section")
+                    Problem(
+                        "dangling-xref", f"{path}:{lineno}", f"'see {target} > {section}': no such section"
+                    )
                 )
     return out
 
 
-def check(store: Store, *, fanout_cap: int = DEFAULT_FANOUT_CAP, budget: int = spec.DEFAULT_CORE_BUDGET) -> CheckReport:
+def check(
+    store: Store, *, fanout_cap: int = DEFAULT_FANOUT_CAP, budget: int = spec.DEFAULT_CORE_BUDGET
+) -> CheckReport:
     report = CheckReport()
     add = report.problems.append
     for v in spec.validate(store).violations:
@@ -106,22 +110,38 @@ def check(store: Store, *, fanout_cap: int = DEFAULT_FANOUT_CAP, budget: int = s
         for lineno, line in enumerate(text.split("\n"), start=1):
             if lineno not in parsed and facts.looks_keyed(line):
                 report.warnings.append(
-                    Problem("keyed-format", f"{e.path.text}:{lineno}",
-                            "looks like a keyed fact but does not follow '- SUBJECT | ATTRIBUTE: VALUE "
-                            "(since YYYY-MM-DD) [LOC]' or its struck-through superseded form")  # fmt: skip
+                    Problem(
+                        "keyed-format",
+                        f"{e.path.text}:{lineno}",
+                        "looks like a keyed fact but does not follow '- SUBJECT | ATTRIBUTE: VALUE "
+                        "(since YYYY-MM-DD) [LOC]' or its struck-through superseded form",
+                    )
                 )
     for parts, count in sorted(entries.items()):
         if count > fanout_cap:
             where = "/memories" + "".join("/" + p for p in parts)
-            add(Problem("fanout", where, f"{count} entries, over the cap of {fanout_cap}; add a level or merge"))
+            add(
+                Problem(
+                    "fanout", where, f"{count} entries, over the cap of {fanout_cap}; add a level or merge"
+                )
+            )
     ctx = spec.context(store, budget)
     if ctx.over_budget:
-        add(Problem("core-budget", "/memories",
-                    f"core memory is {ctx.tokens} tokens, over the budget of {budget}; move detail into folders"))  # fmt: skip
+        add(
+            Problem(
+                "core-budget",
+                "/memories",
+                f"core memory is {ctx.tokens} tokens, over the budget of {budget}; move detail into folders",
+            )
+        )
     report.problems.extend(supersede(keyed))
     report.problems.sort(key=lambda p: (p.rule, p.path))
-    report.counts = {"files": n_files, "keyed_facts": len(keyed), "live_keys": len(facts.live_by_key(keyed)),
-                     "core_tokens": ctx.tokens}  # fmt: skip
+    report.counts = {
+        "files": n_files,
+        "keyed_facts": len(keyed),
+        "live_keys": len(facts.live_by_key(keyed)),
+        "core_tokens": ctx.tokens,
+    }
     return report
 
 
@@ -134,9 +154,12 @@ def supersede(keyed: list[facts.KeyedFact]) -> list[Problem]:
         if len(lines) > 1:
             where = ", ".join(f"{f.where} ({f.value!r} since {f.since})" for f in lines)
             out.append(
-                Problem("supersede", lines[0].where,
-                        f"{len(lines)} live values for '{key[0]} | {key[1]}': {where}; strike the stale one "
-                        "through with its end date")  # fmt: skip
+                Problem(
+                    "supersede",
+                    lines[0].where,
+                    f"{len(lines)} live values for '{key[0]} | {key[1]}': {where}; strike the stale one "
+                    "through with its end date",
+                )
             )
     for f in keyed:
         if f.live or f.until in (None, "unknown"):
@@ -144,9 +167,12 @@ def supersede(keyed: list[facts.KeyedFact]) -> list[Problem]:
         for cur in live.get(f.key, []):
             if cur.since != "unknown" and f.until is not None and cur.since < f.until:
                 out.append(
-                    Problem("supersede", cur.where,
-                            f"live '{cur.subject} | {cur.attribute}' began {cur.since}, before the superseded "
-                            f"value at {f.where} ended ({f.until}); the dates disagree")  # fmt: skip
+                    Problem(
+                        "supersede",
+                        cur.where,
+                        f"live '{cur.subject} | {cur.attribute}' began {cur.since}, before the superseded "
+                        f"value at {f.where} ended ({f.until}); the dates disagree",
+                    )
                 )
     return out
 
@@ -170,8 +196,10 @@ class FactDiff:
             "new_facts": self.new_facts,
             "kept_in_place": self.kept_in_place,
             "moved": self.moved,
-            "missing": [{"path": f.path, "line": f.lineno, "text": f.text, "locators": list(f.locators)}
-                        for f in self.missing],  # fmt: skip
+            "missing": [
+                {"path": f.path, "line": f.lineno, "text": f.text, "locators": list(f.locators)}
+                for f in self.missing
+            ],
         }
 
 

@@ -9,10 +9,10 @@ from memdir.analytics import taxonomy
 from memdir.analytics.tree import Snapshot, build, profile_and_shape, read_store
 from memdir.store.store import Store
 
-KEYS = (
-    "dirs", "files", "sections", "kb", "xrefs", "units", "depth_mean", "depth_max", "fanout_mean",
-    "fanout_max", "cv", "b1_mean", "b1_min", "b2", "b3", "b4", "b4_pairs",
-)  # fmt: skip
+PROFILE_KEYS = ("dirs", "files", "sections", "kb", "xrefs", "units")
+SHAPE_KEYS = ("depth_mean", "depth_max", "fanout_mean", "fanout_max", "cv")
+PANEL_KEYS = ("b1_mean", "b1_min", "b2", "b3", "b4", "b4_pairs")
+KEYS = PROFILE_KEYS + SHAPE_KEYS + PANEL_KEYS
 
 MEANING: dict[str, str] = {
     "dirs": "folders, the root included",
@@ -28,7 +28,7 @@ MEANING: dict[str, str] = {
     "cv": "coefficient of variation of unit sizes (std / mean of characters)",
     "b1_mean": "B1 sibling label distinctness: mean 1-cos of sibling labels (higher = easier to tell apart)",
     "b1_min": "B1 worst pair: the most confusable siblings (0 = identical labels)",
-    "b2": "B2 sibling cohesion: same-parent unit cosine / cross-parent cosine (>1 = siblings belong together)",
+    "b2": "B2 sibling cohesion: same-parent / cross-parent mean unit cosine (>1 = siblings belong together)",
     "b3": "B3 scope leakage: share of units closer to another group's centroid than to their own",
     "b4": "B4 tree-wide proximity: Spearman(tree distance, content distance) over unit pairs",
     "b4_pairs": "unit pairs B4 was computed on",

@@ -231,7 +231,7 @@ def b4(units: list[Node], x: sparse.csr_matrix, panel: Panel) -> None:
             js = np.arange(i + 1, m)
             tree_d[pos : pos + len(js)] = depth[i] + depth[js] - 2 * (lcp[row, js] - 1)
             pos += len(js)
-    panel.values["b4_pairs"] = int(len(iu))
+    panel.values["b4_pairs"] = len(iu)
     if np.all(tree_d == tree_d[0]):
         panel.reasons["b4"] = "every pair is at the same tree distance (nothing to rank)"
         return
@@ -263,8 +263,10 @@ def panel(tree: Tree) -> Panel:
     p.details["units_measured"] = len(units)
     x = _vectorize([u.text for u in units]) if len(units) >= 2 else None
     if x is None:
-        why = "fewer than two measured units (units of 40+ characters)" if len(units) < 2 else (
-            "no measured unit has a word of two or more letters"
+        why = (
+            "fewer than two measured units (units of 40+ characters)"
+            if len(units) < 2
+            else ("no measured unit has a word of two or more letters")
         )
         for k in ("b2", "b3", "b4"):
             p.reasons[k] = why

@@ -128,7 +128,9 @@ def build(snap: Snapshot) -> Tree:
     by_parts: dict[Parts, Node] = {(): root}
     for parts in sorted(snap.dirs):
         parent = by_parts[parts[:-1]]
-        node = Node("dir", parts[-1], len(parts), label=parts[-1], parent=parent, where="/memories/" + "/".join(parts))
+        node = Node(
+            "dir", parts[-1], len(parts), label=parts[-1], parent=parent, where="/memories/" + "/".join(parts)
+        )
         parent.children.append(node)
         by_parts[parts] = node
     sections = total_bytes = n_xrefs = 0

@@ -79,7 +79,11 @@ def history_cmd(root: str, as_json: bool, limit: int | None) -> None:
         table.add_column(col)
     for s in steps:
         first = s.changes[0] if s.changes else None
-        what = "" if first is None else f"{first.kind} {first.path}" + (f" -> {first.new_path}" if first.new_path else "")
+        what = (
+            ""
+            if first is None
+            else f"{first.kind} {first.path}" + (f" -> {first.new_path}" if first.new_path else "")
+        )
         if len(s.changes) > 1:
             what += f" (+{len(s.changes) - 1} more)"
         who = "/".join(v for v in (s.meta.get("chunk"), s.meta.get("task")) if v)
@@ -91,8 +95,12 @@ def history_cmd(root: str, as_json: bool, limit: int | None) -> None:
 @click.command("growth")
 @click.argument("root", type=click.Path(exists=True, file_okay=False))
 @click.option("--every", type=int, default=10, show_default=True, help="Compute B metrics every K steps.")
-@click.option("--out", type=click.Path(file_okay=False), default=None,
-              help="Where to write growth.json and the PNGs (default: ROOT/.memdir/growth).")  # fmt: skip
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Where to write growth.json and the PNGs (default: ROOT/.memdir/growth).",
+)
 def growth_cmd(root: str, every: int, out: str | None) -> None:
     """Replay ROOT's journal: per-step size and events, file fates, adherence; JSON and plots."""
     from rich.progress import Progress
@@ -113,13 +121,16 @@ def growth_cmd(root: str, every: int, out: str | None) -> None:
     last = g.steps[-1]
     counts = g.fate_counts()
     click.echo(
-        f"{len(g.steps) - 1} steps: {last['files']} files, {last['sections']} sections, {last['bytes']} bytes; "
+        f"{len(g.steps) - 1} steps: {last['files']} files, {last['sections']} sections, "
+        f"{last['bytes']} bytes; "
         f"creations {last['cum_creations']}, edits {last['cum_edits']}, deletions {last['cum_deletions']}, "
         f"renames {last['cum_renames']}"
     )
     if g.fate_step is not None:
-        click.echo(f"fate of the {len(g.fates)} files present after step {g.fate_step}: "
-                   + ", ".join(f"{k} {v}" for k, v in counts.items()))  # fmt: skip
+        click.echo(
+            f"fate of the {len(g.fates)} files present after step {g.fate_step}: "
+            + ", ".join(f"{k} {v}" for k, v in counts.items())
+        )
     for p in written:
         click.echo(f"wrote {p}")
 
@@ -128,10 +139,15 @@ def growth_cmd(root: str, every: int, out: str | None) -> None:
 @click.argument("root", type=click.Path(exists=True, file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--fanout-cap", type=int, default=50, show_default=True, help="Most entries a folder may hold.")
-@click.option("--budget", type=int, default=spec.DEFAULT_CORE_BUDGET, show_default=True,
-              help="Core memory budget in tokens.")  # fmt: skip
+@click.option(
+    "--budget",
+    type=int,
+    default=spec.DEFAULT_CORE_BUDGET,
+    show_default=True,
+    help="Core memory budget in tokens.",
+)
 def check_cmd(root: str, as_json: bool, fanout_cap: int, budget: int) -> None:
-    """Check ROOT: spec, cross-references, fanout, core budget, names, supersede integrity (exit 1 on failure)."""
+    """Check ROOT: spec, references, fanout, core budget, names, supersede integrity; exit 1 on failure."""
     from memdir.analytics.integrity import check
 
     report = check(_store(root), fanout_cap=fanout_cap, budget=budget)
@@ -144,8 +160,9 @@ def check_cmd(root: str, as_json: bool, fanout_cap: int, budget: int) -> None:
             click.echo(f"warn [{w.rule}] {w.path}: {w.message}")
         c = report.counts
         click.echo(
-            f"{'ok' if report.ok else 'failed'}: {len(report.problems)} problem(s), {len(report.warnings)} warning(s); "
-            f"{c['files']} files, {c['keyed_facts']} keyed facts, {c['live_keys']} live keys, core {c['core_tokens']} tokens"
+            f"{'ok' if report.ok else 'failed'}: {len(report.problems)} problem(s), "
+            f"{len(report.warnings)} warning(s); {c['files']} files, {c['keyed_facts']} keyed facts, "
+            f"{c['live_keys']} live keys, core {c['core_tokens']} tokens"
         )
     sys.exit(0 if report.ok else 1)
 
@@ -153,7 +170,9 @@ def check_cmd(root: str, as_json: bool, fanout_cap: int, budget: int) -> None:
 @click.command("diff")
 @click.argument("old", type=click.Path(exists=True, file_okay=False))
 @click.argument("new", type=click.Path(exists=True, file_okay=False))
-@click.option("--facts", "facts_mode", is_flag=True, help="Preservation check: every fact line of OLD must be in NEW.")
+@click.option(
+    "--facts", "facts_mode", is_flag=True, help="Preservation check: every fact line of OLD must be in NEW."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def diff_cmd(old: str, new: str, facts_mode: bool, as_json: bool) -> None:
     """Compare two stores. With --facts: list fact lines of OLD missing from NEW (exit 1 if any)."""

@@ -38,7 +38,8 @@ def _construct_mapping(loader: _StringLoader, node: yaml.MappingNode) -> dict[An
                 None, None, f"duplicate key {key!r}", key_node.start_mark
             )
         seen.add(key)
-    return loader.construct_mapping(node)
+    mapping: dict[Any, Any] = loader.construct_mapping(node)
+    return mapping
 
 
 _StringLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)

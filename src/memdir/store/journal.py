@@ -162,8 +162,8 @@ class Journal:
         (self.git_dir / "info").mkdir(exist_ok=True)
         (self.git_dir / "info" / "exclude").write_text(".*\n", encoding="utf-8")
         self.git("add", "-A")
-        self.git("commit", "-q", "--allow-empty", "--no-verify", "-F", "-",
-                 stdin=f"{BASELINE}: the store before its first journaled step\n\nMemdir-Tool: {BASELINE}\n")  # fmt: skip
+        baseline = f"{BASELINE}: the store before its first journaled step\n\nMemdir-Tool: {BASELINE}\n"
+        self.git("commit", "-q", "--allow-empty", "--no-verify", "-F", "-", stdin=baseline)
 
     def record(self, step: Step) -> None:
         self.ensure()
