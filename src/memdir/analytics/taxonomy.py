@@ -88,15 +88,13 @@ def b1(tree: Tree, panel: Panel) -> None:
         start += k
         total, count = 0.0, k * (k - 1) // 2
         for lo in range(0, k, _ROW_CHUNK):
-            sims = np.clip((rows[lo : lo + _ROW_CHUNK] @ rows.T).toarray(), 0.0, 1.0)
-            for r in range(sims.shape[0]):
-                i = lo + r
-                tail = 1.0 - sims[r, i + 1 :]
-                if tail.size:
-                    total += float(tail.sum())
-                    j = int(np.argmin(tail))
-                    if tail[j] < worst[0]:
-                        worst = (float(tail[j]), g[i].where, g[i + 1 + j].where)
+            dist = 1.0 - np.clip((rows[lo : lo + _ROW_CHUNK] @ rows.T).toarray(), 0.0, 1.0)
+            upper = np.triu(np.ones(dist.shape, dtype=bool), k=lo + 1)  # pairs (i, j) with j > i
+            vals = np.where(upper, dist, np.inf)
+            total += float(dist[upper].sum())
+            r, j = np.unravel_index(int(np.argmin(vals)), vals.shape)
+            if vals[r, j] < worst[0]:
+                worst = (float(vals[r, j]), g[lo + int(r)].where, g[int(j)].where)
         node_means.append(total / count)
     panel.values["b1_mean"] = sum(node_means) / len(node_means)
     panel.values["b1_min"] = worst[0]
@@ -168,20 +166,19 @@ def _b3(
     leaked: list[str] = []
     for lo in range(0, len(units), _ROW_CHUNK):
         hi = min(lo + _ROW_CHUNK, len(units))
-        dots = (x[lo:hi] @ sums_t).toarray()  # x_i . s_h for every group h
-        for row in range(hi - lo):
-            i = lo + row
-            g = gid[i]
-            if not eligible[i] or r[i] <= _EPS:
-                continue
-            own_dot = dots[row, g] - r[i]
-            own_norm = math.sqrt(max(s2[g] - 2 * dots[row, g] + r[i], 0.0))
-            own = own_dot / (math.sqrt(r[i]) * own_norm) if own_norm > _EPS else 0.0
-            with np.errstate(divide="ignore", invalid="ignore"):
-                others = np.where(s_norm > _EPS, dots[row] / (math.sqrt(r[i]) * s_norm), 0.0)
-            others[g] = -1.0
-            if float(others.max()) > own + _EPS:
-                leaked.append(units[i].where)
+        dots = (x[lo:hi] @ sums_t).toarray()  # x_i . s_h for every unit i and group h
+        rows = np.arange(hi - lo)
+        g = gid[lo:hi]
+        ri = r[lo:hi]
+        x_norm = np.sqrt(ri)
+        own_dot = dots[rows, g] - ri  # x_i . (s_g - x_i)
+        own_norm = np.sqrt(np.maximum(s2[g] - 2 * dots[rows, g] + ri, 0.0))  # |s_g - x_i|
+        with np.errstate(divide="ignore", invalid="ignore"):
+            own = np.where(own_norm * x_norm > _EPS, own_dot / (own_norm * x_norm), 0.0)
+            others = np.where(s_norm[None, :] > _EPS, dots / (x_norm[:, None] * s_norm[None, :]), 0.0)
+        others[rows, g] = -1.0
+        hit = eligible[lo:hi] & (ri > _EPS) & (others.max(axis=1) > own + _EPS)
+        leaked.extend(units[lo + int(i)].where for i in np.flatnonzero(hit))
     panel.values["b3"] = len(leaked) / int(eligible.sum())
     panel.details["b3_leaked"] = leaked
 

@@ -23,6 +23,7 @@ The first step on a store without a journal first commits the store as it is (to
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import subprocess
 import threading
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 JOURNAL_DIR = "journal.git"
 BASELINE = "baseline"
 META_KEYS = ("role", "chunk", "task")
+GC_EVERY = 256
 _IDENTITY = {"name": "memdir", "email": "memdir@localhost"}
 
 
@@ -168,7 +170,12 @@ class Journal:
     def record(self, step: Step) -> None:
         self.ensure()
         self.git("add", "-A")
-        self.git("commit", "-q", "--allow-empty", "--no-verify", "-F", "-", stdin=message(step))
+        # git's own post-commit housekeeping check costs a child process (~14 ms) on every
+        # commit; we switch it off and run the same check on about one step in GC_EVERY instead.
+        self.git("-c", "maintenance.auto=false", "-c", "gc.auto=0",
+                 "commit", "-q", "--allow-empty", "--no-verify", "-F", "-", stdin=message(step))  # fmt: skip
+        if random.random() < 1 / GC_EVERY:
+            self.git("gc", "--auto", "--quiet")
 
     def steps(self, *, raw: bool = False) -> list[JournalStep]:
         """Every step, oldest first; with `raw`, each step's file blobs changed (for replay)."""
