@@ -148,3 +148,16 @@ def test_first_step_commits_a_baseline_of_existing_files(tmp_path: Path) -> None
     assert [s.tool for s in steps] == ["baseline", "create"]
     assert [p for _, _, p in steps[0].raw] == ["old/x.md"]
     assert steps[1].meta == {"task": "7"}
+
+
+def test_a_broken_journal_does_not_fail_the_tool_call(tmp_path: Path) -> None:
+    import pytest
+
+    root = tmp_path / "s"
+    root.mkdir()
+    harness = Harness(Store(root), "manage")
+    assert not harness.call("create", {"path": "/memories/a.md", "file_text": md("a", "one")}).is_error
+    (root / ".memdir" / "journal.git" / "HEAD").write_text("garbage\n")
+    with pytest.warns(UserWarning, match="not recorded"):
+        res = harness.call("create", {"path": "/memories/b.md", "file_text": md("b", "two")})
+    assert not res.is_error and (root / "b.md").exists()

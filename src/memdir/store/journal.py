@@ -22,6 +22,7 @@ The first step on a store without a journal first commits the store as it is (to
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import shutil
@@ -241,7 +242,12 @@ class JournalObserver:
             self.journal.ensure()
 
     def on_step(self, store: Store, step: Step) -> None:
-        self.journal.record(step)
+        # The write has already happened; a journal failure must not turn it into a failed
+        # tool call. The next step stages the whole tree, so the change is folded in there.
+        try:
+            self.journal.record(step)
+        except (MemdirError, OSError) as exc:
+            warnings.warn(f"journal: step {step.tool!r} not recorded: {exc}", stacklevel=2)
 
 
 class _NoJournal:
@@ -252,10 +258,15 @@ class _NoJournal:
 _warned = False
 
 
+@functools.lru_cache(maxsize=1)
+def _git() -> str | None:
+    return shutil.which("git")
+
+
 def observer(store: Store) -> JournalObserver | _NoJournal:
     """The factory named in `store.observers`: a journal, or nothing (with one warning) without git."""
     global _warned
-    if shutil.which("git") is None:
+    if _git() is None:
         if not _warned:
             warnings.warn("git is not installed: store steps are not journaled", stacklevel=2)
             _warned = True
