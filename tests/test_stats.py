@@ -99,3 +99,14 @@ def test_cli_json_and_table(tmp_path: Path) -> None:
     res = runner.invoke(cli, ["stats", str(root)])
     assert res.exit_code == 0
     assert "depth_mean" in res.output and "Sackin" in res.output
+
+
+def test_headings_are_markdown_headings(tmp_path: Path) -> None:
+    root = tmp_path / "md"
+    root.mkdir()
+    body = "Setext title\n============\n```\n# a comment, not a heading\n```\n    # indented code\n"
+    (root / "a.md").write_text(f"---\nname: a\ndescription: a\n---\n{body}", encoding="utf-8")
+    (root / "b.md").write_text("---\nname: b\ndescription: b\n---\nplain text, #no heading\n", encoding="utf-8")
+    v = store_stats(Store(root, observers=False)).as_json()
+    assert v["sections"] == 1 and v["units"] == 2  # the setext section, and b.md
+    assert v["depth_max"] == 2 and v["fanout_max"] == 2
