@@ -81,7 +81,7 @@ def phases(root: Path) -> dict[str, float]:
     t["B1"] = time.perf_counter() - s0
     units = [u for u in tree.units if len(u.text) >= taxonomy.MIN_UNIT_CHARS]
     s0 = time.perf_counter()
-    x = taxonomy._vectorize([u.text for u in units])
+    x = taxonomy.vectorize([u.text for u in units])
     t["TF-IDF fit (units)"] = time.perf_counter() - s0
     assert x is not None
     s0 = time.perf_counter()

@@ -106,7 +106,7 @@ def test_headings_are_markdown_headings(tmp_path: Path) -> None:
     root.mkdir()
     body = "Setext title\n============\n```\n# a comment, not a heading\n```\n    # indented code\n"
     (root / "a.md").write_text(f"---\nname: a\ndescription: a\n---\n{body}", encoding="utf-8")
-    (root / "b.md").write_text("---\nname: b\ndescription: b\n---\nplain text, #no heading\n", encoding="utf-8")
+    (root / "b.md").write_text("---\nname: b\ndescription: b\n---\nplain text, #no heading\n")
     v = store_stats(Store(root, observers=False)).as_json()
     assert v["sections"] == 1 and v["units"] == 2  # the setext section, and b.md
     assert v["depth_max"] == 2 and v["fanout_max"] == 2

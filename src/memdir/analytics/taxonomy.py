@@ -54,7 +54,7 @@ class Panel:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-def _vectorize(texts: list[str]) -> sparse.csr_matrix | None:
+def vectorize(texts: list[str]) -> sparse.csr_matrix | None:
     """TF-IDF rows for `texts`; None when the texts share no token at all (empty vocabulary)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
@@ -75,7 +75,7 @@ def b1(tree: Tree, panel: Panel) -> None:
         panel.reasons["b1_mean"] = panel.reasons["b1_min"] = "no internal node has two measured children"
         return
     labels = [c.label for g in groups for c in g]
-    x = _vectorize(labels)
+    x = vectorize(labels)
     if x is None:
         panel.reasons["b1_mean"] = panel.reasons["b1_min"] = "no label has a word of two or more letters"
         return
@@ -258,7 +258,7 @@ def panel(tree: Tree) -> Panel:
     b1(tree, p)
     units = [u for u in tree.units if len(u.text) >= MIN_UNIT_CHARS]
     p.details["units_measured"] = len(units)
-    x = _vectorize([u.text for u in units]) if len(units) >= 2 else None
+    x = vectorize([u.text for u in units]) if len(units) >= 2 else None
     if x is None:
         why = (
             "fewer than two measured units (units of 40+ characters)"
