@@ -154,3 +154,32 @@ def test_deterministic_across_processes(tmp_path: Path) -> None:
         outs.append(json.loads(proc.stdout))
     assert outs[0] == outs[1]
     assert all(outs[0][k] is not None for k in ("b1_mean", "b2", "b3", "b4"))
+
+
+def test_b1_matches_brute_force_on_small_and_large_groups(tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    words = [f"w{i}" for i in range(40)]
+    body = "A body long enough to be a measured unit of this store."
+    files: dict[str, str] = {}
+    sizes = {"big": 70, "small": 3}  # 70 siblings take the chunked path, 3 the vectorized one
+    for folder, n in sizes.items():
+        for i in range(n):
+            files[f"{folder}/f{i:02d}.md"] = md(f"f{i:02d}", " ".join(rng.choice(words, 3)), body)
+    root = write(tmp_path / "s", files)
+    v = store_stats(Store(root, observers=False)).as_json()
+
+    # Brute force: nodes are root (children big, small), big (70 files), small (3 files).
+    def label(folder: str, i: int) -> str:  # stem + description
+        return f"f{i:02d} " + files[f"{folder}/f{i:02d}.md"].split("\n")[2].removeprefix("description: ")
+
+    groups = [["big", "small"], *[[label(d, i) for i in range(n)] for d, n in sizes.items()]]
+    x = TfidfVectorizer().fit_transform([label for g in groups for label in g]).toarray()
+    node_means, pair_min, start = [], 1.0, 0
+    for g in groups:
+        rows = x[start : start + len(g)]
+        start += len(g)
+        d = [1 - float(rows[i] @ rows[j]) for i, j in itertools.combinations(range(len(g)), 2)]
+        node_means.append(sum(d) / len(d))
+        pair_min = min(pair_min, *d)
+    assert math.isclose(v["b1_mean"], sum(node_means) / 3, rel_tol=1e-9)
+    assert math.isclose(v["b1_min"], pair_min, rel_tol=1e-9, abs_tol=1e-12)

@@ -44,6 +44,7 @@ MIN_UNIT_CHARS = 40
 B4_MAX_UNITS = 2000
 SEED = 42
 _ROW_CHUNK = 1000
+_SMALL_GROUP = 64  # groups up to this size go through one vectorized pass over all pairs
 _EPS = 1e-12
 
 
@@ -79,26 +80,39 @@ def b1(tree: Tree, panel: Panel) -> None:
     if x is None:
         panel.reasons["b1_mean"] = panel.reasons["b1_min"] = "no label has a word of two or more letters"
         return
-    node_means: list[float] = []
-    worst = (math.inf, "", "")
-    start = 0
-    for g in groups:
+    offsets = np.cumsum([0] + [len(g) for g in groups])
+    totals = np.zeros(len(groups))
+    # the most confusable pair: (distance, group index, row a, row b); ties go to the earlier pair
+    worst: tuple[float, int, int, int] = (math.inf, 0, 0, 0)
+    small = [gi for gi, g in enumerate(groups) if len(g) <= _SMALL_GROUP]
+    if small:  # all pairs of all small groups in one vectorized pass
+        tri = {k: np.triu_indices(k, 1) for k in {len(groups[gi]) for gi in small}}
+        a = np.concatenate([offsets[gi] + tri[len(groups[gi])][0] for gi in small])
+        b = np.concatenate([offsets[gi] + tri[len(groups[gi])][1] for gi in small])
+        owner = np.concatenate([np.full(len(tri[len(groups[gi])][0]), gi) for gi in small])
+        dist = 1.0 - np.clip(np.asarray(x[a].multiply(x[b]).sum(axis=1)).ravel(), 0.0, 1.0)
+        totals += np.bincount(owner, weights=dist, minlength=len(groups))
+        m = int(np.argmin(dist))
+        worst = (float(dist[m]), int(owner[m]), int(a[m]), int(b[m]))
+    for gi, g in enumerate(groups):
         k = len(g)
-        rows = x[start : start + k]
-        start += k
-        total, count = 0.0, k * (k - 1) // 2
+        if k <= _SMALL_GROUP:
+            continue
+        rows = x[offsets[gi] : offsets[gi] + k]
         for lo in range(0, k, _ROW_CHUNK):
-            dist = 1.0 - np.clip((rows[lo : lo + _ROW_CHUNK] @ rows.T).toarray(), 0.0, 1.0)
-            upper = np.triu(np.ones(dist.shape, dtype=bool), k=lo + 1)  # pairs (i, j) with j > i
-            vals = np.where(upper, dist, np.inf)
-            total += float(dist[upper].sum())
+            d = 1.0 - np.clip((rows[lo : lo + _ROW_CHUNK] @ rows.T).toarray(), 0.0, 1.0)
+            upper = np.triu(np.ones(d.shape, dtype=bool), k=lo + 1)  # pairs (i, j) with j > i
+            vals = np.where(upper, d, np.inf)
+            totals[gi] += float(d[upper].sum())
             r, j = np.unravel_index(int(np.argmin(vals)), vals.shape)
-            if vals[r, j] < worst[0]:
-                worst = (float(vals[r, j]), g[lo + int(r)].where, g[int(j)].where)
-        node_means.append(total / count)
-    panel.values["b1_mean"] = sum(node_means) / len(node_means)
+            cand = (float(vals[r, j]), gi, int(offsets[gi]) + lo + int(r), int(offsets[gi]) + int(j))
+            worst = min(worst, cand)
+    sizes = np.array([len(g) for g in groups], dtype=float)
+    node_means = totals / (sizes * (sizes - 1) / 2)
+    flat = [c for g in groups for c in g]
+    panel.values["b1_mean"] = float(node_means.mean())
     panel.values["b1_min"] = worst[0]
-    panel.details["b1_min_pair"] = [worst[1], worst[2]]
+    panel.details["b1_min_pair"] = [flat[worst[2]].where, flat[worst[3]].where]
     panel.details["b1_nodes"] = len(groups)
 
 
