@@ -4,7 +4,8 @@ Two copies of one synthetic store (N files in 20 folders); one `Store(observers=
 with the journal observer alone. The same sequence of writing calls (create, str_replace, insert,
 rename, in rotation) goes through a `Harness` on each, interleaved call by call so both see the
 same machine load. The first journaled call also commits the baseline; it is reported apart.
-Prints medians and p90 per tool, the overhead (journal - plain) and the ratio; writes
+Prints medians and p90 per tool, the overhead (journal - plain), the ratio, and the CPU time
+of the git processes per call (which, unlike wall time, does not grow with machine load); writes
 results.json and a PNG under runs/benchmarks/journal_overhead/.
 
     python benchmarks/journal_overhead.py [--files 1000] [--calls 200]
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import sys
@@ -79,6 +81,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     times: dict[str, dict[str, list[float]]] = {"plain": {}, "journal": {}}
     baseline_call = 0.0
+    git_cpu: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         plain_root, journal_root = Path(tmp) / "plain", Path(tmp) / "journal"
         make_store(plain_root, args.files)
@@ -89,9 +92,13 @@ def main() -> None:
         hp, hj = Harness(plain, "manage", role="bench"), Harness(journaled, "manage", role="bench")
         for n, (tool, a) in enumerate(calls(args.calls)):
             for name, h in (("plain", hp), ("journal", hj)):
+                c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
                 s0 = time.perf_counter()
                 res = h.call(tool, a, chunk=n)
                 dt = time.perf_counter() - s0
+                c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                if name == "journal" and n > 0:  # CPU of the git processes this call started
+                    git_cpu.append(c1.ru_utime - c0.ru_utime + c1.ru_stime - c0.ru_stime)
                 assert not res.is_error, res.text
                 if name == "journal" and n == 0:
                     baseline_call = dt  # includes git init and the baseline commit of N files
@@ -128,6 +135,7 @@ def main() -> None:
         f"first journaled call (git init + baseline commit of {args.files} files + the call): "
         f"{baseline_call * 1e3:.0f} ms"
     )
+    print(f"CPU time of git per journaled call: median {statistics.median(git_cpu) * 1e3:.1f} ms")
     print(
         f"journal: {steps} steps, {git_bytes / 1024:.0f} KiB on disk; "
         f"load average {load:.2f} on {os.cpu_count()} CPUs"
@@ -139,6 +147,7 @@ def main() -> None:
                 "calls": args.calls,
                 "rows": rows,
                 "first_call_ms": baseline_call * 1e3,
+                "git_cpu_ms_median": statistics.median(git_cpu) * 1e3,
                 "steps": steps,
                 "journal_bytes": git_bytes,
                 "load_avg_1m": load,
