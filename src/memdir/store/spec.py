@@ -87,7 +87,11 @@ def validate(store: Store) -> Report:
             except PathError:
                 exists = False
             if not exists:
-                add(Violation(f"{entry.path.text}:{lineno}", "dangling-xref", f"'see {target}' points at nothing"))
+                add(
+                    Violation(
+                        f"{entry.path.text}:{lineno}", "dangling-xref", f"'see {target}' points at nothing"
+                    )
+                )
     for d in sorted(memory_dirs, key=lambda m: m.parts):
         if not store.exists(d.child(MEMORY_INDEX)):
             add(Violation(d.text, "dir-index", f"memory directory {d.text} has no MEMORY.md"))
@@ -126,7 +130,11 @@ def context(store: Store, budget: int = DEFAULT_CORE_BUDGET) -> CoreContext:
     parts.append("<core_memory>\n" + "\n".join(core_text) + "\n</core_memory>")
     governed = governed_dirs(store)
     children = sorted(
-        (e for e in store.walk() if e.is_dir and len(e.path.parts) == 1 and not _is_governed(e.path, governed)),
+        (
+            e
+            for e in store.walk()
+            if e.is_dir and len(e.path.parts) == 1 and not _is_governed(e.path, governed)
+        ),
         key=lambda e: e.path.name,
     )
     listing: list[str] = []

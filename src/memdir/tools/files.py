@@ -206,7 +206,9 @@ def insert(ctx: ToolContext, path: str, insert_line: int, insert_text: str) -> s
     _, fm_lines = frontmatter.split(text)
     lowest = fm_lines
     if insert_line < 0 or insert_line > total:
-        raise EditError(f"insert_line {insert_line} is out of range; {mp.text} has {total} lines, use 0-{total}")
+        raise EditError(
+            f"insert_line {insert_line} is out of range; {mp.text} has {total} lines, use 0-{total}"
+        )
     if insert_line < lowest:
         raise EditError(
             f"insert_line {insert_line} falls inside the frontmatter (lines 1-{fm_lines}) of {mp.text}; "

@@ -26,12 +26,13 @@ TIMEOUT_S = 30.0
 
 
 def _rg() -> str | None:
+    """ripgrep's path, unless MEMDIR_GREP=python asks for the pure-Python scan."""
+    if os.environ.get("MEMDIR_GREP", "").lower() == "python":
+        return None
     return shutil.which("rg")
 
 
-def _rg_hits(
-    pattern: str, target: Path, case_sensitive: bool, root: Path
-) -> Iterator[tuple[Path, int, str]]:
+def _rg_hits(pattern: str, target: Path, case_sensitive: bool, root: Path) -> Iterator[tuple[Path, int, str]]:
     cmd = [
         _rg() or "rg", "--no-config", "--no-heading", "--with-filename", "--line-number",
         "--null", "--no-ignore", "--color", "never", "--sort", "path", "--engine", "auto",
