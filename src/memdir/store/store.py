@@ -109,9 +109,10 @@ class Store:
                 yield step
             finally:
                 self._local.step = None
-            if step.changes:
-                for obs in self.observers:
-                    obs.on_step(self, step)
+                # Published even when the call failed after writing: derived views follow disk.
+                if step.changes:
+                    for obs in self.observers:
+                        obs.on_step(self, step)
 
     def _record(self, change: Change) -> None:
         step: Step | None = getattr(self._local, "step", None)
