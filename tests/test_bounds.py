@@ -7,10 +7,10 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.conftest import fm, snapshot
 
 from memdir.tools import files
 from memdir.tools.profiles import Harness
-from tests.conftest import fm, snapshot
 
 
 def test_large_file_views_in_ranges(manage: Harness, root: Path) -> None:
