@@ -128,3 +128,49 @@ def test_state_dir_is_not_reachable(manage: Harness, root: Path) -> None:
     assert res.is_error and "hidden" in res.text
     res = manage.call("delete", {"path": "/memories/.memdir"})
     assert res.is_error and (root / ".memdir").is_dir()
+
+
+def test_concurrent_symlink_swaps_never_lead_out(manage: Harness, root: Path, tmp_path: Path) -> None:
+    """Another process flips a folder between a real folder and a link to outside while the
+    tools read and write through it: nothing outside is ever read, written or listed."""
+    import threading
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "note.md").write_text(fm("note", body="OUTSIDE-SECRET\n"))
+    inside = root / "d"
+    inside.mkdir()
+    (inside / "note.md").write_text(fm("note", body="inside\n"))
+    parked = root / "parked"
+    stop = threading.Event()
+
+    def flipper() -> None:
+        while not stop.is_set():
+            try:
+                os.rename(inside, parked)
+                os.symlink(outside, inside)
+                os.unlink(inside)
+                os.rename(parked, inside)
+            except OSError:
+                pass
+
+    t = threading.Thread(target=flipper)
+    t.start()
+    try:
+        for i in range(60):
+            for tool, args in [
+                ("view", {"path": "/memories/d/note.md"}),
+                ("view", {"path": "/memories"}),
+                ("create", {"path": f"/memories/d/n{i}.md", "file_text": fm(f"n{i}")}),
+                (
+                    "str_replace",
+                    {"path": "/memories/d/note.md", "old_str": "OUTSIDE-SECRET", "new_str": "pwned"},
+                ),
+            ]:
+                res = manage.call(tool, args)
+                assert "OUTSIDE-SECRET" not in res.text
+    finally:
+        stop.set()
+        t.join()
+    assert sorted(p.name for p in outside.iterdir()) == ["note.md"]
+    assert "OUTSIDE-SECRET" in (outside / "note.md").read_text()
