@@ -94,22 +94,28 @@ def _py_hits(
         rx = regex.compile(pattern, 0 if case_sensitive else regex.IGNORECASE)
     except regex.error as exc:
         raise EditError(f"invalid regex {pattern!r}: {exc}") from None
-    _, disk = ctx.store.resolve(top)
-    entries = [disk] if disk.is_file() else [e.disk for e in ctx.store.files(top)]
+    targets = [top] if not ctx.store.is_dir(top) else [e.path for e in ctx.store.files(top)]
     timeout = _timeout()
     deadline = time.monotonic() + timeout
-    for path in entries:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            for n, line in enumerate(fh, start=1):
-                try:
-                    hit = rx.search(line.rstrip("\n"), timeout=max(0.001, deadline - time.monotonic()))
-                except TimeoutError:
-                    raise ToolError(
-                        f"grep took over {timeout:g} s; simplify the pattern (nested repetition such as "
-                        "'(a+)+' backtracks) or narrow the path"
-                    ) from None
-                if hit:
-                    yield path, n, line.rstrip("\r\n")
+    for target in targets:
+        try:
+            text = ctx.store.read_bytes(target).decode("utf-8", errors="replace")
+        except ToolError:
+            continue  # linked or vanished meanwhile: skipped, as ripgrep's path skips it
+        path = ctx.store.root.joinpath(*target.parts)
+        lines = text.split("\n")
+        if text.endswith("\n"):
+            lines.pop()
+        for n, line in enumerate(lines, start=1):
+            try:
+                hit = rx.search(line, timeout=max(0.001, deadline - time.monotonic()))
+            except TimeoutError:
+                raise ToolError(
+                    f"grep took over {timeout:g} s; simplify the pattern (nested repetition such as "
+                    "'(a+)+' backtracks) or narrow the path"
+                ) from None
+            if hit:
+                yield path, n, line.rstrip("\r")
 
 
 @tool(
