@@ -136,14 +136,31 @@ SEGMENTS = [
 PREFIXES = ["/memories", "/memories/", "/memoriesX", "memories", "", "/", "//memories", "/memories/./", "\\memories", " /memories"]
 
 
+PLAUSIBLE = [
+    "/memories",
+    "/memories/people",
+    "/memories/people/alice.md",
+    "/memories/people/new-note.md",
+    "/memories/new-dir/x.md",
+    "/memories/MEMORY.md",
+    "/memories/link_out",
+    "/memories/link_out/canary.md",
+    "/memories/link_file.md",
+    "/memories/hard.md",
+    "/memories/people/../link_out/canary.md",
+]
+
+
 def paths() -> st.SearchStrategy[str]:
+    """Hostile spellings, plus plausible paths so that real reads and writes race the links."""
     seg = st.one_of(st.sampled_from(SEGMENTS), st.text(max_size=12))
-    return st.builds(
+    hostile = st.builds(
         lambda prefix, segs, tail: prefix + "/".join(["", *segs])[1 if prefix.endswith("/") else 0 :] + tail,
         st.sampled_from(PREFIXES),
         st.lists(seg, max_size=6),
         st.sampled_from(["", "/", ".md", "/..", "%00"]),
     )
+    return st.one_of(hostile, st.sampled_from(PLAUSIBLE))
 
 
 def tool_calls() -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
