@@ -96,7 +96,19 @@ class AccessAuditor:
 
 
 def _spellings_of_dotdot() -> list[str]:
-    forms = ["..", "%2e%2e", "%2E%2E", ".%2e", "%2e.", "．．", "\u2024\u2024", "..%2f", "..\\", "%252e%252e", "...."]
+    forms = [
+        "..",
+        "%2e%2e",
+        "%2E%2E",
+        ".%2e",
+        "%2e.",
+        "．．",
+        "\u2024\u2024",
+        "..%2f",
+        "..\\",
+        "%252e%252e",
+        "....",
+    ]
     return forms + [unicodedata.normalize(n, "．．") for n in ("NFC", "NFD", "NFKC", "NFKD")]
 
 
@@ -133,7 +145,18 @@ SEGMENTS = [
     "\u202e",
     "x" * 40 + ".md",
 ]
-PREFIXES = ["/memories", "/memories/", "/memoriesX", "memories", "", "/", "//memories", "/memories/./", "\\memories", " /memories"]
+PREFIXES = [
+    "/memories",
+    "/memories/",
+    "/memoriesX",
+    "memories",
+    "",
+    "/",
+    "//memories",
+    "/memories/./",
+    "\\memories",
+    " /memories",
+]
 
 
 PLAUSIBLE = [
@@ -170,20 +193,28 @@ def tool_calls() -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
         st.tuples(st.just("view"), st.fixed_dictionaries({"path": p})),
         st.tuples(
             st.just("view"),
-            st.fixed_dictionaries({"path": p, "start_line": st.integers(-3, 50), "end_line": st.integers(-3, 50)}),
+            st.fixed_dictionaries(
+                {"path": p, "start_line": st.integers(-3, 50), "end_line": st.integers(-3, 50)}
+            ),
         ),
         st.tuples(st.just("create"), st.fixed_dictionaries({"path": p, "file_text": text})),
-        st.tuples(st.just("str_replace"), st.fixed_dictionaries({"path": p, "old_str": text, "new_str": text})),
+        st.tuples(
+            st.just("str_replace"), st.fixed_dictionaries({"path": p, "old_str": text, "new_str": text})
+        ),
         st.tuples(
             st.just("insert"),
             st.fixed_dictionaries({"path": p, "insert_line": st.integers(-2, 20), "insert_text": text}),
         ),
         st.tuples(st.just("delete"), st.fixed_dictionaries({"path": p})),
         st.tuples(st.just("rename"), st.fixed_dictionaries({"old_path": p, "new_path": p})),
-        st.tuples(st.just("grep"), st.fixed_dictionaries({"pattern": st.sampled_from(["root", "x", "."]), "path": p})),
+        st.tuples(
+            st.just("grep"),
+            st.fixed_dictionaries({"pattern": st.sampled_from(["root", "x", "."]), "path": p}),
+        ),
         st.tuples(st.just("toc"), st.fixed_dictionaries({"path": p})),
         st.tuples(
-            st.just("section_read"), st.fixed_dictionaries({"path": p, "section_path": st.sampled_from(["# A", "# A > ## B"])})
+            st.just("section_read"),
+            st.fixed_dictionaries({"path": p, "section_path": st.sampled_from(["# A", "# A > ## B"])}),
         ),
     )
 

@@ -12,15 +12,17 @@ import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings
 from mcp import Client
+from tests.hostile import AccessAuditor, plant, tool_calls
 
 from memdir.mcp.server import build_server
 from memdir.store import spec
 from memdir.store.store import Store
 from memdir.tools.profiles import Harness
-from tests.hostile import AccessAuditor, plant, tool_calls
 
 SETTINGS = settings(
-    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+    max_examples=400,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 
 

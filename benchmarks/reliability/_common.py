@@ -28,7 +28,18 @@ def free_port() -> int:
 def serve_http(root: Path, profile: str = "manage") -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "memdir", "serve", "--root", str(root), "--profile", profile, "--http", str(port)],
+        [
+            sys.executable,
+            "-m",
+            "memdir",
+            "serve",
+            "--root",
+            str(root),
+            "--profile",
+            profile,
+            "--http",
+            str(port),
+        ],
         env=env(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -20,19 +20,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-import _common  # noqa: F401  (puts src and the repo on sys.path)
+import _common
 import anyio
 from hypothesis import HealthCheck, given, settings
 from mcp import Client
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
+from tests.hostile import AccessAuditor, plant, tool_calls
 
 from memdir.mcp.server import build_server
 from memdir.store import spec
 from memdir.store.store import Store
 from memdir.tools.profiles import Harness
-from tests.hostile import AccessAuditor, plant, tool_calls
 
 
 def collect(n: int) -> list[tuple[str, dict[str, Any]]]:
@@ -112,7 +112,9 @@ def main() -> None:
                     progress.advance(task)
             else:
 
-                async def run_mcp(batch: list[tuple[str, dict[str, Any]]], res: dict[str, Any], transport: str = transport) -> None:
+                async def run_mcp(
+                    batch: list[tuple[str, dict[str, Any]]], res: dict[str, Any], transport: str = transport
+                ) -> None:
                     server: Any
                     if transport == "mcp-inprocess":
                         server = build_server(Harness(Store(root), "manage"))
@@ -142,12 +144,21 @@ def main() -> None:
     stop.set()
     fl.join(10)
     after = outside_state(outside)
-    changed = sorted(set(before) ^ set(after) | {k for k in before.keys() & after.keys() if before[k] != after[k]})
+    changed = sorted(
+        set(before) ^ set(after) | {k for k in before.keys() & after.keys() if before[k] != after[k]}
+    )
     table = Table(title=f"path fuzzing: {len(calls)} calls, links flipped by another process")
     for col in ("transport", "calls", "error results", "audit violations", "canary leaks", "seconds"):
         table.add_column(col, justify="right")
     for tname, r in results.items():
-        table.add_row(tname, str(r["calls"]), str(r["errors"]), str(r["violations"]), str(r["canary_leaks"]), str(r["seconds"]))
+        table.add_row(
+            tname,
+            str(r["calls"]),
+            str(r["errors"]),
+            str(r["violations"]),
+            str(r["canary_leaks"]),
+            str(r["seconds"]),
+        )
     console.print(table)
     console.print(f"outside folder changed: {changed or 'nothing'}")
     args.out.mkdir(parents=True, exist_ok=True)
