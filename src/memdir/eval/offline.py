@@ -22,8 +22,7 @@ import re
 import string
 from collections import Counter
 from functools import lru_cache
-
-from nltk.stem import PorterStemmer
+from typing import Any
 
 from memdir.bench.types import Question
 
@@ -32,7 +31,10 @@ _ARTICLES = re.compile(r"\b(a|an|the|and)\b")
 
 
 @lru_cache(maxsize=1)
-def _stemmer() -> PorterStemmer:
+def _stemmer() -> Any:
+    """nltk is imported on first use: importing it costs about a second and a half."""
+    from nltk.stem.porter import PorterStemmer
+
     return PorterStemmer()
 
 
