@@ -3,6 +3,7 @@ LLM judges with a scripted model at the LLM boundary."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -192,3 +193,23 @@ async def test_judge_item_records_every_score(store: Store) -> None:
     assert out["correctness"] == 1.0 and silent.calls == []  # exact match, no judge
     offline = await judges.judge_item(None, None, q, "vegetarian", [])
     assert "correctness" not in offline and offline["offline_correctness"] == 0.0
+
+
+DATA = Path(os.environ.get("MEMDIR_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
+
+
+@pytest.mark.skipif(
+    not (DATA / "locomo").is_dir(), reason=f"benchmark data not found at {DATA}; set MEMDIR_DATA"
+)
+def test_every_real_gold_scores_one_against_itself_under_the_locomo_rules(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memdir.bench import locomo, realtalk
+
+    monkeypatch.setenv("MEMDIR_DATA", str(DATA))
+    monkeypatch.setenv("MEMDIR_OFFLINE", "1")
+    conv = locomo.load()
+    below = {q.order for q in conv.questions if offline_correctness(q, q.gold) < 1.0}
+    assert below == {14, 22}  # open-domain golds "Yes; because ..." are cut at ';' by the scorer
+    assert all(offline_correctness(q, q.gold.split(";")[0]) == 1.0 for q in conv.questions)
+    assert all(offline_correctness(q, q.gold) == 1.0 for q in realtalk.load().questions)
