@@ -102,6 +102,7 @@ def test_locomo_conv50_counts_categories_and_defective_golds() -> None:
     bad = [q for q in s.questions if q.defective]
     assert [q.order for q in bad] == [20, 64, 112, 138]
     assert bad[2].question == "Which Disney movie did Dave mention as one of his favorites?"
+    assert s.defective_ids() == [q.id for q in bad] and bad[0].id == "conv-50-q20"
     assert s.unresolved_evidence() == {}  # D30:05 resolves to S30T5
     check_chunks(s.turns)
 

@@ -78,6 +78,10 @@ class Sample:
                 out[q.id] = bad
         return out
 
+    def defective_ids(self) -> list[str]:
+        """Ids of questions whose gold contradicts the source: scored, and reported apart."""
+        return [q.id for q in self.questions if q.defective]
+
     def categories(self) -> dict[str, int]:
         counts: dict[str, int] = {}
         for q in self.questions:
