@@ -10,8 +10,10 @@ value (the old one must survive) and the date of the change (the session date mu
 Repeats of an unchanged value ("still vegetarian") test that restatement is not mistaken for a
 change. Chit-chat turns without facts dilute the stream.
 
-It also scales: `sessions`, `people`, `turns_per_session` and `attributes` grow the corpus
-without bound and deterministically (same parameters and seed, same bytes), for cost curves.
+It also scales, deterministically (same parameters and seed, same stream): `sessions` and
+`turns_per_session` grow the corpus while the question battery stays about the same (one key is
+mentioned at most `max_changes + 3` times), so cost curves compare the same questions over a
+bigger haystack; `people` and `attributes` grow the battery (up to 3 questions per key).
 No external data. Everything is dated by session (`Turn.date`), and the ground truth of every
 keyed fact over time is in `Sample.facts`.
 
