@@ -15,6 +15,7 @@ COMMAND_MODULES = (
     "memdir.cli.store_cmds",
     "memdir.cli.serve_cmd",
     "memdir.cli.demo_cmd",
+    "memdir.cli.data_cmd",
     "memdir.cli.health_cmds",
 )
 
