@@ -102,7 +102,7 @@ def check(
         if e.is_dir or not e.path.name.endswith(".md"):
             continue
         n_files += 1
-        text = e.disk.read_text(encoding="utf-8", errors="replace")
+        text = store.read_bytes(e.path).decode("utf-8", "replace")
         report.problems.extend(_section_xrefs(store, e.path.text, text))
         found = list(facts.keyed_facts(e.path.text, text))
         keyed.extend(found)
@@ -206,7 +206,7 @@ class FactDiff:
 def _all_facts(store: Store) -> list[facts.FactLine]:
     found: list[facts.FactLine] = []
     for e in store.files():
-        found.extend(facts.fact_lines(e.path.text, e.disk.read_text(encoding="utf-8", errors="replace")))
+        found.extend(facts.fact_lines(e.path.text, store.read_bytes(e.path).decode("utf-8", "replace")))
     return found
 
 

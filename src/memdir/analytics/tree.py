@@ -58,7 +58,7 @@ def read_store(store: Store) -> Snapshot:
         if e.is_dir:
             dirs.add(e.path.parts)
         elif e.path.name.endswith(".md"):
-            files[e.path.parts] = e.disk.read_text(encoding="utf-8", errors="replace")
+            files[e.path.parts] = store.read_bytes(e.path).decode("utf-8", "replace")
     return Snapshot.from_files(files, frozenset(dirs))
 
 
