@@ -43,6 +43,7 @@ from memdir.analytics.tree import Node, Tree
 MIN_UNIT_CHARS = 40
 B4_MAX_UNITS = 2000
 SEED = 42
+LIST_CAP = 100  # leaked units listed in details (all are counted)
 _ROW_CHUNK = 1000
 _SMALL_GROUP = 64  # groups up to this size go through one vectorized pass over all pairs
 _EPS = 1e-12
@@ -194,7 +195,8 @@ def _b3(
         hit = eligible[lo:hi] & (ri > _EPS) & (others.max(axis=1) > own + _EPS)
         leaked.extend(units[lo + int(i)].where for i in np.flatnonzero(hit))
     panel.values["b3"] = len(leaked) / int(eligible.sum())
-    panel.details["b3_leaked"] = leaked
+    panel.details["b3_leaked_count"] = len(leaked)
+    panel.details["b3_leaked"] = leaked[:LIST_CAP]
 
 
 def _chains(units: list[Node]) -> tuple[np.ndarray, np.ndarray]:
