@@ -1,0 +1,41 @@
+"""Agents: roles over a store through a tool profile, driven by a model or an offline policy."""
+
+from memdir.agents.answer import Answer, parse_answer
+from memdir.agents.loop import Episode, run_loop
+from memdir.agents.record import RunRecord, read_record
+from memdir.agents.roles import ROLES, Role, get_role, render
+from memdir.agents.run import (
+    FolderingError,
+    RoleOutput,
+    choose_option,
+    closed_book,
+    folder,
+    guidance,
+    manage_chunk,
+    reorganize,
+    search,
+    verify_moves,
+)
+
+__all__ = [
+    "ROLES",
+    "Answer",
+    "Episode",
+    "FolderingError",
+    "Role",
+    "RoleOutput",
+    "RunRecord",
+    "choose_option",
+    "closed_book",
+    "folder",
+    "get_role",
+    "guidance",
+    "manage_chunk",
+    "parse_answer",
+    "read_record",
+    "render",
+    "reorganize",
+    "run_loop",
+    "search",
+    "verify_moves",
+]
