@@ -1,8 +1,8 @@
 """The lexical option chooser: multiple choice with no model, through the read-only tools.
 
 Retrieve with the lexical searcher (the question plus each option's words, so evidence for a
-wrong option is read too), then pick the option whose words are best supported by the lines
-read, each line weighted by how well it matches the question. A baseline.
+wrong option is read too), then pick the option whose words appear in the line that best matches the
+question (a current keyed value outranks a struck-through past one); other lines break near-ties. A baseline.
 """
 
 from __future__ import annotations
@@ -46,11 +46,12 @@ def choose(harness: Harness, question: str, options: list[str]) -> Choice:
     scores: list[float] = []
     for opt in options:
         o_terms = set(terms(opt)) - q or set(terms(opt))
-        s = 0.0
-        for ln, d in zip(evidence, line_terms, strict=True):
-            hit = sum(math.log(1 + n / df[t]) for t in o_terms if t in d)
-            s += hit * (1.0 + ln.score) / math.sqrt(len(o_terms) or 1)
-        scores.append(s)
+        per_line = [
+            ln.score * sum(math.log(1 + n / df[t]) for t in o_terms if t in d) / math.sqrt(len(o_terms) or 1)
+            for ln, d in zip(evidence, line_terms, strict=True)
+        ]
+        # The best single supporting line decides; the rest only break near-ties.
+        scores.append(max(per_line, default=0.0) + 0.1 * sum(per_line))
     best = max(range(len(options)), key=lambda i: (scores[i], -i))
     support = [ln for ln, d in zip(evidence, line_terms, strict=True) if set(terms(options[best])) & d][:3]
     return Choice(best, options[best], scores, [f"{ln.path}:{ln.n}" for ln in support], searcher.calls)

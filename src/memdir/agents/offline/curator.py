@@ -34,7 +34,7 @@ description: Index of the people folder; one file per person.
 # People
 """
 
-_END = r"(?=\s*(?:[.,;!?]|\band\b|\bbut\b|\bbecause\b|\bsince\b|\bso\b|\bwhich\b|$))"
+_END = r"(?=\s*(?:[.,;!?]|\b(?:and|but|because|since|so|which|for|with|after|when|now|over|than|instead|rather)\b|$))"
 _VALUE = r"(?P<value>[A-Za-z0-9][^.,;!?]{0,60}?)" + _END
 KEY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (attr, re.compile(rx, re.IGNORECASE))
