@@ -122,6 +122,7 @@ class Loop:
         self.config = GenerateConfig(max_tokens=role.output_cap, temperature=role.temperature)
         self.tokens = _TokenCache()
         self.summary = ""
+        self.last_summary_usage = Usage()
 
     def _log(self, kind: str, **fields: Any) -> None:
         if self.record is not None:
@@ -162,6 +163,7 @@ class Loop:
             GenerateConfig(max_tokens=min(SUMMARY_OUTPUT, self.role.output_cap)),
         )
         self.summary = out.message.content.strip()
+        self.last_summary_usage = out.usage
         note = ChatMessage(
             "user",
             f"{task.content}\n\n<summary_of_earlier_work>\nYour older turns were dropped to save context; "
@@ -191,6 +193,7 @@ class Loop:
                 compacted = await self._compact(messages, task)
                 if compacted is not messages:
                     ep.compactions += 1
+                    ep.usage = ep.usage + self.last_summary_usage  # metered, but not a round of the bounds
                     messages = compacted
             out = await self.model.generate(messages, self.tools, self.config)
             ep.rounds += 1

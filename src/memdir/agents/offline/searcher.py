@@ -23,9 +23,20 @@ NUMBERED = re.compile(r"^\s*(?P<n>\d+)\t(?P<text>.*)$")
 TOC_ROW = re.compile(r"^\s*(?P<label>#{1,6} .*?)\s+\[lines (?P<a>\d+)-(?P<b>\d+)\]$")
 LOCATOR = re.compile(r"\s*\[(?:[SBE]\d+[TM]?\d*(?:,\s*)?)+\]\s*$")
 KEYED_LIVE = re.compile(r"^- (?P<subject>[^|~]+?) \| (?P<attr>[^:]+): (?P<value>.*) \(since (?P<since>[^)]*)\)")
+KEYED_ANY = re.compile(r"^- (?:~~)?(?P<subject>[^|~]+?) \| (?P<attr>[^:]+):")
 PAST_WORDS = re.compile(r"\b(used to|before|previous(ly)?|past|originally|first|old|earlier|former(ly)?)\b", re.I)
 DATE_Q = re.compile(r"^\s*(when|what (date|day|year|month))\b", re.I)
 DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
+# Question words that name a keyed attribute the curator writes (a tiny query expansion).
+ATTRIBUTE_CUES: dict[str, frozenset[str]] = {
+    attr: frozenset(stem(w) for w in words)
+    for attr, words in {
+        "home": ("live", "living", "lives", "home", "reside", "moved", "house", "city", "where"),
+        "job": ("work", "works", "job", "career", "profession", "occupation", "employed"),
+        "diet": ("diet", "eat", "vegan", "vegetarian"),
+        "preference": ("prefer", "prefers", "like", "likes", "enjoy", "drink", "favorite"),
+    }.items()
+}
 TOP_FILES = 3
 GREP_MAX = 300
 
@@ -126,12 +137,17 @@ class LexicalSearcher:
         n = max(len(docs), 1)
         df = Counter(t for d in docs for t in set(q_terms) if t in d)
         wants_past = bool(PAST_WORDS.search(question))
+        q_all = {stem(w) for w in WORD.findall(question)}
+        cued = {attr for attr, cues in ATTRIBUTE_CUES.items() if cues & q_all}
         for ln, d in zip(lines, docs, strict=True):
             s = sum(math.log(1 + n / df[t]) for t in set(q_terms) if t in d)
+            keyed = KEYED_ANY.match(ln.text)
+            if keyed and keyed["attr"].strip() in cued:
+                s = (s + 1.0) * 1.5
             if KEYED_LIVE.match(ln.text):
-                s *= 0.8 if wants_past else 1.5
+                s *= 0.7 if wants_past else 1.5
             elif ln.text.startswith("- ~~"):
-                s *= 1.2 if wants_past else 0.3
+                s *= 1.5 if wants_past else 0.3
             elif ln.text.lstrip().startswith("#") or ln.text.startswith(("name:", "description:", "---")):
                 s *= 0.2
             ln.score = s
@@ -154,6 +170,9 @@ def extract(line: str, question: str) -> str:
     m = KEYED_LIVE.match(line)
     if m and not line.startswith("- ~~"):
         return m["value"].strip()
+    past = re.match(r"^- ~~[^|]+\| [^:]+: (?P<value>.*?)~~ \((?P<span>[^)]*)\)", line)
+    if past:
+        return f"{past['value'].strip()} ({past['span']})"
     body = LOCATOR.sub("", line).strip()
     body = re.sub(r"^[-*]\s+", "", body).replace("~~", "")
     date = DATE.match(body)
