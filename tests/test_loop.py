@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_helpers import new_store, snapshot
 
+from agent_helpers import new_store, snapshot
 from memdir.agents import RunRecord, folder, get_role, manage_chunk, read_record, render, run_loop, search
 from memdir.agents.loop import SUMMARIZER
 from memdir.agents.run import FolderingError, file_digests, verify_moves
@@ -23,7 +23,10 @@ from memdir.store.store import Store
 from memdir.stream import Chunk, Turn
 from memdir.tools.profiles import Harness
 
-ALICE = "---\nname: alice\ndescription: Alice's preferences\n---\n# Alice\n## Drinks\n- alice | drink: tea (since 2023-06-10) [S2T1]\n"
+ALICE = (
+    "---\nname: alice\ndescription: Alice's preferences\n---\n"
+    "# Alice\n## Drinks\n- alice | drink: tea (since 2023-06-10) [S2T1]\n"
+)
 
 
 def _run(coro: Any) -> Any:
@@ -51,7 +54,9 @@ def test_dispatch_writes_through_the_harness_and_records_every_call(tmp_path: Pa
     assert out.text == "Wrote Alice's drink." and out.episode is not None
     assert (out.episode.rounds, out.episode.tool_calls, out.episode.stop) == (3, 3, "answer")
     # the journal step knows who wrote it
-    assert steps[-1].tool == "create" and steps[-1].meta["role"] == "management" and steps[-1].meta["chunk"] == 3
+    assert (
+        steps[-1].tool == "create" and steps[-1].meta["role"] == "management" and steps[-1].meta["chunk"] == 3
+    )
     lines = read_record(tmp_path / "calls.jsonl")
     calls = [e for e in lines if e["kind"] == "model_call"]
     assert len(calls) == 3 and all(e["role"] == "management" and e["chunk"] == 3 for e in calls)
@@ -67,7 +72,10 @@ def test_dispatch_writes_through_the_harness_and_records_every_call(tmp_path: Pa
     episode = lines[-1]
     assert episode["kind"] == "episode" and episode["rounds"] == 3
     total = sum((Usage.from_dict(e["usage"]) for e in calls), Usage())
-    assert episode["usage"]["input_uncached"] == total.input_uncached and episode["usage"]["output"] == total.output
+    assert (
+        episode["usage"]["input_uncached"] == total.input_uncached
+        and episode["usage"]["output"] == total.output
+    )
     assert episode["bounds"]["no_cache"] == total.prompt + total.output
     assert episode["harness"]["calls"] == 3 and episode["harness"]["bytes_returned"] > 0
     # the management prompt carried the chunk and its locator
@@ -75,7 +83,15 @@ def test_dispatch_writes_through_the_harness_and_records_every_call(tmp_path: Pa
     assert isinstance(api, ScriptedAPI)
     first_user = api.requests[0][0][1].content
     assert "[S2T1] (2023-06-10) Alice: I drink tea now." in first_user and "<core_memory>" in first_user
-    assert {t.name for t in api.requests[0][1]} == {"view", "create", "str_replace", "insert", "delete", "rename", "grep"}
+    assert {t.name for t in api.requests[0][1]} == {
+        "view",
+        "create",
+        "str_replace",
+        "insert",
+        "delete",
+        "rename",
+        "grep",
+    }
 
 
 def test_round_cap_stops_and_forces_an_answer(tmp_path: Path) -> None:
@@ -103,7 +119,10 @@ def test_round_cap_stops_and_forces_an_answer(tmp_path: Path) -> None:
 def test_round_and_output_caps_of_record() -> None:
     assert get_role("management").round_cap == 60 and get_role("management").output_cap == 32_768
     assert get_role("search").round_cap == 20 and get_role("search", "verbatim-dump").round_cap == 20
-    assert get_role("search", "agent-curated").round_cap == 40 and get_role("search", "reorg-preserve").round_cap == 40
+    assert (
+        get_role("search", "agent-curated").round_cap == 40
+        and get_role("search", "reorg-preserve").round_cap == 40
+    )
     assert get_role("search").output_cap == 8_192 and get_role("closed_book").round_cap == 1
     assert get_role("reorganize_condense").output_cap == 100_000 and get_role("search").compact_at == 96_000
 
@@ -144,7 +163,9 @@ def test_compaction_keeps_summary_and_three_recent_turns(tmp_path: Path) -> None
     model = get_model("scripted", script=[worker] * 20)
     role = replace(get_role("management"), compact_at=5_000)
     record = RunRecord(tmp_path / "calls.jsonl")
-    ep = _run(run_loop(model, Harness(store, "manage"), role, "system prompt", "TASK: integrate", record=record))
+    ep = _run(
+        run_loop(model, Harness(store, "manage"), role, "system prompt", "TASK: integrate", record=record)
+    )
     assert ep.final == "done" and ep.compactions >= 1 and worker.summaries
     # the summarizer saw the dropped turns' tool results
     assert "TOOL RESULT (view)" in worker.summaries[0][1].content
@@ -199,7 +220,10 @@ def test_folderer_moves_only_and_is_verified(tmp_path: Path) -> None:
     store = new_store(tmp_path / "mem")
     with store.step("seed"):
         for i in (1, 2):
-            store.create(f"/memories/session-{i}.md", f"---\nname: session-{i}\ndescription: Session {i}\n---\nhi {i}\n")
+            store.create(
+                f"/memories/session-{i}.md",
+                f"---\nname: session-{i}\ndescription: Session {i}\n---\nhi {i}\n",
+            )
     before = file_digests(store)
     model = get_model("scripted", script=[
         call("view", path="/memories"),
@@ -223,7 +247,13 @@ def test_prompts_render_and_reorganize_versions_differ_by_one_rule() -> None:
     diff = set(pre[0].splitlines()) ^ set(con[0].splitlines())
     assert len(diff) == 1 and "Keep every fact" in diff.pop() and pre[1] == con[1]
     system, user = render(get_role("management"), core_memory="CORE", chunk="[S1T1] A: hi", chunk_id=1)
-    for needle in ("Sibling distinction", "Structural economy", "(since 2023-05-02)", "see /memories/", "name:"):
+    for needle in (
+        "Sibling distinction",
+        "Structural economy",
+        "(since 2023-05-02)",
+        "see /memories/",
+        "name:",
+    ):
         assert needle in system
     assert "[S1T1] A: hi" in user
     s_system, _ = render(get_role("search"), core_memory="", question="q")

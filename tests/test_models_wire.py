@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agent_helpers import StandIn, fixture
 
+from agent_helpers import StandIn, fixture
 from memdir.agents.record import RunRecord, read_record
 from memdir.models import (
     Bounds,
@@ -52,7 +52,10 @@ def _conversation() -> list[ChatMessage]:
         ChatMessage(
             "assistant",
             "",
-            [ToolCall("c1", "grep", {"pattern": "prefer"}), ToolCall("c2", "toc", {"path": "/memories/a.md"})],
+            [
+                ToolCall("c1", "grep", {"pattern": "prefer"}),
+                ToolCall("c2", "toc", {"path": "/memories/a.md"}),
+            ],
             raw_blocks=[{"type": "thinking", "thinking": "hm", "signature": "sig"}],
         ),
         ChatMessage("tool", "1 matching line", tool_call_id="c1", tool_name="grep"),
@@ -113,13 +116,17 @@ def test_anthropic_tool_use_thinking_and_cache_usage() -> None:
     assert out.message.raw_blocks and out.message.raw_blocks[0]["signature"].startswith("EqQB")
     assert out.message.tool_calls[0].arguments == {"pattern": "prefer", "path": "/memories/people"}
     # input_tokens excludes cache reads and writes; writes are paid as uncached input
-    assert out.usage == Usage(input_uncached=23 + 1204, input_cached=3952, output=187, reasoning=94, cache_write=1204)
+    assert out.usage == Usage(
+        input_uncached=23 + 1204, input_cached=3952, output=187, reasoning=94, cache_write=1204
+    )
     ans = anth.from_wire(fixture("anthropic_answer.json"))
     assert ans.stop_reason == "stop" and ans.usage.input_cached == 5156 and ans.usage.reasoning == 0
 
 
 def test_anthropic_to_wire_alternates_roles_and_echoes_thinking() -> None:
-    body = anth.to_wire("claude-sonnet-4-5", _conversation(), _infos("search"), GenerateConfig(max_tokens=8192))
+    body = anth.to_wire(
+        "claude-sonnet-4-5", _conversation(), _infos("search"), GenerateConfig(max_tokens=8192)
+    )
     assert body["system"] == "You are the search agent."
     assert body["max_tokens"] == 8192 and body["cache_control"] == {"type": "ephemeral"}
     roles = [m["role"] for m in body["messages"]]
@@ -128,7 +135,12 @@ def test_anthropic_to_wire_alternates_roles_and_echoes_thinking() -> None:
     assert [b["type"] for b in assistant] == ["thinking", "tool_use", "tool_use"]
     last = body["messages"][2]["content"]
     assert [b["type"] for b in last] == ["tool_result", "tool_result", "text"]
-    assert last[1] == {"type": "tool_result", "tool_use_id": "c2", "content": "Error: no such file", "is_error": True}
+    assert last[1] == {
+        "type": "tool_result",
+        "tool_use_id": "c2",
+        "content": "Error: no such file",
+        "is_error": True,
+    }
     assert body["tools"] == schemas.render(profile_specs("search"), "anthropic")
     no_cache = anth.to_wire("m", _conversation()[:2], [], GenerateConfig(cache=False))
     assert "cache_control" not in no_cache and no_cache["max_tokens"] == anth.DEFAULT_MAX_TOKENS
@@ -145,7 +157,9 @@ def test_usage_adds_and_study_card_prices() -> None:
     assert card.cost(Usage(1_000_000, 1_000_000, 1_000_000)) == pytest.approx(5.325)
     assert price_card("openai/no-such-model") is None
     claude = price_card("anthropic/claude-sonnet-4-5")
-    assert claude is not None and claude.cost(Usage(1_000_000, 0, 0, cache_write=1_000_000)) == pytest.approx(3.75)
+    assert claude is not None and claude.cost(Usage(1_000_000, 0, 0, cache_write=1_000_000)) == pytest.approx(
+        3.75
+    )
 
 
 def test_intrinsic_bounds() -> None:
@@ -167,7 +181,10 @@ def test_openai_provider_retries_429_and_500_then_succeeds(
     secret = "sk-test-0123456789abcdef-SECRET"
     monkeypatch.setenv("OPENAI_API_KEY", secret)
     standin.replies = [
-        (429, {"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}}),
+        (
+            429,
+            {"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}},
+        ),
         (500, {"error": {"message": "The server had an error", "type": "server_error"}}),
         (200, fixture("openai_tool_calls.json")),
     ]
@@ -197,13 +214,18 @@ def test_anthropic_provider_end_to_end_with_retry(standin: StandIn, monkeypatch:
         (200, fixture("anthropic_tool_use.json")),
     ]
     model = get_model("anthropic/claude-haiku-4-5", base_url=standin.url, retry=FAST)
-    out = asyncio.run(model.generate(_conversation(), _infos("search"), GenerateConfig(max_tokens=512, temperature=0)))
+    out = asyncio.run(
+        model.generate(_conversation(), _infos("search"), GenerateConfig(max_tokens=512, temperature=0))
+    )
     assert out.usage.input_cached == 3952 and out.message.tool_calls[0].name == "grep"
     seen = standin.seen[-1]
     assert seen.path == "/v1/messages"
     assert any("sk-ant-test-key-000000000000" in v for v in seen.headers.values())
     assert seen.body["max_tokens"] == 512 and seen.body["temperature"] == 0
-    assert seen.body["cache_control"] == {"type": "ephemeral"} and seen.body["system"] == "You are the search agent."
+    assert (
+        seen.body["cache_control"] == {"type": "ephemeral"}
+        and seen.body["system"] == "You are the search agent."
+    )
     assert model.calls[-1].attempts == 2
 
 

@@ -8,9 +8,9 @@ import json
 import re
 from pathlib import Path
 
-from agent_helpers import new_store, snapshot
 from click.testing import CliRunner
 
+from agent_helpers import new_store, snapshot
 from memdir.agents import RunRecord, choose_option, manage_chunk, parse_answer, search
 from memdir.agents.offline import keyed_facts
 from memdir.cli.main import cli
@@ -74,7 +74,9 @@ def test_curator_keeps_every_fact_and_supersedes_by_key(tmp_path: Path) -> None:
 def test_searcher_answers_the_current_value_and_cites_its_line(tmp_path: Path) -> None:
     store, _ = _build(tmp_path)
     record = RunRecord(None)
-    out = asyncio.run(search(get_model("offline"), store, "What does Alice prefer to drink now?", record=record))
+    out = asyncio.run(
+        search(get_model("offline"), store, "What does Alice prefer to drink now?", record=record)
+    )
     assert out.baseline and out.answer == "tea"
     path, n = out.citations[0].rsplit(":", 1)
     assert _line(store, path, int(n)) == "- alice | preference: tea (since 2023-06-10) [S2T1]"
@@ -86,15 +88,21 @@ def test_searcher_answers_the_current_value_and_cites_its_line(tmp_path: Path) -
     assert "Rex" in dog.answer and dog.citations
     step = record.entries[-1]
     assert step["baseline"] is True and step["answer"] == "tea" and step["citations"] == out.citations
-    assert [c["name"] for c in step["tool_calls"]][:2] == ["grep", "toc"] and "section_read" in str(step["tool_calls"])
+    assert [c["name"] for c in step["tool_calls"]][:2] == ["grep", "toc"] and "section_read" in str(
+        step["tool_calls"]
+    )
 
 
 def test_option_chooser_picks_the_supported_option(tmp_path: Path) -> None:
     store, _ = _build(tmp_path)
     model = get_model("offline")
-    out = asyncio.run(choose_option(model, store, "What does Alice drink these days?", ["coffee", "tea", "orange juice"]))
+    out = asyncio.run(
+        choose_option(model, store, "What does Alice drink these days?", ["coffee", "tea", "orange juice"])
+    )
     assert out.extra["choice"] == 1 and out.answer == "tea" and out.baseline
-    city = asyncio.run(choose_option(model, store, "Where does Bob live now?", ["Portland", "Lisbon", "Seattle"]))
+    city = asyncio.run(
+        choose_option(model, store, "Where does Bob live now?", ["Portland", "Lisbon", "Seattle"])
+    )
     assert city.answer == "Seattle"
 
 
@@ -102,7 +110,10 @@ def test_keyed_fact_patterns() -> None:
     assert keyed_facts("I now prefer tea over coffee.") == [("preference", "tea")]
     assert keyed_facts("I live in Boston, near the river.") == [("home", "Boston")]
     assert keyed_facts("I'm working as a nurse at St. Mary's") == [("job", "nurse at St")]
-    assert keyed_facts("My favorite movie is Alien and I love it") == [("favorite movie", "Alien"), ("preference", "it")]
+    assert keyed_facts("My favorite movie is Alien and I love it") == [
+        ("favorite movie", "Alien"),
+        ("preference", "it"),
+    ]
     assert keyed_facts("We went hiking.") == []
 
 
@@ -122,7 +133,10 @@ def test_answer_parser_tolerates_variations() -> None:
     single = parse_answer("{'Answer': 'tea', 'citations': '/memories/a.md:3; /memories/b.md > # B > ## C'}")
     assert single.answer == "tea" and single.citations == ["/memories/a.md:3", "/memories/b.md > # B > ## C"]
     lines = parse_answer("**Answer:** tea\nCitations: /memories/a.md:3-4, /memories/b.md > # X > ## Y")
-    assert lines.parsed == "lines" and lines.citations == ["/memories/a.md:3-4", "/memories/b.md > # X > ## Y"]
+    assert lines.parsed == "lines" and lines.citations == [
+        "/memories/a.md:3-4",
+        "/memories/b.md > # X > ## Y",
+    ]
     loose = parse_answer("She drinks tea (see /memories/people/alice.md:7).")
     assert loose.parsed == "fallback" and loose.citations == ["/memories/people/alice.md:7"]
     nested = parse_answer('{"answer": "tea", "citations": [{"path": "/memories/a.md", "lines": "3-4"}]}')
@@ -140,17 +154,27 @@ def test_ingest_and_ask_commands(tmp_path: Path) -> None:
     assert "7 turn(s) in 1 chunk(s)" in res.output and "offline" in res.output
     log = root / ".memdir" / "calls.jsonl"
     assert log.exists() and json.loads(log.read_text().splitlines()[0])["command"] == "ingest"
-    res = runner.invoke(cli, ["ask", "--root", str(root), "--model", "offline", "--json", "Where does Bob live now?"])
+    res = runner.invoke(
+        cli, ["ask", "--root", str(root), "--model", "offline", "--json", "Where does Bob live now?"]
+    )
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     assert out["answer"] == "Seattle" and out["baseline"] is True and out["model"] == "offline"
     assert re.fullmatch(r"/memories/people/bob\.md:\d+", out["citations"][0])
     plain = runner.invoke(cli, ["ask", "--root", str(root), "--model", "offline", "What does Alice prefer?"])
-    assert "answer (offline baseline): tea" in plain.output and "cite: /memories/people/alice.md:" in plain.output
+    assert (
+        "answer (offline baseline): tea" in plain.output
+        and "cite: /memories/people/alice.md:" in plain.output
+    )
     script = tmp_path / "script.json"
-    script.write_text(json.dumps([{"tool_calls": [{"name": "grep", "arguments": {"pattern": "Rex"}}]},
-                                  '{"answer": "Rex", "citations": ["/memories/people/alice.md:9"]}']))  # fmt: skip
-    res = runner.invoke(cli, ["ask", "--root", str(root), "--model", "scripted", "--script", str(script), "--json", "Dog?"])
+    replies = [
+        {"tool_calls": [{"name": "grep", "arguments": {"pattern": "Rex"}}]},
+        '{"answer": "Rex", "citations": ["/memories/people/alice.md:9"]}',
+    ]
+    script.write_text(json.dumps(replies))
+    res = runner.invoke(
+        cli, ["ask", "--root", str(root), "--model", "scripted", "--script", str(script), "--json", "Dog?"]
+    )
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)["answer"] == "Rex" and json.loads(res.output)["rounds"] == 2
     bad = tmp_path / "bad.jsonl"

@@ -51,7 +51,9 @@ class Chunk:
         return "\n".join(t.render() for t in self.turns)
 
 
-def chunk_stream(turns: Iterable[Turn], max_turns: int = MAX_TURNS, max_chars: int = MAX_CHARS) -> list[Chunk]:
+def chunk_stream(
+    turns: Iterable[Turn], max_turns: int = MAX_TURNS, max_chars: int = MAX_CHARS
+) -> list[Chunk]:
     """Cut a stream into chunks: close at `max_turns`, or as soon as text reaches `max_chars`."""
     chunks: list[Chunk] = []
     cur: list[Turn] = []

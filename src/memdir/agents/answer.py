@@ -15,7 +15,8 @@ from typing import Any
 
 # /memories/x.md:12-18, /memories/x.md:12, /memories/x.md > # A > ## B, or /memories/x.md
 CITATION = re.compile(
-    r"/memories(?:/[\w.\-]+)+(?::\d+(?:\s*-\s*\d+)?|(?:\s*>\s*#{1,6} [^>\n\"',\]]+?)+(?=\s*(?:>|$|[\"',\]\n])))?"
+    r"/memories(?:/[\w.\-]+)+"
+    r"(?::\d+(?:\s*-\s*\d+)?|(?:\s*>\s*#{1,6} [^>\n\"',\]]+?)+(?=\s*(?:>|$|[\"',\]\n])))?"
 )
 _LINES = re.compile(r"^(?P<path>/memories[^:\s>]*)(?::(?P<a>\d+)(?:\s*-\s*(?P<b>\d+))?)?$")
 
@@ -99,7 +100,13 @@ def _citations(value: Any) -> list[str]:
         if isinstance(v, dict):  # {"path": ..., "lines": "3-5"} and similar
             path = str(v.get("path") or v.get("file") or "")
             where = v.get("lines") or v.get("line_range") or v.get("section")
-            v = f"{path}:{where}" if where and not str(where).startswith("#") else f"{path} > {where}" if where else path
+            v = (
+                f"{path}:{where}"
+                if where and not str(where).startswith("#")
+                else f"{path} > {where}"
+                if where
+                else path
+            )
         s = str(v).strip()
         if s:
             out.append(s)

@@ -99,7 +99,9 @@ def _transcript(messages: list[ChatMessage]) -> str:
             if m.content:
                 lines.append(f"ASSISTANT: {m.content}")
             for c in m.tool_calls:
-                lines.append(f"TOOL CALL {c.name} {_clip(json.dumps(c.arguments, ensure_ascii=False), _CLIP_ARGS)}")
+                lines.append(
+                    f"TOOL CALL {c.name} {_clip(json.dumps(c.arguments, ensure_ascii=False), _CLIP_ARGS)}"
+                )
         elif m.role == "tool":
             lines.append(f"TOOL RESULT ({m.tool_name}): {_clip(m.content, _CLIP_RESULT)}")
         else:
@@ -134,13 +136,18 @@ class Loop:
         for call in out.message.tool_calls:
             start = time.perf_counter()
             if call.parse_error is not None:
-                text, is_error = f"Error: {call.name}: {call.parse_error}; send the arguments as a JSON object", True
+                text, is_error = (
+                    f"Error: {call.name}: {call.parse_error}; send the arguments as a JSON object",
+                    True,
+                )
             elif self.harness is None:
                 text, is_error = "Error: no tools are available in this role; answer directly", True
             else:
                 res = await asyncio.to_thread(self.harness.call, call.name, call.arguments)
                 text, is_error = res.text, res.is_error
-            replies.append(ChatMessage("tool", text, tool_call_id=call.id, tool_name=call.name, is_error=is_error))
+            replies.append(
+                ChatMessage("tool", text, tool_call_id=call.id, tool_name=call.name, is_error=is_error)
+            )
             sizes.append(
                 {"name": call.name, "bytes": len(text.encode("utf-8")), "is_error": is_error,
                  "seconds": round(time.perf_counter() - start, 6)}

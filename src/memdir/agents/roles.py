@@ -9,7 +9,7 @@ stores, 20 for other variants, 1 for closed-book. Output caps: 8,192 (search, ju
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from string import Template
 
@@ -51,8 +51,12 @@ ROLES: dict[str, Role] = {
     "management": Role("management", "management", "manage", BUILD_ROUNDS, CURATION_OUTPUT),
     "search": Role("search", "search", "search", SEARCH_ROUNDS_OTHER, SEARCH_OUTPUT, answers=True),
     "closed_book": Role("closed_book", "closed_book", None, 1, SEARCH_OUTPUT, answers=True),
-    "reorganize_preserve": Role("reorganize_preserve", "reorganize_preserve", "manage", REORG_ROUNDS, REORG_OUTPUT),
-    "reorganize_condense": Role("reorganize_condense", "reorganize_condense", "manage", REORG_ROUNDS, REORG_OUTPUT),
+    "reorganize_preserve": Role(
+        "reorganize_preserve", "reorganize_preserve", "manage", REORG_ROUNDS, REORG_OUTPUT
+    ),
+    "reorganize_condense": Role(
+        "reorganize_condense", "reorganize_condense", "manage", REORG_ROUNDS, REORG_OUTPUT
+    ),
     "folder": Role("folder", "folder", "folder", BUILD_ROUNDS, CURATION_OUTPUT),
     "execution": Role("execution", "execution", None, 50, SEARCH_OUTPUT, temperature=0.0),
     "guidance": Role("guidance", "guidance", "search", SEARCH_ROUNDS_ORGANIZED, SEARCH_OUTPUT, answers=True),
@@ -69,7 +73,7 @@ def get_role(name: str, variant: str | None = None, profile: str | None = None) 
     return role.with_profile(profile)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load(stem: str) -> str:
     return resources.files("memdir.agents").joinpath("prompts", f"{stem}.md").read_text(encoding="utf-8")
 

@@ -48,12 +48,22 @@ class RoleOutput:
             d["text"] = self.text
         if self.episode is not None:
             ep = self.episode
-            d |= {"rounds": ep.rounds, "tool_calls": ep.tool_calls, "stop": ep.stop, "usage": ep.usage.as_dict()}
+            d |= {
+                "rounds": ep.rounds,
+                "tool_calls": ep.tool_calls,
+                "stop": ep.stop,
+                "usage": ep.usage.as_dict(),
+            }
         return d | self.extra
 
 
 def _offline_record(
-    record: RunRecord | None, role: str, harness: Harness, calls: list[dict[str, Any]], start: float, **ids: Any
+    record: RunRecord | None,
+    role: str,
+    harness: Harness,
+    calls: list[dict[str, Any]],
+    start: float,
+    **ids: Any,
 ) -> None:
     if record is not None:
         record.write(
@@ -69,7 +79,12 @@ def _offline_record(
 
 
 async def _episode(
-    model: Model, harness: Harness | None, role: Role, record: RunRecord | None, ids: dict[str, Any], **values: Any
+    model: Model,
+    harness: Harness | None,
+    role: Role,
+    record: RunRecord | None,
+    ids: dict[str, Any],
+    **values: Any,
 ) -> Episode:
     system, user = render(role, **values)
     return await run_loop(model, harness, role, system, user, record=record, **ids)
@@ -92,10 +107,18 @@ async def manage_chunk(
         start = time.perf_counter()
         result = await asyncio.to_thread(Curator(harness).integrate, chunk)
         _offline_record(record, role.name, harness, result.tool_calls, start, **ids)
-        summary = f"{result.facts_written} fact line(s), {result.keyed_written} keyed, {result.superseded} superseded"
+        r = result
+        summary = f"{r.facts_written} fact line(s), {r.keyed_written} keyed, {r.superseded} superseded"
         return RoleOutput(role.name, "offline", summary, baseline=True)
     ep = await _episode(
-        model, harness, role, record, ids, core_memory=spec.context(store).text, chunk=chunk.render(), chunk_id=chunk.id
+        model,
+        harness,
+        role,
+        record,
+        ids,
+        core_memory=spec.context(store).text,
+        chunk=chunk.render(),
+        chunk_id=chunk.id,
     )
     return RoleOutput(role.name, model.name, ep.final, episode=ep)
 
@@ -122,9 +145,13 @@ async def search(
         _offline_record(record, role.name, harness, res.tool_calls, start, **ids, answer=res.answer,
                         citations=res.citations)  # fmt: skip
         return RoleOutput(role.name, "offline", res.answer, res.answer, res.citations, baseline=True)
-    ep = await _episode(model, harness, role, record, ids, core_memory=spec.context(store).text, question=question)
+    ep = await _episode(
+        model, harness, role, record, ids, core_memory=spec.context(store).text, question=question
+    )
     parsed = parse_answer(ep.final)
-    return RoleOutput(role.name, model.name, ep.final, parsed.answer, parsed.citations, ep, extra={"parsed": parsed.parsed})
+    return RoleOutput(
+        role.name, model.name, ep.final, parsed.answer, parsed.citations, ep, extra={"parsed": parsed.parsed}
+    )
 
 
 def map_choice(answer: str, options: list[str]) -> int | None:
@@ -157,7 +184,9 @@ async def choose_option(
     """Multiple choice over the store: the answer is one of `options` (index in extra['choice'])."""
     if model.is_offline:
         role = get_role("search", variant, profile)
-        harness = Harness(store, role.profile or "search", role="choice", question=question_id, variant=variant)
+        harness = Harness(
+            store, role.profile or "search", role="choice", question=question_id, variant=variant
+        )
         start = time.perf_counter()
         c = await asyncio.to_thread(choose, harness, question, options)
         _offline_record(record, "choice", harness, c.tool_calls, start, variant=variant, question=question_id,
@@ -165,8 +194,10 @@ async def choose_option(
         return RoleOutput("choice", "offline", c.option, c.option, c.citations, baseline=True,
                           extra={"choice": c.index, "scores": c.scores})  # fmt: skip
     letters = "\n".join(f"({string.ascii_lowercase[i]}) {o}" for i, o in enumerate(options))
-    prompt = f"{question}\n\nOptions:\n{letters}\n\nAnswer with the letter of one option, e.g. \"(b)\"."
-    out = await search(model, store, prompt, question_id=question_id, variant=variant, record=record, profile=profile)
+    prompt = f'{question}\n\nOptions:\n{letters}\n\nAnswer with the letter of one option, e.g. "(b)".'
+    out = await search(
+        model, store, prompt, question_id=question_id, variant=variant, record=record, profile=profile
+    )
     out.extra["choice"] = map_choice(out.answer or "", options)
     return out
 
@@ -178,7 +209,9 @@ async def closed_book(
     if model.is_offline:
         raise MemdirError("the offline baselines have no closed-book policy; closed-book needs a model")
     role = get_role("closed_book")
-    ep = await _episode(model, None, role, record, {"variant": "closed-book", "question": question_id}, question=question)
+    ep = await _episode(
+        model, None, role, record, {"variant": "closed-book", "question": question_id}, question=question
+    )
     parsed = parse_answer(ep.final)
     return RoleOutput(role.name, model.name, ep.final, parsed.answer, parsed.citations, ep)
 
@@ -199,7 +232,9 @@ async def reorganize(
     role = get_role(f"reorganize_{mode}")
     outs: list[RoleOutput] = []
     for n in range(1, passes + 1):
-        harness = Harness(store, role.profile or "manage", role=role.name, variant=f"reorg-{mode}", reorg_pass=n)
+        harness = Harness(
+            store, role.profile or "manage", role=role.name, variant=f"reorg-{mode}", reorg_pass=n
+        )
         ids = {"variant": f"reorg-{mode}", "pass": n}
         values = {"core_memory": spec.context(store).text, "pass": n, "passes": passes}
         ep = await _episode(model, harness, role, record, ids, **values)
@@ -221,7 +256,9 @@ def verify_moves(before: dict[str, str], after: dict[str, str]) -> dict[str, str
     if sorted(before.values()) != sorted(after.values()):
         lost = sorted(p for p, d in before.items() if d not in set(after.values()))
         new = sorted(p for p, d in after.items() if d not in set(before.values()))
-        raise FolderingError(f"foldering changed file contents: missing bytes of {lost[:5]}, new bytes in {new[:5]}")
+        raise FolderingError(
+            f"foldering changed file contents: missing bytes of {lost[:5]}, new bytes in {new[:5]}"
+        )
     by_digest: dict[str, list[str]] = {}
     for p, d in sorted(after.items()):
         by_digest.setdefault(d, []).append(p)
@@ -242,7 +279,9 @@ async def folder(model: Model, store: Store, *, record: RunRecord | None = None)
     role = get_role("folder")
     harness = Harness(store, role.profile or "folder", role=role.name, variant="foldered")
     before = file_digests(store)
-    ep = await _episode(model, harness, role, record, {"variant": "foldered"}, core_memory=spec.context(store).text)
+    ep = await _episode(
+        model, harness, role, record, {"variant": "foldered"}, core_memory=spec.context(store).text
+    )
     moves = verify_moves(before, file_digests(store))
     if record is not None:
         record.write("foldering_verified", role=role.name, moves=moves, files=len(before))
@@ -256,7 +295,9 @@ async def guidance(
     if model.is_offline:
         raise MemdirError("the offline baselines do not synthesize guidance; use a model")
     role = get_role("guidance")
-    harness = Harness(store, role.profile or "search", role=role.name, task=task_id, variant="curated-skills-mem-gs")
+    harness = Harness(
+        store, role.profile or "search", role=role.name, task=task_id, variant="curated-skills-mem-gs"
+    )
     ids = {"variant": "curated-skills-mem-gs", "task": task_id}
     ep = await _episode(model, harness, role, record, ids, core_memory=spec.context(store).text, task=task)
     parsed = parse_answer(ep.final)

@@ -37,9 +37,11 @@ def _model_options(fn: Any) -> Any:
     fn = click.option("--script", type=click.Path(exists=True, dir_okay=False), default=None,
                       help="For --model scripted: a JSON list of replies to replay.")(fn)  # fmt: skip
     fn = click.option("--api-key-env", default=None, help="Environment variable holding the API key.")(fn)
-    fn = click.option("--base-url", default=None, help="OpenAI-compatible server URL (vLLM, Ollama, llama.cpp).")(fn)
-    fn = click.option("--model", "model_name", required=True,
-                      help="provider/model (openai/gpt-5.4-mini, anthropic/...), scripted, or offline.")(fn)  # fmt: skip
+    fn = click.option(
+        "--base-url", default=None, help="OpenAI-compatible server URL (vLLM, Ollama, llama.cpp)."
+    )(fn)
+    help_model = "provider/model (openai/gpt-5.4-mini, anthropic/...), scripted, or offline."
+    fn = click.option("--model", "model_name", required=True, help=help_model)(fn)
     return fn
 
 
@@ -60,7 +62,9 @@ def _usage_line(model: Model) -> str:
 
 
 @click.command("ingest")
-@click.option("--root", required=True, type=click.Path(file_okay=False), help="Memory root (created if missing).")
+@click.option(
+    "--root", required=True, type=click.Path(file_okay=False), help="Memory root (created if missing)."
+)
 @_model_options
 @click.option("--variant", default="agent-curated", show_default=True, help="Variant name for the record.")
 @click.option("--profile", default=None, help="Tool profile for the management role (default: manage).")
@@ -105,9 +109,13 @@ def ingest_cmd(
 @click.command("ask")
 @click.option("--root", required=True, type=click.Path(exists=True, file_okay=False), help="Memory root.")
 @_model_options
-@click.option("--variant", default=None, help="Variant searched (sets the round cap: 40 for curated/reorganized).")
+@click.option(
+    "--variant", default=None, help="Variant searched (sets the round cap: 40 for curated/reorganized)."
+)
 @click.option("--profile", default=None, help="Read-only tool profile (default: search).")
-@click.option("--option", "options", multiple=True, help="A multiple-choice option (repeat); answer picks one.")
+@click.option(
+    "--option", "options", multiple=True, help="A multiple-choice option (repeat); answer picks one."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the answer, citations and cost as JSON.")
 @click.argument("question")
 def ask_cmd(
@@ -121,7 +129,9 @@ def ask_cmd(
     try:
         if options:
             out = asyncio.run(
-                choose_option(model, store, question, list(options), variant=variant, record=record, profile=profile)
+                choose_option(
+                    model, store, question, list(options), variant=variant, record=record, profile=profile
+                )
             )
         else:
             out = asyncio.run(search(model, store, question, variant=variant, record=record, profile=profile))

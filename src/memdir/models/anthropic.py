@@ -33,13 +33,20 @@ _STOP: dict[str, StopReason] = {"end_turn": "stop", "stop_sequence": "stop", "to
 def _blocks(m: ChatMessage) -> list[dict[str, Any]]:
     if m.role == "tool":
         return [
-            {"type": "tool_result", "tool_use_id": m.tool_call_id or "", "content": m.content, "is_error": m.is_error}
+            {
+                "type": "tool_result",
+                "tool_use_id": m.tool_call_id or "",
+                "content": m.content,
+                "is_error": m.is_error,
+            }
         ]
     if m.role == "assistant":
         blocks: list[dict[str, Any]] = list(m.raw_blocks or [])
         if m.content:
             blocks.append({"type": "text", "text": m.content})
-        blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in m.tool_calls]
+        blocks += [
+            {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in m.tool_calls
+        ]
         return blocks
     return [{"type": "text", "text": m.content}]
 
@@ -66,7 +73,9 @@ def to_wire(
     if system:
         body["system"] = system
     if tools:
-        body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools]
+        body["tools"] = [
+            {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools
+        ]
     if config.temperature is not None:
         body["temperature"] = config.temperature
     if config.cache is not False:
@@ -102,8 +111,12 @@ def from_wire(payload: dict[str, Any]) -> ModelOutput:
             args = block.get("input")
             ok = isinstance(args, dict)
             calls.append(
-                ToolCall(block.get("id") or "", block.get("name") or "", args if ok else {},
-                         None if ok else "input must be a JSON object")  # fmt: skip
+                ToolCall(
+                    block.get("id") or "",
+                    block.get("name") or "",
+                    args if ok else {},
+                    None if ok else "input must be a JSON object",
+                )
             )
         elif kind in ("thinking", "redacted_thinking"):
             raw_blocks.append(block)
@@ -126,7 +139,9 @@ def from_wire(payload: dict[str, Any]) -> ModelOutput:
 
 
 class AnthropicAPI(ModelAPI):
-    def __init__(self, model_name: str, base_url: str | None = None, api_key_env: str = "ANTHROPIC_API_KEY") -> None:
+    def __init__(
+        self, model_name: str, base_url: str | None = None, api_key_env: str = "ANTHROPIC_API_KEY"
+    ) -> None:
         super().__init__(model_name)
         self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL")
         self.api_key_env = api_key_env
@@ -139,7 +154,9 @@ class AnthropicAPI(ModelAPI):
             key = os.environ.get(self.api_key_env)
             if not key and not self.base_url:
                 raise ModelError(f"set {self.api_key_env} in the environment to call {self.model_name}")
-            self._client = anthropic.AsyncAnthropic(api_key=key or "unused", base_url=self.base_url, max_retries=0)
+            self._client = anthropic.AsyncAnthropic(
+                api_key=key or "unused", base_url=self.base_url, max_retries=0
+            )
         return self._client
 
     async def generate(
@@ -157,7 +174,9 @@ class AnthropicAPI(ModelAPI):
     def is_retryable(self, exc: BaseException) -> bool:
         import anthropic
 
-        if isinstance(exc, anthropic.RateLimitError | anthropic.APITimeoutError | anthropic.APIConnectionError):
+        if isinstance(
+            exc, anthropic.RateLimitError | anthropic.APITimeoutError | anthropic.APIConnectionError
+        ):
             return True
         return isinstance(exc, anthropic.APIStatusError) and exc.status_code >= 500
 

@@ -128,7 +128,7 @@ class RetryPolicy:
     jitter: float = 0.25
 
     def delay(self, attempt: int, hinted: float | None) -> float:
-        base = min(self.max_delay, self.initial_delay * (2 ** (attempt - 1)))
+        base: float = min(self.max_delay, self.initial_delay * 2.0 ** (attempt - 1))
         base *= 1 + random.uniform(-self.jitter, self.jitter)
         if hinted is not None:
             base = max(base, min(hinted, self.max_delay))
@@ -170,13 +170,17 @@ class Model:
         while True:
             attempt += 1
             try:
-                out = await asyncio.wait_for(self.api.generate(messages, tools or [], cfg), cfg.timeout or 600.0)
+                out = await asyncio.wait_for(
+                    self.api.generate(messages, tools or [], cfg), cfg.timeout or 600.0
+                )
                 break
             except Exception as exc:
                 retryable = self.api.is_retryable(exc) or isinstance(exc, TimeoutError)
                 if not retryable or attempt > self.retry.max_retries:
                     tries = f"after {attempt} attempt(s)" if retryable else "(not retryable)"
-                    raise ModelError(f"{self.name}: call failed {tries}: {type(exc).__name__}: {exc}") from exc
+                    raise ModelError(
+                        f"{self.name}: call failed {tries}: {type(exc).__name__}: {exc}"
+                    ) from exc
                 await asyncio.sleep(self.retry.delay(attempt, self.api.retry_after(exc)))
         seconds = time.perf_counter() - start
         usage = replace(out.usage, calls=1, seconds=seconds)

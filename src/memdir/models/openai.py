@@ -56,7 +56,10 @@ def to_wire(
     body: dict[str, Any] = {"model": model, "messages": [message_to_wire(m) for m in messages]}
     if tools:
         body["tools"] = [
-            {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+            {
+                "type": "function",
+                "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+            }
             for t in tools
         ]
     if config.max_tokens is not None:
@@ -108,7 +111,10 @@ def from_wire(payload: dict[str, Any]) -> ModelOutput:
         stop = "tool_calls"  # some compatible servers say "stop" alongside tool calls
     return ModelOutput(
         message=ChatMessage(
-            "assistant", msg.get("content") or "", calls, reasoning=reasoning if isinstance(reasoning, str) else None
+            "assistant",
+            msg.get("content") or "",
+            calls,
+            reasoning=reasoning if isinstance(reasoning, str) else None,
         ),
         stop_reason=stop,
         usage=usage_from_wire(payload.get("usage")),
@@ -129,7 +135,9 @@ class OpenAIAPI(ModelAPI):
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL")
         self.api_key_env = api_key_env
         # Local servers (llama.cpp, older vLLM) know only max_tokens; OpenAI wants the new name.
-        self.max_tokens_field = max_tokens_field or ("max_tokens" if self.base_url else "max_completion_tokens")
+        self.max_tokens_field = max_tokens_field or (
+            "max_tokens" if self.base_url else "max_completion_tokens"
+        )
         self._client: Any = None
 
     def client(self) -> Any:

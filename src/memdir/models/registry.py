@@ -6,7 +6,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from memdir.models.base import CallRecord, GenerateConfig, Model, ModelAPI, ModelError, OfflineModel, RetryPolicy
+from memdir.models.base import (
+    CallRecord,
+    GenerateConfig,
+    Model,
+    ModelAPI,
+    ModelError,
+    OfflineModel,
+    RetryPolicy,
+)
 
 
 def get_model(

@@ -10,9 +10,17 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any, TypeAlias
 
-from memdir.models.base import ChatMessage, GenerateConfig, ModelAPI, ModelError, ModelOutput, ToolCall, ToolInfo
+from memdir.models.base import (
+    ChatMessage,
+    GenerateConfig,
+    ModelAPI,
+    ModelError,
+    ModelOutput,
+    ToolCall,
+    ToolInfo,
+)
 from memdir.models.usage import Usage
 from memdir.tokens import count_tokens
 
@@ -27,7 +35,9 @@ class Step:
     stop_reason: str | None = None
 
 
-ScriptItem = Union[Step, str, tuple[str, dict[str, Any]], BaseException, Callable[[list[ChatMessage]], "ScriptItem"]]
+ScriptItem: TypeAlias = (
+    "Step | str | tuple[str, dict[str, Any]] | BaseException | Callable[[list[ChatMessage]], ScriptItem]"
+)
 
 
 def call(name: str, **args: Any) -> Step:

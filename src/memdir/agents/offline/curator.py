@@ -34,12 +34,16 @@ description: Index of the people folder; one file per person.
 # People
 """
 
-_END = r"(?=\s*(?:[.,;!?]|\b(?:and|but|because|since|so|which|for|with|after|when|now|over|than|instead|rather)\b|$))"
+_STOPS = "and|but|because|since|so|which|for|with|after|when|now|over|than|instead|rather"
+_END = rf"(?=\s*(?:[.,;!?]|\b(?:{_STOPS})\b|$))"
 _VALUE = r"(?P<value>[A-Za-z0-9][^.,;!?]{0,60}?)" + _END
 KEY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (attr, re.compile(rx, re.IGNORECASE))
     for attr, rx in (
-        ("favorite {what}", r"\bmy (?:new )?fav(?:ou?rite)? (?P<what>[a-z]+(?: [a-z]+)?) is (?:now )?" + _VALUE),
+        (
+            "favorite {what}",
+            r"\bmy (?:new )?fav(?:ou?rite)? (?P<what>[a-z]+(?: [a-z]+)?) is (?:now )?" + _VALUE,
+        ),
         ("home", r"\bI(?:'ve| have)? (?:now |just |recently )?(?:live|moved|relocated) (?:in|to) " + _VALUE),
         ("job", r"\bI(?:'m| am)? (?:now |currently )?(?:work(?:ing)?|employed) as (?:an? )?" + _VALUE),
         ("job", r"\bmy (?:new )?job is (?:now )?(?:an? )?" + _VALUE),
@@ -119,8 +123,8 @@ class Curator:
         name = slug(speaker)
         path = f"{PEOPLE}/{name}.md"
         header = (
-            f"---\nname: {name}\ndescription: {speaker}: keyed facts (current and past values) and everything "
-            f"{speaker} said, by topic and date\n---\n# {speaker}\n{KEYED}\n"
+            f"---\nname: {name}\ndescription: {speaker}: keyed facts (current and past values) and "
+            f"everything {speaker} said, by topic and date\n---\n# {speaker}\n{KEYED}\n"
         )
         if self._ensure_file(path, header):
             lines = self._lines(f"{PEOPLE}/MEMORY.md")
@@ -140,7 +144,9 @@ class Curator:
         prefix = f"- {subject} | {attr}: ".lower()
         for line in lines:
             if line.lower().startswith(prefix):
-                m = re.match(r"^- (?P<key>.+?): (?P<val>.*) \(since (?P<since>[^)]*)\) \[(?P<loc>[^\]]*)\]$", line)
+                m = re.match(
+                    r"^- (?P<key>.+?): (?P<val>.*) \(since (?P<since>[^)]*)\) \[(?P<loc>[^\]]*)\]$", line
+                )
                 if m is None:
                     continue
                 if m["val"].strip().lower() == value.lower():

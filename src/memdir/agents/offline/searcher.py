@@ -22,9 +22,13 @@ HIT = re.compile(r"^(?P<path>/memories/\S+?\.md):(?P<line>\d+): (?P<text>.*)$")
 NUMBERED = re.compile(r"^\s*(?P<n>\d+)\t(?P<text>.*)$")
 TOC_ROW = re.compile(r"^\s*(?P<label>#{1,6} .*?)\s+\[lines (?P<a>\d+)-(?P<b>\d+)\]$")
 LOCATOR = re.compile(r"\s*\[(?:[SBE]\d+[TM]?\d*(?:,\s*)?)+\]\s*$")
-KEYED_LIVE = re.compile(r"^- (?P<subject>[^|~]+?) \| (?P<attr>[^:]+): (?P<value>.*) \(since (?P<since>[^)]*)\)")
+KEYED_LIVE = re.compile(
+    r"^- (?P<subject>[^|~]+?) \| (?P<attr>[^:]+): (?P<value>.*) \(since (?P<since>[^)]*)\)"
+)
 KEYED_ANY = re.compile(r"^- (?:~~)?(?P<subject>[^|~]+?) \| (?P<attr>[^:]+):")
-PAST_WORDS = re.compile(r"\b(used to|before|previous(ly)?|past|originally|first|old|earlier|former(ly)?)\b", re.I)
+PAST_WORDS = re.compile(
+    r"\b(used to|before|previous(ly)?|past|originally|first|old|earlier|former(ly)?)\b", re.I
+)
 DATE_Q = re.compile(r"^\s*(when|what (date|day|year|month))\b", re.I)
 DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 # Question words that name a keyed attribute the curator writes (a tiny query expansion).
