@@ -9,8 +9,8 @@ import os
 from pathlib import Path
 
 import pytest
-from agent_helpers import new_store
 
+from agent_helpers import new_store
 from memdir.agents import RunRecord, manage_chunk, read_record, search
 from memdir.models import ChatMessage, GenerateConfig, ToolInfo, get_model
 from memdir.stream import Turn, chunk_stream
@@ -25,7 +25,9 @@ PROVIDERS = [
     pytest.param(
         "anthropic/" + os.environ.get("MEMDIR_LIVE_ANTHROPIC_MODEL", "claude-haiku-4-5"),
         "ANTHROPIC_API_KEY",
-        marks=pytest.mark.skipif(not os.environ.get("ANTHROPIC_API_KEY"), reason="ANTHROPIC_API_KEY is not set"),
+        marks=pytest.mark.skipif(
+            not os.environ.get("ANTHROPIC_API_KEY"), reason="ANTHROPIC_API_KEY is not set"
+        ),
         id="anthropic",
     ),
 ]

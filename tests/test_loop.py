@@ -14,6 +14,7 @@ import pytest
 from agent_helpers import new_store, snapshot
 from memdir.agents import RunRecord, folder, get_role, manage_chunk, read_record, render, run_loop, search
 from memdir.agents.loop import SUMMARIZER
+from memdir.agents.record import summarize
 from memdir.agents.run import FolderingError, file_digests, verify_moves
 from memdir.errors import MemdirError
 from memdir.models import ChatMessage, Usage, get_model
@@ -78,6 +79,8 @@ def test_dispatch_writes_through_the_harness_and_records_every_call(tmp_path: Pa
     )
     assert episode["bounds"]["no_cache"] == total.prompt + total.output
     assert episode["harness"]["calls"] == 3 and episode["harness"]["bytes_returned"] > 0
+    cell = summarize(lines)["management / agent-curated"]
+    assert cell["episodes"] == 1 and cell["usage"]["calls"] == 3 and cell["bounds"] == episode["bounds"]
     # the management prompt carried the chunk and its locator
     api = model.api
     assert isinstance(api, ScriptedAPI)

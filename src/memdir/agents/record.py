@@ -59,3 +59,41 @@ class RunRecord:
 def read_record(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     with open(path, encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
+
+
+def summarize(
+    entries: list[dict[str, Any]], by: tuple[str, ...] = ("role", "variant")
+) -> dict[str, dict[str, Any]]:
+    """Per cell (entries grouped by `by`): episodes, usage, dollars and the intrinsic bounds.
+
+    A cell's bounds are the sums of its episodes' bounds, so its caching efficiency is a ratio
+    of sums (None when no episode had anything to cache). Offline steps count as episodes with
+    zero usage.
+    """
+    from memdir.models import Bounds, Usage, price_card
+
+    cells: dict[str, dict[str, Any]] = {}
+    for e in entries:
+        if e.get("kind") not in ("episode", "offline_step"):
+            continue
+        key = " / ".join(str(e.get(k, "-")) for k in by)
+        cell = cells.setdefault(
+            key, {"episodes": 0, "usage": Usage(), "bounds": Bounds(0, 0, 0), "cost_usd": 0.0}
+        )
+        cell["episodes"] += 1
+        usage = Usage.from_dict(e.get("usage", {}))
+        cell["usage"] += usage
+        if e.get("bounds"):
+            b = e["bounds"]
+            cell["bounds"] += Bounds(b["no_cache"], b["measured"], b["perfect"])
+        card = price_card(str(e.get("model", "")))
+        cell["cost_usd"] += card.cost(usage) if card else 0.0
+    return {
+        k: {
+            "episodes": c["episodes"],
+            "usage": c["usage"].as_dict(),
+            "cost_usd": round(c["cost_usd"], 8),
+            "bounds": c["bounds"].as_dict(),
+        }
+        for k, c in cells.items()
+    }
