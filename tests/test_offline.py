@@ -86,6 +86,8 @@ def test_searcher_answers_the_current_value_and_cites_its_line(tmp_path: Path) -
     assert past.answer == "coffee in the morning (2023-05-01 until 2023-06-10)"
     dog = asyncio.run(search(get_model("offline"), store, "What is the name of Alice's dog?"))
     assert "Rex" in dog.answer and dog.citations
+    when = asyncio.run(search(get_model("offline"), store, "When did Rex learn to fetch the newspaper?"))
+    assert when.answer == "10 June 2023"
     step = record.entries[-1]
     assert step["baseline"] is True and step["answer"] == "tea" and step["citations"] == out.citations
     assert [c["name"] for c in step["tool_calls"]][:2] == ["grep", "toc"] and "section_read" in str(

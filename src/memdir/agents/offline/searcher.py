@@ -9,6 +9,7 @@ question asks about the past. A baseline, labelled so in every output.
 
 from __future__ import annotations
 
+import datetime
 import math
 import re
 from collections import Counter
@@ -186,5 +187,6 @@ def extract(line: str, question: str) -> str:
     sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", body) if s.strip()] or [body]
     best = max(sentences, key=lambda s: (len(q & set(terms(s))), -len(s)))
     if date and DATE_Q.search(question):
-        return f"{date.group(1)}: {best}"
+        d = datetime.date.fromisoformat(date.group(1))
+        return f"{d.day} {d:%B} {d.year}"  # the session's date, in the form golds are written
     return best
