@@ -266,3 +266,63 @@ def test_prompts_render_and_reorganize_versions_differ_by_one_rule() -> None:
         assert render(get_role(name), **values)[0]
     with pytest.raises(MemdirError, match="needs a value"):
         render(get_role("search"), core_memory="")
+
+
+def test_search_end_to_end_through_the_openai_wire(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Provider -> loop -> harness -> record, with recorded OpenAI payloads served over HTTP."""
+    from agent_helpers import StandIn, fixture
+    from memdir.models import RetryPolicy
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-e2e-000000000000000")
+    store = new_store(tmp_path / "mem")
+    with store.step("seed"):
+        store.create("/memories/people/alice.md", ALICE + "## Pets\n- 2023-05-01: Alice adopted Rex [S1T3]\n")
+    server = StandIn(
+        replies=[(200, fixture("openai_tool_calls.json")), (200, fixture("openai_answer.json"))]
+    ).start()
+    try:
+        model = get_model(
+            "openai/gpt-5.4-mini", base_url=server.url + "/v1", retry=RetryPolicy(1, 0.01, 0.01)
+        )
+        record = RunRecord(tmp_path / "calls.jsonl")
+        out = _run(
+            search(
+                model,
+                store,
+                "What does Alice drink?",
+                question_id="q1",
+                variant="agent-curated",
+                record=record,
+            )
+        )
+    finally:
+        server.stop()
+    assert (out.answer, out.citations) == ("tea", ["/memories/people/alice.md:7"])
+    # the second request carried the real tool results of the first reply's two calls
+    tool_msgs = [m for m in server.seen[1].body["messages"] if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in tool_msgs] == ["call_Qm3Zk1YV8n2b", "call_Wc7Tr4Lp0s9d"]
+    assert "/memories/people/alice.md:3: description: Alice's preferences" in tool_msgs[0]["content"]
+    assert "7\t- alice | drink: tea" in tool_msgs[1]["content"]
+    assert (
+        server.seen[0].body["max_tokens"] == 8192
+    )  # the search output cap, under a local server's field name
+    episode = read_record(tmp_path / "calls.jsonl")[-1]
+    assert episode["usage"]["input_cached"] == 3840 + 4224 and episode["usage"]["reasoning"] == 256
+    assert episode["cost_usd"] == pytest.approx(((373 + 666) * 0.75 + 8064 * 0.075 + 363 * 4.5) / 1e6)
+    b = episode["bounds"]
+    assert (b["no_cache"], b["measured"], b["perfect"]) == (4213 + 4890 + 363, 373 + 666 + 363, 4890 + 41)
+    # above 1: the first prompt was already cached by earlier calls (a shared prefix across episodes)
+    assert b["caching_efficiency"] == pytest.approx((9466 - 1402) / (9466 - 4931))
+
+
+def test_search_many_keeps_order_and_ids(tmp_path: Path) -> None:
+    store = new_store(tmp_path / "mem")
+    with store.step("seed"):
+        store.create("/memories/people/alice.md", ALICE)
+    from memdir.agents import search_many
+
+    record = RunRecord(None)
+    qs = [(f"q{i}", q) for i, q in enumerate(["What does Alice drink?", "Who is Alice?", "tea?"])]
+    outs = _run(search_many(get_model("offline"), store, qs, in_flight=2, record=record))
+    assert outs[0].answer == "tea" and len(outs) == 3
+    assert sorted(e["question"] for e in record.entries) == ["q0", "q1", "q2"]

@@ -14,6 +14,7 @@ from memdir.agents.run import (
     manage_chunk,
     reorganize,
     search,
+    search_many,
     verify_moves,
 )
 
@@ -37,5 +38,6 @@ __all__ = [
     "reorganize",
     "run_loop",
     "search",
+    "search_many",
     "verify_moves",
 ]

@@ -302,3 +302,25 @@ async def guidance(
     ep = await _episode(model, harness, role, record, ids, core_memory=spec.context(store).text, task=task)
     parsed = parse_answer(ep.final)
     return RoleOutput(role.name, model.name, ep.final, parsed.answer, parsed.citations, ep)
+
+
+async def search_many(
+    model: Model,
+    store: Store,
+    questions: list[tuple[str, str]],
+    *,
+    in_flight: int = 8,
+    variant: str | None = None,
+    record: RunRecord | None = None,
+    profile: str | None = None,
+) -> list[RoleOutput]:
+    """Answer (question id, question) pairs with at most `in_flight` at once (8 in the study), in order."""
+    gate = asyncio.Semaphore(in_flight)
+
+    async def one(qid: str, question: str) -> RoleOutput:
+        async with gate:
+            return await search(
+                model, store, question, question_id=qid, variant=variant, record=record, profile=profile
+            )
+
+    return list(await asyncio.gather(*(one(qid, q) for qid, q in questions)))

@@ -89,7 +89,11 @@ class Bounds:
 
     @property
     def caching_efficiency(self) -> float | None:
-        """Share of the cacheable prompt that was actually served from cache; None if nothing was."""
+        """Share of the cacheable prompt served from cache; None when nothing was cacheable.
+
+        It can exceed 1 when the episode's first prompt was already cached by earlier calls
+        (a system prompt shared across episodes): the bounds assume the episode starts cold.
+        """
         denom = self.no_cache - self.perfect
         if denom == 0:
             return None
