@@ -326,3 +326,22 @@ def test_search_many_keeps_order_and_ids(tmp_path: Path) -> None:
     outs = _run(search_many(get_model("offline"), store, qs, in_flight=2, record=record))
     assert outs[0].answer == "tea" and len(outs) == 3
     assert sorted(e["question"] for e in record.entries) == ["q0", "q1", "q2"]
+
+
+def test_transient_failures_are_retried_and_fatal_ones_logged(tmp_path: Path) -> None:
+    from memdir.models import ModelError, RetryPolicy
+
+    store = new_store(tmp_path / "mem")
+    fast = RetryPolicy(2, 0.01, 0.01)
+    model = get_model("scripted", retry=fast, script=[ConnectionError("reset"), TimeoutError(), answer("ok")])
+    ep = _run(run_loop(model, Harness(store, "search"), get_role("search"), "s", "u"))
+    assert ep.final == "ok" and model.calls[-1].attempts == 3
+    record = RunRecord(None)
+    broken = get_model("scripted", retry=fast, script=[ValueError("bad request shape")])
+    with pytest.raises(ModelError, match="not retryable"):
+        _run(
+            run_loop(
+                broken, Harness(store, "search"), get_role("search"), "s", "u", record=record, question="q9"
+            )
+        )
+    assert record.entries[-1]["kind"] == "error" and record.entries[-1]["question"] == "q9"

@@ -21,6 +21,7 @@ from memdir.models import (
     ChatMessage,
     GenerateConfig,
     Model,
+    ModelError,
     ModelOutput,
     ToolInfo,
     Usage,
@@ -296,5 +297,14 @@ async def run_loop(
     record: RunRecord | None = None,
     **ids: Any,
 ) -> Episode:
-    """Run one episode of `role`: `ids` (variant, chunk, question, task) go into every record line."""
-    return await Loop(model, harness, role, record, ids).run(system, user)
+    """Run one episode of `role`: `ids` (variant, chunk, question, task) go into every record line.
+
+    A model failure (after the wrapper's retries) is logged as an `error` line and re-raised:
+    the caller aborts the whole cell rather than report it partially.
+    """
+    loop = Loop(model, harness, role, record, ids)
+    try:
+        return await loop.run(system, user)
+    except ModelError as exc:
+        loop._log("error", model=model.name, error=str(exc))
+        raise
