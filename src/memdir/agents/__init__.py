@@ -17,21 +17,26 @@ from memdir.agents.run import (
     search_many,
     verify_moves,
 )
+from memdir.agents.skills import Environment, Trajectory, execute, manage_trajectory
 
 __all__ = [
     "ROLES",
     "Answer",
+    "Environment",
     "Episode",
     "FolderingError",
     "Role",
     "RoleOutput",
     "RunRecord",
+    "Trajectory",
     "choose_option",
     "closed_book",
+    "execute",
     "folder",
     "get_role",
     "guidance",
     "manage_chunk",
+    "manage_trajectory",
     "parse_answer",
     "read_record",
     "render",

@@ -49,6 +49,9 @@ class Role:
 
 ROLES: dict[str, Role] = {
     "management": Role("management", "management", "manage", BUILD_ROUNDS, CURATION_OUTPUT),
+    "management_skills": Role(
+        "management_skills", "management_skills", "manage", BUILD_ROUNDS, CURATION_OUTPUT
+    ),
     "search": Role("search", "search", "search", SEARCH_ROUNDS_OTHER, SEARCH_OUTPUT, answers=True),
     "closed_book": Role("closed_book", "closed_book", None, 1, SEARCH_OUTPUT, answers=True),
     "reorganize_preserve": Role(
