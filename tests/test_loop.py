@@ -15,7 +15,7 @@ from agent_helpers import new_store, snapshot
 from memdir.agents import RunRecord, folder, get_role, manage_chunk, read_record, render, run_loop, search
 from memdir.agents.loop import SUMMARIZER
 from memdir.agents.record import summarize
-from memdir.agents.run import FolderingError, file_digests, verify_moves
+from memdir.agents.restructure import FolderingError, file_digests, verify_moves
 from memdir.errors import MemdirError
 from memdir.models import ChatMessage, Usage, get_model
 from memdir.models.scripted import ScriptedAPI, Step, answer, call

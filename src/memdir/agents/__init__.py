@@ -3,19 +3,16 @@
 from memdir.agents.answer import Answer, parse_answer
 from memdir.agents.loop import Episode, run_loop
 from memdir.agents.record import RunRecord, read_record
+from memdir.agents.restructure import FolderingError, folder, reorganize, verify_moves
 from memdir.agents.roles import ROLES, Role, get_role, render
 from memdir.agents.run import (
-    FolderingError,
     RoleOutput,
     choose_option,
     closed_book,
-    folder,
     guidance,
     manage_chunk,
-    reorganize,
     search,
     search_many,
-    verify_moves,
 )
 from memdir.agents.skills import Environment, Trajectory, execute, manage_trajectory
 
