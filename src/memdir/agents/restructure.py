@@ -7,7 +7,7 @@ import hashlib
 
 from memdir.agents.record import RunRecord
 from memdir.agents.roles import REORG_PASSES, get_role
-from memdir.agents.run import RoleOutput, _episode
+from memdir.agents.run import RoleOutput, run_role
 from memdir.errors import MemdirError
 from memdir.models import Model
 from memdir.store import spec
@@ -36,7 +36,7 @@ async def reorganize(
         )
         ids = {"variant": f"reorg-{mode}", "pass": n}
         values = {"core_memory": spec.context(store).text, "pass": n, "passes": passes}
-        ep = await _episode(model, harness, role, record, ids, **values)
+        ep = await run_role(model, harness, role, record, ids, **values)
         outs.append(RoleOutput(role.name, model.name, ep.final, episode=ep))
     return outs
 
@@ -78,7 +78,7 @@ async def folder(model: Model, store: Store, *, record: RunRecord | None = None)
     role = get_role("folder")
     harness = Harness(store, role.profile or "folder", role=role.name, variant="foldered")
     before = file_digests(store)
-    ep = await _episode(
+    ep = await run_role(
         model, harness, role, record, {"variant": "foldered"}, core_memory=spec.context(store).text
     )
     moves = verify_moves(before, file_digests(store))

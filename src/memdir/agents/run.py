@@ -77,7 +77,7 @@ def _offline_record(
         )
 
 
-async def _episode(
+async def run_role(
     model: Model,
     harness: Harness | None,
     role: Role,
@@ -85,6 +85,7 @@ async def _episode(
     ids: dict[str, Any],
     **values: Any,
 ) -> Episode:
+    """Render `role`'s prompt with `values` and run one episode; `ids` go into every record line."""
     system, user = render(role, **values)
     return await run_loop(model, harness, role, system, user, record=record, **ids)
 
@@ -109,7 +110,7 @@ async def manage_chunk(
         r = result
         summary = f"{r.facts_written} fact line(s), {r.keyed_written} keyed, {r.superseded} superseded"
         return RoleOutput(role.name, "offline", summary, baseline=True)
-    ep = await _episode(
+    ep = await run_role(
         model,
         harness,
         role,
@@ -144,7 +145,7 @@ async def search(
         _offline_record(record, role.name, harness, res.tool_calls, start, **ids, answer=res.answer,
                         citations=res.citations)  # fmt: skip
         return RoleOutput(role.name, "offline", res.answer, res.answer, res.citations, baseline=True)
-    ep = await _episode(
+    ep = await run_role(
         model, harness, role, record, ids, core_memory=spec.context(store).text, question=question
     )
     parsed = parse_answer(ep.final)
@@ -208,7 +209,7 @@ async def closed_book(
     if model.is_offline:
         raise MemdirError("the offline baselines have no closed-book policy; closed-book needs a model")
     role = get_role("closed_book")
-    ep = await _episode(
+    ep = await run_role(
         model, None, role, record, {"variant": "closed-book", "question": question_id}, question=question
     )
     parsed = parse_answer(ep.final)
@@ -226,7 +227,7 @@ async def guidance(
         store, role.profile or "search", role=role.name, task=task_id, variant="curated-skills-mem-gs"
     )
     ids = {"variant": "curated-skills-mem-gs", "task": task_id}
-    ep = await _episode(model, harness, role, record, ids, core_memory=spec.context(store).text, task=task)
+    ep = await run_role(model, harness, role, record, ids, core_memory=spec.context(store).text, task=task)
     parsed = parse_answer(ep.final)
     return RoleOutput(role.name, model.name, ep.final, parsed.answer, parsed.citations, ep)
 

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from memdir.agents.record import RunRecord
 from memdir.agents.roles import get_role, render
-from memdir.agents.run import RoleOutput, _episode
+from memdir.agents.run import RoleOutput, run_role
 from memdir.errors import MemdirError
 from memdir.models import ChatMessage, GenerateConfig, Model, Usage
 from memdir.store import spec
@@ -141,7 +141,7 @@ async def manage_trajectory(
     variant = "curated-skills-mem" if notes else "curated-skills"
     role = get_role("management_skills")
     harness = Harness(store, role.profile or "manage", role=role.name, task=traj.episode, variant=variant)
-    ep = await _episode(
+    ep = await run_role(
         model,
         harness,
         role,
