@@ -22,7 +22,7 @@ def test_sigkill_mid_edit(tmp_path: Path) -> None:
     result = crash_campaign(root, edits=60, seed=1, repo=REPO)
     assert result["kills"] >= 1
     assert result["edits_acknowledged"] >= 60
-    assert result["torn_files"] == 0
-    assert result["lost_acknowledged_edits"] == 0
+    assert result["torn_files"] == 0, result["mismatches"]
+    assert result["lost_acknowledged_edits"] == 0, result["mismatches"]
     for f in range(N_FILES):
         assert parse_version(f, (root / f"f{f}.md").read_text()) is not None

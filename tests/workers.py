@@ -170,11 +170,10 @@ def crash_campaign(root: Path, edits: int, seed: int, repo: Path, progress: Any 
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(repo / "src"), str(repo), env.get("PYTHONPATH", "")])
     kills = torn = lost = 0
+    mismatches: list[tuple[int, int, int | None, int]] = []  # (file, acked, on disk, round)
     acked: dict[int, int] = {}
-    # Version on disk after the previous round. A writer applies an edit before acknowledging it,
-    # so a killed round may leave one applied, unacknowledged edit per file; the next writer
-    # starts from that version, so the bound is the larger of (acked, last seen) plus one.
-    seen: dict[int, int] = {}
+    on_disk = {f: 0 for f in range(N_FILES)}  # version at the start of the round
+    seen_lines = 0
     rounds = 0
     while sum(acked.values()) < edits:
         rounds += 1
@@ -195,17 +194,24 @@ def crash_campaign(root: Path, edits: int, seed: int, repo: Path, progress: Any 
         if proc.returncode != -signal.SIGKILL:
             raise RuntimeError(f"writer ended by itself ({proc.returncode}): {err.decode()[-500:]}")
         kills += 1
-        for line in ack.read_text().split("\n")[:-1]:
+        lines = ack.read_text().split("\n")[:-1]
+        round_acked = dict(on_disk)
+        for line in lines[seen_lines:]:
             f, k = map(int, line.split())
             acked[f] = max(acked.get(f, 0), k)
+            round_acked[f] = max(round_acked[f], k)
+        seen_lines = len(lines)
         for f in range(N_FILES):
             k = parse_version(f, (root / f"f{f}.md").read_text())
             if k is None:
                 torn += 1
-            elif not (acked.get(f, 0) <= k <= max(acked.get(f, 0), seen.get(f, 0)) + 1):
+                mismatches.append((f, acked.get(f, 0), None, rounds))
+                continue
+            # Every acknowledged edit is there; at most the one in flight at the kill is extra.
+            if not (acked.get(f, 0) <= k <= round_acked[f] + 1):
                 lost += 1
-            else:
-                seen[f] = k
+                mismatches.append((f, acked.get(f, 0), k, rounds))
+            on_disk[f] = k
         if progress is not None:
             progress(sum(acked.values()))
     temps = [p.name for p in root.rglob(".memdir-tmp-*")]
@@ -215,4 +221,5 @@ def crash_campaign(root: Path, edits: int, seed: int, repo: Path, progress: Any 
         "torn_files": torn,
         "lost_acknowledged_edits": lost,
         "leftover_temp_files": len(temps),
+        "mismatches": mismatches,
     }

@@ -17,9 +17,12 @@ rendering. A single turn longer than the limit still makes a chunk of its own.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
 
 MAX_TURNS = 8
 MAX_CHARS = 3000
@@ -61,6 +64,11 @@ class Chunk:
 
     index: int
     turns: tuple[Turn, ...]
+
+    @property
+    def id(self) -> int:
+        """The chunk's number, as run records and the journal name it."""
+        return self.index
 
     @property
     def session(self) -> int:
@@ -111,3 +119,42 @@ def sessions_of(turns: Sequence[Turn]) -> list[int]:
     for t in turns:
         seen.setdefault(t.session, None)
     return list(seen)
+
+
+def turn_from_dict(obj: dict[str, Any], where: str) -> Turn:
+    missing = [k for k in ("locator", "speaker", "text") if not isinstance(obj.get(k), str)]
+    if missing:
+        raise ValueError(f"{where}: a turn needs string fields locator, speaker, text; missing {missing}")
+    if not _LOCATOR.match(obj["locator"].strip("[]")):
+        raise ValueError(
+            f"{where}: locator {obj['locator']!r} must be S<session>T<turn> (e.g. S6T5) or B<block>M<message>"
+        )
+    date = obj.get("date") or None
+    return Turn(obj["locator"].strip("[]"), obj["speaker"], obj["text"], str(date) if date else None)
+
+
+def load_turns(path: str | Path) -> list[Turn]:
+    """Turns from a JSONL file (one object per line) or a JSON list of objects."""
+    text = Path(path).read_text(encoding="utf-8")
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        try:
+            items = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: not valid JSON ({exc})") from None
+        return [turn_from_dict(o, f"{path} item {i + 1}") for i, o in enumerate(items)]
+    turns: list[Turn] = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}:{n}: not a JSON object ({exc})") from None
+        turns.append(turn_from_dict(obj, f"{path}:{n}"))
+    return turns
+
+
+def dump_turns(turns: Iterable[Turn]) -> Iterator[str]:
+    for t in turns:
+        yield json.dumps(asdict(t), ensure_ascii=False)

@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "memdir.cli.serve_cmd",
     "memdir.cli.demo_cmd",
     "memdir.cli.data_cmd",
+    "memdir.cli.agent_cmds",
     "memdir.cli.health_cmds",
 )
 
