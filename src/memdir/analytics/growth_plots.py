@@ -15,6 +15,7 @@ def write(g: Growth, out: Path, title: str = "") -> list[Path]:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "growth.json"]
@@ -28,8 +29,11 @@ def write(g: Growth, out: Path, title: str = "") -> list[Path]:
     ax2 = ax.twinx()
     ax2.plot(xs, [s["sections"] for s in g.steps], label="sections", color="tab:orange")
     ax2.set_ylabel("sections", color="tab:orange")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     if g.fate_step is not None:
         ax.axvline(g.fate_step, color="grey", linestyle=":", linewidth=1)
+        ax.annotate("fates taken here", (g.fate_step, 0), xytext=(3, 3), textcoords="offset points",
+                    fontsize=7, color="grey")  # fmt: skip
     ax.set_title(f"{title} files and sections per step".strip())
     fig.tight_layout()
     written.append(out / PLOTS[0])
