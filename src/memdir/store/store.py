@@ -51,12 +51,13 @@ ObserverFactory = Callable[["Store"], StoreObserver]
 
 @dataclass(frozen=True)
 class Entry:
-    """A file or folder found by a walk: memory path, disk path, size in bytes."""
+    """A file or folder found by a walk: memory path, disk path, size in bytes, mtime."""
 
     path: MemoryPath
     disk: Path
     is_dir: bool
     size: int
+    mtime_ns: int = 0
 
 
 class Store:
@@ -166,7 +167,7 @@ class Store:
                     yield Entry(child, Path(ent.path), True, 0)
                     stack.append((child, Path(ent.path)))
                 elif stat.S_ISREG(st.st_mode):
-                    yield Entry(child, Path(ent.path), False, st.st_size)
+                    yield Entry(child, Path(ent.path), False, st.st_size, st.st_mtime_ns)
 
     def files(self, top: str | MemoryPath = ROOT, suffix: str = ".md") -> list[Entry]:
         """Visible regular files under `top` ending in `suffix`, sorted by memory path."""
@@ -178,8 +179,7 @@ class Store:
         snap: dict[str, tuple[int, int]] = {}
         for e in self.walk():
             if not e.is_dir:
-                st = e.disk.lstat()
-                snap[e.path.text] = (st.st_size, st.st_mtime_ns)
+                snap[e.path.text] = (e.size, e.mtime_ns)  # one lstat per file, taken by the walk
         return snap
 
     # -- writes (inside a step) ------------------------------------------------------
