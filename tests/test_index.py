@@ -236,3 +236,19 @@ def test_concurrent_processes_keep_the_index_whole(store: Store) -> None:
     assert len(idx.search("zebra", top_k=100, sync=False)) == 24  # every write reached the index
     assert idx.sync().changed == 0
     assert idx.num_docs() == 27
+
+
+def test_scan_sees_what_the_store_shows(store: Store) -> None:
+    from memdir.store.index import scan
+
+    (store.root / "people" / "notes.txt").write_text("not memory", encoding="utf-8")
+    (store.root / ".hidden").mkdir()
+    (store.root / ".hidden" / "x.md").write_text("hidden", encoding="utf-8")
+    os.symlink(store.root / "people" / "alice.md", store.root / "trips" / "link.md")
+    expected = {p: v for p, v in store.snapshot().items() if p.endswith(".md")}
+    assert scan(store.root) == expected
+    assert set(expected) == {
+        "/memories/people/alice.md",
+        "/memories/people/calvin.md",
+        "/memories/trips/japan.md",
+    }

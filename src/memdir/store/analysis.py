@@ -20,7 +20,7 @@ from memdir.store import frontmatter
 
 ANALYZER_NAME = "memdir_en"
 # Bump when the analysis or the document fields change: an index built differently is rebuilt.
-ANALYSIS_VERSION = 1
+ANALYSIS_VERSION = 2
 MAX_QUERY_TERMS = 128
 _WORD = re.compile(r"\w+")
 
@@ -63,6 +63,14 @@ class DocFields:
     description: str
     metadata: str
     body: str
+
+    @property
+    def whole(self) -> str:
+        return f"{self.name}\n{self.description}\n{self.metadata}\n{self.body}"
+
+    @property
+    def signage(self) -> str:
+        return f"{self.name}\n{self.description}"
 
 
 def _flatten(value: Any) -> Iterable[str]:

@@ -34,17 +34,19 @@ from filelock import FileLock
 
 from memdir.errors import MemdirError
 from memdir.store.analysis import ANALYSIS_VERSION, ANALYZER_NAME, analyzer, doc_fields, query_terms
-from memdir.store.paths import ROOT, STATE_DIR, MemoryPath, parse_memory_path
+from memdir.store.paths import PREFIX, ROOT, STATE_DIR, MemoryPath, parse_memory_path
 from memdir.store.store import Step, Store
 
 log = logging.getLogger(__name__)
 
 INDEX_DIR = "index"
 LOCK_FILE = "index.lock"
-TEXT_FIELDS = ("name", "description", "metadata", "body")
-# Gentle boosts: a hit in the signage outranks the same hit in the body, without moving the
-# top 10 far from plain BM25 over the whole file (benchmarks/bm25_index.py measures both).
-BOOSTS = {"name": 1.5, "description": 1.2, "metadata": 1.0, "body": 1.0}
+# `text` is the whole file as one BM25 document (file name, frontmatter name, description and
+# metadata, body): scoring fields apart would rank a file by which field a word sits in rather
+# than how often it occurs. `signage` (file name, name, description) adds a gentle bonus for a
+# word the file advertises; benchmarks/bm25_index.py measures both against bm25s.
+TEXT_FIELDS = ("text", "signage")
+BOOSTS = {"text": 1.0, "signage": 0.1}
 _SCHEMA_KEY = (
     f"tantivy-{tantivy.__version__ if hasattr(tantivy, '__version__') else '?'}/analysis-{ANALYSIS_VERSION}"
 )
@@ -84,6 +86,35 @@ def _schema() -> Any:
 def _scopes(mp: MemoryPath) -> list[str]:
     """The path itself and each folder above it: a search scoped to any of them finds it."""
     return [MemoryPath(mp.parts[:k]).text for k in range(len(mp.parts) + 1)]
+
+
+def scan(root: Path) -> dict[str, tuple[int, int]]:
+    """{memory path: (size, mtime_ns)} of every visible .md file: the files `Store.walk` shows
+    (hidden names skipped, links not followed), with one lstat per file and no path objects,
+    because this runs before every search (a fifth of the time of `Store.snapshot`)."""
+    out: dict[str, tuple[int, int]] = {}
+    stack = [(str(root), PREFIX)]
+    while stack:
+        disk, mem = stack.pop()
+        try:
+            it = os.scandir(disk)
+        except OSError:
+            continue
+        with it:
+            for ent in it:
+                name = ent.name
+                if name[0] == ".":
+                    continue
+                try:
+                    if ent.is_dir(follow_symlinks=False):
+                        stack.append((ent.path, f"{mem}/{name}"))
+                    elif name.endswith(".md"):
+                        st = ent.stat(follow_symlinks=False)
+                        if stat.S_ISREG(st.st_mode):
+                            out[f"{mem}/{name}"] = (st.st_size, st.st_mtime_ns)
+                except OSError:
+                    continue
+    return out
 
 
 class SearchIndex:
@@ -261,18 +292,11 @@ class SearchIndex:
         except OSError:
             return key, None
         f = doc_fields(mp.name, text)
-        doc = tantivy.Document(
-            path=mp.text,
-            scope=_scopes(mp),
-            name=f.name,
-            description=f.description,
-            metadata=f.metadata,
-            body=f.body,
-        )
+        doc = tantivy.Document(path=mp.text, scope=_scopes(mp), text=f.whole, signage=f.signage)
         return key, doc
 
     def _disk_manifest(self) -> dict[str, tuple[int, int]]:
-        return {p: v for p, v in self.store.snapshot().items() if p.endswith(".md")}
+        return scan(self.store.root)
 
     def sync(self) -> SyncReport:
         """Catch up with edits made outside the tools: one stat walk, then only what changed."""
