@@ -252,3 +252,25 @@ def test_scan_sees_what_the_store_shows(store: Store) -> None:
         "/memories/people/calvin.md",
         "/memories/trips/japan.md",
     }
+
+
+def test_least_recently_used_indexes_close_and_reopen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memdir.store import index as index_mod
+
+    monkeypatch.setattr(index_mod, "MAX_OPEN", 2)
+    stores = []
+    for i in range(3):
+        s = Store(tmp_path / f"m{i}", create=True)
+        Harness(s, "manage").call(
+            "create", {"path": "/memories/a.md", "file_text": note("a", "A", f"word{i}")}
+        )
+        assert paths(s, f"word{i}") == ["/memories/a.md"]
+        stores.append(s)
+        if i == 0:
+            first = SearchIndex.for_store(s)
+            assert first._index is not None
+    assert first._index is None and stores[0].root not in SearchIndex._instances  # evicted and closed
+    assert first.search("word0")[0].path == "/memories/a.md"  # a held reference still works
+    assert paths(stores[0], "word0") == ["/memories/a.md"]

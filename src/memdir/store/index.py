@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 
 INDEX_DIR = "index"
 LOCK_FILE = "index.lock"
+MAX_OPEN = 32
 # `text` is the whole file as one BM25 document (file name, frontmatter name, description and
 # metadata, body): scoring fields apart would rank a file by which field a word sits in rather
 # than how often it occurs. `signage` (file name, name, description) adds a gentle bonus for a
@@ -137,10 +138,13 @@ class SearchIndex:
 
     @classmethod
     def for_store(cls, store: Store) -> SearchIndex:
+        """The shared index of `store`'s root; the least recently used are closed past
+        MAX_OPEN (an evaluation may touch hundreds of stores; a closed one reopens on use)."""
         with cls._instances_lock:
-            found = cls._instances.get(store.root)
-            if found is None:
-                found = cls._instances[store.root] = cls(store)
+            found = cls._instances.pop(store.root, None) or cls(store)
+            cls._instances[store.root] = found
+            while len(cls._instances) > MAX_OPEN:
+                cls._instances.pop(next(iter(cls._instances))).close()
             return found
 
     @classmethod
