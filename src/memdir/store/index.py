@@ -47,7 +47,7 @@ MAX_OPEN = 32
 # than how often it occurs. `signage` (file name, name, description) adds a gentle bonus for a
 # word the file advertises; benchmarks/bm25_index.py measures both against bm25s.
 TEXT_FIELDS = ("text", "signage")
-BOOSTS = {"text": 1.0, "signage": 0.1}
+BOOSTS = {"text": 1.0, "signage": 0.05}
 _SCHEMA_KEY = (
     f"tantivy-{tantivy.__version__ if hasattr(tantivy, '__version__') else '?'}/analysis-{ANALYSIS_VERSION}"
 )
