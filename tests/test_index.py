@@ -274,3 +274,16 @@ def test_least_recently_used_indexes_close_and_reopen(
     assert first._index is None and stores[0].root not in SearchIndex._instances  # evicted and closed
     assert first.search("word0")[0].path == "/memories/a.md"  # a held reference still works
     assert paths(stores[0], "word0") == ["/memories/a.md"]
+
+
+def test_a_rebuild_by_another_process_is_noticed(store: Store) -> None:
+    mine = SearchIndex(store)
+    assert [h.path for h in mine.search("bees")] == ["/memories/people/alice.md"]
+    theirs = SearchIndex(Store(store.root))  # as another process would hold it
+    theirs.rebuild()
+    (store.root / "trips" / "oslo.md").write_text(note("oslo", "Oslo", "- fjord cruise"), encoding="utf-8")
+    assert theirs.sync().added == 1
+    assert mine.sync().changed == 0  # reads the rebuilt manifest, not the one it opened first
+    assert [h.path for h in mine.search("fjord", sync=False)] == ["/memories/trips/oslo.md"]
+    mine.close()
+    theirs.close()

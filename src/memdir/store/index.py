@@ -24,6 +24,7 @@ import sqlite3
 import stat
 import threading
 import time
+import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,7 +133,7 @@ class SearchIndex:
         self._index: Any = None
         self._schema = _schema()
         self._db: sqlite3.Connection | None = None
-        self._db_ino = 0
+        self._id = ""
         self._manifest: dict[str, tuple[int, int]] = {}
         self._data_version = -1
 
@@ -156,11 +157,16 @@ class SearchIndex:
     def _manifest_path(self) -> Path:
         return self.dir / "manifest.sqlite"
 
-    def _stale_handle(self) -> bool:
+    def _identity(self) -> str:
         try:
-            return os.stat(self._manifest_path).st_ino != self._db_ino
-        except FileNotFoundError:
-            return True
+            return (self.dir / "id").read_text(encoding="ascii")
+        except OSError:
+            return ""
+
+    def _stale_handle(self) -> bool:
+        """True when the index on disk is not the one we opened: deleted, or rebuilt by another
+        process (an id, not an inode: a rebuilt file may reuse the inode of the deleted one)."""
+        return not self._id or self._identity() != self._id
 
     def _ensure_open(self) -> None:
         """Open the index (under the lock), replacing it when it is missing, foreign or broken."""
@@ -179,19 +185,22 @@ class SearchIndex:
         tdir = self.dir / "tantivy"
         if not self._manifest_path.is_file() or not tantivy.Index.exists(str(tdir)):
             raise FileNotFoundError("no index yet")
+        identity = self._identity()
         db = self._connect()
-        row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-        if row is None or row[0] != _SCHEMA_KEY:
+        try:
+            row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+            if row is None or row[0] != _SCHEMA_KEY:
+                raise MemdirError(f"index schema {row[0] if row else None!r} is not {_SCHEMA_KEY!r}")
+            index = tantivy.Index.open(str(tdir))
+            index.register_tokenizer(ANALYZER_NAME, analyzer())
+            index.config_reader(reload_policy="Manual")
+            indexed = db.execute("SELECT count(*) FROM files WHERE indexed = 1").fetchone()[0]
+            if index.searcher().num_docs != indexed or not identity:
+                raise MemdirError(f"index holds {index.searcher().num_docs} files, manifest {indexed}")
+        except BaseException:
             db.close()
-            raise MemdirError(f"index schema {row[0] if row else None!r} is not {_SCHEMA_KEY!r}")
-        index = tantivy.Index.open(str(tdir))
-        index.register_tokenizer(ANALYZER_NAME, analyzer())
-        index.config_reader(reload_policy="Manual")
-        indexed = db.execute("SELECT count(*) FROM files WHERE indexed = 1").fetchone()[0]
-        if index.searcher().num_docs != indexed:
-            db.close()
-            raise MemdirError(f"index holds {index.searcher().num_docs} files, manifest {indexed}")
-        self._db, self._index = db, index
+            raise
+        self._db, self._index, self._id = db, index, identity
 
     def _create_empty(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -206,13 +215,14 @@ class SearchIndex:
         index = tantivy.Index(self._schema, path=str(self.dir / "tantivy"))
         index.register_tokenizer(ANALYZER_NAME, analyzer())
         index.config_reader(reload_policy="Manual")
+        self._id = uuid.uuid4().hex
+        (self.dir / "id").write_text(self._id, encoding="ascii")
         self._db, self._index = db, index
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self._manifest_path, timeout=60, check_same_thread=False)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
-        self._db_ino = os.stat(self._manifest_path).st_ino
         self._data_version = -1
         return db
 
@@ -220,7 +230,7 @@ class SearchIndex:
         if self._db is not None:
             with contextlib.suppress(sqlite3.Error):
                 self._db.close()
-        self._db, self._index, self._manifest, self._data_version = None, None, {}, -1
+        self._db, self._index, self._manifest, self._data_version, self._id = None, None, {}, -1, ""
 
     def close(self) -> None:
         with self._mutex:
@@ -321,10 +331,10 @@ class SearchIndex:
 
     def rebuild(self) -> SyncReport:
         """Throw the index away and index every file again."""
-        with self._mutex, self._flock:
+        with self._mutex, self._flock:  # both reentrant: sync() takes them again
             self._close()
             self._create_empty()
-        report = self.sync()
+            report = self.sync()
         report.rebuilt = True
         return report
 
