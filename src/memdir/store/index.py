@@ -315,8 +315,10 @@ class SearchIndex:
     def sync(self) -> SyncReport:
         """Catch up with edits made outside the tools: one stat walk, then only what changed."""
         start = time.perf_counter()
+        # The walk runs before taking the lock, so writers never wait for it. A file changed
+        # after it is seen here only gets refreshed once more: every update re-reads the disk.
+        disk = self._disk_manifest()
         with self._locked():
-            disk = self._disk_manifest()
             known = self._load_manifest()
             added = disk.keys() - known.keys()
             removed = known.keys() - disk.keys()
