@@ -239,7 +239,7 @@ def test_concurrent_processes_keep_the_index_whole(store: Store) -> None:
 
 
 def test_scan_sees_what_the_store_shows(store: Store) -> None:
-    from memdir.store.index import scan
+    from memdir.store.scan import scan
 
     (store.root / "people" / "notes.txt").write_text("not memory", encoding="utf-8")
     (store.root / ".hidden").mkdir()

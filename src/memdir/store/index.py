@@ -35,7 +35,8 @@ from filelock import FileLock
 
 from memdir.errors import MemdirError
 from memdir.store.analysis import ANALYSIS_VERSION, ANALYZER_NAME, analyzer, doc_fields, query_terms
-from memdir.store.paths import PREFIX, ROOT, STATE_DIR, MemoryPath, parse_memory_path
+from memdir.store.paths import ROOT, STATE_DIR, MemoryPath, parse_memory_path
+from memdir.store.scan import scan
 from memdir.store.store import Step, Store
 
 log = logging.getLogger(__name__)
@@ -88,35 +89,6 @@ def _schema() -> Any:
 def _scopes(mp: MemoryPath) -> list[str]:
     """The path itself and each folder above it: a search scoped to any of them finds it."""
     return [MemoryPath(mp.parts[:k]).text for k in range(len(mp.parts) + 1)]
-
-
-def scan(root: Path) -> dict[str, tuple[int, int]]:
-    """{memory path: (size, mtime_ns)} of every visible .md file: the files `Store.walk` shows
-    (hidden names skipped, links not followed), with one lstat per file and no path objects,
-    because this runs before every search (a fifth of the time of `Store.snapshot`)."""
-    out: dict[str, tuple[int, int]] = {}
-    stack = [(str(root), PREFIX)]
-    while stack:
-        disk, mem = stack.pop()
-        try:
-            it = os.scandir(disk)
-        except OSError:
-            continue
-        with it:
-            for ent in it:
-                name = ent.name
-                if name[0] == ".":
-                    continue
-                try:
-                    if ent.is_dir(follow_symlinks=False):
-                        stack.append((ent.path, f"{mem}/{name}"))
-                    elif name.endswith(".md"):
-                        st = ent.stat(follow_symlinks=False)
-                        if stat.S_ISREG(st.st_mode):
-                            out[f"{mem}/{name}"] = (st.st_size, st.st_mtime_ns)
-                except OSError:
-                    continue
-    return out
 
 
 class SearchIndex:
