@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "memdir.cli.data_cmd",
     "memdir.cli.agent_cmds",
     "memdir.cli.health_cmds",
+    "memdir.cli.search_cmds",
 )
 
 
