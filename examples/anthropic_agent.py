@@ -23,23 +23,37 @@ SYSTEM = (
 
 
 def run(
-    client: Anthropic, memory: Memory, user_message: str, *, model: str = "claude-sonnet-5", max_rounds: int = 12
+    client: Anthropic,
+    memory: Memory,
+    user_message: str,
+    *,
+    model: str = "claude-sonnet-5",
+    max_rounds: int = 12,
 ) -> str:
     """One user turn: let Claude call memory tools until it answers; returns the answer."""
     messages: list[Any] = [{"role": "user", "content": user_message}]
     tools: Any = memory.tools("manage", format="anthropic")
     system = SYSTEM + memory.context()  # fixed for the turn, so the prompt prefix stays cacheable
     for _ in range(max_rounds):
-        reply = client.messages.create(model=model, max_tokens=4096, system=system, messages=messages, tools=tools)
-        messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in reply.content]})
+        reply = client.messages.create(
+            model=model, max_tokens=4096, system=system, messages=messages, tools=tools
+        )
+        messages.append(
+            {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in reply.content]}
+        )
         uses = [b for b in reply.content if b.type == "tool_use"]
         if not uses:
             return "".join(b.text for b in reply.content if b.type == "text")
         results = []
         for use in uses:
-            result = memory.call(use.name, dict(use.input))  # type: ignore[arg-type]
+            result = memory.call(use.name, dict(use.input))
             results.append(
-                {"type": "tool_result", "tool_use_id": use.id, "content": result.text, "is_error": result.is_error}
+                {
+                    "type": "tool_result",
+                    "tool_use_id": use.id,
+                    "content": result.text,
+                    "is_error": result.is_error,
+                }
             )
         messages.append({"role": "user", "content": results})
     raise RuntimeError(f"no answer after {max_rounds} rounds of tool calls")

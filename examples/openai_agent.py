@@ -21,7 +21,9 @@ SYSTEM = (
 )
 
 
-def run(client: OpenAI, memory: Memory, user_message: str, *, model: str = "gpt-5-mini", max_rounds: int = 12) -> str:
+def run(
+    client: OpenAI, memory: Memory, user_message: str, *, model: str = "gpt-5-mini", max_rounds: int = 12
+) -> str:
     """One user turn: let the model call memory tools until it answers; returns the answer."""
     messages: list[Any] = [
         {"role": "system", "content": SYSTEM + memory.context()},

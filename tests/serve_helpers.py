@@ -51,7 +51,7 @@ class RecordedLLM:
         llm = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+            def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 if not self.path.split("?")[0].endswith(llm.route):

@@ -9,27 +9,59 @@ from typing import Any
 import anthropic
 from anthropic.lib.tools._beta_functions import ToolError as AnthropicToolError
 from anthropic.tools.memory import BetaLocalFilesystemMemoryTool
-from serve_helpers import run_llm
 
 from memdir import Guards, Memory
 from memdir.integrations.anthropic_memory import MemdirMemoryTool, synthesize_frontmatter
 from memdir.store import frontmatter, spec
+from serve_helpers import run_llm
 
 # One session of the kinds of calls Claude makes, in the tool's wire format.
 SESSION: list[dict[str, Any]] = [
     {"command": "view", "path": "/memories"},
-    {"command": "create", "path": "/memories/user-prefs.md", "file_text": "# User preferences\n- likes coffee\n- vegan\n"},
-    {"command": "str_replace", "path": "/memories/user-prefs.md", "old_str": "- vegan", "new_str": "- vegetarian"},
-    {"command": "insert", "path": "/memories/user-prefs.md", "insert_line": 0, "insert_text": "Updated weekly"},
+    {
+        "command": "create",
+        "path": "/memories/user-prefs.md",
+        "file_text": "# User preferences\n- likes coffee\n- vegan\n",
+    },
+    {
+        "command": "str_replace",
+        "path": "/memories/user-prefs.md",
+        "old_str": "- vegan",
+        "new_str": "- vegetarian",
+    },
+    {
+        "command": "insert",
+        "path": "/memories/user-prefs.md",
+        "insert_line": 0,
+        "insert_text": "Updated weekly",
+    },
     {"command": "insert", "path": "/memories/user-prefs.md", "insert_line": 3, "insert_text": "- tea too\n"},
     {"command": "view", "path": "/memories/user-prefs.md", "view_range": [2, 3]},
-    {"command": "create", "path": "/memories/projects/alpha.md", "file_text": "Alpha project\nstatus: active\n"},
+    {
+        "command": "create",
+        "path": "/memories/projects/alpha.md",
+        "file_text": "Alpha project\nstatus: active\n",
+    },
     {"command": "create", "path": "/memories/projects/beta.md", "file_text": "Beta project\n"},
-    {"command": "rename", "old_path": "/memories/projects/alpha.md", "new_path": "/memories/archive/alpha-2024.md"},
-    {"command": "str_replace", "path": "/memories/archive/alpha-2024.md", "old_str": "active", "new_str": "done"},
+    {
+        "command": "rename",
+        "old_path": "/memories/projects/alpha.md",
+        "new_path": "/memories/archive/alpha-2024.md",
+    },
+    {
+        "command": "str_replace",
+        "path": "/memories/archive/alpha-2024.md",
+        "old_str": "active",
+        "new_str": "done",
+    },
     {"command": "delete", "path": "/memories/projects/beta.md"},
     {"command": "create", "path": "/memories/user-prefs.md", "file_text": "again"},  # exists: both refuse
-    {"command": "str_replace", "path": "/memories/user-prefs.md", "old_str": "nope", "new_str": "x"},  # both refuse
+    {
+        "command": "str_replace",
+        "path": "/memories/user-prefs.md",
+        "old_str": "nope",
+        "new_str": "x",
+    },  # both refuse
 ]
 
 
@@ -69,12 +101,17 @@ def test_same_effect_as_sdk_helper(tmp_path: Path) -> None:
     assert set(mine) == set(theirs) == {"user-prefs.md", "archive/alpha-2024.md"}
     for rel, text in theirs.items():
         assert body(mine[rel]) == text, rel
-    assert theirs["user-prefs.md"] == "Updated weekly\n# User preferences\n- likes coffee\n- tea too\n- vegetarian\n"
+    assert (
+        theirs["user-prefs.md"]
+        == "Updated weekly\n# User preferences\n- likes coffee\n- tea too\n- vegetarian\n"
+    )
     fm = frontmatter.parse(mine["archive/alpha-2024.md"])
     assert (fm.name, fm.description) == ("alpha-2024", "Alpha project")  # renamed along with the file
     assert frontmatter.validate(mine["user-prefs.md"], "user-prefs.md") == []
     # The only convention gap left is one Claude's calls create on any backend: a folder without MEMORY.md.
-    assert [(v.path, v.rule) for v in spec.validate(ours.memory.store).violations] == [("/memories/archive", "dir-index")]
+    assert [(v.path, v.rule) for v in spec.validate(ours.memory.store).violations] == [
+        ("/memories/archive", "dir-index")
+    ]
     # Our side kept history: every write was a journaled, metered harness call.
     assert ours.harness.meter.calls == len(SESSION)
 
@@ -108,7 +145,9 @@ def test_out_of_range_lines_are_refused_in_claudes_numbering(tmp_path: Path) -> 
     ours = MemdirMemoryTool(tmp_path / "m")
     run(ours, [{"command": "create", "path": "/memories/a.md", "file_text": "one\ntwo\n"}])
     before = (tmp_path / "m" / "a.md").read_bytes()
-    err, text = run(ours, [{"command": "insert", "path": "/memories/a.md", "insert_line": 3, "insert_text": "x"}])[0]
+    err, text = run(
+        ours, [{"command": "insert", "path": "/memories/a.md", "insert_line": 3, "insert_text": "x"}]
+    )[0]
     assert err and "has 2 lines, use 0-2" in text
     err, text = run(ours, [{"command": "view", "path": "/memories/a.md", "view_range": [2, 5]}])[0]
     assert err and "[1, 2]" in text
@@ -118,9 +157,13 @@ def test_out_of_range_lines_are_refused_in_claudes_numbering(tmp_path: Path) -> 
 def test_guards_reach_the_adapter(tmp_path: Path) -> None:
     mem = Memory(tmp_path / "m", guards=Guards(core_budget=400))
     tool = mem.anthropic_memory_tool()
-    err, text = run(tool, [{"command": "create", "path": "/memories/diary.md", "file_text": "word " * 600}])[0]
+    err, text = run(tool, [{"command": "create", "path": "/memories/diary.md", "file_text": "word " * 600}])[
+        0
+    ]
     assert err and "subfolder" in text and not (tmp_path / "m" / "diary.md").exists()
-    err, _ = run(tool, [{"command": "create", "path": "/memories/life/diary.md", "file_text": "word " * 600}])[0]
+    err, _ = run(
+        tool, [{"command": "create", "path": "/memories/life/diary.md", "file_text": "word " * 600}]
+    )[0]
     assert not err
 
 
@@ -141,7 +184,12 @@ def _message(n: int, content: list[dict[str, Any]], stop: str) -> dict[str, Any]
         "content": content,
         "stop_reason": stop,
         "stop_sequence": None,
-        "usage": {"input_tokens": 1200 + n, "output_tokens": 40, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+        "usage": {
+            "input_tokens": 1200 + n,
+            "output_tokens": 40,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        },
     }
 
 
@@ -150,16 +198,32 @@ def _use(i: int, **inp: Any) -> dict[str, Any]:
 
 
 RECORDED = [
-    _message(1, [{"type": "text", "text": "Let me check my memory first."}, _use(1, command="view", path="/memories")], "tool_use"),
+    _message(
+        1,
+        [
+            {"type": "text", "text": "Let me check my memory first."},
+            _use(1, command="view", path="/memories"),
+        ],
+        "tool_use",
+    ),
     _message(
         2,
         [
-            _use(2, command="create", path="/memories/user-prefs.md", file_text="# Preferences\n- drinks oat milk [S1T2]\n"),
+            _use(
+                2,
+                command="create",
+                path="/memories/user-prefs.md",
+                file_text="# Preferences\n- drinks oat milk [S1T2]\n",
+            ),
             _use(3, command="create", path="/memoriesX/leak.md", file_text="outside"),
         ],
         "tool_use",
     ),
-    _message(3, [_use(4, command="str_replace", path="/memories/user-prefs.md", old_str="oat", new_str="soy")], "tool_use"),
+    _message(
+        3,
+        [_use(4, command="str_replace", path="/memories/user-prefs.md", old_str="oat", new_str="soy")],
+        "tool_use",
+    ),
     _message(4, [{"type": "text", "text": "Noted: you drink soy milk."}], "end_turn"),
 ]
 
@@ -190,7 +254,12 @@ def test_sdk_tool_runner_drives_our_store(tmp_path: Path) -> None:
     by_id = {r["tool_use_id"]: r for r in results}
     assert "MEMORY.md" in str(by_id["toolu_01Mem0001"]["content"])
     assert not by_id["toolu_01Mem0002"].get("is_error")
-    assert by_id["toolu_01Mem0003"]["is_error"] is True and "outside memory" in str(by_id["toolu_01Mem0003"]["content"])
+    assert by_id["toolu_01Mem0003"]["is_error"] is True and "outside memory" in str(
+        by_id["toolu_01Mem0003"]["content"]
+    )
     text = (tmp_path / "m" / "user-prefs.md").read_text()
-    assert text == "---\nname: user-prefs\ndescription: Preferences\n---\n# Preferences\n- drinks soy milk [S1T2]\n"
+    assert (
+        text
+        == "---\nname: user-prefs\ndescription: Preferences\n---\n# Preferences\n- drinks soy milk [S1T2]\n"
+    )
     assert not (tmp_path / "m" / "X").exists() and not (tmp_path / "memoriesX").exists()

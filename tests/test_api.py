@@ -19,7 +19,7 @@ def fm(name: str, desc: str, body: str = "") -> str:
 
 
 def test_memory_creates_a_valid_store(tmp_path: Path) -> None:
-    mem = Memory(tmp_path / "new")
+    Memory(tmp_path / "new")
     assert (tmp_path / "new" / "MEMORY.md").exists()
     assert memdir.Memory is Memory
     with pytest.raises(NotFoundError):
@@ -57,7 +57,10 @@ def test_call_takes_dicts_and_json_strings(tmp_path: Path) -> None:
 def test_context_is_the_core_memory_block(tmp_path: Path) -> None:
     mem = Memory(tmp_path / "m")
     mem.call("create", {"path": "/memories/user.md", "file_text": fm("user", "the user", "Name: Ada\n")})
-    mem.call("create", {"path": "/memories/work/MEMORY.md", "file_text": "---\ndescription: jobs and projects\n---\n"})
+    mem.call(
+        "create",
+        {"path": "/memories/work/MEMORY.md", "file_text": "---\ndescription: jobs and projects\n---\n"},
+    )
     mem.call("create", {"path": "/memories/work/deep.md", "file_text": fm("deep", "d", "SECRETDETAIL\n")})
     block = mem.context(budget=1000)
     assert "Name: Ada" in block and '<memory_directory path="/memories/work">' in block
@@ -71,4 +74,7 @@ async def test_mcp_server_over_the_same_store(tmp_path: Path) -> None:
         assert not r.is_error
         r = await c.call_tool("create", {"path": "/memories/b.md", "file_text": fm("b", "b")})
         assert r.is_error and "fanout cap is 2" in r.content[0].text  # type: ignore[union-attr]
-    assert sorted(p.name for p in (tmp_path / "m").iterdir() if not p.name.startswith(".")) == ["MEMORY.md", "a.md"]
+    assert sorted(p.name for p in (tmp_path / "m").iterdir() if not p.name.startswith(".")) == [
+        "MEMORY.md",
+        "a.md",
+    ]

@@ -11,9 +11,9 @@ from typing import Any
 
 import anthropic
 import openai
-from serve_helpers import run_llm
 
 from memdir import Memory
+from serve_helpers import run_llm
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 ALICE = "---\nname: alice\ndescription: Alice, the user: where she lives and what she eats\n---\n"
@@ -41,7 +41,14 @@ def _chat(n: int, content: str | None, calls: list[tuple[str, dict[str, Any]]]) 
         "object": "chat.completion",
         "created": 1764500000 + n,
         "model": "gpt-5-mini-2025-08-07",
-        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop", "logprobs": None}],
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if calls else "stop",
+                "logprobs": None,
+            }
+        ],
         "usage": {"prompt_tokens": 900 + n, "completion_tokens": 30, "total_tokens": 930 + n},
         "service_tier": "default",
         "system_fingerprint": None,
@@ -56,7 +63,13 @@ def test_openai_agent(tmp_path: Path) -> None:
             2,
             None,
             [
-                ("create", {"path": "/memories/people/alice.md", "file_text": ALICE + "- alice | home: Lisbon (since 2026-05-01) [S1T1]\n"}),
+                (
+                    "create",
+                    {
+                        "path": "/memories/people/alice.md",
+                        "file_text": ALICE + "- alice | home: Lisbon (since 2026-05-01) [S1T1]\n",
+                    },
+                ),
                 ("create", {"path": "/memories/bad.txt", "file_text": "x"}),
             ],
         ),
@@ -70,7 +83,15 @@ def test_openai_agent(tmp_path: Path) -> None:
     assert not (tmp_path / "m" / "bad.txt").exists()
     first = llm.requests[0]
     assert first["messages"][0]["role"] == "system" and "<core_memory>" in first["messages"][0]["content"]
-    assert {t["function"]["name"] for t in first["tools"]} == {"view", "create", "str_replace", "insert", "delete", "rename", "grep"}
+    assert {t["function"]["name"] for t in first["tools"]} == {
+        "view",
+        "create",
+        "str_replace",
+        "insert",
+        "delete",
+        "rename",
+        "grep",
+    }
     tool_msgs = {m["tool_call_id"]: m["content"] for m in llm.requests[2]["messages"] if m["role"] == "tool"}
     assert tool_msgs["call_2_0"].startswith("Created /memories/people/alice.md")
     assert tool_msgs["call_2_1"].startswith("Error:") and ".md" in tool_msgs["call_2_1"]
@@ -85,21 +106,55 @@ def _msg(n: int, content: list[dict[str, Any]], stop: str) -> dict[str, Any]:
         "content": content,
         "stop_reason": stop,
         "stop_sequence": None,
-        "usage": {"input_tokens": 1500 + n, "output_tokens": 50, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+        "usage": {
+            "input_tokens": 1500 + n,
+            "output_tokens": 50,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        },
     }
 
 
 def test_anthropic_agent(tmp_path: Path) -> None:
     mem = Memory(tmp_path / "m")
-    mem.call("create", {"path": "/memories/people/alice.md", "file_text": ALICE + "- alice | diet: vegetarian (since 2024-01-02) [S1T4]\n"})
-    recorded = [
-        _msg(1, [{"type": "text", "text": "Checking."},
-                 {"type": "tool_use", "id": "toolu_01A", "name": "view", "input": {"path": "/memories/people/alice.md"}}], "tool_use"),
-        _msg(2, [{"type": "tool_use", "id": "toolu_01B", "name": "str_replace", "input": {
+    mem.call(
+        "create",
+        {
             "path": "/memories/people/alice.md",
-            "old_str": "- alice | diet: vegetarian (since 2024-01-02) [S1T4]",
-            "new_str": "- alice | diet: vegan (since 2026-05-02) [S2T1]\n- ~~alice | diet: vegetarian~~ (2024-01-02 until 2026-05-02) [S1T4]",
-        }}], "tool_use"),
+            "file_text": ALICE + "- alice | diet: vegetarian (since 2024-01-02) [S1T4]\n",
+        },
+    )
+    recorded = [
+        _msg(
+            1,
+            [
+                {"type": "text", "text": "Checking."},
+                {
+                    "type": "tool_use",
+                    "id": "toolu_01A",
+                    "name": "view",
+                    "input": {"path": "/memories/people/alice.md"},
+                },
+            ],
+            "tool_use",
+        ),
+        _msg(
+            2,
+            [
+                {
+                    "type": "tool_use",
+                    "id": "toolu_01B",
+                    "name": "str_replace",
+                    "input": {
+                        "path": "/memories/people/alice.md",
+                        "old_str": "- alice | diet: vegetarian (since 2024-01-02) [S1T4]",
+                        "new_str": "- alice | diet: vegan (since 2026-05-02) [S2T1]\n"
+                        "- ~~alice | diet: vegetarian~~ (2024-01-02 until 2026-05-02) [S1T4]",
+                    },
+                }
+            ],
+            "tool_use",
+        ),
         _msg(3, [{"type": "text", "text": "Updated: you are vegan now."}], "end_turn"),
     ]
     with run_llm(recorded, "/v1/messages") as (url, llm):

@@ -15,7 +15,6 @@ import pytest
 from click.testing import CliRunner
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from serve_helpers import run_asgi
 
 from memdir.cli.main import cli
 from memdir.errors import MemdirError
@@ -23,6 +22,7 @@ from memdir.mcp import tenants
 from memdir.mcp.tenant_app import tenants_app
 from memdir.store import spec
 from memdir.store.store import Store
+from serve_helpers import run_asgi
 
 
 def _fm(name: str, description: str, body: str) -> str:
@@ -49,7 +49,10 @@ def _make_store(root: Path, secret: str) -> None:
     spec.init(store)
     with store.step("seed"):
         store.create("/memories/people/MEMORY.md", "# People\n")
-        store.create("/memories/people/owner.md", _fm("owner", f"who owns {secret}", f"- owner | code: {secret} [S1T1]\n"))
+        store.create(
+            "/memories/people/owner.md",
+            _fm("owner", f"who owns {secret}", f"- owner | code: {secret} [S1T1]\n"),
+        )
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +63,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     _make_store(root_b, "BRAVOSECRET")
     tf = base / "tenants.json"
     # One token through the CLI (printed once, on stdout), two through the library.
-    out = CliRunner().invoke(cli, ["token", "add", "--tenants", str(tf), "--root", str(root_a), "--profile", "manage"])
+    out = CliRunner().invoke(
+        cli, ["token", "add", "--tenants", str(tf), "--root", str(root_a), "--profile", "manage"]
+    )
     assert out.exit_code == 0, out.output
     a_manage = out.stdout.strip()
     a_search = tenants.add_token(tf, str(root_a), "search", label="read-only")
@@ -87,7 +92,11 @@ def test_tokens_stored_hashed_and_file_private(world: World) -> None:
         assert tok not in text
         assert tenants.hash_token(tok) in text
     entries = json.loads(text)
-    assert {(e["tenant"], e["profile"]) for e in entries} == {("acme", "manage"), ("acme", "search"), ("globex", "manage")}
+    assert {(e["tenant"], e["profile"]) for e in entries} == {
+        ("acme", "manage"),
+        ("acme", "search"),
+        ("globex", "manage"),
+    }
     assert world.tenants_file.stat().st_mode & 0o077 == 0
 
 
@@ -103,7 +112,11 @@ async def test_view_and_grep_stay_in_tenant(world: World, mode: str) -> None:
         err, hits = await call(b, "grep", {"pattern": "SECRET", "path": "/memories"})
         assert not err and "BRAVOSECRET" in hits and "ALPHASECRET" not in hits
         # Every spelling that tries to leave the root is refused, not resolved.
-        for path in ("/memories/../globex/people/owner.md", "/memories/%2e%2e/globex", str(world.root_b / "people")):
+        for path in (
+            "/memories/../globex/people/owner.md",
+            "/memories/%2e%2e/globex",
+            str(world.root_b / "people"),
+        ):
             err, text = await call(a, "view", {"path": path})
             assert err and "BRAVOSECRET" not in text
 
@@ -111,13 +124,19 @@ async def test_view_and_grep_stay_in_tenant(world: World, mode: str) -> None:
 async def test_rename_targets_stay_in_tenant(world: World) -> None:
     before_b = _snap(world.root_b)
     async with client(world, world.a_manage) as a:
-        err, _ = await call(a, "create", {"path": "/memories/notes/move-me.md", "file_text": _fm("move-me", "m", "x\n")})
+        err, _ = await call(
+            a, "create", {"path": "/memories/notes/move-me.md", "file_text": _fm("move-me", "m", "x\n")}
+        )
         assert not err
         # A destination that exists in tenant B's store is free in A's: the move lands in A.
-        err, text = await call(a, "rename", {"old_path": "/memories/notes/move-me.md", "new_path": "/memories/people/owner2.md"})
+        err, text = await call(
+            a, "rename", {"old_path": "/memories/notes/move-me.md", "new_path": "/memories/people/owner2.md"}
+        )
         assert not err, text
         for target in ("/memories/../globex/stolen.md", "/memories/people/../../globex/x.md", "/globex/x.md"):
-            err, text = await call(a, "rename", {"old_path": "/memories/people/owner2.md", "new_path": target})
+            err, text = await call(
+                a, "rename", {"old_path": "/memories/people/owner2.md", "new_path": target}
+            )
             assert err, target
     assert (world.root_a / "people" / "owner2.md").exists()
     assert _snap(world.root_b) == before_b
@@ -130,7 +149,10 @@ async def test_read_only_token_cannot_write(world: World) -> None:
         assert names == {"view", "grep", "toc", "section_read"}
         for name, args in [
             ("create", {"path": "/memories/x.md", "file_text": _fm("x", "x", "")}),
-            ("str_replace", {"path": "/memories/people/owner.md", "old_str": "ALPHASECRET", "new_str": "gone"}),
+            (
+                "str_replace",
+                {"path": "/memories/people/owner.md", "old_str": "ALPHASECRET", "new_str": "gone"},
+            ),
             ("delete", {"path": "/memories/people"}),
             ("rename", {"old_path": "/memories/people", "new_path": "/memories/p2"}),
         ]:
@@ -141,7 +163,9 @@ async def test_read_only_token_cannot_write(world: World) -> None:
     assert _snap(world.root_a) == before
 
 
-@pytest.mark.skipif(importlib.util.find_spec("memdir.tools.search") is None, reason="memdir.tools.search not built here")
+@pytest.mark.skipif(
+    importlib.util.find_spec("memdir.tools.search") is None, reason="memdir.tools.search not built here"
+)
 async def test_bm25_search_stays_in_tenant(world: World, tmp_path: Path) -> None:
     tf = tmp_path / "t.json"
     ta = tenants.add_token(tf, str(world.root_a), "search-bm25")
@@ -157,9 +181,15 @@ async def test_bm25_search_stays_in_tenant(world: World, tmp_path: Path) -> None
 
 def test_missing_or_bad_token_gets_401(world: World) -> None:
     init = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
-    for headers in ({}, {"Authorization": "Bearer nope"}, {"Authorization": f"Basic {world.a_manage}"},
-                    {"Authorization": f"Bearer {world.a_manage}x"}):
-        r = httpx2.post(world.url, json=init, headers={"Accept": "application/json, text/event-stream", **headers})
+    for headers in (
+        {},
+        {"Authorization": "Bearer nope"},
+        {"Authorization": f"Basic {world.a_manage}"},
+        {"Authorization": f"Bearer {world.a_manage}x"},
+    ):
+        r = httpx2.post(
+            world.url, json=init, headers={"Accept": "application/json, text/event-stream", **headers}
+        )
         assert r.status_code == 401
         assert r.headers["www-authenticate"].startswith("Bearer ")
         assert "SECRET" not in r.text
@@ -172,15 +202,32 @@ def test_session_id_does_not_cross_tokens(world: World) -> None:
         "jsonrpc": "2.0",
         "id": 1,
         "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
     }
     r = httpx2.post(world.url, json=init, headers={**hdr, "Authorization": f"Bearer {world.a_manage}"})
     assert r.status_code == 200
     sid = r.headers["mcp-session-id"]
-    call_a = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-              "params": {"name": "view", "arguments": {"path": "/memories/people/owner.md"}}}
+    call_a = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "view", "arguments": {"path": "/memories/people/owner.md"}},
+    }
     for token in (world.b_manage, world.a_search):
-        r = httpx2.post(world.url, json=call_a, headers={**hdr, "Authorization": f"Bearer {token}", "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18"})
+        r = httpx2.post(
+            world.url,
+            json=call_a,
+            headers={
+                **hdr,
+                "Authorization": f"Bearer {token}",
+                "mcp-session-id": sid,
+                "mcp-protocol-version": "2025-06-18",
+            },
+        )
         assert r.status_code in (400, 404), r.text
         assert "ALPHASECRET" not in r.text
 

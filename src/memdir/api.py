@@ -82,7 +82,11 @@ class Memory:
             except json.JSONDecodeError as exc:
                 from memdir.tools.base import Meter
 
-                return ToolResult(f"Error: the arguments are not valid JSON ({exc}); send a JSON object", True, Meter(calls=1))
+                return ToolResult(
+                    f"Error: the arguments are not valid JSON ({exc}); send a JSON object",
+                    True,
+                    Meter(calls=1),
+                )
         reorganize = bool(meta.pop("reorganize", False))
         return self.harness(profile, reorganize=reorganize).call(name, args, **meta)
 

@@ -19,8 +19,16 @@ from memdir.tools.profiles import PROFILES, profile_specs
     default=None,
     help="Tenants file (from 'memdir token add'): serve every tenant over HTTP, chosen by bearer token.",
 )
-@click.option("--profile", default="manage", show_default=True, type=click.Choice(list(PROFILES)), help="Tool set to expose (with --root).")
-@click.option("--http", "port", type=int, default=None, help="Serve streamable HTTP on this port (default: stdio).")
+@click.option(
+    "--profile",
+    default="manage",
+    show_default=True,
+    type=click.Choice(list(PROFILES)),
+    help="Tool set to expose (with --root).",
+)
+@click.option(
+    "--http", "port", type=int, default=None, help="Serve streamable HTTP on this port (default: stdio)."
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind with --http.")
 def serve_cmd(root: str | None, tenants_file: str | None, profile: str, port: int | None, host: str) -> None:
     """Run an MCP server over ROOT with PROFILE's tools (stdio, or HTTP at /mcp), or serve every

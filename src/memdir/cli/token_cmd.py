@@ -13,10 +13,29 @@ def token_group() -> None:
 
 
 @token_group.command("add")
-@click.option("--tenants", "tenants_file", required=True, type=click.Path(dir_okay=False), help="Tenants file (created if missing).")
-@click.option("--root", required=True, type=click.Path(exists=True, file_okay=False), help="The tenant's memory root.")
-@click.option("--profile", default="manage", show_default=True, type=click.Choice(list(PROFILES)), help="Tool set this token may use.")
-@click.option("--name", "tenant", default=None, help="Tenant name (default: the name already bound to ROOT, else its folder name).")
+@click.option(
+    "--tenants",
+    "tenants_file",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Tenants file (created if missing).",
+)
+@click.option(
+    "--root", required=True, type=click.Path(exists=True, file_okay=False), help="The tenant's memory root."
+)
+@click.option(
+    "--profile",
+    default="manage",
+    show_default=True,
+    type=click.Choice(list(PROFILES)),
+    help="Tool set this token may use.",
+)
+@click.option(
+    "--name",
+    "tenant",
+    default=None,
+    help="Tenant name (default: the name already bound to ROOT, else its folder name).",
+)
 @click.option("--label", default="", help="A note to tell tokens apart later (e.g. who holds it).")
 def add_cmd(tenants_file: str, root: str, profile: str, tenant: str | None, label: str) -> None:
     """Add a token and print it once; only its SHA-256 is stored."""
@@ -25,7 +44,9 @@ def add_cmd(tenants_file: str, root: str, profile: str, tenant: str | None, labe
     token = tenants.add_token(tenants_file, root, profile, tenant, label)
     entry = tenants.load(tenants_file).lookup(token)
     assert entry is not None
-    click.echo(f"memdir: token for tenant {entry.tenant!r} ({profile}) over {entry.real_root}; shown once:", err=True)
+    click.echo(
+        f"memdir: token for tenant {entry.tenant!r} ({profile}) over {entry.real_root}; shown once:", err=True
+    )
     click.echo(token)
 
 

@@ -81,7 +81,9 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
         super().__init__(cache_control=cache_control)
         self.memory = memory if isinstance(memory, Memory) else Memory(memory)
         self.lenient = lenient
-        self.harness = Harness(self.memory.store, "manage", **{**self.memory.meta, "role": "anthropic-memory", **meta})
+        self.harness = Harness(
+            self.memory.store, "manage", **{**self.memory.meta, "role": "anthropic-memory", **meta}
+        )
 
     # -- plumbing ------------------------------------------------------------------------
     def _run(self, name: str, args: dict[str, Any]) -> str:
@@ -99,7 +101,8 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
             return
         if not mp.name.endswith(".md") or not KEBAB.match(mp.stem):
             raise AnthropicToolError(
-                f"Error: memory files are markdown with kebab-case names; use {_suggest(mp.text)} instead of {mp.text}"
+                "Error: memory files are markdown with kebab-case names; "
+                f"use {_suggest(mp.text)} instead of {mp.text}"
             )
 
     def _fm_lines(self, path: str) -> int:
@@ -113,12 +116,19 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
     def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
         path = command.path
         try:
-            is_file = not parse_memory_path(path).is_root and self.memory.store.exists(path) and not self.memory.store.is_dir(path)
+            is_file = (
+                not parse_memory_path(path).is_root
+                and self.memory.store.exists(path)
+                and not self.memory.store.is_dir(path)
+            )
         except ToolError:
             is_file = False
         if not is_file:
             if command.view_range:
-                return self._run("view", {"path": path, "start_line": command.view_range[0], "end_line": command.view_range[-1]})
+                return self._run(
+                    "view",
+                    {"path": path, "start_line": command.view_range[0], "end_line": command.view_range[-1]},
+                )
             return self._run("view", {"path": path})
         text = self.memory.store.read_text(path)
         fm = frontmatter.split(text)[1]
@@ -126,7 +136,9 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
         args: dict[str, Any] = {"path": path}
         if command.view_range:
             if len(command.view_range) != 2:
-                raise AnthropicToolError("Error: view_range is [start_line, end_line], e.g. [1, 20] or [5, -1]")
+                raise AnthropicToolError(
+                    "Error: view_range is [start_line, end_line], e.g. [1, 20] or [5, -1]"
+                )
             first, last = command.view_range
             if first < 1 or first > max(total, 1) or (last != -1 and not first <= last <= total):
                 raise AnthropicToolError(
@@ -147,13 +159,19 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
         if self.lenient and name != MEMORY_INDEX and not text.startswith("---"):
             text = synthesize_frontmatter(command.path, text)
         self._run("create", {"path": command.path, "file_text": text})
-        return f"Created {command.path}" + (" (frontmatter added: name and description)" if text != command.file_text else "")
+        return f"Created {command.path}" + (
+            " (frontmatter added: name and description)" if text != command.file_text else ""
+        )
 
     def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
-        out = self._run("str_replace", {"path": command.path, "old_str": command.old_str, "new_str": command.new_str})
+        out = self._run(
+            "str_replace", {"path": command.path, "old_str": command.old_str, "new_str": command.new_str}
+        )
         head, _, snippet = out.partition("\n")
         where = "in the frontmatter" if "(frontmatter," in head else ""
-        return f"Edited {command.path}{' ' + where if where else ''}:\n" + _renumber(snippet, self._fm_lines(command.path))
+        return f"Edited {command.path}{' ' + where if where else ''}:\n" + _renumber(
+            snippet, self._fm_lines(command.path)
+        )
 
     def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
         fm = self._fm_lines(command.path)
@@ -167,7 +185,9 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
                 f"Error: insert_line {line} is out of range; {command.path} has {total} lines, use 0-{total} "
                 "(0 = the top, before line 1)"
             )
-        out = self._run("insert", {"path": command.path, "insert_line": line + fm, "insert_text": command.insert_text})
+        out = self._run(
+            "insert", {"path": command.path, "insert_line": line + fm, "insert_text": command.insert_text}
+        )
         return f"Inserted after line {line} of {command.path}:\n" + _renumber(out.partition("\n")[2], fm)
 
     def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:

@@ -39,7 +39,8 @@ def _security(host: str) -> TransportSecuritySettings | None:
 
 
 def bearer(scope: Scope) -> str | None:
-    for key, value in scope.get("headers", []):
+    headers: list[tuple[bytes, bytes]] = scope.get("headers", [])
+    for key, value in headers:
         if key == b"authorization":
             scheme, _, token = value.decode("latin-1").partition(" ")
             if scheme.lower() == "bearer" and token.strip():
@@ -57,7 +58,10 @@ async def _unauthorized(send: Send, reason: str) -> None:
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
-                (b"www-authenticate", f'Bearer realm="memdir", error="invalid_token", error_description="{reason}"'.encode()),
+                (
+                    b"www-authenticate",
+                    f'Bearer realm="memdir", error="invalid_token", error_description="{reason}"'.encode(),
+                ),
             ],
         }
     )
@@ -79,7 +83,9 @@ class TenantDispatch:
             harness = Harness(store, entry.profile, role="mcp", tenant=entry.tenant)
             server = build_server(harness, name=f"memdir:{entry.tenant}")
             self.harnesses[entry.token_sha256] = harness
-            self.managers[entry.token_sha256] = StreamableHTTPSessionManager(app=server, security_settings=_security(host))
+            self.managers[entry.token_sha256] = StreamableHTTPSessionManager(
+                app=server, security_settings=_security(host)
+            )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         token = bearer(scope)

@@ -74,7 +74,9 @@ def check(tokens: list[TenantToken]) -> None:
     roots: dict[str, str] = {}  # tenant -> real root
     for t in tokens:
         if t.profile not in PROFILES:
-            raise MemdirError(f"tenant {t.tenant!r}: unknown profile {t.profile!r}; use one of {', '.join(PROFILES)}")
+            raise MemdirError(
+                f"tenant {t.tenant!r}: unknown profile {t.profile!r}; use one of {', '.join(PROFILES)}"
+            )
         if len(t.token_sha256) != 64 or any(c not in "0123456789abcdef" for c in t.token_sha256):
             raise MemdirError(f"tenant {t.tenant!r}: token_sha256 must be 64 lowercase hex digits")
         root = t.real_root
@@ -103,7 +105,9 @@ def load(path: str | os.PathLike[str]) -> Tenants:
         return Tenants([])
     text = p.read_text(encoding="utf-8")
     try:
-        data: Any = json.loads(text) if p.suffix == ".json" or text.lstrip().startswith("[") else yaml.safe_load(text)
+        data: Any = (
+            json.loads(text) if p.suffix == ".json" or text.lstrip().startswith("[") else yaml.safe_load(text)
+        )
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise MemdirError(f"{p}: not a valid tenants file ({exc}); it must be a JSON or YAML list") from None
     if data is None:
@@ -151,7 +155,9 @@ def _free_name(base: str, taken: set[str]) -> str:
     return name
 
 
-def add_token(path: str | os.PathLike[str], root: str, profile: str, tenant: str | None = None, label: str = "") -> str:
+def add_token(
+    path: str | os.PathLike[str], root: str, profile: str, tenant: str | None = None, label: str = ""
+) -> str:
     """Add a token for `root` under `profile`; returns the token (the only time it exists in clear)."""
     if not Path(root).is_dir():
         raise MemdirError(f"memory root {root!r} does not exist; run 'memdir init {root}' first")

@@ -116,8 +116,8 @@ class GuardedStore(Store):
             raise GuardError(
                 f"refused: core memory (the .md files directly in /memories, always loaded) would be "
                 f"{after_total:,} tokens, over this store's budget of {budget:,}. Nothing was written. Keep "
-                f"{mp.text} short: move the detail into a file in a subfolder (e.g. /memories/<topic>/...) and "
-                "leave a one-line pointer here ('see /memories/<topic>/<file>.md')"
+                f"{mp.text} short: move the detail into a file in a subfolder (e.g. /memories/<topic>/...) "
+                "and leave a one-line pointer here ('see /memories/<topic>/<file>.md')"
             )
 
     def _check_fanout(self, target: MemoryPath, moving_from: MemoryPath | None) -> None:
@@ -135,9 +135,9 @@ class GuardedStore(Store):
                 if count + 1 > cap:
                     raise GuardError(
                         f"refused: {cur.text} already holds {count} entries and the fanout cap is {cap}; "
-                        f"adding {nxt.text} would exceed it. Nothing was written. Group related entries into "
-                        f"a subfolder of {cur.text} (with its own MEMORY.md), or add this to an existing file "
-                        "or index instead of a new one"
+                        f"adding {nxt.text} would exceed it. Nothing was written. Group related entries "
+                        f"into a subfolder of {cur.text} (with its own MEMORY.md), or add this to an "
+                        "existing file or index instead of a new one"
                     )
                 return
             cur = nxt
