@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -253,3 +258,46 @@ def test_serve_cli_needs_one_source(tmp_path: Path) -> None:
     tenants.add_token(tf, str(tmp_path), "manage")
     r = CliRunner().invoke(cli, ["serve", "--tenants", str(tf)])
     assert r.exit_code != 0 and "--http" in r.output
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_serve_cli_process_with_guards(world: World, tmp_path: Path) -> None:
+    """`memdir serve --tenants` as a real process: tokens route, guards refuse, a reorganize token keeps facts."""
+    tf = tmp_path / "t.json"
+    manage = tenants.add_token(tf, str(world.root_b), "manage")
+    reorg = tenants.add_token(tf, str(world.root_b), "manage", reorganize=True)
+    port = _free_port()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    cmd = [sys.executable, "-m", "memdir", "serve", "--tenants", str(tf), "--http", str(port)]
+    proc = subprocess.Popen([*cmd, "--fanout-cap", "3", "--preserve-facts"], env=env, stderr=subprocess.PIPE)
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                if httpx2.post(url, json={}).status_code == 401:
+                    break
+            except httpx2.TransportError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, "server did not come up"
+            time.sleep(0.1)
+        w = World(url, world.root_a, world.root_b, manage, manage, reorg, tf)
+        async with client(w, manage) as m, client(w, reorg) as r:
+            err, text = await call(m, "view", {"path": "/memories/people/owner.md"})
+            assert not err and "BRAVOSECRET" in text
+            await call(m, "create", {"path": "/memories/people/x.md", "file_text": _fm("x", "x", "")})
+            err, text = await call(m, "create", {"path": "/memories/people/y.md", "file_text": _fm("y", "y", "")})
+            assert err and "fanout cap is 3" in text
+            err, text = await call(r, "delete", {"path": "/memories/people/owner.md"})
+            assert err and "BRAVOSECRET [S1T1]" in text
+            err, text = await call(m, "delete", {"path": "/memories/people/x.md"})
+            assert not err
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert (world.root_b / "people" / "owner.md").exists()

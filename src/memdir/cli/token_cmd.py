@@ -37,11 +37,16 @@ def token_group() -> None:
     help="Tenant name (default: the name already bound to ROOT, else its folder name).",
 )
 @click.option("--label", default="", help="A note to tell tokens apart later (e.g. who holds it).")
-def add_cmd(tenants_file: str, root: str, profile: str, tenant: str | None, label: str) -> None:
+@click.option(
+    "--reorganize", is_flag=True, help="This token's writes are a reorganization session (--preserve-facts)."
+)
+def add_cmd(
+    tenants_file: str, root: str, profile: str, tenant: str | None, label: str, reorganize: bool
+) -> None:
     """Add a token and print it once; only its SHA-256 is stored."""
     from memdir.mcp import tenants
 
-    token = tenants.add_token(tenants_file, root, profile, tenant, label)
+    token = tenants.add_token(tenants_file, root, profile, tenant, label, reorganize)
     entry = tenants.load(tenants_file).lookup(token)
     assert entry is not None
     click.echo(

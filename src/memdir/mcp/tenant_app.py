@@ -21,7 +21,7 @@ from starlette.types import Receive, Scope, Send
 
 from memdir.mcp.server import build_server
 from memdir.mcp.tenants import Tenants
-from memdir.store.store import Store
+from memdir.tools.guards import GuardedStore, Guards
 from memdir.tools.profiles import Harness
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -71,16 +71,19 @@ async def _unauthorized(send: Send, reason: str) -> None:
 class TenantDispatch:
     """ASGI endpoint: authenticate, then hand the request to that token's own session manager."""
 
-    def __init__(self, tenants: Tenants, host: str = "127.0.0.1") -> None:
+    def __init__(self, tenants: Tenants, host: str = "127.0.0.1", guards: Guards | None = None) -> None:
         self.tenants = tenants
-        stores: dict[str, Store] = {}  # one Store per root, so its writer lock and observers are shared
+        stores: dict[
+            str, GuardedStore
+        ] = {}  # one Store per root, so its writer lock and observers are shared
         self.managers: dict[str, StreamableHTTPSessionManager] = {}
         self.harnesses: dict[str, Harness] = {}
         for entry in tenants.tokens:
             store = stores.get(entry.real_root)
             if store is None:
-                store = stores[entry.real_root] = Store(entry.real_root)
-            harness = Harness(store, entry.profile, role="mcp", tenant=entry.tenant)
+                store = stores[entry.real_root] = GuardedStore(entry.real_root, guards or Guards())
+            meta = {"role": "mcp", "tenant": entry.tenant, "reorganize": True if entry.reorganize else None}
+            harness = Harness(store, entry.profile, **meta)
             server = build_server(harness, name=f"memdir:{entry.tenant}")
             self.harnesses[entry.token_sha256] = harness
             self.managers[entry.token_sha256] = StreamableHTTPSessionManager(
@@ -106,9 +109,11 @@ class TenantDispatch:
             yield
 
 
-def tenants_app(tenants: Tenants, host: str = "127.0.0.1", path: str = "/mcp") -> Starlette:
+def tenants_app(
+    tenants: Tenants, host: str = "127.0.0.1", path: str = "/mcp", guards: Guards | None = None
+) -> Starlette:
     """A Starlette app serving every tenant at `path`; each manager runs for the app's lifetime."""
-    dispatch = TenantDispatch(tenants, host)
+    dispatch = TenantDispatch(tenants, host, guards)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -120,7 +125,10 @@ def tenants_app(tenants: Tenants, host: str = "127.0.0.1", path: str = "/mcp") -
     return app
 
 
-def serve_tenants(tenants: Tenants, port: int, host: str = "127.0.0.1", **uvicorn_kw: Any) -> None:
+def serve_tenants(
+    tenants: Tenants, port: int, host: str = "127.0.0.1", guards: Guards | None = None, **uvicorn_kw: Any
+) -> None:
     import uvicorn
 
-    uvicorn.run(tenants_app(tenants, host), host=host, port=port, log_level="warning", **uvicorn_kw)
+    app = tenants_app(tenants, host, guards=guards)
+    uvicorn.run(app, host=host, port=port, log_level="warning", **uvicorn_kw)

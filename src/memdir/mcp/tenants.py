@@ -38,6 +38,7 @@ class TenantToken:
     root: str
     profile: str
     label: str = ""
+    reorganize: bool = False  # this token's writes are a reorganization session (preservation guard)
 
     @property
     def real_root(self) -> str:
@@ -133,6 +134,7 @@ def load(path: str | os.PathLike[str]) -> Tenants:
                 str(root),
                 str(item["profile"]),
                 str(item.get("label", "")),
+                bool(item.get("reorganize", False)),
             )
         )
     return Tenants(tokens)
@@ -156,7 +158,12 @@ def _free_name(base: str, taken: set[str]) -> str:
 
 
 def add_token(
-    path: str | os.PathLike[str], root: str, profile: str, tenant: str | None = None, label: str = ""
+    path: str | os.PathLike[str],
+    root: str,
+    profile: str,
+    tenant: str | None = None,
+    label: str = "",
+    reorganize: bool = False,
 ) -> str:
     """Add a token for `root` under `profile`; returns the token (the only time it exists in clear)."""
     if not Path(root).is_dir():
@@ -168,6 +175,6 @@ def add_token(
         same = [t.tenant for t in tenants.tokens if t.real_root == real]
         name = same[0] if same else _free_name(Path(real).name, {t.tenant for t in tenants.tokens})
     token = new_token()
-    entry = TenantToken(hash_token(token), name, real, profile, label)
+    entry = TenantToken(hash_token(token), name, real, profile, label, reorganize)
     save(path, Tenants([*tenants.tokens, entry]))
     return token
