@@ -263,3 +263,19 @@ def test_sdk_tool_runner_drives_our_store(tmp_path: Path) -> None:
         == "---\nname: user-prefs\ndescription: Preferences\n---\n# Preferences\n- drinks soy milk [S1T2]\n"
     )
     assert not (tmp_path / "m" / "X").exists() and not (tmp_path / "memoriesX").exists()
+
+
+async def test_async_adapter_matches_sync(tmp_path: Path) -> None:
+    from memdir.integrations.anthropic_memory import MemdirAsyncMemoryTool
+
+    sync_tool = MemdirMemoryTool(tmp_path / "s")
+    async_tool = MemdirAsyncMemoryTool(tmp_path / "a")
+    sync_out = run(sync_tool, SESSION)
+    async_out: list[tuple[bool, str]] = []
+    for c in SESSION:
+        try:
+            async_out.append((False, await async_tool.call(c)))  # type: ignore[arg-type]
+        except AnthropicToolError as exc:
+            async_out.append((True, str(exc)))
+    assert async_out == sync_out
+    assert tree(tmp_path / "a") == tree(tmp_path / "s")
