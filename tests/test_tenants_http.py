@@ -244,7 +244,7 @@ def test_nested_or_shared_roots_are_refused(tmp_path: Path) -> None:
     tenants.add_token(tf, str(outer), "manage", tenant="one")
     with pytest.raises(MemdirError, match="lies inside"):
         tenants.add_token(tf, str(inner), "manage", tenant="two")
-    with pytest.raises(MemdirError, match="lies inside"):
+    with pytest.raises(MemdirError, match="is the same as"):
         tenants.add_token(tf, str(outer), "search", tenant="three")
     with pytest.raises(MemdirError, match="two roots"):
         tenants.add_token(tf, str(tmp_path), "manage", tenant="one")
@@ -267,7 +267,7 @@ def _free_port() -> int:
 
 
 async def test_serve_cli_process_with_guards(world: World, tmp_path: Path) -> None:
-    """`memdir serve --tenants` as a real process: tokens route, guards refuse, a reorganize token keeps facts."""
+    """`memdir serve --tenants` as a real process: tokens route, guards refuse, facts are kept."""
     tf = tmp_path / "t.json"
     manage = tenants.add_token(tf, str(world.root_b), "manage")
     reorg = tenants.add_token(tf, str(world.root_b), "manage", reorganize=True)
@@ -291,7 +291,9 @@ async def test_serve_cli_process_with_guards(world: World, tmp_path: Path) -> No
             err, text = await call(m, "view", {"path": "/memories/people/owner.md"})
             assert not err and "BRAVOSECRET" in text
             await call(m, "create", {"path": "/memories/people/x.md", "file_text": _fm("x", "x", "")})
-            err, text = await call(m, "create", {"path": "/memories/people/y.md", "file_text": _fm("y", "y", "")})
+            err, text = await call(
+                m, "create", {"path": "/memories/people/y.md", "file_text": _fm("y", "y", "")}
+            )
             assert err and "fanout cap is 3" in text
             err, text = await call(r, "delete", {"path": "/memories/people/owner.md"})
             assert err and "BRAVOSECRET [S1T1]" in text
@@ -301,3 +303,22 @@ async def test_serve_cli_process_with_guards(world: World, tmp_path: Path) -> No
         proc.terminate()
         proc.wait(10)
     assert (world.root_b / "people" / "owner.md").exists()
+
+
+def test_hand_written_tenants_file_is_checked_at_load(tmp_path: Path) -> None:
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    h1, h2 = tenants.hash_token("one"), tenants.hash_token("two")
+    tf = tmp_path / "tenants.yaml"
+    tf.write_text(
+        f"- {{token_sha256: {h1}, tenant: a, root: a, profile: manage}}\n"
+        f"- {{token_sha256: {h2}, tenant: b, root: a/b, profile: search}}\n"
+    )
+    with pytest.raises(MemdirError, match="lies inside"):
+        tenants.load(tf)
+    tf.write_text(f"- {{token_sha256: {h1}, tenant: a, root: a, profile: manage}}\n")
+    loaded = tenants.load(tf)
+    assert loaded.lookup("one") is not None and loaded.lookup("two") is None
+    assert loaded.tokens[0].real_root == str((tmp_path / "a").resolve())  # relative to the file
+    tf.write_text(f"- {{token_sha256: {h1}, tenant: a, root: a, profile: admin}}\n")
+    with pytest.raises(MemdirError, match="unknown profile"):
+        tenants.load(tf)

@@ -93,8 +93,9 @@ def check(tokens: list[TenantToken]) -> None:
     for i, (tenant_a, root_a) in enumerate(items):
         for tenant_b, root_b in items[i + 1 :]:
             if root_a == root_b or root_b.startswith(root_a.rstrip(os.sep) + os.sep):
+                where = "is the same as" if root_a == root_b else "lies inside"
                 raise MemdirError(
-                    f"tenant {tenant_b!r}'s root {root_b} lies inside tenant {tenant_a!r}'s root {root_a}; "
+                    f"tenant {tenant_b!r}'s root {root_b} {where} tenant {tenant_a!r}'s root {root_a}; "
                     "roots must be disjoint, or one tenant could read the other's files, index and history"
                 )
 
