@@ -37,6 +37,9 @@ SESSION: list[dict[str, Any]] = [
     },
     {"command": "insert", "path": "/memories/user-prefs.md", "insert_line": 3, "insert_text": "- tea too\n"},
     {"command": "view", "path": "/memories/user-prefs.md", "view_range": [2, 3]},
+    {"command": "insert", "path": "/memories/user-prefs.md", "insert_line": 5, "insert_text": "- end\n\n\n"},
+    {"command": "insert", "path": "/memories/user-prefs.md", "insert_line": 1, "insert_text": "\n"},
+    {"command": "create", "path": "/memories/rule.md", "file_text": "---\nA note under a rule\n"},
     {
         "command": "create",
         "path": "/memories/projects/alpha.md",
@@ -98,13 +101,14 @@ def test_same_effect_as_sdk_helper(tmp_path: Path) -> None:
     # Documented differences: our store has its root MEMORY.md, and every file we created got
     # frontmatter; below it, Claude's text is byte-identical to what the SDK wrote.
     assert mine.pop("MEMORY.md") == spec.INIT_INDEX
-    assert set(mine) == set(theirs) == {"user-prefs.md", "archive/alpha-2024.md"}
+    assert set(mine) == set(theirs) == {"user-prefs.md", "archive/alpha-2024.md", "rule.md"}
     for rel, text in theirs.items():
         assert body(mine[rel]) == text, rel
     assert (
         theirs["user-prefs.md"]
-        == "Updated weekly\n# User preferences\n- likes coffee\n- tea too\n- vegetarian\n"
+        == "Updated weekly\n\n# User preferences\n- likes coffee\n- tea too\n- vegetarian\n- end\n"
     )
+    assert frontmatter.parse(mine["rule.md"]).description == "A note under a rule"
     fm = frontmatter.parse(mine["archive/alpha-2024.md"])
     assert (fm.name, fm.description) == ("alpha-2024", "Alpha project")  # renamed along with the file
     assert frontmatter.validate(mine["user-prefs.md"], "user-prefs.md") == []

@@ -11,8 +11,9 @@ The adapter bridges the two so the same calls have the same effect on the text C
   lines, exactly as they would in a file without frontmatter (so `insert_line: 0` is the top
   of Claude's text, not the top of the file).
 - Lenient mode (the default): `create` of a file without frontmatter gets one synthesized,
-  `name` = the file stem and `description` = the text's first non-empty line (heading marks
-  removed, cut to 100 characters). A file that opens with `---` is checked as written.
+  `name` = the file stem and `description` = the text's first line with a word in it (heading
+  marks removed, cut to 100 characters). A file that opens with a frontmatter block is checked
+  as written. `insert` drops trailing newlines of `insert_text` as the SDK does.
 Always: only kebab-case `.md` files are memory (any other name is refused with the path to
 use instead), and paths are checked segment by segment, so `/memoriesX/a.md`, which the SDK's
 own helper accepts, is refused.
@@ -51,7 +52,7 @@ DESCRIPTION_CHARS = 100
 def synthesize_frontmatter(path: str, text: str) -> str:
     """`text` with a `name`/`description` frontmatter block in front, derived from path and text."""
     mp = parse_memory_path(path)
-    first = next((ln for ln in text.split("\n") if ln.strip()), "")
+    first = next((ln for ln in text.split("\n") if re.search(r"\w", ln)), "")  # skip rules like ---
     desc = re.sub(r"^\s*(?:#+|[-*+>]|\d+[.)])\s*", "", first).strip()
     if len(desc) > DESCRIPTION_CHARS:
         desc = desc[: DESCRIPTION_CHARS - 3].rstrip() + "..."
@@ -156,7 +157,7 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
         self._check_name(command.path)
         text = command.file_text
         name = parse_memory_path(command.path).name
-        if self.lenient and name != MEMORY_INDEX and not text.startswith("---"):
+        if self.lenient and name != MEMORY_INDEX and frontmatter.split(text)[1] == 0:
             text = synthesize_frontmatter(command.path, text)
         self._run("create", {"path": command.path, "file_text": text})
         return f"Created {command.path}" + (
@@ -186,7 +187,8 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
                 "(0 = the top, before line 1)"
             )
         out = self._run(
-            "insert", {"path": command.path, "insert_line": line + fm, "insert_text": command.insert_text}
+            "insert",
+            {"path": command.path, "insert_line": line + fm, "insert_text": _one_block(command.insert_text)},
         )
         return f"Inserted after line {line} of {command.path}:\n" + _renumber(out.partition("\n")[2], fm)
 
@@ -210,6 +212,11 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
                         store.write(new, "\n".join(lines))
                         return f"Renamed {old.text} to {new.text} (its frontmatter name is now '{new.stem}')."
         return out
+
+
+def _one_block(text: str) -> str:
+    """The SDK inserts `text` minus its trailing newlines as one block (an empty line if nothing is left)."""
+    return text.rstrip("\n") or "\n"
 
 
 _NUMBERED = re.compile(r"^\s*(\d+)\t(.*)$")
