@@ -87,18 +87,18 @@ class GuardedStore(Store):
         return super().write(mp, text)
 
     def delete(self, path: str | MemoryPath) -> list[str]:
-        mp, disk = self.resolve(path)
-        if disk.exists() and not mp.is_root:
-            gone = [e.path for e in self.walk(mp) if not e.is_dir] if disk.is_dir() else [mp]
+        mp, _ = self.resolve(path)
+        if not mp.is_root and self.exists(mp):
+            gone = [e.path for e in self.walk(mp) if not e.is_dir] if self.is_dir(mp) else [mp]
             self._check_preserved(gone, {})
         return super().delete(mp)
 
     def rename(self, old: str | MemoryPath, new: str | MemoryPath) -> tuple[MemoryPath, MemoryPath]:
-        omp, odisk = self.resolve(old)
+        omp, _ = self.resolve(old)
         nmp, _ = self.resolve(new)
         self._check_fanout(nmp, omp)
-        if odisk.is_file() and _is_core(nmp) and not _is_core(omp):
-            self._check_core(nmp, odisk.read_text(encoding="utf-8", errors="replace"))
+        if _is_core(nmp) and not _is_core(omp) and self.exists(omp) and not self.is_dir(omp):
+            self._check_core(nmp, self._text(omp))
         return super().rename(omp, nmp)
 
     # -- the guards ---------------------------------------------------------------------
@@ -109,7 +109,7 @@ class GuardedStore(Store):
         before: dict[str, int] = {}
         for e in self.files():
             if _is_core(e.path):
-                before[e.path.text] = count_tokens(e.disk.read_text(encoding="utf-8", errors="replace"))
+                before[e.path.text] = count_tokens(self._text(e.path))
         new_tokens = count_tokens(new_text)
         after_total = sum(v for k, v in before.items() if k != mp.text) + new_tokens
         if after_total > budget and new_tokens > before.get(mp.text, 0):
@@ -143,11 +143,14 @@ class GuardedStore(Store):
             cur = nxt
 
     def _entries(self, folder: MemoryPath) -> Iterable[str]:
-        disk = self.confine.disk(folder)
-        with os.scandir(disk) as it:
+        with self.safe.dir_fd(folder.parts, folder.text) as fd, os.scandir(fd) as it:
             for ent in it:
                 if not ent.name.startswith("."):
                     yield ent.name
+
+    def _text(self, mp: MemoryPath) -> str:
+        """A file's text through the store's link-safe reader; undecodable bytes never block a guard."""
+        return self.read_bytes(mp).decode("utf-8", errors="replace")
 
     def _check_preserved(self, touched: list[MemoryPath], new_texts: dict[str, str]) -> None:
         """Refuse when a fact line of a touched file is in neither its new text nor any other file."""
@@ -168,7 +171,7 @@ class GuardedStore(Store):
         for e in self.files():
             if e.path.text in touched_texts:
                 continue
-            text = e.disk.read_text(encoding="utf-8", errors="replace")
+            text = self._text(e.path)
             for key in [k for k in lost if k in _squash(text)]:
                 if key in fact_lines(text):
                     del lost[key]
