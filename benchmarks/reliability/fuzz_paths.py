@@ -113,7 +113,10 @@ def main() -> None:
             else:
 
                 async def run_mcp(
-                    batch: list[tuple[str, dict[str, Any]]], res: dict[str, Any], transport: str = transport
+                    batch: list[tuple[str, dict[str, Any]]],
+                    res: dict[str, Any],
+                    transport: str = transport,
+                    task: Any = task,
                 ) -> None:
                     server: Any
                     if transport == "mcp-inprocess":
