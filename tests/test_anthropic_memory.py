@@ -283,3 +283,17 @@ async def test_async_adapter_matches_sync(tmp_path: Path) -> None:
             async_out.append((True, str(exc)))
     assert async_out == sync_out
     assert tree(tmp_path / "a") == tree(tmp_path / "s")
+
+
+def test_store_errors_reach_claude_as_error_results(tmp_path: Path) -> None:
+    ours = MemdirMemoryTool(tmp_path / "m")
+    run(ours, [{"command": "create", "path": "/memories/bin.md", "file_text": "x\n"}])
+    (tmp_path / "m" / "bin.md").write_bytes(b"\xff\xfe not utf-8")
+    for cmd in (
+        {"command": "view", "path": "/memories/bin.md"},
+        {"command": "insert", "path": "/memories/bin.md", "insert_line": 0, "insert_text": "y"},
+        {"command": "str_replace", "path": "/memories/bin.md", "old_str": "not", "new_str": "is"},
+    ):
+        err, text = run(ours, [cmd])[0]
+        assert err and "not UTF-8" in text, cmd
+    assert (tmp_path / "m" / "bin.md").read_bytes() == b"\xff\xfe not utf-8"

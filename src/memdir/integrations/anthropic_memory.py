@@ -26,10 +26,12 @@ import re
 from typing import Any
 
 import anyio
+from anthropic.lib.tools._beta_functions import BetaFunctionToolResultType
 from anthropic.lib.tools._beta_functions import ToolError as AnthropicToolError
 from anthropic.tools.memory import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryTool
 from anthropic.types.beta import (
     BetaCacheControlEphemeralParam,
+    BetaMemoryTool20250818Command,
     BetaMemoryTool20250818CreateCommand,
     BetaMemoryTool20250818DeleteCommand,
     BetaMemoryTool20250818InsertCommand,
@@ -87,6 +89,13 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
         )
 
     # -- plumbing ------------------------------------------------------------------------
+    def execute(self, command: BetaMemoryTool20250818Command) -> BetaFunctionToolResultType:
+        """Dispatch as the SDK does; any memdir tool error reaches Claude as an error result."""
+        try:
+            return super().execute(command)
+        except ToolError as exc:
+            raise AnthropicToolError(f"Error: {exc}") from None
+
     def _run(self, name: str, args: dict[str, Any]) -> str:
         result = self.harness.call(name, args)
         if result.is_error:
