@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "memdir.cli.agent_cmds",
     "memdir.cli.health_cmds",
     "memdir.cli.search_cmds",
+    "memdir.cli.token_cmd",
 )
 
 

@@ -1,38 +1,101 @@
-"""`memdir serve`: the MCP server for one store and one profile."""
+"""`memdir serve`: the MCP server for one store and one profile, or for many tenants over HTTP."""
 
 from __future__ import annotations
 
 import anyio
 import click
 
-from memdir.store.store import Store
+from memdir.errors import MemdirError
+from memdir.tools.guards import GuardedStore, Guards
 from memdir.tools.profiles import PROFILES, profile_specs
 
 
 @click.command("serve")
-@click.option("--root", required=True, type=click.Path(exists=True, file_okay=False), help="Memory root.")
+@click.option("--root", type=click.Path(exists=True, file_okay=False), default=None, help="Memory root.")
+@click.option(
+    "--tenants",
+    "tenants_file",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Tenants file (from 'memdir token add'): serve every tenant over HTTP, chosen by bearer token.",
+)
 @click.option(
     "--profile",
     default="manage",
     show_default=True,
     type=click.Choice(list(PROFILES)),
-    help="Tool set to expose.",
+    help="Tool set to expose (with --root; a tenant token carries its own).",
 )
 @click.option(
     "--http", "port", type=int, default=None, help="Serve streamable HTTP on this port (default: stdio)."
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind with --http.")
-def serve_cmd(root: str, profile: str, port: int | None, host: str) -> None:
-    """Run an MCP server exposing PROFILE's tools over ROOT (stdio, or HTTP at /mcp)."""
+@click.option(
+    "--core-budget",
+    type=int,
+    default=None,
+    help="Guard: refuse root-file writes past N tokens of core memory.",
+)
+@click.option(
+    "--fanout-cap",
+    type=int,
+    default=None,
+    help="Guard: refuse a create/rename giving a folder more than N entries.",
+)
+@click.option(
+    "--preserve-facts",
+    is_flag=True,
+    help="Guard: in reorganization sessions, refuse a write that drops a fact line (a line with a locator).",
+)
+@click.option(
+    "--reorganize", is_flag=True, help="With --root: mark this server's writes as a reorganization session."
+)
+def serve_cmd(
+    root: str | None,
+    tenants_file: str | None,
+    profile: str,
+    port: int | None,
+    host: str,
+    core_budget: int | None,
+    fanout_cap: int | None,
+    preserve_facts: bool,
+    reorganize: bool,
+) -> None:
+    """Run an MCP server over ROOT with PROFILE's tools (stdio, or HTTP at /mcp), or serve every
+    tenant of a tenants file over HTTP: each request's bearer token selects its tenant's root and
+    profile, and a missing or unknown token gets 401."""
+    if (root is None) == (tenants_file is None):
+        raise click.UsageError("give exactly one of --root (one store) or --tenants (many stores over HTTP)")
+    guards = Guards(core_budget, fanout_cap, preserve_facts)
+    if tenants_file is not None:
+        from memdir.mcp import tenants
+        from memdir.mcp.tenant_app import serve_tenants
+
+        if port is None:
+            raise click.UsageError("--tenants serves over HTTP only; add --http PORT")
+        if reorganize:
+            raise click.UsageError("with --tenants, mark a token instead: memdir token add --reorganize")
+        registry = tenants.load(tenants_file)
+        if not registry.tokens:
+            raise MemdirError(f"{tenants_file} holds no tokens; add one with 'memdir token add'")
+        names = sorted({t.tenant for t in registry.tokens})
+        click.echo(
+            f"memdir: serving {len(names)} tenant(s), {len(registry.tokens)} token(s) at http://{host}:{port}/mcp",
+            err=True,
+        )
+        serve_tenants(registry, port, host, guards=guards)
+        return
     from memdir.mcp.server import serve_http, serve_stdio
 
+    assert root is not None
     profile_specs(profile)  # fail before the transport starts if a tool is missing
-    store = Store(root)
+    store = GuardedStore(root, guards)
+    meta = {"reorganize": True} if reorganize else {}
     if port is None:
-        anyio.run(serve_stdio, store, profile)
+        anyio.run(lambda: serve_stdio(store, profile, **meta))
     else:
         click.echo(f"memdir: serving {profile!r} over {root} at http://{host}:{port}/mcp", err=True)
-        serve_http(store, profile, port, host)
+        serve_http(store, profile, port, host, **meta)
 
 
 def register(cli: click.Group) -> None:

@@ -70,20 +70,20 @@ def build_server(harness: Harness, name: str = "memdir") -> Server[Any]:
     )
 
 
-async def serve_stdio(store: Store, profile: str) -> None:
+async def serve_stdio(store: Store, profile: str, **meta: Any) -> None:
     from mcp.server.stdio import stdio_server
 
-    server = build_server(Harness(store, profile, role="mcp"))
+    server = build_server(Harness(store, profile, **{"role": "mcp", **meta}))
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 
 
-def http_app(store: Store, profile: str, host: str = "127.0.0.1") -> Any:
-    server = build_server(Harness(store, profile, role="mcp"))
+def http_app(store: Store, profile: str, host: str = "127.0.0.1", **meta: Any) -> Any:
+    server = build_server(Harness(store, profile, **{"role": "mcp", **meta}))
     return server.streamable_http_app(streamable_http_path="/mcp", host=host)
 
 
-def serve_http(store: Store, profile: str, port: int, host: str = "127.0.0.1") -> None:
+def serve_http(store: Store, profile: str, port: int, host: str = "127.0.0.1", **meta: Any) -> None:
     import uvicorn
 
-    uvicorn.run(http_app(store, profile, host), host=host, port=port, log_level="warning")
+    uvicorn.run(http_app(store, profile, host, **meta), host=host, port=port, log_level="warning")

@@ -1,0 +1,107 @@
+"""The Python API for agent builders: one object per memory store.
+
+```python
+from memdir import Memory
+
+memory = Memory("./memory")                       # created and initialized if missing
+tools = memory.tools("manage", format="openai")   # hand these to your model
+result = memory.call("view", {"path": "/memories"})  # run what the model asked for
+system = memory.context(budget=30_000)            # the core-memory block for the prompt
+```
+
+Every call goes through the same harness as the CLI and the MCP server (profiles, metering,
+the journal and index observers, the operator's guards), so an app built on this gets the
+store's guarantees without re-implementing them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING, Any, Literal
+
+from memdir.store import spec
+from memdir.tools.base import ToolResult
+from memdir.tools.guards import GuardedStore, Guards
+from memdir.tools.profiles import Harness
+from memdir.tools.schemas import render
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel import Server
+
+    from memdir.integrations.anthropic_memory import MemdirMemoryTool
+
+Format = Literal["openai", "anthropic", "mcp"]
+
+
+class Memory:
+    """A memory store and the harnesses that serve it, one per profile."""
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        create: bool = True,
+        guards: Guards | None = None,
+        **meta: Any,
+    ) -> None:
+        self.guards = guards or Guards()
+        self.store = GuardedStore(root, Guards(), create=create)
+        if create:
+            spec.init(self.store)  # the stock MEMORY.md is the operator's, not the model's: unguarded
+        self.store.guards = self.guards
+        self.meta = {"role": "api", **meta}
+        self._harnesses: dict[tuple[str, bool], Harness] = {}
+
+    @property
+    def root(self) -> str:
+        return str(self.store.root)
+
+    def harness(self, profile: str = "manage", *, reorganize: bool = False) -> Harness:
+        """The harness for `profile`; `reorganize=True` marks its writes for the preservation guard."""
+        key = (profile, reorganize)
+        if key not in self._harnesses:
+            meta = {**self.meta, "reorganize": True} if reorganize else self.meta
+            self._harnesses[key] = Harness(self.store, profile, **meta)
+        return self._harnesses[key]
+
+    def tools(self, profile: str = "manage", format: Format = "openai") -> list[dict[str, Any]]:
+        """Tool definitions of `profile` in a provider's wire format (OpenAI, Anthropic, MCP)."""
+        return render(list(self.harness(profile).specs.values()), format)
+
+    def call(
+        self, name: str, args: dict[str, Any] | str | None = None, *, profile: str = "manage", **meta: Any
+    ) -> ToolResult:
+        """Run one tool call. `args` may be the JSON string an OpenAI tool call carries.
+
+        A tool error is a result (`is_error=True`, text for the model), never an exception.
+        """
+        if isinstance(args, str):
+            try:
+                args = json.loads(args) if args.strip() else {}
+            except json.JSONDecodeError as exc:
+                from memdir.tools.base import Meter
+
+                return ToolResult(
+                    f"Error: the arguments are not valid JSON ({exc}); send a JSON object",
+                    True,
+                    Meter(calls=1),
+                )
+        reorganize = bool(meta.pop("reorganize", False))
+        return self.harness(profile, reorganize=reorganize).call(name, args, **meta)
+
+    def context(self, budget: int = spec.DEFAULT_CORE_BUDGET) -> str:
+        """The core-memory prompt block: every root .md file, then the child directories to descend."""
+        return spec.context(self.store, budget).text
+
+    def anthropic_memory_tool(self, **kw: Any) -> MemdirMemoryTool:
+        """A drop-in for the Anthropic SDK's memory tool, backed by this store."""
+        from memdir.integrations.anthropic_memory import MemdirMemoryTool
+
+        return MemdirMemoryTool(self, **kw)
+
+    def mcp_server(self, profile: str = "manage") -> Server[Any]:
+        """An MCP server (the SDK's low-level `Server`) over this store; run it on any transport."""
+        from memdir.mcp.server import build_server
+
+        return build_server(self.harness(profile))

@@ -1,0 +1,1 @@
+"""Adapters that put a memdir store behind other frameworks' tool interfaces."""

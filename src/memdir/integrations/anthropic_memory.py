@@ -1,0 +1,279 @@
+"""The Anthropic memory tool (`memory_20250818`) served by a memdir store.
+
+Swap the SDK's `BetaLocalFilesystemMemoryTool` for :class:`MemdirMemoryTool` and the same
+`client.beta.messages.tool_runner(tools=[...])` app gets memdir's store: confined paths, atomic
+writes, the journal and index, the operator's guards, and error texts the model can act on.
+
+Claude writes plain text files; a memdir file opens with frontmatter (`name`, `description`).
+The adapter bridges the two so the same calls have the same effect on the text Claude wrote:
+- Line numbers count from the first line after the frontmatter. `view` shows the frontmatter
+  as an unnumbered block above line 1; `view_range` and `insert_line` address the content
+  lines, exactly as they would in a file without frontmatter (so `insert_line: 0` is the top
+  of Claude's text, not the top of the file).
+- Lenient mode (the default): `create` of a file without frontmatter gets one synthesized,
+  `name` = the file stem and `description` = the text's first line with a word in it (heading
+  marks removed, cut to 100 characters). A file that opens with a frontmatter block is checked
+  as written. `insert` drops trailing newlines of `insert_text` as the SDK does.
+Always: only kebab-case `.md` files are memory (any other name is refused with the path to
+use instead), and paths are checked segment by segment, so `/memoriesX/a.md`, which the SDK's
+own helper accepts, is refused.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+import anyio
+from anthropic.lib.tools._beta_functions import BetaFunctionToolResultType
+from anthropic.lib.tools._beta_functions import ToolError as AnthropicToolError
+from anthropic.tools.memory import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryTool
+from anthropic.types.beta import (
+    BetaCacheControlEphemeralParam,
+    BetaMemoryTool20250818Command,
+    BetaMemoryTool20250818CreateCommand,
+    BetaMemoryTool20250818DeleteCommand,
+    BetaMemoryTool20250818InsertCommand,
+    BetaMemoryTool20250818RenameCommand,
+    BetaMemoryTool20250818StrReplaceCommand,
+    BetaMemoryTool20250818ViewCommand,
+)
+
+from memdir.api import Memory
+from memdir.errors import ToolError
+from memdir.store import frontmatter
+from memdir.store.frontmatter import KEBAB, MEMORY_INDEX
+from memdir.store.paths import parse_memory_path
+from memdir.tools.profiles import Harness
+from memdir.tools.text import split_lines
+
+DESCRIPTION_CHARS = 100
+
+
+def synthesize_frontmatter(path: str, text: str) -> str:
+    """`text` with a `name`/`description` frontmatter block in front, derived from path and text."""
+    mp = parse_memory_path(path)
+    first = next((ln for ln in text.split("\n") if re.search(r"\w", ln)), "")  # skip rules like ---
+    desc = re.sub(r"^\s*(?:#+|[-*+>]|\d+[.)])\s*", "", first).strip()
+    if len(desc) > DESCRIPTION_CHARS:
+        desc = desc[: DESCRIPTION_CHARS - 3].rstrip() + "..."
+    if not desc:
+        desc = "Notes: " + mp.stem.replace("-", " ")
+    return frontmatter.dump(mp.stem, desc) + text
+
+
+def _suggest(path: str) -> str:
+    head, _, name = path.rpartition("/")
+    stem = name[:-3] if name.endswith(".md") else name.rsplit(".", 1)[0] if "." in name else name
+    slug = re.sub(r"[^a-z0-9]+", "-", stem.lower()).strip("-") or "notes"
+    return f"{head}/{slug}.md"
+
+
+class MemdirMemoryTool(BetaAbstractMemoryTool):
+    """`memory_20250818` over a memdir store, for the Anthropic SDK's tool runner."""
+
+    def __init__(
+        self,
+        memory: Memory | str | os.PathLike[str],
+        *,
+        lenient: bool = True,
+        cache_control: BetaCacheControlEphemeralParam | None = None,
+        **meta: Any,
+    ) -> None:
+        super().__init__(cache_control=cache_control)
+        self.memory = memory if isinstance(memory, Memory) else Memory(memory)
+        self.lenient = lenient
+        self.harness = Harness(
+            self.memory.store, "manage", **{**self.memory.meta, "role": "anthropic-memory", **meta}
+        )
+
+    # -- plumbing ------------------------------------------------------------------------
+    def execute(self, command: BetaMemoryTool20250818Command) -> BetaFunctionToolResultType:
+        """Dispatch as the SDK does; any memdir tool error reaches Claude as an error result."""
+        try:
+            return super().execute(command)
+        except ToolError as exc:
+            raise AnthropicToolError(f"Error: {exc}") from None
+
+    def _run(self, name: str, args: dict[str, Any]) -> str:
+        result = self.harness.call(name, args)
+        if result.is_error:
+            raise AnthropicToolError(result.text)
+        return result.text
+
+    def _check_name(self, path: str) -> None:
+        try:
+            mp = parse_memory_path(path)
+        except ToolError as exc:
+            raise AnthropicToolError(f"Error: {exc}") from None
+        if mp.name == MEMORY_INDEX:
+            return
+        if not mp.name.endswith(".md") or not KEBAB.match(mp.stem):
+            raise AnthropicToolError(
+                "Error: memory files are markdown with kebab-case names; "
+                f"use {_suggest(mp.text)} instead of {mp.text}"
+            )
+
+    def _fm_lines(self, path: str) -> int:
+        """Lines the frontmatter occupies in `path` (0 for a folder, a missing file, or none)."""
+        try:
+            return frontmatter.split(self.memory.store.read_text(path))[1]
+        except ToolError:
+            return 0
+
+    # -- the six commands ----------------------------------------------------------------
+    def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
+        path = command.path
+        try:
+            is_file = (
+                not parse_memory_path(path).is_root
+                and self.memory.store.exists(path)
+                and not self.memory.store.is_dir(path)
+            )
+        except ToolError:
+            is_file = False
+        if not is_file:
+            if command.view_range:
+                return self._run(
+                    "view",
+                    {"path": path, "start_line": command.view_range[0], "end_line": command.view_range[-1]},
+                )
+            return self._run("view", {"path": path})
+        text = self.memory.store.read_text(path)
+        fm = frontmatter.split(text)[1]
+        total = len(split_lines(text)) - fm
+        args: dict[str, Any] = {"path": path}
+        if command.view_range:
+            if len(command.view_range) != 2:
+                raise AnthropicToolError(
+                    "Error: view_range is [start_line, end_line], e.g. [1, 20] or [5, -1]"
+                )
+            first, last = command.view_range
+            if first < 1 or first > max(total, 1) or (last != -1 and not first <= last <= total):
+                raise AnthropicToolError(
+                    f"Error: view_range {command.view_range} is out of range; {path} has {total} lines "
+                    f"after its frontmatter: use [1, {total}], or -1 as the end"
+                )
+            args["start_line"], args["end_line"] = first + fm, (-1 if last == -1 else last + fm)
+            header = f"{path} (lines {first}-{total if last == -1 else last} of {total})"
+        else:
+            header = f"{path} ({total} lines" + (", below its frontmatter)" if fm else ")")
+        body = self._run("view", args).split("\n", 1)[1] if total or fm else ""
+        return header + "\n" + _renumber(body, fm)
+
+    def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
+        self._check_name(command.path)
+        text = command.file_text
+        name = parse_memory_path(command.path).name
+        if self.lenient and name != MEMORY_INDEX and frontmatter.split(text)[1] == 0:
+            text = synthesize_frontmatter(command.path, text)
+        self._run("create", {"path": command.path, "file_text": text})
+        return f"Created {command.path}" + (
+            " (frontmatter added: name and description)" if text != command.file_text else ""
+        )
+
+    def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
+        out = self._run(
+            "str_replace", {"path": command.path, "old_str": command.old_str, "new_str": command.new_str}
+        )
+        head, _, snippet = out.partition("\n")
+        where = "in the frontmatter" if "(frontmatter," in head else ""
+        return f"Edited {command.path}{' ' + where if where else ''}:\n" + _renumber(
+            snippet, self._fm_lines(command.path)
+        )
+
+    def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
+        fm = self._fm_lines(command.path)
+        try:
+            total = len(split_lines(self.memory.store.read_text(command.path))) - fm
+        except ToolError as exc:
+            raise AnthropicToolError(f"Error: {exc}") from None
+        line = command.insert_line
+        if line < 0 or line > total:
+            raise AnthropicToolError(
+                f"Error: insert_line {line} is out of range; {command.path} has {total} lines, use 0-{total} "
+                "(0 = the top, before line 1)"
+            )
+        out = self._run(
+            "insert",
+            {"path": command.path, "insert_line": line + fm, "insert_text": _one_block(command.insert_text)},
+        )
+        return f"Inserted after line {line} of {command.path}:\n" + _renumber(out.partition("\n")[2], fm)
+
+    def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
+        return self._run("delete", {"path": command.path})
+
+    def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
+        """Move; in lenient mode a file whose frontmatter name was its old stem takes the new stem
+        in the same journal step, so the store stays valid (Claude does not know about `name`)."""
+        store = self.memory.store
+        with store.step("rename", **self.harness.meta):
+            out = self._run("rename", {"old_path": command.old_path, "new_path": command.new_path})
+            old, new = parse_memory_path(command.old_path), parse_memory_path(command.new_path)
+            if self.lenient and store.exists(new) and not store.is_dir(new) and old.stem != new.stem:
+                text = store.read_text(new)
+                fm = frontmatter.split(text)[1]
+                lines = text.split("\n")
+                for i in range(1, max(fm - 1, 1)):
+                    if re.fullmatch(rf"name:\s*['\"]?{re.escape(old.stem)}['\"]?\s*", lines[i]):
+                        lines[i] = f"name: {new.stem}"
+                        store.write(new, "\n".join(lines))
+                        return f"Renamed {old.text} to {new.text} (its frontmatter name is now '{new.stem}')."
+        return out
+
+
+def _one_block(text: str) -> str:
+    """The SDK inserts `text` minus its trailing newlines as one block (an empty line if nothing is left)."""
+    return text.rstrip("\n") or "\n"
+
+
+_NUMBERED = re.compile(r"^\s*(\d+)\t(.*)$")
+
+
+def _renumber(numbered_text: str, fm: int) -> str:
+    """Shift `cat -n` numbers so line 1 is the first line after the frontmatter, which is shown unnumbered."""
+    if fm == 0:
+        return numbered_text
+    out: list[str] = []
+    for line in numbered_text.split("\n"):
+        m = _NUMBERED.match(line)
+        if m is None:
+            out.append(line)
+            continue
+        n = int(m.group(1))
+        out.append(f"      \t{m.group(2)}" if n <= fm else f"{n - fm:6d}\t{m.group(2)}")
+    return "\n".join(out)
+
+
+class MemdirAsyncMemoryTool(BetaAsyncAbstractMemoryTool):
+    """The same, for `AsyncAnthropic`: each command runs in a worker thread (the store is sync)."""
+
+    def __init__(self, memory: Memory | str | os.PathLike[str], **kw: Any) -> None:
+        cache_control = kw.pop("cache_control", None)
+        super().__init__(cache_control=cache_control)
+        self.sync = MemdirMemoryTool(memory, **kw)
+        self._lock = anyio.Lock()
+
+    async def _call(self, fn: Any, command: Any) -> str:
+        async with self._lock:  # one command at a time: the harness meter is not thread-safe
+            result: str = await anyio.to_thread.run_sync(fn, command)
+        return result
+
+    async def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
+        return await self._call(self.sync.view, command)
+
+    async def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
+        return await self._call(self.sync.create, command)
+
+    async def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
+        return await self._call(self.sync.str_replace, command)
+
+    async def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
+        return await self._call(self.sync.insert, command)
+
+    async def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
+        return await self._call(self.sync.delete, command)
+
+    async def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
+        return await self._call(self.sync.rename, command)

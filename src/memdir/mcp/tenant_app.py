@@ -1,0 +1,134 @@
+"""Many stores behind one HTTP endpoint: the bearer token picks the tenant, then the tenant's server.
+
+Every token gets its own MCP server and session manager, built over its tenant's store and
+profile, so a request is authenticated before any MCP handling and can only ever reach the
+harness its token names: there is no shared dispatch table a path or session id could steer.
+Sessions created with one token are unknown to every other token's manager.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from memdir.mcp.server import build_server
+from memdir.mcp.tenants import Tenants
+from memdir.tools.guards import GuardedStore, Guards
+from memdir.tools.profiles import Harness
+
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def _security(host: str) -> TransportSecuritySettings | None:
+    """The SDK's DNS-rebinding protection for a local bind, as `streamable_http_app` sets it."""
+    if host not in LOCAL_HOSTS:
+        return None
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+    )
+
+
+def bearer(scope: Scope) -> str | None:
+    headers: list[tuple[bytes, bytes]] = scope.get("headers", [])
+    for key, value in headers:
+        if key == b"authorization":
+            scheme, _, token = value.decode("latin-1").partition(" ")
+            if scheme.lower() == "bearer" and token.strip():
+                return token.strip()
+            return None
+    return None
+
+
+async def _unauthorized(send: Send, reason: str) -> None:
+    body = json.dumps({"error": "invalid_token", "error_description": reason}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (
+                    b"www-authenticate",
+                    f'Bearer realm="memdir", error="invalid_token", error_description="{reason}"'.encode(),
+                ),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class TenantDispatch:
+    """ASGI endpoint: authenticate, then hand the request to that token's own session manager."""
+
+    def __init__(self, tenants: Tenants, host: str = "127.0.0.1", guards: Guards | None = None) -> None:
+        self.tenants = tenants
+        stores: dict[
+            str, GuardedStore
+        ] = {}  # one Store per root, so its writer lock and observers are shared
+        self.managers: dict[str, StreamableHTTPSessionManager] = {}
+        self.harnesses: dict[str, Harness] = {}
+        for entry in tenants.tokens:
+            store = stores.get(entry.real_root)
+            if store is None:
+                store = stores[entry.real_root] = GuardedStore(entry.real_root, guards or Guards())
+            meta = {"role": "mcp", "tenant": entry.tenant, "reorganize": True if entry.reorganize else None}
+            harness = Harness(store, entry.profile, **meta)
+            server = build_server(harness, name=f"memdir:{entry.tenant}")
+            self.harnesses[entry.token_sha256] = harness
+            self.managers[entry.token_sha256] = StreamableHTTPSessionManager(
+                app=server, security_settings=_security(host)
+            )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        token = bearer(scope)
+        if token is None:
+            await _unauthorized(send, "send 'Authorization: Bearer <token>'; memdir token add makes one")
+            return
+        entry = self.tenants.lookup(token)
+        if entry is None:
+            await _unauthorized(send, "unknown token")
+            return
+        await self.managers[entry.token_sha256].handle_request(scope, receive, send)
+
+    @contextlib.asynccontextmanager
+    async def run(self) -> AsyncIterator[None]:
+        async with contextlib.AsyncExitStack() as stack:
+            for manager in self.managers.values():
+                await stack.enter_async_context(manager.run())
+            yield
+
+
+def tenants_app(
+    tenants: Tenants, host: str = "127.0.0.1", path: str = "/mcp", guards: Guards | None = None
+) -> Starlette:
+    """A Starlette app serving every tenant at `path`; each manager runs for the app's lifetime."""
+    dispatch = TenantDispatch(tenants, host, guards)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        async with dispatch.run():
+            yield
+
+    app = Starlette(routes=[Route(path, endpoint=dispatch)], lifespan=lifespan)
+    app.state.dispatch = dispatch
+    return app
+
+
+def serve_tenants(
+    tenants: Tenants, port: int, host: str = "127.0.0.1", guards: Guards | None = None, **uvicorn_kw: Any
+) -> None:
+    import uvicorn
+
+    app = tenants_app(tenants, host, guards=guards)
+    uvicorn.run(app, host=host, port=port, log_level="warning", **uvicorn_kw)

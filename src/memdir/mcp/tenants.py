@@ -1,0 +1,181 @@
+"""The tenants file: which bearer token opens which memory root through which profile.
+
+Only a SHA-256 of each token is stored, so a leaked tenants file does not leak access; the
+token itself is printed once by `memdir token add`. Tokens are 256-bit random strings, so an
+unsalted hash is enough (there is nothing to brute-force that a salt would slow down).
+
+Isolation starts here: a tenant owns exactly one root, and no root may lie inside (or be)
+another tenant's root, because a nested root would let one tenant's tools see the other's
+files, index and history.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from memdir.errors import MemdirError
+from memdir.store.atomic import write_atomic
+from memdir.tools.profiles import PROFILES
+
+TOKEN_BYTES = 32
+
+
+@dataclass(frozen=True)
+class TenantToken:
+    """One line of the tenants file: a hashed token bound to a tenant's root and a profile."""
+
+    token_sha256: str
+    tenant: str
+    root: str
+    profile: str
+    label: str = ""
+    reorganize: bool = False  # this token's writes are a reorganization session (preservation guard)
+
+    @property
+    def real_root(self) -> str:
+        return os.path.realpath(self.root)
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def new_token() -> str:
+    return "mdt_" + secrets.token_urlsafe(TOKEN_BYTES)
+
+
+class Tenants:
+    """A validated set of tenant tokens; `lookup` is the only way from a token to a root."""
+
+    def __init__(self, tokens: list[TenantToken]) -> None:
+        check(tokens)
+        self.tokens = list(tokens)
+
+    def lookup(self, token: str) -> TenantToken | None:
+        """The entry whose hash matches `token`; every entry is compared in constant time."""
+        digest = hash_token(token)
+        found: TenantToken | None = None
+        for entry in self.tokens:
+            if hmac.compare_digest(entry.token_sha256, digest):
+                found = entry
+        return found
+
+
+def check(tokens: list[TenantToken]) -> None:
+    """Refuse a set of tokens that could let one tenant reach another's files."""
+    roots: dict[str, str] = {}  # tenant -> real root
+    for t in tokens:
+        if t.profile not in PROFILES:
+            raise MemdirError(
+                f"tenant {t.tenant!r}: unknown profile {t.profile!r}; use one of {', '.join(PROFILES)}"
+            )
+        if len(t.token_sha256) != 64 or any(c not in "0123456789abcdef" for c in t.token_sha256):
+            raise MemdirError(f"tenant {t.tenant!r}: token_sha256 must be 64 lowercase hex digits")
+        root = t.real_root
+        if roots.setdefault(t.tenant, root) != root:
+            raise MemdirError(
+                f"tenant {t.tenant!r} is bound to two roots ({roots[t.tenant]} and {root}); "
+                "a tenant has exactly one root: give the second one another tenant name"
+            )
+    hashes = [t.token_sha256 for t in tokens]
+    if len(set(hashes)) != len(hashes):
+        raise MemdirError("the same token appears twice in the tenants file; remove one of the entries")
+    items = sorted(roots.items(), key=lambda kv: kv[1])
+    for i, (tenant_a, root_a) in enumerate(items):
+        for tenant_b, root_b in items[i + 1 :]:
+            if root_a == root_b or root_b.startswith(root_a.rstrip(os.sep) + os.sep):
+                where = "is the same as" if root_a == root_b else "lies inside"
+                raise MemdirError(
+                    f"tenant {tenant_b!r}'s root {root_b} {where} tenant {tenant_a!r}'s root {root_a}; "
+                    "roots must be disjoint, or one tenant could read the other's files, index and history"
+                )
+
+
+def load(path: str | os.PathLike[str]) -> Tenants:
+    """Read a tenants file (a JSON or YAML list of entries); relative roots are taken from its folder."""
+    p = Path(path)
+    if not p.exists():
+        return Tenants([])
+    text = p.read_text(encoding="utf-8")
+    try:
+        data: Any = (
+            json.loads(text) if p.suffix == ".json" or text.lstrip().startswith("[") else yaml.safe_load(text)
+        )
+    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        raise MemdirError(f"{p}: not a valid tenants file ({exc}); it must be a JSON or YAML list") from None
+    if data is None:
+        data = []
+    if isinstance(data, dict) and isinstance(data.get("tokens"), list):
+        data = data["tokens"]
+    if not isinstance(data, list):
+        raise MemdirError(f"{p}: a tenants file is a list of {{token_sha256, tenant, root, profile}} entries")
+    tokens: list[TenantToken] = []
+    for i, item in enumerate(data):
+        if not isinstance(item, dict):
+            raise MemdirError(f"{p}: entry {i} is not a mapping")
+        missing = [k for k in ("token_sha256", "tenant", "root", "profile") if k not in item]
+        if missing:
+            raise MemdirError(f"{p}: entry {i} lacks {', '.join(missing)}")
+        root = Path(str(item["root"]))
+        if not root.is_absolute():
+            root = p.parent / root
+        tokens.append(
+            TenantToken(
+                str(item["token_sha256"]).lower(),
+                str(item["tenant"]),
+                str(root),
+                str(item["profile"]),
+                str(item.get("label", "")),
+                bool(item.get("reorganize", False)),
+            )
+        )
+    return Tenants(tokens)
+
+
+def save(path: str | os.PathLike[str], tenants: Tenants) -> None:
+    """Write the file atomically, readable by its owner only (hashes are not secrets, roots may be)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    body = json.dumps([asdict(t) for t in tenants.tokens], indent=2) + "\n"
+    write_atomic(p, body.encode("utf-8"))
+    os.chmod(p, 0o600)
+
+
+def _free_name(base: str, taken: set[str]) -> str:
+    name, n = base, 1
+    while name in taken:
+        n += 1
+        name = f"{base}-{n}"
+    return name
+
+
+def add_token(
+    path: str | os.PathLike[str],
+    root: str,
+    profile: str,
+    tenant: str | None = None,
+    label: str = "",
+    reorganize: bool = False,
+) -> str:
+    """Add a token for `root` under `profile`; returns the token (the only time it exists in clear)."""
+    if not Path(root).is_dir():
+        raise MemdirError(f"memory root {root!r} does not exist; run 'memdir init {root}' first")
+    tenants = load(path)
+    real = os.path.realpath(root)
+    name = tenant
+    if name is None:
+        same = [t.tenant for t in tenants.tokens if t.real_root == real]
+        name = same[0] if same else _free_name(Path(real).name, {t.tenant for t in tenants.tokens})
+    token = new_token()
+    entry = TenantToken(hash_token(token), name, real, profile, label, reorganize)
+    save(path, Tenants([*tenants.tokens, entry]))
+    return token

@@ -1,0 +1,198 @@
+"""Guards an operator can switch on: refusals checked before a write lands, phrased for the model.
+
+Each guard sees the exact write about to happen (the file's new text, or the paths a delete or
+rename touches), so it judges the result rather than guessing from the tool arguments. A
+refusal is a :class:`GuardError` (a tool error): nothing is written, and the text says what to
+do instead. The guards live in :class:`GuardedStore`, so every writer that goes through the
+store (the file tools, the Anthropic memory adapter, the MCP server) is held to them.
+
+- core budget: core memory (markdown directly in the root, always in the prompt) may not grow
+  past a token budget; detail belongs in subdirectories (reference, section 2, size guidance).
+- fanout cap: a create or rename may not give a folder more than N entries (design rule 2).
+- preservation: in a step marked as reorganization (meta `reorganize=True`), a write may not
+  make a fact line (a line with a source locator) disappear from the store (design rule 4).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from memdir.errors import ToolError
+from memdir.store.paths import MemoryPath
+from memdir.store.store import Store
+from memdir.tokens import count_tokens
+
+# The locator grammar of docs/conventions.md. analytics/facts.py (memdir diff --facts) keeps its
+# own normalization; the two should become one.
+LOCATOR = re.compile(r"\[((?:S\d+T\d+|B\d+M\d+|E\d+)(?:,\s*(?:S\d+T\d+|B\d+M\d+|E\d+))*)\]")
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+
+class GuardError(ToolError):
+    """A write an operator's guard refused; the message says what to do instead."""
+
+
+@dataclass(frozen=True)
+class Guards:
+    """Which guards are on. `None` / False leaves a guard off (the default: all off)."""
+
+    core_budget: int | None = None
+    fanout_cap: int | None = None
+    preserve_facts: bool = False
+
+    @property
+    def any(self) -> bool:
+        return self.core_budget is not None or self.fanout_cap is not None or self.preserve_facts
+
+
+def fact_key(line: str) -> str | None:
+    """A fact line's identity for the preservation check: bullet and spacing dropped, or None."""
+    if not LOCATOR.search(line):
+        return None
+    return " ".join(_BULLET.sub("", line).split())
+
+
+def fact_lines(text: str) -> dict[str, str]:
+    """{normalized fact: the line as written} for every fact line of `text`."""
+    out: dict[str, str] = {}
+    for line in text.split("\n"):
+        key = fact_key(line)
+        if key is not None:
+            out.setdefault(key, line.strip())
+    return out
+
+
+class GuardedStore(Store):
+    """A :class:`Store` whose writes pass the configured guards first."""
+
+    def __init__(self, root: str | os.PathLike[str], guards: Guards, **kw: Any) -> None:
+        super().__init__(root, **kw)
+        self.guards = guards
+
+    # -- the hooks: each runs before the parent performs the write ----------------------
+    def create(self, path: str | MemoryPath, text: str) -> MemoryPath:
+        mp, _ = self.resolve(path)
+        self._check_fanout(mp, None)
+        self._check_core(mp, text)
+        return super().create(mp, text)
+
+    def write(self, path: str | MemoryPath, text: str) -> MemoryPath:
+        mp, _ = self.resolve(path)
+        self._check_core(mp, text)
+        self._check_preserved([mp], {mp.text: text})
+        return super().write(mp, text)
+
+    def delete(self, path: str | MemoryPath) -> list[str]:
+        mp, _ = self.resolve(path)
+        if not mp.is_root and self.exists(mp):
+            gone = [e.path for e in self.walk(mp) if not e.is_dir] if self.is_dir(mp) else [mp]
+            self._check_preserved(gone, {})
+        return super().delete(mp)
+
+    def rename(self, old: str | MemoryPath, new: str | MemoryPath) -> tuple[MemoryPath, MemoryPath]:
+        omp, _ = self.resolve(old)
+        nmp, _ = self.resolve(new)
+        self._check_fanout(nmp, omp)
+        if _is_core(nmp) and not _is_core(omp) and self.exists(omp) and not self.is_dir(omp):
+            self._check_core(nmp, self._text(omp))
+        return super().rename(omp, nmp)
+
+    # -- the guards ---------------------------------------------------------------------
+    def _check_core(self, mp: MemoryPath, new_text: str) -> None:
+        budget = self.guards.core_budget
+        if budget is None or not _is_core(mp):
+            return
+        before: dict[str, int] = {}
+        for e in self.files():
+            if _is_core(e.path):
+                before[e.path.text] = count_tokens(self._text(e.path))
+        new_tokens = count_tokens(new_text)
+        after_total = sum(v for k, v in before.items() if k != mp.text) + new_tokens
+        if after_total > budget and new_tokens > before.get(mp.text, 0):
+            raise GuardError(
+                f"refused: core memory (the .md files directly in /memories, always loaded) would be "
+                f"{after_total:,} tokens, over this store's budget of {budget:,}. Nothing was written. Keep "
+                f"{mp.text} short: move the detail into a file in a subfolder (e.g. /memories/<topic>/...) "
+                "and leave a one-line pointer here ('see /memories/<topic>/<file>.md')"
+            )
+
+    def _check_fanout(self, target: MemoryPath, moving_from: MemoryPath | None) -> None:
+        cap = self.guards.fanout_cap
+        if cap is None:
+            return
+        # The first missing ancestor of `target` is the one new entry; its parent gains it.
+        cur = MemoryPath(())
+        for seg in target.parts:
+            nxt = cur.child(seg)
+            if not self.exists(nxt):
+                if moving_from is not None and moving_from.parent == cur:
+                    return  # a move within one folder adds no entry
+                count = sum(1 for _ in self._entries(cur))
+                if count + 1 > cap:
+                    raise GuardError(
+                        f"refused: {cur.text} already holds {count} entries and the fanout cap is {cap}; "
+                        f"adding {nxt.text} would exceed it. Nothing was written. Group related entries "
+                        f"into a subfolder of {cur.text} (with its own MEMORY.md), or add this to an "
+                        "existing file or index instead of a new one"
+                    )
+                return
+            cur = nxt
+
+    def _entries(self, folder: MemoryPath) -> Iterable[str]:
+        with self.safe.dir_fd(folder.parts, folder.text) as fd, os.scandir(fd) as it:
+            for ent in it:
+                if not ent.name.startswith("."):
+                    yield ent.name
+
+    def _text(self, mp: MemoryPath) -> str:
+        """A file's text through the store's link-safe reader; undecodable bytes never block a guard."""
+        return self.read_bytes(mp).decode("utf-8", errors="replace")
+
+    def _check_preserved(self, touched: list[MemoryPath], new_texts: dict[str, str]) -> None:
+        """Refuse when a fact line of a touched file is in neither its new text nor any other file."""
+        step = getattr(self._local, "step", None)
+        if not self.guards.preserve_facts or step is None or not step.meta.get("reorganize"):
+            return
+        touched_texts = {mp.text for mp in touched}
+        lost: dict[str, str] = {}
+        for mp in touched:
+            try:
+                old = self.read_text(mp)
+            except ToolError:
+                continue
+            kept = fact_lines(new_texts.get(mp.text, ""))
+            lost.update({k: v for k, v in fact_lines(old).items() if k not in kept})
+        if not lost:
+            return
+        for e in self.files():
+            if e.path.text in touched_texts:
+                continue
+            text = self._text(e.path)
+            for key in [k for k in lost if k in _squash(text)]:
+                if key in fact_lines(text):
+                    del lost[key]
+            if not lost:
+                return
+        for key in list(lost):
+            if any(key in fact_lines(t) for t in new_texts.values()):
+                del lost[key]
+        if lost:
+            first = next(iter(lost.values()))
+            more = f" (and {len(lost) - 1} more fact line(s))" if len(lost) > 1 else ""
+            raise GuardError(
+                f"refused: this is a reorganization, which may move facts but never drop them, and this "
+                f"write would remove the fact line {first!r}{more} from the store. Nothing was written. "
+                "Copy the line (with its locator) to its new place first, then remove it here; or keep it"
+            )
+
+
+def _is_core(mp: MemoryPath) -> bool:
+    return len(mp.parts) == 1 and mp.name.endswith(".md")
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
