@@ -6,6 +6,10 @@ check happens before the single atomic write, so a failed call leaves the store 
 
 from __future__ import annotations
 
+import os
+import stat
+from pathlib import Path
+
 from memdir.errors import EditError, FrontmatterError, NotFoundError, PathError
 from memdir.store import frontmatter
 from memdir.store.paths import MemoryPath, parse_memory_path
@@ -13,6 +17,7 @@ from memdir.tools.base import ToolContext, tool
 from memdir.tools.text import human_size, line_of_offset, numbered, occurrences, split_lines
 
 LIST_DEPTH = 3
+HEAD_BYTES = 16384  # enough for any frontmatter a listing shows (parsed up to 4,096 characters)
 SNIPPET_CONTEXT = 2
 
 
@@ -23,12 +28,31 @@ def _md_path(path: str, verb: str) -> MemoryPath:
     return mp
 
 
-def _description(ctx: ToolContext, mp: MemoryPath) -> str | None:
+def _description(disk: Path) -> str | None:
+    """The description of a file the listing walk found, reading only its head.
+
+    The walk already refused symlinks and hidden names on the way down, so the file is opened
+    directly (no per-file re-resolution, which cost more than the read on 1,000 files); a
+    hard-linked file is skipped, as confinement would refuse it.
+    """
     try:
-        head = ctx.store.read_text(mp)[:4096]
-    except Exception:
+        fd = os.open(disk, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
         return None
-    return frontmatter.parse(head).description
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
+            return None
+        data = os.read(fd, HEAD_BYTES)
+    finally:
+        os.close(fd)
+    try:
+        head = data.decode("utf-8")
+    except UnicodeDecodeError as exc:  # a head cut inside a character is fine; other bad bytes are not
+        if exc.start < len(data) - 3:
+            return None
+        head = data[: exc.start].decode("utf-8")
+    return frontmatter.parse(head[:4096]).description
 
 
 @tool(
@@ -72,7 +96,7 @@ def view(ctx: ToolContext, path: str, start_line: int | None = None, end_line: i
 
 def _list_dir(ctx: ToolContext, top: MemoryPath) -> str:
     sizes: dict[tuple[str, ...], int] = {top.parts: 0}
-    entries: list[tuple[MemoryPath, bool]] = []
+    entries: list[tuple[MemoryPath, Path, bool]] = []
     for e in ctx.store.walk(top):
         rel_depth = len(e.path.parts) - len(top.parts)
         if e.is_dir:
@@ -83,13 +107,13 @@ def _list_dir(ctx: ToolContext, top: MemoryPath) -> str:
                 sizes[key] = sizes.get(key, 0) + e.size
             sizes[e.path.parts] = e.size
         if rel_depth <= LIST_DEPTH:
-            entries.append((e.path, e.is_dir))
+            entries.append((e.path, e.disk, e.is_dir))
     entries.sort(key=lambda pe: pe[0].parts)
     out = [f"{human_size(sizes[top.parts])}\t{top.text}/"]
-    for mp, is_dir in entries:
+    for mp, disk, is_dir in entries:
         line = f"{human_size(sizes.get(mp.parts, 0))}\t{mp.text}{'/' if is_dir else ''}"
         if not is_dir and mp.name.endswith(".md"):
-            desc = _description(ctx, mp)
+            desc = _description(disk)
             if desc:
                 line += f"  [description: {desc}]"
         out.append(line)

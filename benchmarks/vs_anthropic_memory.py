@@ -1,0 +1,645 @@
+"""memdir's file tools side by side with the Anthropic SDK's local filesystem memory tool.
+
+One synthetic store is copied three times: one copy is served by memdir (default observers),
+one by memdir with observers off, one by `BetaLocalFilesystemMemoryTool`. The same commands
+go to all three, interleaved, timed per call. Then the memdir and SDK trees are compared as
+`{relative_path: bytes}` snapshots: files the shared commands touched must be identical, and
+every difference is traced to the command that caused it, with the contract rule behind it.
+
+    python benchmarks/vs_anthropic_memory.py [--quick] [--files 1000] [--reps 50] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import bar_chart, build_store, machine, stats_ms, timed, tree_bytes, tree_modes, write_json
+from anthropic.lib.tools._beta_functions import ToolError as SdkToolError
+from anthropic.tools.memory import BetaLocalFilesystemMemoryTool
+from rich.console import Console
+from rich.table import Table
+
+from memdir.store.store import Store
+from memdir.tools.profiles import Harness
+
+Outcome = tuple[bool, str]  # (ok, text shown to the model)
+Runner = Callable[[dict[str, Any]], Outcome]
+
+
+def memdir_runner(harness: Harness) -> Runner:
+    """Translate an SDK-shaped command into memdir's tool call (view_range -> start/end_line)."""
+
+    def run(cmd: dict[str, Any]) -> Outcome:
+        args = {k: v for k, v in cmd.items() if k not in ("command", "view_range")}
+        if cmd.get("view_range"):
+            args["start_line"], args["end_line"] = cmd["view_range"]
+        result = harness.call(cmd["command"], args)
+        return not result.is_error, result.text
+
+    return run
+
+
+def sdk_runner(tool: BetaLocalFilesystemMemoryTool) -> Runner:
+    def run(cmd: dict[str, Any]) -> Outcome:
+        try:
+            return True, str(tool.call(cmd))
+        except SdkToolError as exc:
+            return False, f"Error: {exc}"
+
+    return run
+
+
+def frontmatter_file(stem: str, body: str, description: str | None = None) -> str:
+    return f"---\nname: {stem}\ndescription: {description or 'Benchmark note ' + stem}\n---\n{body}"
+
+
+# -- the shared, timed sequence --------------------------------------------------------------
+
+
+def timed_ops(
+    files: list[str], texts: dict[str, str], reps: int
+) -> list[tuple[str, Callable[[int], dict[str, Any]]]]:
+    """(operation, rep -> command). Mutating ops take disjoint pools of files, one per rep."""
+    plain = [f for f in files if f.count("/") >= 3]  # in a folder, not core memory
+    pools = {
+        op: plain[k * reps : (k + 1) * reps]
+        for k, op in enumerate(("str_replace", "insert", "rename", "delete"))
+    }
+    if len(plain) < 4 * reps + 1:
+        raise SystemExit(f"store too small for {reps} reps: need {4 * reps + 1} nested files")
+    viewed = plain[-1]
+    serial = {f: texts[f].split("Record key: ")[1].split("\n")[0] for f in plain[: 4 * reps]}
+
+    def fm_lines(path: str) -> int:
+        return texts[path].split("\n").index("---", 1) + 1
+
+    return [
+        ("view file", lambda i: {"command": "view", "path": viewed}),
+        ("view range", lambda i: {"command": "view", "path": viewed, "view_range": [5, 15]}),
+        ("view root", lambda i: {"command": "view", "path": "/memories"}),
+        (
+            "create",
+            lambda i: {
+                "command": "create",
+                "path": f"/memories/bench-new/note-{i}.md",
+                "file_text": frontmatter_file(
+                    f"note-{i}", f"# Note {i}\n\n- bench | created: {i} [S1T{i}]\n"
+                ),
+            },
+        ),
+        (
+            "str_replace",
+            lambda i: {
+                "command": "str_replace",
+                "path": pools["str_replace"][i],
+                "old_str": f"Record key: {serial[pools['str_replace'][i]]}",
+                "new_str": f"Record key: {serial[pools['str_replace'][i]]} (edited)",
+            },
+        ),
+        (
+            "insert",
+            lambda i: {
+                "command": "insert",
+                "path": pools["insert"][i],
+                "insert_line": fm_lines(pools["insert"][i]),
+                "insert_text": f"- bench | inserted: line {i} [S2T{i}]",
+            },
+        ),
+        (
+            "rename",
+            lambda i: {
+                "command": "rename",
+                "old_path": pools["rename"][i],
+                "new_path": "/memories/archive/" + pools["rename"][i].rsplit("/", 1)[1],
+            },
+        ),
+        ("delete", lambda i: {"command": "delete", "path": pools["delete"][i]}),
+    ]
+
+
+# -- contract probes: one command each, where the two contracts are known to differ ----------
+
+PROBE_BODY = "# Probe\n\nAlice likes tea.\n"
+PROBES: list[dict[str, Any]] = [
+    {
+        "name": "create without frontmatter",
+        "why": "memdir requires name/description frontmatter on every created file; the SDK writes any text",
+        "steps": [
+            {"command": "create", "path": "/memories/probe/no-frontmatter.md", "file_text": "just text\n"}
+        ],
+    },
+    {
+        "name": "create with name != stem",
+        "why": "memdir checks that the frontmatter name equals the file stem; the SDK does not read content",
+        "steps": [
+            {
+                "command": "create",
+                "path": "/memories/probe/mismatch.md",
+                "file_text": frontmatter_file("other", "x\n"),
+            }
+        ],
+    },
+    {
+        "name": "create non-.md file",
+        "why": "memdir's file tools work on .md files only; the SDK writes any name",
+        "steps": [
+            {
+                "command": "create",
+                "path": "/memories/probe/notes.txt",
+                "file_text": frontmatter_file("notes", "x\n"),
+            }
+        ],
+    },
+    {
+        "name": "create hidden file",
+        "why": "memdir refuses hidden segments (they are not memory; its derived state lives in .memdir/); "
+        "the SDK creates the file and then leaves it out of its own directory listings",
+        "steps": [
+            {
+                "command": "create",
+                "path": "/memories/probe/.hidden.md",
+                "file_text": frontmatter_file("hidden", "x\n"),
+            },
+            {"command": "view", "path": "/memories/probe/.hidden.md"},
+        ],
+    },
+    {
+        "name": "/memoriesX prefix",
+        "why": "the SDK checks startswith('/memories') with no separator, so '/memoriesX/a.md' is accepted "
+        "and "
+        "lands in memories/X/a.md; memdir requires '/memories' or '/memories/...'",
+        "steps": [
+            {
+                "command": "create",
+                "path": "/memoriesX/escape.md",
+                "file_text": frontmatter_file("escape", "x\n"),
+            },
+            {"command": "view", "path": "/memoriesX/escape.md"},
+        ],
+    },
+    {
+        "name": "'..' inside the path",
+        "why": "the SDK resolves '..' and accepts it while the result stays under the root; memdir refuses "
+        "'..' in any spelling rather than normalizing",
+        "steps": [
+            {
+                "command": "create",
+                "path": "/memories/probe/../dotdot.md",
+                "file_text": frontmatter_file("dotdot", "x\n"),
+            }
+        ],
+    },
+    {
+        "name": "insert inside frontmatter",
+        "why": "memdir's insert refuses lines inside the frontmatter (edit fields with str_replace); the "
+        "SDK inserts "
+        "anywhere in 0..n",
+        "steps": [
+            {
+                "command": "create",
+                "path": "/memories/probe/fm-insert.md",
+                "file_text": frontmatter_file("fm-insert", PROBE_BODY),
+            },
+            {
+                "command": "insert",
+                "path": "/memories/probe/fm-insert.md",
+                "insert_line": 1,
+                "insert_text": "- a fact",
+            },
+        ],
+    },
+    {
+        "name": "insert text ending in blank lines",
+        "why": "the SDK strips every trailing newline of insert_text; memdir adds one only if missing, so "
+        "'x\\n\\n' inserts a blank line too",
+        "steps": [
+            {
+                "command": "create",
+                "path": "/memories/probe/blank.md",
+                "file_text": frontmatter_file("blank", PROBE_BODY),
+            },
+            {
+                "command": "insert",
+                "path": "/memories/probe/blank.md",
+                "insert_line": 4,
+                "insert_text": "- a fact\n\n",
+            },
+        ],
+    },
+    {
+        "name": "insert into a file without a final newline",
+        "why": "the SDK always ends the rewritten file with a newline; memdir keeps the file's missing "
+        "final newline",
+        "steps": [
+            {
+                "command": "create",
+                "path": "/memories/probe/no-eol.md",
+                "file_text": frontmatter_file("no-eol", "# T\nlast line"),
+            },
+            {
+                "command": "insert",
+                "path": "/memories/probe/no-eol.md",
+                "insert_line": 4,
+                "insert_text": "- a fact",
+            },
+        ],
+    },
+    {
+        "name": "str_replace text found in frontmatter and body",
+        "why": "memdir matches the body first and falls back to the frontmatter, so a body-unique string "
+        "is edited; "
+        "the SDK counts the whole file and refuses two occurrences",
+        "steps": [
+            {
+                "command": "create",
+                "path": "/memories/probe/both.md",
+                "file_text": frontmatter_file("both", PROBE_BODY, "Alice likes tea"),
+            },
+            {
+                "command": "str_replace",
+                "path": "/memories/probe/both.md",
+                "old_str": "likes tea",
+                "new_str": "likes coffee",
+            },
+        ],
+    },
+    {
+        "name": "str_replace that breaks the frontmatter",
+        "why": "memdir re-validates the frontmatter after an edit and refuses new problems; the SDK writes "
+        "it",
+        "steps": [
+            {
+                "command": "create",
+                "path": "/memories/probe/break.md",
+                "file_text": frontmatter_file("break", PROBE_BODY),
+            },
+            {
+                "command": "str_replace",
+                "path": "/memories/probe/break.md",
+                "old_str": "name: break",
+                "new_str": "title: break",
+            },
+        ],
+    },
+    {
+        "name": "str_replace with overlapping occurrences",
+        "why": "memdir counts overlapping matches ('aa' occurs twice in 'aaa') and refuses as ambiguous; "
+        "the SDK's "
+        "str.count sees one and replaces the first",
+        "steps": [
+            {
+                "command": "create",
+                "path": "/memories/probe/overlap.md",
+                "file_text": frontmatter_file("overlap", "ratio aaa\n"),
+            },
+            {"command": "str_replace", "path": "/memories/probe/overlap.md", "old_str": "aa", "new_str": "b"},
+        ],
+    },
+    {
+        "name": "rename a file to a non-.md path",
+        "why": "memdir keeps the .md extension on files; the SDK moves to any name",
+        "steps": [
+            {
+                "command": "create",
+                "path": "/memories/probe/ext.md",
+                "file_text": frontmatter_file("ext", "x\n"),
+            },
+            {
+                "command": "rename",
+                "old_path": "/memories/probe/ext.md",
+                "new_path": "/memories/probe/ext.txt",
+            },
+        ],
+    },
+    {
+        "name": "view_range past the end",
+        "why": "memdir refuses an out-of-range end_line and says the valid range; the SDK clamps silently",
+        "steps": [{"command": "view", "path": "/memories/probe/blank.md", "view_range": [2, 999]}],
+    },
+    {
+        "name": "agreement: create over an existing file",
+        "why": "both refuse",
+        "steps": [
+            {
+                "command": "create",
+                "path": "/memories/probe/blank.md",
+                "file_text": frontmatter_file("blank", "x\n"),
+            }
+        ],
+    },
+    {
+        "name": "agreement: delete the root",
+        "why": "both refuse",
+        "steps": [{"command": "delete", "path": "/memories"}],
+    },
+    {
+        "name": "agreement: empty old_str",
+        "why": "both refuse (the SDK as 'multiple occurrences')",
+        "steps": [
+            {"command": "str_replace", "path": "/memories/probe/blank.md", "old_str": "", "new_str": "x"}
+        ],
+    },
+]
+
+
+def changed(before: dict[str, bytes], after: dict[str, bytes]) -> set[str]:
+    return {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--files", type=int, default=1000, help="files in the synthetic store (default 1000)")
+    ap.add_argument("--reps", type=int, default=50, help="repetitions per operation (default 50)")
+    ap.add_argument("--out", type=Path, default=Path("runs/bench-vs-anthropic"), help="run folder")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--quick", action="store_true", help="small fast run: 400 files, 5 reps")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.files, args.reps = 400, 5
+    console = Console(width=150)
+    tmp = Path(tempfile.mkdtemp(prefix="memdir-bench-"))
+    try:
+        return run(args, tmp, console)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(args: argparse.Namespace, tmp: Path, console: Console) -> int:
+    template = tmp / "template" / "memories"
+    files = build_store(template, args.files, seed=args.seed)
+    texts = {f: (template / f.removeprefix("/memories/")).read_text("utf-8") for f in files}
+    roots = {name: tmp / name / "memories" for name in ("memdir", "memdir-noobs", "sdk")}
+    for root in roots.values():
+        shutil.copytree(template, root)
+    memdir_store = Store(roots["memdir"])
+    runners: dict[str, Runner] = {
+        "memdir": memdir_runner(Harness(memdir_store, "manage")),
+        "memdir-noobs": memdir_runner(Harness(Store(roots["memdir-noobs"], observers=False), "manage")),
+        "sdk": sdk_runner(BetaLocalFilesystemMemoryTool(base_path=str(tmp / "sdk"))),
+    }
+    observers = [type(o).__module__ + "." + type(o).__qualname__ for o in memdir_store.observers]
+    console.print(
+        f"store: {args.files} files ({len(files)} notes + MEMORY.md indexes), "
+        f"{sum(len(t) for t in texts.values()) / 1e6:.2f} MB; reps {args.reps}; "
+        f"memdir observers: {observers or 'none'}"
+    )
+    # Warm-up: one write through each so lazily opened state (writer lock, index) is not timed.
+    warm = {
+        "command": "create",
+        "path": "/memories/warmup.md",
+        "file_text": frontmatter_file("warmup", "x\n"),
+    }
+    for r in runners.values():
+        r(warm)
+
+    results: dict[str, dict[str, Any]] = {}
+    phases: list[dict[str, Any]] = []
+    outputs: dict[str, dict[str, str]] = {}
+    order = list(runners)
+    for op, make in timed_ops(files, texts, args.reps):
+        before = {n: tree_bytes(roots[n]) for n in ("memdir", "sdk")}
+        samples: dict[str, list[float]] = {n: [] for n in runners}
+        errors: dict[str, list[str]] = {n: [] for n in runners}
+        for i in range(args.reps):
+            cmd = make(i)
+            for k in range(len(order)):  # rotate who goes first, so no side always gets a warm cache
+                name = order[(i + k) % len(order)]
+                dt, (ok, text) = timed(lambda: runners[name](cmd))  # noqa: B023
+                samples[name].append(dt)
+                if not ok:
+                    errors[name].append(text[:200])
+                if i == 0:
+                    outputs.setdefault(op, {})[name] = text
+        after = {n: tree_bytes(roots[n]) for n in ("memdir", "sdk")}
+        phases.append({"phase": op, "changed": {n: changed(before[n], after[n]) for n in before}})
+        st = {n: stats_ms(s) for n, s in samples.items()}
+        results[op] = {
+            **{n: st[n] for n in st},
+            "ratio_memdir_sdk": st["memdir"]["median_ms"] / st["sdk"]["median_ms"],
+            "ratio_noobs_sdk": st["memdir-noobs"]["median_ms"] / st["sdk"]["median_ms"],
+            "observer_cost_ratio": st["memdir"]["median_ms"] / st["memdir-noobs"]["median_ms"],
+            "errors": {n: e[:3] for n, e in errors.items() if e},
+        }
+
+    probe_results = []
+    for probe in PROBES:
+        before = {n: tree_bytes(roots[n]) for n in ("memdir", "sdk")}
+        steps = []
+        for cmd in probe["steps"]:
+            m_ok, m_text = runners["memdir"](cmd)
+            runners["memdir-noobs"](cmd)
+            s_ok, s_text = runners["sdk"](cmd)
+            steps.append({"command": cmd, "memdir": [m_ok, m_text[:300]], "sdk": [s_ok, s_text[:300]]})
+        after = {n: tree_bytes(roots[n]) for n in ("memdir", "sdk")}
+        ch = {n: changed(before[n], after[n]) for n in before}
+        phases.append({"phase": f"probe: {probe['name']}", "changed": ch, "why": probe["why"]})
+        probe_results.append({"name": probe["name"], "why": probe["why"], "steps": steps, "changed": ch})
+
+    # The /memoriesX check asked for by the issue: the SDK accepts it, memdir refuses it.
+    px = next(p for p in probe_results if p["name"] == "/memoriesX prefix")
+    prefix_check = {
+        "sdk_accepts": bool(px["steps"][0]["sdk"][0]),
+        "sdk_wrote": sorted(px["changed"]["sdk"]),
+        "memdir_refuses": not px["steps"][0]["memdir"][0],
+        "memdir_message": px["steps"][0]["memdir"][1],
+    }
+
+    diff = compare(roots, phases)
+    view_diffs = view_output_differences(outputs)
+    report = {
+        "machine": machine(),
+        "store": {"files": args.files, "notes": len(files), "bytes": sum(len(t) for t in texts.values())},
+        "reps": args.reps,
+        "memdir_observers": observers,
+        "fsync_calibration_ms": fsync_calibration(tmp / "fsync"),
+        "timings": results,
+        "view_outputs": view_diffs,
+        "probes": probe_results,
+        "prefix_check": prefix_check,
+        "tree_comparison": diff,
+    }
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_json(args.out / "vs_anthropic.json", report)
+    ops = list(results)
+    bar_chart(
+        args.out / "vs_anthropic.png",
+        f"Per-call median time, {args.files}-file store ({args.reps} reps)",
+        ops,
+        {n: [results[o][n]["median_ms"] for o in ops] for n in ("memdir", "memdir-noobs", "sdk")},
+        "median ms per call (log)",
+    )
+    print_report(console, report, args.out)
+    return 0
+
+
+def compare(roots: dict[str, Path], phases: list[dict[str, Any]]) -> dict[str, Any]:
+    """Diff the final memdir and SDK trees; attribute each difference to the last phase touching it."""
+    mem, sdk = tree_bytes(roots["memdir"]), tree_bytes(roots["sdk"])
+    noobs = tree_bytes(roots["memdir-noobs"])
+    differences = []
+    for path in sorted(mem.keys() | sdk.keys()):
+        if mem.get(path) == sdk.get(path):
+            continue
+        if path.startswith(".memdir/"):
+            cause, why = (
+                "memdir state",
+                "memdir's derived state (writer lock; index and journal when present) lives in .memdir/",
+            )
+        else:
+            last = [ph for ph in phases if path in ph["changed"]["memdir"] or path in ph["changed"]["sdk"]]
+            cause = last[-1]["phase"] if last else "unknown"
+            why = (
+                last[-1].get("why", "UNEXPECTED: a shared command had different effects")
+                if last
+                else "UNEXPECTED"
+            )
+        state = "only memdir" if path not in sdk else "only sdk" if path not in mem else "content differs"
+        differences.append({"path": path, "state": state, "cause": cause, "why": why})
+    identical = sum(1 for p in mem.keys() & sdk.keys() if mem[p] == sdk[p])
+    mem_modes, sdk_modes = tree_modes(roots["memdir"]), tree_modes(roots["sdk"])
+    mode_diffs: dict[str, int] = {}
+    for p in mem_modes.keys() & sdk_modes.keys():
+        if mem_modes[p] != sdk_modes[p]:
+            key = f"{'dir' if p.endswith('/') else 'file'} memdir {mem_modes[p]:o} vs sdk {sdk_modes[p]:o}"
+            mode_diffs[key] = mode_diffs.get(key, 0) + 1
+    noobs_same = {p: b for p, b in mem.items() if not p.startswith(".memdir/")} == {
+        p: b for p, b in noobs.items() if not p.startswith(".memdir/")
+    }
+    return {
+        "identical_files": identical,
+        "memdir_files": len(mem),
+        "sdk_files": len(sdk),
+        "differences": differences,
+        "unexpected": [d for d in differences if d["why"].startswith("UNEXPECTED")],
+        "permission_differences": mode_diffs,
+        "memdir_and_noobs_trees_identical": noobs_same,
+    }
+
+
+def view_output_differences(outputs: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """What each side shows for the same view command (outputs differ by design, not on disk)."""
+    out: dict[str, Any] = {}
+    for op in ("view file", "view range", "view root"):
+        m, s = outputs[op]["memdir"], outputs[op]["sdk"]
+        out[op] = {
+            "memdir": {"bytes": len(m.encode()), "lines": m.count("\n") + 1, "head": m.split("\n")[:4]},
+            "sdk": {"bytes": len(s.encode()), "lines": s.count("\n") + 1, "head": s.split("\n")[:4]},
+        }
+    root_m, root_s = outputs["view root"]["memdir"], outputs["view root"]["sdk"]
+    out["view root"]["memdir"]["descriptions"] = root_m.count("[description: ")
+    out["view root"]["memdir"]["max_depth"] = _levels(root_m)
+    out["view root"]["sdk"]["max_depth"] = _levels(root_s)
+    return out
+
+
+def _levels(listing: str) -> int:
+    """Deepest entry of a listing, in path segments below /memories."""
+    paths = [ln.split("\t", 1)[1].split("  [description: ")[0] for ln in listing.split("\n") if "\t" in ln]
+    return max(p.rstrip("/").count("/") - 1 for p in paths)
+
+
+def fsync_calibration(folder: Path, n: int = 30) -> dict[str, float]:
+    """What one fsync costs on this disk, to read the write timings against."""
+    folder.mkdir(parents=True, exist_ok=True)
+    f_times, d_times = [], []
+    for i in range(n):
+        fd = os.open(folder / f"f{i}", os.O_CREAT | os.O_WRONLY, 0o644)
+        os.write(fd, b"x" * 1024)
+        f_times.append(timed(lambda: os.fsync(fd))[0])  # noqa: B023
+        os.close(fd)
+        dfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        d_times.append(timed(lambda: os.fsync(dfd))[0])  # noqa: B023
+        os.close(dfd)
+    return {"file": stats_ms(f_times)["median_ms"], "dir": stats_ms(d_times)["median_ms"]}
+
+
+def print_report(console: Console, report: dict[str, Any], out: Path) -> None:
+    t = Table(
+        title=f"memdir vs Anthropic SDK memory tool, {report['store']['files']} files, "
+        f"{report['reps']} reps (ms per call)"
+    )
+    for col in (
+        "operation",
+        "memdir med",
+        "memdir p90",
+        "no-obs med",
+        "sdk med",
+        "sdk p90",
+        "memdir/sdk",
+        "obs cost",
+    ):
+        t.add_column(col, justify="right" if col != "operation" else "left")
+    for op, r in report["timings"].items():
+        t.add_row(
+            op,
+            f"{r['memdir']['median_ms']:.3f}",
+            f"{r['memdir']['p90_ms']:.3f}",
+            f"{r['memdir-noobs']['median_ms']:.3f}",
+            f"{r['sdk']['median_ms']:.3f}",
+            f"{r['sdk']['p90_ms']:.3f}",
+            f"{r['ratio_memdir_sdk']:.2f}x",
+            f"{r['observer_cost_ratio']:.2f}x",
+        )
+    console.print(t)
+    errs = {op: r["errors"] for op, r in report["timings"].items() if r["errors"]}
+    if errs:
+        console.print(f"[red]errors during timed ops:[/red] {errs}")
+    m, s = report["view_outputs"]["view root"]["memdir"], report["view_outputs"]["view root"]["sdk"]
+    console.print(
+        f"view root: memdir {m['lines']} lines / {m['bytes']} B, {m['max_depth']} levels, "
+        f"{m['descriptions']} descriptions; sdk {s['lines']} lines / {s['bytes']} B, "
+        f"{s['max_depth']} levels, no descriptions"
+    )
+    cal = report["fsync_calibration_ms"]
+    console.print(
+        f"fsync on this disk (median ms): file {cal['file']:.3f}, directory {cal['dir']:.3f}. "
+        "memdir fsyncs the "
+        "file and its folder on every write, and the folder(s) on rename and delete; the SDK fsyncs the "
+        "file on create/str_replace/insert and nothing on rename and delete."
+    )
+    p = Table(title="Contract probes (ok = command succeeded)")
+    for col in ("probe", "memdir", "sdk", "files changed memdir / sdk"):
+        p.add_column(col)
+    for pr in report["probes"]:
+        last = pr["steps"][-1]
+        p.add_row(
+            pr["name"],
+            "ok" if last["memdir"][0] else "refused",
+            "ok" if last["sdk"][0] else "refused",
+            f"{', '.join(sorted(pr['changed']['memdir'])) or '-'} / "
+            f"{', '.join(sorted(pr['changed']['sdk'])) or '-'}",
+        )
+    console.print(p)
+    pc = report["prefix_check"]
+    console.print(
+        f"/memoriesX check: sdk accepts = {pc['sdk_accepts']} (wrote {pc['sdk_wrote']}), "
+        f"memdir refuses = {pc['memdir_refuses']}"
+    )
+    tc = report["tree_comparison"]
+    console.print(
+        f"trees: {tc['identical_files']} identical files "
+        f"(memdir {tc['memdir_files']}, sdk {tc['sdk_files']}); "
+        f"{len(tc['differences'])} differences, {len(tc['unexpected'])} unexpected; "
+        f"memdir vs memdir-noobs identical: {tc['memdir_and_noobs_trees_identical']}"
+    )
+    d = Table(title="Tree differences (memdir vs sdk) and their cause")
+    for col in ("path", "state", "cause"):
+        d.add_column(col)
+    for row in tc["differences"]:
+        d.add_row(row["path"], row["state"], row["cause"])
+    console.print(d)
+    if tc["permission_differences"]:
+        console.print(f"permission bits: {tc['permission_differences']}")
+    console.print(f"wrote {out / 'vs_anthropic.json'} and {out / 'vs_anthropic.png'}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
