@@ -87,7 +87,7 @@ def ensure_store(root: Path, files: int, kb: float, seed: int, console: Console)
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--files", type=int, default=100_000, help="files in the store (default 100,000)")
-    ap.add_argument("--kb", type=float, default=1.0, help="mean file size in KB (default 1)")
+    ap.add_argument("--kb", type=float, default=0.82, help="mean file size in KB (0.82: ~100 MB)")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--dir", type=Path, help="build (or reuse) the store here instead of a temp dir")
     ap.add_argument("--out", type=Path, default=Path("runs/bench-grep"), help="run folder")
@@ -115,14 +115,14 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def rg_plain(rg: str, root: Path, p: dict[str, Any]) -> list[str]:
+def rg_plain(rg: str, root: Path, p: dict[str, Any]) -> list[bytes]:
     flags = ["-n", "--no-heading"] + ([] if p["case_sensitive"] else ["-i"])
     return subprocess.run(
         [rg, *flags, "-e", p["pattern"], str(root)], capture_output=True, check=False
     ).stdout.splitlines()
 
 
-def rg_as_memdir(rg: str, root: Path, p: dict[str, Any]) -> list[str]:
+def rg_as_memdir(rg: str, root: Path, p: dict[str, Any]) -> list[bytes]:
     cmd = [
         rg, "--no-config", "--no-heading", "--with-filename", "--line-number", "--null", "--no-ignore",
         "--color", "never", "--sort", "path", "--engine", "auto", "--glob", "*.md", "--max-columns", "0",

@@ -350,8 +350,8 @@ PROBES: list[dict[str, Any]] = [
 ]
 
 
-def changed(before: dict[str, bytes], after: dict[str, bytes]) -> set[str]:
-    return {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
+def changed(before: dict[str, bytes], after: dict[str, bytes]) -> list[str]:
+    return sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
 
 
 def main(argv: list[str] | None = None) -> int:
