@@ -12,6 +12,7 @@ every difference is traced to the command that caused it, with the contract rule
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import shutil
 import sys
@@ -128,6 +129,10 @@ def timed_ops(
 # -- contract probes: one command each, where the two contracts are known to differ ----------
 
 PROBE_BODY = "# Probe\n\nAlice likes tea.\n"
+TRAILING_BLANK_WHY = (
+    "the SDK's insert splits on newlines and drops only one empty tail element, so a file ending in a "
+    "blank line loses it, wherever the insert lands; memdir keeps the rest of the file byte-identical"
+)
 PROBES: list[dict[str, Any]] = [
     {
         "name": "create without frontmatter",
@@ -247,6 +252,23 @@ PROBES: list[dict[str, Any]] = [
             {
                 "command": "insert",
                 "path": "/memories/probe/no-eol.md",
+                "insert_line": 4,
+                "insert_text": "- a fact",
+            },
+        ],
+    },
+    {
+        "name": "insert into a file ending in a blank line",
+        "why": TRAILING_BLANK_WHY,
+        "steps": [
+            {
+                "command": "create",
+                "path": "/memories/probe/tail.md",
+                "file_text": frontmatter_file("tail", "# T\n\n## Later\n\n"),
+            },
+            {
+                "command": "insert",
+                "path": "/memories/probe/tail.md",
                 "insert_line": 4,
                 "insert_text": "- a fact",
             },
@@ -502,8 +524,31 @@ def compare(roots: dict[str, Path], phases: list[dict[str, Any]]) -> dict[str, A
                 else "UNEXPECTED"
             )
         state = "only memdir" if path not in sdk else "only sdk" if path not in mem else "content differs"
-        differences.append({"path": path, "state": state, "cause": cause, "why": why})
+        row = {"path": path, "state": state, "cause": cause, "why": why}
+        if state == "content differs":
+            m, k = mem[path], sdk[path]
+            if why.startswith("UNEXPECTED") and m.endswith(b"\n\n") and m == k + b"\n":
+                row["why"] = TRAILING_BLANK_WHY
+            row["diff"] = list(
+                difflib.unified_diff(
+                    k.decode("utf-8", "replace").splitlines(),
+                    m.decode("utf-8", "replace").splitlines(),
+                    "sdk",
+                    "memdir",
+                    n=1,
+                    lineterm="",
+                )
+            )[:12]
+        differences.append(row)
     identical = sum(1 for p in mem.keys() & sdk.keys() if mem[p] == sdk[p])
+    shared = {
+        p
+        for ph in phases
+        if not ph["phase"].startswith("probe")
+        for n in ("memdir", "sdk")
+        for p in ph["changed"][n]
+    }
+    shared_same = sorted(p for p in shared if mem.get(p) == sdk.get(p))
     mem_modes, sdk_modes = tree_modes(roots["memdir"]), tree_modes(roots["sdk"])
     mode_diffs: dict[str, int] = {}
     for p in mem_modes.keys() & sdk_modes.keys():
@@ -515,6 +560,8 @@ def compare(roots: dict[str, Path], phases: list[dict[str, Any]]) -> dict[str, A
     }
     return {
         "identical_files": identical,
+        "timed_ops_touched": len(shared),
+        "timed_ops_touched_identical": len(shared_same),
         "memdir_files": len(mem),
         "sdk_files": len(sdk),
         "differences": differences,
@@ -625,16 +672,19 @@ def print_report(console: Console, report: dict[str, Any], out: Path) -> None:
     )
     tc = report["tree_comparison"]
     console.print(
+        f"timed commands touched {tc['timed_ops_touched']} paths, "
+        f"{tc['timed_ops_touched_identical']} identical "
+        "in both trees (a path deleted or moved away in both counts as identical); "
         f"trees: {tc['identical_files']} identical files "
         f"(memdir {tc['memdir_files']}, sdk {tc['sdk_files']}); "
         f"{len(tc['differences'])} differences, {len(tc['unexpected'])} unexpected; "
         f"memdir vs memdir-noobs identical: {tc['memdir_and_noobs_trees_identical']}"
     )
     d = Table(title="Tree differences (memdir vs sdk) and their cause")
-    for col in ("path", "state", "cause"):
+    for col in ("path", "state", "cause", "why"):
         d.add_column(col)
     for row in tc["differences"]:
-        d.add_row(row["path"], row["state"], row["cause"])
+        d.add_row(row["path"], row["state"], row["cause"], row["why"])
     console.print(d)
     if tc["permission_differences"]:
         console.print(f"permission bits: {tc['permission_differences']}")
