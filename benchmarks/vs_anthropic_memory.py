@@ -382,12 +382,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=50, help="repetitions per operation (default 50)")
     ap.add_argument("--out", type=Path, default=Path("runs/bench-vs-anthropic"), help="run folder")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument(
+        "--tmp", type=Path, help="where the three store copies live (e.g. a tmpfs, where fsync is free)"
+    )
     ap.add_argument("--quick", action="store_true", help="small fast run: 400 files, 5 reps")
     args = ap.parse_args(argv)
     if args.quick:
         args.files, args.reps = 400, 5
     console = Console(width=150)
-    tmp = Path(tempfile.mkdtemp(prefix="memdir-bench-"))
+    tmp = Path(tempfile.mkdtemp(prefix="memdir-bench-", dir=args.tmp))
     try:
         return run(args, tmp, console)
     finally:
@@ -482,6 +485,7 @@ def run(args: argparse.Namespace, tmp: Path, console: Console) -> int:
         "reps": args.reps,
         "memdir_observers": observers,
         "fsync_calibration_ms": fsync_calibration(tmp / "fsync"),
+        "tmp_filesystem": filesystem_of(tmp),
         "timings": results,
         "view_outputs": view_diffs,
         "probes": probe_results,
@@ -593,6 +597,20 @@ def _levels(listing: str) -> int:
     return max(p.rstrip("/").count("/") - 1 for p in paths)
 
 
+def filesystem_of(path: Path) -> str:
+    """The mount type holding `path` (from /proc/mounts; 'unknown' elsewhere)."""
+    try:
+        mounts = [ln.split() for ln in Path("/proc/mounts").read_text().splitlines()]
+    except OSError:
+        return "unknown"
+    real = os.path.realpath(path)
+    best = max(
+        (m for m in mounts if real == m[1] or real.startswith(m[1].rstrip("/") + "/")),
+        key=lambda m: len(m[1]),
+    )
+    return best[2]
+
+
 def fsync_calibration(folder: Path, n: int = 30) -> dict[str, float]:
     """What one fsync costs on this disk, to read the write timings against."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -647,8 +665,8 @@ def print_report(console: Console, report: dict[str, Any], out: Path) -> None:
     )
     cal = report["fsync_calibration_ms"]
     console.print(
-        f"fsync on this disk (median ms): file {cal['file']:.3f}, directory {cal['dir']:.3f}. "
-        "memdir fsyncs the "
+        f"fsync on this {report['tmp_filesystem']} filesystem (median ms): file {cal['file']:.3f}, "
+        f"directory {cal['dir']:.3f}. memdir fsyncs the "
         "file and its folder on every write, and the folder(s) on rename and delete; the SDK fsyncs the "
         "file on create/str_replace/insert and nothing on rename and delete."
     )
