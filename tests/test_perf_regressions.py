@@ -5,6 +5,7 @@ each file's head directly instead of re-resolving every path."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -112,3 +113,58 @@ def test_listing_description_of_frontmatter_past_the_head(tmp_path: Path) -> Non
     (root / "small.md").write_text(_fm("small", "fine"))
     descs = _listing_descriptions(Harness(Store(root), "search").call("view", {"path": "/memories"}).text)
     assert descs == {"/memories/small.md": "fine"}  # frontmatter over 4,096 characters is not shown
+
+
+# -- grep's Python fallback: lazy, in ripgrep's order ---------------------------------------
+needs_rg = pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep is not installed")
+
+
+def _grep_tree(root: Path) -> None:
+    """Sibling names whose order differs between per-folder and whole-path sorting."""
+    for rel in ("a/x.md", "a-b/x.md", "a.md", "a0/x.md", "B/x.md", "é/x.md", "a/b/c/deep.md", "z.md"):
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        stem = p.name[:-3]
+        p.write_text(_fm(stem, f"{rel} file", f"needle in {rel}\nother\nNEEDLE again {rel}\n"))
+    (root / ".memdir").mkdir(exist_ok=True)
+    (root / ".memdir" / "state.md").write_text("needle hidden\n")
+    (root / "notes.txt").write_text("needle not markdown\n")
+
+
+@needs_rg
+@pytest.mark.parametrize("max_results", [3, 100])
+def test_python_fallback_matches_ripgrep(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, max_results: int
+) -> None:
+    root = tmp_path / "mem"
+    root.mkdir()
+    _grep_tree(root)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "o.md").write_text("needle outside\n")
+    os.symlink(outside, root / "linked")
+    h = Harness(Store(root), "search")
+    args = {"pattern": "needle", "max_results": max_results}
+    with_rg = h.call("grep", args)
+    monkeypatch.setenv("PATH", "")  # the tool looks rg up on every call; now it finds none
+    without = h.call("grep", args)
+    assert not with_rg.is_error and without.text == with_rg.text
+    assert "outside" not in without.text and "hidden" not in without.text and "notes.txt" not in without.text
+    if max_results == 3:
+        assert "stopped at max_results=3" in without.text
+        assert without.text.count("\n/memories/") == 3
+    else:
+        assert without.text.count("\n/memories/") == 16  # 8 files x 2 lines, case-insensitive
+
+
+def test_python_fallback_survives_deep_nesting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "mem"
+    deep = root
+    for _ in range(1100):  # deeper than Python's recursion limit (mkdir(parents=True) recurses too)
+        deep = deep / "d"
+        deep.mkdir(parents=True)
+    (deep / "bottom.md").write_text(_fm("bottom", "deep", "needle at the bottom\n"))
+    monkeypatch.setenv("PATH", "")
+    res = Harness(Store(root), "search").call("grep", {"pattern": "needle at the bottom"})
+    assert not res.is_error, res.text
+    assert "/d/bottom.md:5: needle at the bottom" in res.text
