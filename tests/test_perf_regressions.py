@@ -143,12 +143,14 @@ def test_python_fallback_matches_ripgrep(
     outside.mkdir()
     (outside / "o.md").write_text("needle outside\n")
     os.symlink(outside, root / "linked")
+    os.link(outside / "o.md", root / "a" / "hard.md")  # a hard link may lead out of the store
     h = Harness(Store(root), "search")
     args = {"pattern": "needle", "max_results": max_results}
     with_rg = h.call("grep", args)
     monkeypatch.setenv("PATH", "")  # the tool looks rg up on every call; now it finds none
     without = h.call("grep", args)
     assert not with_rg.is_error and without.text == with_rg.text
+    assert "/memories/z.md:5: needle in z.md" in with_rg.text or max_results == 3  # files in the root too
     assert "outside" not in without.text and "hidden" not in without.text and "notes.txt" not in without.text
     if max_results == 3:
         assert "stopped at max_results=3" in without.text
@@ -159,12 +161,18 @@ def test_python_fallback_matches_ripgrep(
 
 def test_python_fallback_survives_deep_nesting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "mem"
-    deep = root
+    chain = [root]
     for _ in range(1100):  # deeper than Python's recursion limit (mkdir(parents=True) recurses too)
-        deep = deep / "d"
-        deep.mkdir(parents=True)
-    (deep / "bottom.md").write_text(_fm("bottom", "deep", "needle at the bottom\n"))
+        chain.append(chain[-1] / "d")
+        chain[-1].mkdir(parents=True)
+    bottom = chain[-1] / "bottom.md"
+    bottom.write_text(_fm("bottom", "deep", "needle at the bottom\n"))
     monkeypatch.setenv("PATH", "")
-    res = Harness(Store(root), "search").call("grep", {"pattern": "needle at the bottom"})
-    assert not res.is_error, res.text
-    assert "/d/bottom.md:5: needle at the bottom" in res.text
+    try:
+        res = Harness(Store(root), "search").call("grep", {"pattern": "needle at the bottom"})
+        assert not res.is_error, res.text
+        assert "/d/bottom.md:5: needle at the bottom" in res.text
+    finally:  # shutil.rmtree (and so pytest's own cleanup) recurses, so take the chain down here
+        bottom.unlink()
+        for folder in reversed(chain[1:]):
+            folder.rmdir()
