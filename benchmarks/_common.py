@@ -196,3 +196,32 @@ def machine() -> dict[str, Any]:
     import platform
 
     return {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()}
+
+
+def filesystem_of(path: Path) -> str:
+    """The mount type holding `path` (from /proc/mounts; 'unknown' elsewhere)."""
+    try:
+        mounts = [ln.split() for ln in Path("/proc/mounts").read_text().splitlines()]
+    except OSError:
+        return "unknown"
+    real = os.path.realpath(path)
+    best = max(
+        (m for m in mounts if real == m[1] or real.startswith(m[1].rstrip("/") + "/")),
+        key=lambda m: len(m[1]),
+    )
+    return best[2]
+
+
+def fsync_calibration(folder: Path, n: int = 30) -> dict[str, float]:
+    """What one fsync costs on this disk, to read the write timings against."""
+    folder.mkdir(parents=True, exist_ok=True)
+    f_times, d_times = [], []
+    for i in range(n):
+        fd = os.open(folder / f"f{i}", os.O_CREAT | os.O_WRONLY, 0o644)
+        os.write(fd, b"x" * 1024)
+        f_times.append(timed(lambda: os.fsync(fd))[0])  # noqa: B023
+        os.close(fd)
+        dfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        d_times.append(timed(lambda: os.fsync(dfd))[0])  # noqa: B023
+        os.close(dfd)
+    return {"file": stats_ms(f_times)["median_ms"], "dir": stats_ms(d_times)["median_ms"]}

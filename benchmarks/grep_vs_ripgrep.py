@@ -234,10 +234,11 @@ def print_report(console: Console, report: dict[str, Any], names: list[str], out
         )
     console.print(t)
     console.print(
-        "memdir stops reading rg's output at max_results and kills it, and checks each hit it keeps "
-        "(lstat for hard links, realpath to a memory path); plain rg prints every match on all cores. "
-        "So on a common word the ratio compares a capped result with a full scan; on a rare literal both "
-        "scan everything and the ratio is memdir's real overhead (sorted single-threaded rg + Python)."
+        "memdir stops reading rg's output at max_results and kills it, and checks the hits it keeps "
+        "(an lstat per file for hard links, a realpath per folder); plain rg prints every match on all "
+        "cores. So on a capped pattern the ratio compares a capped result with a full scan; on the rare "
+        "literal both scan everything and the ratio is memdir's real overhead (its rg runs sorted, so "
+        "single-threaded, plus the Python that reads it)."
     )
     console.print(f"wrote {out / 'grep_vs_ripgrep.json'} and {out / 'grep_vs_ripgrep.png'}")
 
