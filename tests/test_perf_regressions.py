@@ -89,6 +89,7 @@ def test_listing_descriptions_nested_and_refusals(tmp_path: Path) -> None:
         "create", {"path": "/memories/a/long.md", "file_text": _fm("long", "long one", long_body)}
     ).is_error
     (root / "a" / "latin1.md").write_bytes(b"---\nname: latin1\ndescription: caf\xe9\n---\n")
+    (root / "a" / "bad-tail.md").write_bytes(b"---\nname: bad-tail\ndescription: ok\n---\nend \xe9")
     outside = tmp_path / "outside.md"
     outside.write_text(_fm("outside", "SECRET outside the store"))
     os.link(outside, root / "a" / "linked.md")
@@ -101,6 +102,7 @@ def test_listing_descriptions_nested_and_refusals(tmp_path: Path) -> None:
     assert "SECRET" not in text and "hidden" not in text and "symlinked" not in text
     assert "/memories/a/linked.md" in text  # listed with its size, but its content is not read
     assert "/memories/a/latin1.md" in text  # not UTF-8: listed without a description
+    assert "/memories/a/bad-tail.md" in text  # not UTF-8 at its very end: the same
 
 
 def test_listing_description_of_frontmatter_past_the_head(tmp_path: Path) -> None:

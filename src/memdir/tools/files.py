@@ -49,7 +49,7 @@ def _description(disk: Path) -> str | None:
     try:
         head = data.decode("utf-8")
     except UnicodeDecodeError as exc:  # a head cut inside a character is fine; other bad bytes are not
-        if exc.start < len(data) - 3:
+        if len(data) < HEAD_BYTES or exc.start < len(data) - 3:
             return None
         head = data[: exc.start].decode("utf-8")
     return frontmatter.parse(head[:4096]).description
