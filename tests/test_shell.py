@@ -24,6 +24,10 @@ pytestmark = pytest.mark.skipif(_probe() is not None, reason=f"no confining sand
 
 NOTE = "---\nname: {stem}\ndescription: {desc}\n---\n{body}"
 HOST_SECRET = "host-secret-7f3a9c"
+CONNECT = "python3 -c \"import socket; socket.create_connection(('%s', %d), timeout=3); print('CONNECTED')\""
+COUNT_LINES = (
+    "import pathlib; print(sum(len(p.read_text().splitlines()) for p in pathlib.Path('.').rglob('*.md')))"
+)
 
 
 class Recorder:
@@ -156,9 +160,8 @@ def test_no_network(env: dict[str, Any]) -> None:
     try:
         out = bash(
             env,
-            f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=3); print('CONNECTED')\"; "
-            f"echo hi > /dev/tcp/127.0.0.1/{port} && echo CONNECTED; "
-            "python3 -c \"import socket; socket.create_connection(('1.1.1.1', 53), timeout=3); print('CONNECTED')\"; "
+            f"{CONNECT % ('127.0.0.1', port)}; echo hi > /dev/tcp/127.0.0.1/{port} && echo CONNECTED; "
+            f"{CONNECT % ('1.1.1.1', 53)}; "
             "python3 -c \"import socket; socket.getaddrinfo('example.com', 80); print('RESOLVED')\"",
         )
         server.setblocking(False)
@@ -237,7 +240,7 @@ def test_grep_sed_mkdir_mv_python_heredoc(env: dict[str, Any]) -> None:
 
     out = bash(
         env,
-        "python3 -c \"import pathlib; print(sum(len(p.read_text().splitlines()) for p in pathlib.Path('.').rglob('*.md')))\"",
+        f'python3 -c "{COUNT_LINES}"',
     )
     assert out.splitlines()[0] == str(sum(len(t.splitlines()) for t in tree(root).values()))
 
@@ -251,7 +254,9 @@ def test_grep_sed_mkdir_mv_python_heredoc(env: dict[str, Any]) -> None:
         "people/alice.md": NOTE.format(
             stem="alice", desc="Alice Park", body="# Alice\n- diet: vegan (since 2023-05-02) [S6T5]\n"
         ),
-        "people/carol.md": "---\nname: carol\ndescription: Carol, Alice's cousin\n---\n# Carol\n- city: Lisbon [S3T1]\n",
+        "people/carol.md": NOTE.format(
+            stem="carol", desc="Carol, Alice's cousin", body="# Carol\n- city: Lisbon [S3T1]\n"
+        ),
         "work/bob.md": NOTE.format(stem="bob", desc="Bob Stone", body="# Bob\n- job: nurse [S2T7]\n"),
     }
 
@@ -280,8 +285,9 @@ def test_same_size_same_second_edit_is_seen(env: dict[str, Any]) -> None:
     st = path.stat()
     bash(
         env,
-        "sed -i 's/nurse/NURSE/' people/bob.md && touch -d @%d.%09d people/bob.md"
-        % divmod(st.st_mtime_ns, 10**9),
+        "sed -i 's/nurse/NURSE/' people/bob.md && touch -d @{}.{:09d} people/bob.md".format(
+            *divmod(st.st_mtime_ns, 10**9)
+        ),
     )
     assert path.stat().st_size == st.st_size
     assert "NURSE" in path.read_text()

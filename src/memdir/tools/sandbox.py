@@ -178,7 +178,7 @@ def _probe() -> str | None:
             if out.stdout.strip() == "confined" and out.exit_code == 0:
                 return None
             detail = (out.stderr.strip() or out.stdout.strip() or f"exit status {out.exit_code}")[:500]
-            return f"bubblewrap ran but could not build the sandbox: {detail}"
+            return f"bubblewrap did not produce a confining sandbox: {detail}"
     except SandboxUnavailable as exc:
         return str(exc)
     except OSError as exc:
