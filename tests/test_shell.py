@@ -325,3 +325,43 @@ def test_writer_lock_is_held_while_a_command_runs(env: dict[str, Any]) -> None:
 def test_exit_status_and_stderr_are_reported(env: dict[str, Any]) -> None:
     out = bash(env, "echo to-out; echo to-err >&2; exit 3")
     assert out == "to-out\n[stderr]\nto-err\n[exit status 3]"
+
+
+def test_hard_link_planted_from_outside_is_not_copied(env: dict[str, Any]) -> None:
+    root: Path = env["root"]
+    os.link(env["secret"], root / "linked.md")
+    out = bash(env, "cat linked.md; ls")
+    assert HOST_SECRET not in out and out.split("[stderr]")[0].split() == ["people"]
+    assert (root / "linked.md").read_text() == HOST_SECRET + "\n"  # left alone, not deleted
+
+
+def test_unreadable_folder_loses_nothing(env: dict[str, Any]) -> None:
+    out = bash(env, "chmod 000 people; ls people")
+    assert "Permission denied" in out
+    assert sorted(p.name for p in (env["root"] / "people").iterdir()) == ["alice.md", "bob.md"]
+    assert "alice.md" in bash(env, "ls people")  # still usable afterwards
+
+
+def test_type_changes_and_wholesale_delete(env: dict[str, Any]) -> None:
+    root: Path = env["root"]
+    bash(env, "rm -r people && echo 'now a file' > people && mkdir bob.md")
+    assert (root / "people").read_text() == "now a file\n" and (root / "bob.md").is_dir()
+    bash(env, "rm -rf -- * && ls -A")
+    assert sorted(p.name for p in root.iterdir()) == [".memdir"]
+    got = [[(c.kind, c.path) for c in s.changes] for s in env["rec"].steps]
+    assert got == [
+        [
+            ("create", "/memories/people"),
+            ("delete", "/memories/people/alice.md"),
+            ("delete", "/memories/people/bob.md"),
+        ],
+        [("delete", "/memories/people")],
+    ]
+
+
+def test_background_processes_end_with_the_command(env: dict[str, Any]) -> None:
+    start = time.monotonic()
+    out = bash(env, "(sleep 30; echo late > late.md) & echo started")
+    assert "started" in out and time.monotonic() - start < 5
+    time.sleep(0.3)
+    assert not (env["root"] / "late.md").exists()

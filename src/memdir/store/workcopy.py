@@ -20,7 +20,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memdir.errors import PathError
+from memdir.errors import PathError, ToolError
 from memdir.store.atomic import fsync_dir
 from memdir.store.paths import STATE_DIR, parse_memory_path
 from memdir.store.store import Store
@@ -53,7 +53,7 @@ def _digest(path: Path) -> str:
     return h.hexdigest()
 
 
-def scan(top: Path, *, shared_as_other: bool = False) -> dict[Rel, Node]:
+def scan(top: Path, *, shared_as_other: bool = False, strict: bool = False) -> dict[Rel, Node]:
     """Every entry under `top` except the state folder, never following links.
 
     With `shared_as_other`, a file with several hard links counts as 'other' (not copied, never
@@ -66,6 +66,8 @@ def scan(top: Path, *, shared_as_other: bool = False) -> dict[Rel, Node]:
         try:
             entries = list(os.scandir(top.joinpath(*rel)))
         except OSError:
+            if strict:
+                raise
             continue
         for ent in entries:
             if not rel and ent.name == STATE_DIR:
@@ -76,7 +78,12 @@ def scan(top: Path, *, shared_as_other: bool = False) -> dict[Rel, Node]:
                 tree[child] = Node("dir", stat.S_IMODE(st.st_mode))
                 stack.append(child)
             elif stat.S_ISREG(st.st_mode) and not (shared_as_other and st.st_nlink > 1):
-                tree[child] = Node("file", stat.S_IMODE(st.st_mode), _digest(Path(ent.path)))
+                try:
+                    tree[child] = Node("file", stat.S_IMODE(st.st_mode), _digest(Path(ent.path)))
+                except OSError:
+                    if strict:
+                        raise
+                    tree[child] = Node("other")
             elif stat.S_ISLNK(st.st_mode):
                 tree[child] = Node("link", 0, os.readlink(ent.path))
             else:
@@ -121,7 +128,15 @@ class WorkCopy:
 
     def carry_back(self) -> Outcome:
         """Mirror the copy onto the root and record the memory-file changes in the current step."""
-        after = scan(self.path)
+        _open_up(self.path)
+        try:
+            after = scan(self.path, strict=True)
+        except OSError as exc:
+            raise ToolError(
+                f"the command left something memdir cannot read ({exc.strerror}: "
+                f"{os.path.relpath(exc.filename or '', self.path)}); nothing it changed was kept. "
+                "Do not remove read permissions from files or folders"
+            ) from None
         out = Outcome()
         if self.path.joinpath(STATE_DIR).exists():
             out.notes.append(
@@ -198,6 +213,24 @@ class WorkCopy:
                     out.notes.append(
                         f"{'/'.join(rel)!r}: the memory tools cannot use this name ({exc}); rename it"
                     )
+
+
+def _open_up(top: Path) -> None:
+    """Give the owner read access to everything in the copy (a command may chmod 000 a folder)."""
+    if os.geteuid() == 0:
+        return  # root reads regardless
+    stack = [top]
+    while stack:
+        d = stack.pop()
+        with contextlib.suppress(OSError):
+            os.chmod(d, stat.S_IMODE(os.lstat(d).st_mode) | 0o700)
+        with contextlib.suppress(OSError):
+            for ent in os.scandir(d):
+                if ent.is_dir(follow_symlinks=False):
+                    stack.append(Path(ent.path))
+                elif ent.is_file(follow_symlinks=False):
+                    with contextlib.suppress(OSError):
+                        os.chmod(ent.path, stat.S_IMODE(ent.stat(follow_symlinks=False).st_mode) | 0o600)
 
 
 def _memory_files(tree: dict[Rel, Node]) -> dict[str, str]:
