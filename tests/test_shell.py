@@ -149,7 +149,7 @@ def test_state_folder_is_hidden_and_untouchable(env: dict[str, Any]) -> None:
     assert "reserved" in out
     assert (state / "marker").read_text() == "real state\n"
     assert not (state / "index").exists()
-    assert not list((state / "shell").iterdir())  # no working copy is left behind
+    assert not (state / "shell" / "copy" / ".memdir").exists()  # nor kept in the working copy
 
 
 def test_no_network(env: dict[str, Any]) -> None:

@@ -1,12 +1,14 @@
-"""A private working copy of a store, and carrying its changes back.
+"""A private working copy of a store, kept in step with it, and carrying changes back.
 
 The shell tool runs commands on a copy, not on the root itself: the copy leaves out the store's
 derived state (`.memdir`: index, journal, writer lock), so no command can see or touch it, and
 comparing the copy with the root after a command tells exactly what changed, by content, not
-by timestamps. Carrying back mirrors the copy onto the root without ever following a link: a
-type that changed (file <-> folder <-> link) is removed first, folders are made top-down, and
-changed files are moved into place atomically (the copy sits in the state folder, on the same
-filesystem).
+by timestamps. The copy persists between calls (under the state folder) and is brought up to
+date from the root before each command, so a call costs a few stat walks, not a full copy.
+
+Both directions use one :func:`mirror`, which never follows a link: an entry whose kind changed
+(file <-> folder <-> link) is removed first, folders are made top-down, and changed files are
+copied to a temporary name beside their target and renamed over it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import hashlib
 import os
 import shutil
 import stat
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +29,8 @@ from memdir.store.paths import STATE_DIR, parse_memory_path
 from memdir.store.store import Store
 
 Rel = tuple[str, ...]
+STABLE_NS = 2_000_000_000  # a digest is cached only for a file unchanged this long (see _digest)
+_CACHE: dict[tuple[int, int, int, int, int], str] = {}
 
 
 @dataclass(frozen=True)
@@ -45,19 +50,36 @@ class Outcome:
     notes: list[str] = field(default_factory=list)
 
 
-def _digest(path: Path) -> str:
+def _digest(path: str, st: os.stat_result) -> str:
+    """Content digest, cached by (device, inode, size, mtime, ctime).
+
+    ctime cannot be set from user space and moves on every change, so an unchanged key means
+    unchanged content, provided the key was recorded after the file had been still for a while:
+    two writes within one coarse clock tick could otherwise share a ctime.
+    """
+    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    hit = _CACHE.get(key)
+    if hit is not None:
+        return hit
     h = hashlib.blake2b(digest_size=20)
     with open(path, "rb", buffering=0) as fh:
         while chunk := fh.read(1 << 20):
             h.update(chunk)
-    return h.hexdigest()
+    digest = h.hexdigest()
+    if st.st_ctime_ns < time.time_ns() - STABLE_NS:
+        if len(_CACHE) > 500_000:
+            _CACHE.clear()
+        _CACHE[key] = digest
+    return digest
 
 
 def scan(top: Path, *, shared_as_other: bool = False, strict: bool = False) -> dict[Rel, Node]:
     """Every entry under `top` except the state folder, never following links.
 
-    With `shared_as_other`, a file with several hard links counts as 'other' (not copied, never
-    touched): it may be linked from outside the store, so its content must not reach the sandbox.
+    With `shared_as_other`, a file with several hard links counts as 'other' (never copied,
+    never touched): it may be linked from outside the store, so its content must not reach the
+    sandbox. With `strict`, an entry that cannot be read raises instead of being left out (left
+    out of the copy's scan, it would look deleted).
     """
     tree: dict[Rel, Node] = {}
     stack: list[Rel] = [()]
@@ -79,7 +101,7 @@ def scan(top: Path, *, shared_as_other: bool = False, strict: bool = False) -> d
                 stack.append(child)
             elif stat.S_ISREG(st.st_mode) and not (shared_as_other and st.st_nlink > 1):
                 try:
-                    tree[child] = Node("file", stat.S_IMODE(st.st_mode), _digest(Path(ent.path)))
+                    tree[child] = Node("file", stat.S_IMODE(st.st_mode), _digest(ent.path, st))
                 except OSError:
                     if strict:
                         raise
@@ -91,39 +113,121 @@ def scan(top: Path, *, shared_as_other: bool = False, strict: bool = False) -> d
     return tree
 
 
+def mirror(
+    src: Path,
+    src_tree: dict[Rel, Node],
+    dst: Path,
+    dst_tree: dict[Rel, Node],
+    *,
+    owner: int | None = None,
+    keep_unseen_other: bool = False,
+    durable: bool = True,
+) -> list[str]:
+    """Make `dst` hold what `src_tree` describes; returns notes on what could not be mirrored.
+
+    `dst_tree` must describe `dst` now. 'other' entries of `src` are not mirrored. With
+    `keep_unseen_other`, 'other' entries of `dst` that `src` does not have are left alone (they
+    were never copied out). `owner` becomes the owner of everything created in `dst`. With
+    `durable`, written files and changed folders are fsynced (the disposable copy skips it).
+    """
+    notes: list[str] = []
+    wanted = {rel: node for rel, node in src_tree.items() if node.kind != "other"}
+    removed: list[Rel] = []
+    for rel in sorted(dst_tree, key=len):
+        old, new = dst_tree[rel], wanted.get(rel)
+        if new is not None and new.kind == old.kind:
+            continue
+        if keep_unseen_other and old.kind == "other" and rel not in src_tree:
+            continue
+        if any(rel[: len(r)] == r for r in removed):
+            continue  # went with its folder
+        target = dst.joinpath(*rel)
+        _check_inside(dst, target.parent)
+        if old.kind == "dir":
+            shutil.rmtree(target)
+        else:
+            target.unlink()
+        removed.append(rel)
+    touched = {dst.joinpath(*r[:-1]) for r in removed}
+    for rel in sorted(src_tree, key=len):
+        was, new = dst_tree.get(rel), src_tree[rel]
+        if new.kind == "other":
+            notes.append(f"{'/'.join(rel)}: not a file, folder or link; it was not kept")
+            continue
+        target = dst.joinpath(*rel)
+        kept = was is not None and was.kind == new.kind and not any(rel[: len(r)] == r for r in removed)
+        if kept and was is not None and was.value == new.value:
+            if was.mode != new.mode and new.kind != "link":
+                os.chmod(target, new.mode | (0o700 if new.kind == "dir" else 0o600))
+            continue
+        _check_inside(dst, target.parent)
+        if new.kind == "dir":
+            os.mkdir(target)
+            os.chmod(target, new.mode | 0o700)
+        else:
+            tmp = target.with_name(f".memdir-tmp-{uuid.uuid4().hex}")
+            if new.kind == "file":  # a copy, never the inode: a hard link made on one side stays there
+                shutil.copyfile(src.joinpath(*rel), tmp, follow_symlinks=False)
+                os.chmod(tmp, new.mode | 0o600)
+                if durable:
+                    with open(tmp, "rb") as fh:
+                        os.fsync(fh.fileno())
+            else:
+                os.symlink(new.value, tmp)
+            if owner is not None:
+                os.lchown(tmp, owner, owner)
+            os.replace(tmp, target)
+        if owner is not None and new.kind == "dir":
+            os.lchown(target, owner, owner)
+        touched.add(target.parent)
+    for parent in touched if durable else ():
+        with contextlib.suppress(OSError):
+            fsync_dir(parent)
+    return notes
+
+
+def _check_inside(top: Path, folder: Path) -> None:
+    """Defence in depth: every folder written into resolves to itself, inside `top`."""
+    real = os.path.realpath(folder)
+    if real != str(folder) or not (real == str(top) or real.startswith(str(top) + os.sep)):
+        raise PathError(f"refusing to write through {folder}: it leads out of {top}")
+
+
 class WorkCopy:
-    """A copy of `store`'s root under its state folder, owned by `owner` (a uid) if given."""
+    """The copy of `store`'s root under its state folder, owned by `owner` (a uid) if given.
+
+    Construct it inside the step that runs the command (the writer lock keeps the root still);
+    it is brought up to date with the root at once.
+    """
 
     def __init__(self, store: Store, owner: int | None = None) -> None:
         self.store = store
+        self.owner = owner
         base = store.state_dir / "shell"
         base.mkdir(exist_ok=True)
         os.chmod(base, 0o711)
-        for stale in base.iterdir():  # left by a process that died mid-command
-            shutil.rmtree(stale, ignore_errors=True)
-        self.path = base / uuid.uuid4().hex
-        self.owner = owner
+        self.path = Path(os.path.realpath(base / "copy"))
         self.before = scan(store.root, shared_as_other=True)
-        os.mkdir(self.path, 0o755)
-        self._fill()
+        try:
+            current = scan(self.path, strict=True) if self.path.is_dir() else None
+            self._sync(current)
+        except (OSError, PathError):  # the copy is disposable: start it afresh
+            shutil.rmtree(self.path, ignore_errors=True)
+            self._sync(None)
 
-    def _fill(self) -> None:
-        root = self.store.root
-        for rel in sorted(self.before, key=len):
-            node, src, dst = self.before[rel], root.joinpath(*rel), self.path.joinpath(*rel)
-            if node.kind == "dir":
-                os.mkdir(dst, node.mode | 0o700)
-            elif node.kind == "file":
-                shutil.copyfile(src, dst, follow_symlinks=False)
-                shutil.copystat(src, dst, follow_symlinks=False)
-            elif node.kind == "link":
-                os.symlink(node.value, dst)
+    def _sync(self, current: dict[Rel, Node] | None) -> None:
+        if current is None:
+            os.mkdir(self.path)
+            current = {}
+        os.chmod(self.path, 0o755)  # bwrap enters it before the uid drop, with no capabilities
         if self.owner is not None:
-            for rel in [(), *self.before]:
-                if rel == () or self.before[rel].kind != "other":
-                    os.lchown(self.path.joinpath(*rel), self.owner, self.owner)
+            os.lchown(self.path, self.owner, self.owner)
+        if self.path.joinpath(STATE_DIR).exists() or self.path.joinpath(STATE_DIR).is_symlink():
+            _remove(self.path.joinpath(STATE_DIR))
+        mirror(self.store.root, self.before, self.path, current, owner=self.owner, durable=False)
 
-    def discard(self) -> None:
+    def reset(self) -> None:
+        """Drop the copy (after a failure); the next call builds it afresh from the root."""
         shutil.rmtree(self.path, ignore_errors=True)
 
     def carry_back(self) -> Outcome:
@@ -132,68 +236,22 @@ class WorkCopy:
         try:
             after = scan(self.path, strict=True)
         except OSError as exc:
+            self.reset()
             raise ToolError(
                 f"the command left something memdir cannot read ({exc.strerror}: "
                 f"{os.path.relpath(exc.filename or '', self.path)}); nothing it changed was kept. "
                 "Do not remove read permissions from files or folders"
             ) from None
         out = Outcome()
-        if self.path.joinpath(STATE_DIR).exists():
+        state = self.path.joinpath(STATE_DIR)
+        if state.exists() or state.is_symlink():
             out.notes.append(
                 f"{STATE_DIR} is reserved for memdir's own state; what was written there was dropped"
             )
-        root = self.store.root
-        removed: list[Rel] = []
-        for rel in sorted(self.before, key=len):
-            old, new = self.before[rel], after.get(rel)
-            if (new is not None and new.kind == old.kind) or (old.kind == "other" and new is None):
-                continue  # same kind (content is handled below), or never copied
-            if any(rel[: len(r)] == r for r in removed):
-                continue  # went with its folder
-            target = root.joinpath(*rel)
-            if old.kind == "dir":
-                shutil.rmtree(target)
-            else:
-                target.unlink()
-            removed.append(rel)
-        touched: set[Path] = {root.joinpath(*r[:-1]) for r in removed}
-        for rel in sorted(after, key=len):
-            was, new = self.before.get(rel), after[rel]
-            target = root.joinpath(*rel)
-            if new.kind == "other":
-                out.notes.append(f"{'/'.join(rel)}: not a file, folder or link; it was not kept")
-                continue
-            if was is not None and was.kind == new.kind and was.value == new.value:
-                if was.mode != new.mode and new.kind != "link":
-                    os.chmod(target, new.mode | (0o700 if new.kind == "dir" else 0o600))
-                continue
-            self._check_inside(target.parent)
-            if new.kind == "dir":
-                os.mkdir(target, new.mode | 0o700)
-            elif new.kind == "file":  # copied, never moved: a hard link made inside stays inside
-                tmp = target.with_name(f".memdir-tmp-{uuid.uuid4().hex}")
-                shutil.copyfile(self.path.joinpath(*rel), tmp, follow_symlinks=False)
-                os.chmod(tmp, new.mode | 0o600)
-                with open(tmp, "rb") as fh:
-                    os.fsync(fh.fileno())
-                os.replace(tmp, target)
-            else:
-                tmp = target.with_name(f".memdir-tmp-{uuid.uuid4().hex}")
-                os.symlink(new.value, tmp)
-                os.replace(tmp, target)
-            touched.add(target.parent)
-        for parent in touched:
-            with contextlib.suppress(OSError):
-                fsync_dir(parent)
+            _remove(state)
+        out.notes += mirror(self.path, after, self.store.root, self.before, keep_unseen_other=True)
         self._record(after, out)
         return out
-
-    def _check_inside(self, parent: Path) -> None:
-        """Defence in depth: every folder written into resolves to itself, inside the root."""
-        real = os.path.realpath(parent)
-        root = str(self.store.root)
-        if real != str(parent) or not (real == root or real.startswith(root + os.sep)):
-            raise PathError(f"refusing to write through {parent}: it leads out of the memory root")
 
     def _record(self, after: dict[Rel, Node], out: Outcome) -> None:
         before_mem, after_mem = _memory_files(self.before), _memory_files(after)
@@ -213,6 +271,13 @@ class WorkCopy:
                     out.notes.append(
                         f"{'/'.join(rel)!r}: the memory tools cannot use this name ({exc}); rename it"
                     )
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
 
 
 def _open_up(top: Path) -> None:

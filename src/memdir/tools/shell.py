@@ -1,10 +1,11 @@
 """bash: a full shell over the memory, confined to it (the study's Shell profile).
 
 A command runs in the bubblewrap sandbox (:mod:`memdir.tools.sandbox`) on a private working
-copy of the store (:mod:`memdir.store.workcopy`) mounted read-write at /memories, while the
-tool's step holds the writer lock. Afterwards whatever the command changed is carried back to
-the root and recorded in the step, so the index and the journal catch up as they do after any
-file tool; .md files it left with broken frontmatter are named in the result.
+copy of the store (:mod:`memdir.store.workcopy`, brought up to date with the root first)
+mounted read-write at /memories, while the tool's step holds the writer lock. Afterwards
+whatever the command changed is carried back to the root and recorded in the step, so the
+index and the journal catch up as they do after any file tool; .md files it left with broken
+frontmatter are named in the result.
 """
 
 from __future__ import annotations
@@ -60,8 +61,9 @@ def bash(ctx: ToolContext, command: str) -> str:
     try:
         outcome = sandbox.run(work.path, command, limits)
         carried = work.carry_back()
-    finally:
-        work.discard()
+    except BaseException:
+        work.reset()  # the next call rebuilds the copy from the root, the truth
+        raise
     for path in carried.changed_md:
         ctx.touch(path)
     return _render(outcome, limits, carried, _frontmatter_problems(ctx, carried.changed_md))
