@@ -365,3 +365,26 @@ def test_background_processes_end_with_the_command(env: dict[str, Any]) -> None:
     assert "started" in out and time.monotonic() - start < 5
     time.sleep(0.3)
     assert not (env["root"] / "late.md").exists()
+
+
+def test_nothing_runs_on_after_the_time_limit(env: dict[str, Any]) -> None:
+    out = bash(env, "while :; do echo line >> grow.txt; done", timeout=2)
+    assert "killed after 2 s" in out
+    copy = env["store"].state_dir / "shell" / "copy" / "grow.txt"
+    sizes = (copy.stat().st_size, (env["root"] / "grow.txt").stat().st_size)
+    time.sleep(0.5)
+    assert (copy.stat().st_size, (env["root"] / "grow.txt").stat().st_size) == sizes
+    assert sizes[0] == sizes[1] > 0  # what was written before the kill was kept
+
+
+def test_copy_follows_changes_made_outside_the_shell(env: dict[str, Any]) -> None:
+    root: Path = env["root"]
+    assert "alice.md" in bash(env, "ls people")
+    manage = Harness(env["store"], "manage")
+    note = NOTE.format(stem="erin", desc="Erin", body="- pet: cat [S9T1]\n")
+    assert not manage.call("create", {"path": "/memories/erin.md", "file_text": note}).is_error
+    (root / "people" / "alice.md").unlink()
+    (root / "people" / "bob.md").write_text(NOTE.format(stem="bob", desc="Bob", body="- job: chef\n"))
+    out = bash(env, "cat erin.md; ls people; cat people/bob.md")
+    assert "- pet: cat [S9T1]" in out and "alice.md" not in out and "- job: chef" in out
+    assert sorted(tree(root)) == ["erin.md", "people/bob.md"]

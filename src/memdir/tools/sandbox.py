@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import selectors
 import shutil
@@ -61,7 +62,7 @@ def _privileged() -> bool:
     return os.geteuid() == 0
 
 
-def bwrap_argv(workdir: Path, limits: ShellLimits, command: str) -> list[str]:
+def bwrap_argv(workdir: Path, limits: ShellLimits, command: str, info_fd: int | None = None) -> list[str]:
     """The full command line: bwrap, the uid drop when we are root, prlimit, bash."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
@@ -82,6 +83,8 @@ def bwrap_argv(workdir: Path, limits: ShellLimits, command: str) -> list[str]:
         "--setenv", "LANG", "C.UTF-8", "--setenv", "TMPDIR", "/tmp", "--setenv", "TERM", "dumb",
         "--cap-drop", "ALL",
     ]  # fmt: skip
+    if info_fd is not None:
+        argv += ["--info-fd", str(info_fd)]  # reports the sandbox's pid 1, see _kill_group
     if _privileged():
         # Keep only what setpriv needs to become SANDBOX_UID; the uid change clears it again.
         argv += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--"]
@@ -103,13 +106,20 @@ def sandbox_owner() -> int | None:
 
 def run(workdir: Path, command: str, limits: ShellLimits) -> Outcome:
     """Run `command` confined to `workdir` (seen as /memories) and collect bounded output."""
-    argv = bwrap_argv(workdir, limits, command)
+    info_r, info_w = os.pipe()
+    argv = bwrap_argv(workdir, limits, command, info_w)
     keep = limits.output_chars * 4  # bytes enough for output_chars of UTF-8
     start = time.monotonic()
-    proc = subprocess.Popen(
-        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        start_new_session=True, cwd="/",
-    )  # fmt: skip
+    try:
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            start_new_session=True, cwd="/", pass_fds=(info_w,),
+        )  # fmt: skip
+    except BaseException:
+        os.close(info_r)
+        raise
+    finally:
+        os.close(info_w)
     assert proc.stdout is not None and proc.stderr is not None
     out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
     bufs = {out_fd: bytearray(), err_fd: bytearray()}
@@ -141,7 +151,8 @@ def run(workdir: Path, command: str, limits: ShellLimits) -> Outcome:
     finally:
         sel.close()
         if timed_out or proc.poll() is None:
-            _kill_group(proc)
+            _kill_group(proc, info_r)
+        os.close(info_r)
         proc.stdout.close()
         proc.stderr.close()
     out, err = (bufs[fd].decode("utf-8", "replace") for fd in (out_fd, err_fd))
@@ -155,11 +166,37 @@ def run(workdir: Path, command: str, limits: ShellLimits) -> Outcome:
     )  # fmt: skip
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """Kill bwrap's group; bwrap's child dies with it and takes the whole PID namespace along."""
+def _kill_group(proc: subprocess.Popen[bytes], info_fd: int) -> None:
+    """Kill bwrap's group, then wait until the sandbox's pid 1 is gone.
+
+    bwrap's child (pid 1 inside) dies with bwrap and takes the PID namespace along, but that
+    happens after bwrap itself is reaped; waiting for it means no process of the command can
+    still be touching the working copy when the harness reads it.
+    """
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+    os.set_blocking(info_fd, False)
+    try:
+        info = json.loads(os.read(info_fd, 65536) or b"{}")
+    except (OSError, ValueError):
+        info = {}
+    child = info.get("child-pid")
+    deadline = time.monotonic() + 10
+    while isinstance(child, int) and _alive(child) and time.monotonic() < deadline:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(child, signal.SIGKILL)
+        time.sleep(0.01)
+
+
+def _alive(pid: int) -> bool:
+    """True while `pid` runs; a zombie pid 1 has already outlived every process of its namespace."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            state = fh.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in (b"Z", b"X")
 
 
 PROBE = "test ! -e /etc/passwd && test ! -e /root && touch /memories/probe && echo confined"
