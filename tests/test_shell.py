@@ -388,3 +388,11 @@ def test_copy_follows_changes_made_outside_the_shell(env: dict[str, Any]) -> Non
     out = bash(env, "cat erin.md; ls people; cat people/bob.md")
     assert "- pet: cat [S9T1]" in out and "alice.md" not in out and "- job: chef" in out
     assert sorted(tree(root)) == ["erin.md", "people/bob.md"]
+
+
+def test_names_the_memory_tools_cannot_use_are_named(env: dict[str, Any]) -> None:
+    out = bash(env, "printf 'x' > $'tab\\there.md'; mkfifo pipe; echo ok")
+    assert "the memory tools cannot use this name" in out and "control characters" in out
+    assert "pipe: not a file, folder or link; it was not kept" in out
+    assert (env["root"] / "tab\there.md").read_text() == "x" and not (env["root"] / "pipe").exists()
+    assert env["rec"].steps == []  # nothing the memory tools can see changed, so nothing is published

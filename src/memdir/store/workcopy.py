@@ -151,13 +151,14 @@ def mirror(
     touched = {dst.joinpath(*r[:-1]) for r in removed}
     for rel in sorted(src_tree, key=len):
         was, new = dst_tree.get(rel), src_tree[rel]
+        if was == new and new.kind != "other":
+            continue  # the common case: nothing to do (an entry below a removed one has no `was`)
         if new.kind == "other":
             notes.append(f"{'/'.join(rel)}: not a file, folder or link; it was not kept")
             continue
         target = dst.joinpath(*rel)
-        kept = was is not None and was.kind == new.kind and not any(rel[: len(r)] == r for r in removed)
-        if kept and was is not None and was.value == new.value:
-            if was.mode != new.mode and new.kind != "link":
+        if was is not None and was.kind == new.kind and was.value == new.value:
+            if new.kind != "link":
                 os.chmod(target, new.mode | (0o700 if new.kind == "dir" else 0o600))
             continue
         _check_inside(dst, target.parent)
@@ -254,17 +255,19 @@ class WorkCopy:
         return out
 
     def _record(self, after: dict[Rel, Node], out: Outcome) -> None:
-        before_mem, after_mem = _memory_files(self.before), _memory_files(after)
-        self.store.record_external(before_mem, after_mem)
+        before, changed = (
+            self.before,
+            {r for r in self.before.keys() | after.keys() if self.before.get(r) != after.get(r)},
+        )
+        before_mem = _memory_files({r: before[r] for r in changed if r in before})
+        after_mem = _memory_files({r: after[r] for r in changed if r in after})
+        self.store.record_external(before_mem, after_mem)  # unchanged files cannot matter to it
         out.changed_md = sorted(
             p for p, d in after_mem.items() if p.endswith(".md") and before_mem.get(p) != d
         )
-        for rel, node in sorted(after.items()):
-            if (
-                node.kind == "file"
-                and self.before.get(rel) != node
-                and not any(p.startswith(".") for p in rel)
-            ):
+        for rel in sorted(changed):
+            node = after.get(rel)
+            if node is not None and node.kind == "file" and not any(p.startswith(".") for p in rel):
                 try:
                     parse_memory_path("/memories/" + "/".join(rel))
                 except PathError as exc:
