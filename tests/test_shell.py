@@ -396,3 +396,9 @@ def test_names_the_memory_tools_cannot_use_are_named(env: dict[str, Any]) -> Non
     assert "pipe: not a file, folder or link; it was not kept" in out
     assert (env["root"] / "tab\there.md").read_text() == "x" and not (env["root"] / "pipe").exists()
     assert env["rec"].steps == []  # nothing the memory tools can see changed, so nothing is published
+
+
+def test_truncation_keeps_room_for_stderr(env: dict[str, Any]) -> None:
+    out = bash(env, "seq 1 100000; echo the-real-error >&2; exit 2")
+    assert "the-real-error" in out and "[exit status 2]" in out and "output truncated" in out
+    assert len(out) < 51_000

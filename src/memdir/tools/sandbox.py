@@ -156,10 +156,11 @@ def run(workdir: Path, command: str, limits: ShellLimits) -> Outcome:
         proc.stdout.close()
         proc.stderr.close()
     out, err = (bufs[fd].decode("utf-8", "replace") for fd in (out_fd, err_fd))
-    truncated = len(out) + len(err) > limits.output_chars
-    if truncated:
-        out = out[: limits.output_chars]
-        err = err[: max(0, limits.output_chars - len(out))]
+    limit = limits.output_chars
+    truncated = total > len(bufs[out_fd]) + len(bufs[err_fd]) or len(out) + len(err) > limit
+    if truncated:  # keep room for stderr: the error usually says what went wrong
+        out = out[: limit - min(len(err), limit // 5)]
+        err = err[: limit - len(out)]
     return Outcome(
         out, err, None if timed_out else proc.returncode, timed_out, total, truncated,
         time.monotonic() - start,
