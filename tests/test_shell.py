@@ -402,3 +402,14 @@ def test_truncation_keeps_room_for_stderr(env: dict[str, Any]) -> None:
     out = bash(env, "seq 1 100000; echo the-real-error >&2; exit 2")
     assert "the-real-error" in out and "[exit status 2]" in out and "output truncated" in out
     assert len(out) < 51_000
+
+
+def test_unusable_commands_are_tool_errors(env: dict[str, Any]) -> None:
+    harness = Harness(env["store"], "shell")
+    big = harness.call("bash", {"command": "cat > big.md <<'EOF'\n" + "x" * 200_000 + "\nEOF"})
+    assert big.is_error and "write large content in parts" in big.text
+    nul = harness.call("bash", {"command": "echo a\x00b"})
+    assert nul.is_error and "NUL" in nul.text
+    fits = "cat > big.md <<'EOF'\n" + "x" * 100_000 + "\nEOF"
+    assert not harness.call("bash", {"command": fits}).is_error
+    assert (env["root"] / "big.md").stat().st_size == 100_001

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import fields, replace
 from typing import Any
 
-from memdir.errors import MemdirError
+from memdir.errors import MemdirError, ToolError
 from memdir.store import frontmatter
 from memdir.store.workcopy import Outcome as CarryOutcome
 from memdir.store.workcopy import WorkCopy
@@ -21,6 +21,7 @@ from memdir.tools import sandbox
 from memdir.tools.base import ToolContext, tool
 from memdir.tools.sandbox import Outcome, ShellLimits
 
+MAX_COMMAND_BYTES = 120_000  # Linux refuses a single argument over 128 KiB (MAX_ARG_STRLEN)
 NARROW = (
     "narrow the command: pipe it through head -n 50 or tail -n 50, count with grep -c or wc -l, "
     "list names with grep -rl or ls, or print line ranges with sed -n '10,40p' FILE"
@@ -56,6 +57,13 @@ def limits_from(config: dict[str, Any]) -> ShellLimits:
 )
 def bash(ctx: ToolContext, command: str) -> str:
     limits = limits_from(ctx.config)
+    if "\x00" in command:
+        raise ToolError("the command contains a NUL byte; send plain text")
+    if len(command.encode("utf-8")) > MAX_COMMAND_BYTES:
+        raise ToolError(
+            f"the command is longer than {MAX_COMMAND_BYTES:,} bytes (the system's limit for one "
+            "argument); write large content in parts, e.g. several cat >> FILE <<'EOF' commands"
+        )
     sandbox.require_sandbox()
     work = WorkCopy(ctx.store, owner=sandbox.sandbox_owner())
     try:
