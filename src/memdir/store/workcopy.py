@@ -210,7 +210,8 @@ class WorkCopy:
         self.path = Path(os.path.realpath(base / "copy"))
         self.before = scan(store.root, shared_as_other=True)
         try:
-            current = scan(self.path, strict=True) if self.path.is_dir() else None
+            stale = self.owner is not None and self.path.is_dir() and self.path.stat().st_uid != self.owner
+            current = scan(self.path, strict=True) if self.path.is_dir() and not stale else None
             self._sync(current)
         except (OSError, PathError):  # the copy is disposable: start it afresh
             shutil.rmtree(self.path, ignore_errors=True)

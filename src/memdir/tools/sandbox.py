@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import json
 import os
 import selectors
@@ -28,7 +29,9 @@ from pathlib import Path
 from memdir.errors import SandboxUnavailable
 
 MOUNT = "/memories"
-SANDBOX_UID = 65534  # "nobody": owns nothing, so its process count is this sandbox's alone
+# As root, each store's commands run as their own unprivileged uid, so the process limit (which
+# the kernel counts per uid, machine-wide) is not shared by stores served side by side.
+UID_BASE, UID_SPAN = 200_000, 100_000
 PATH_ENV = "/usr/local/bin:/usr/bin:/bin"
 MIB = 1024 * 1024
 
@@ -62,8 +65,10 @@ def _privileged() -> bool:
     return os.geteuid() == 0
 
 
-def bwrap_argv(workdir: Path, limits: ShellLimits, command: str, info_fd: int | None = None) -> list[str]:
-    """The full command line: bwrap, the uid drop when we are root, prlimit, bash."""
+def bwrap_argv(
+    workdir: Path, limits: ShellLimits, command: str, *, uid: int | None = None, info_fd: int | None = None
+) -> list[str]:
+    """The full command line: bwrap, the drop to `uid` when we are root, prlimit, bash."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise SandboxUnavailable(
@@ -86,9 +91,10 @@ def bwrap_argv(workdir: Path, limits: ShellLimits, command: str, info_fd: int | 
     if info_fd is not None:
         argv += ["--info-fd", str(info_fd)]  # reports the sandbox's pid 1, see _kill_group
     if _privileged():
-        # Keep only what setpriv needs to become SANDBOX_UID; the uid change clears it again.
+        # Keep only what setpriv needs to become `uid`; the uid change clears it again.
+        uid = UID_BASE if uid is None else uid
         argv += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--"]
-        argv += ["/usr/bin/setpriv", f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}"]
+        argv += ["/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}"]
         argv += ["--clear-groups", "--inh-caps=-all"]
     argv += [
         "--", "/usr/bin/prlimit",
@@ -99,15 +105,21 @@ def bwrap_argv(workdir: Path, limits: ShellLimits, command: str, info_fd: int | 
     return argv
 
 
-def sandbox_owner() -> int | None:
-    """The uid the working copy must belong to so the sandbox can write it (None: ours)."""
-    return SANDBOX_UID if _privileged() else None
+def sandbox_owner(key: str = "") -> int | None:
+    """The uid commands for `key` (a store root) run as, which must own its working copy.
+
+    None when we are not root: then bubblewrap maps our own uid, which owns the copy already.
+    """
+    if not _privileged():
+        return None
+    digest = hashlib.blake2b(key.encode("utf-8", "surrogateescape"), digest_size=8).digest()
+    return UID_BASE + int.from_bytes(digest, "big") % UID_SPAN
 
 
-def run(workdir: Path, command: str, limits: ShellLimits) -> Outcome:
+def run(workdir: Path, command: str, limits: ShellLimits, uid: int | None = None) -> Outcome:
     """Run `command` confined to `workdir` (seen as /memories) and collect bounded output."""
     info_r, info_w = os.pipe()
-    argv = bwrap_argv(workdir, limits, command, info_w)
+    argv = bwrap_argv(workdir, limits, command, uid=uid, info_fd=info_w)
     keep = limits.output_chars * 4  # bytes enough for output_chars of UTF-8
     start = time.monotonic()
     try:
@@ -208,11 +220,11 @@ def _probe() -> str | None:
     """Why a confining sandbox cannot be made here, or None when it can (checked once)."""
     try:
         with tempfile.TemporaryDirectory(prefix="memdir-probe-") as tmp:
-            owner = sandbox_owner()
+            owner = sandbox_owner(tmp)
             if owner is not None:
                 os.chown(tmp, owner, owner)
             os.chmod(tmp, 0o755)  # bwrap enters it before the uid drop, with no capabilities
-            out = run(Path(tmp), PROBE, ShellLimits(timeout=20))
+            out = run(Path(tmp), PROBE, ShellLimits(timeout=20), owner)
             if out.stdout.strip() == "confined" and out.exit_code == 0:
                 return None
             detail = (out.stderr.strip() or out.stdout.strip() or f"exit status {out.exit_code}")[:500]

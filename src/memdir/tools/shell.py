@@ -65,9 +65,10 @@ def bash(ctx: ToolContext, command: str) -> str:
             "argument); write large content in parts, e.g. several cat >> FILE <<'EOF' commands"
         )
     sandbox.require_sandbox()
-    work = WorkCopy(ctx.store, owner=sandbox.sandbox_owner())
+    uid = sandbox.sandbox_owner(str(ctx.store.root))
+    work = WorkCopy(ctx.store, owner=uid)
     try:
-        outcome = sandbox.run(work.path, command, limits)
+        outcome = sandbox.run(work.path, command, limits, uid)
         carried = work.carry_back()
     except BaseException:
         work.reset()  # the next call rebuilds the copy from the root, the truth
