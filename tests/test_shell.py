@@ -107,9 +107,12 @@ def test_writes_outside_the_root_fail(env: dict[str, Any]) -> None:
     out = bash(
         env,
         f"echo pwned > {env['secret']}; echo x > /usr/pwned; echo x > /pwned; echo x > /etc/pwned; "
+        "mkdir /newdir; echo x > /dev/shm/x; echo x > /dev/pwned; "
         f"touch /tmp/{scratch} && echo tmp-ok",
     )
-    assert "Read-only file system" in out or "Permission denied" in out
+    # /usr, /, /newdir, /dev/shm and /dev refuse writes; the host path and /etc do not exist
+    assert out.count("Read-only file system") + out.count("Permission denied") == 5
+    assert out.count("No such file or directory") == 2
     assert "tmp-ok" in out  # a private /tmp exists for scratch work
     assert env["secret"].read_text() == before
     assert not Path("/usr/pwned").exists() and not Path("/pwned").exists()

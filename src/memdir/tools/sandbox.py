@@ -81,9 +81,11 @@ def bwrap_argv(
         "--ro-bind", "/usr", "/usr",
         "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
         "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin",
-        "--proc", "/proc", "--dev", "/dev",
+        "--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev",
         "--perms", "1777", "--size", str(limits.tmp_mb * MIB), "--tmpfs", "/tmp",
         "--bind", str(workdir), MOUNT, "--chdir", MOUNT,
+        # Without root, bwrap's own / and /dev belong to the user and would take unbounded writes.
+        "--remount-ro", "/",
         "--clearenv", "--setenv", "PATH", PATH_ENV, "--setenv", "HOME", MOUNT,
         "--setenv", "LANG", "C.UTF-8", "--setenv", "TMPDIR", "/tmp", "--setenv", "TERM", "dumb",
         "--cap-drop", "ALL",
