@@ -11,8 +11,16 @@ from memdir.tools.profiles import PROFILES, profile_specs
 
 @click.command("serve")
 @click.option("--root", required=True, type=click.Path(exists=True, file_okay=False), help="Memory root.")
-@click.option("--profile", default="manage", show_default=True, type=click.Choice(list(PROFILES)), help="Tool set to expose.")
-@click.option("--http", "port", type=int, default=None, help="Serve streamable HTTP on this port (default: stdio).")
+@click.option(
+    "--profile",
+    default="manage",
+    show_default=True,
+    type=click.Choice(list(PROFILES)),
+    help="Tool set to expose.",
+)
+@click.option(
+    "--http", "port", type=int, default=None, help="Serve streamable HTTP on this port (default: stdio)."
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind with --http.")
 def serve_cmd(root: str, profile: str, port: int | None, host: str) -> None:
     """Run an MCP server exposing PROFILE's tools over ROOT (stdio, or HTTP at /mcp)."""

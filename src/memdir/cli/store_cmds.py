@@ -36,7 +36,11 @@ def validate_cmd(root: str, as_json: bool) -> None:
     """List every violation of the Agent Memory convention; exit 1 when invalid."""
     report = spec.validate(_store(root))
     if as_json:
-        click.echo(json.dumps({"valid": report.valid, "violations": [v.as_dict() for v in report.violations]}, indent=2))
+        click.echo(
+            json.dumps(
+                {"valid": report.valid, "violations": [v.as_dict() for v in report.violations]}, indent=2
+            )
+        )
     elif report.valid:
         click.echo("valid: no violations")
     else:
@@ -48,7 +52,13 @@ def validate_cmd(root: str, as_json: bool) -> None:
 
 @click.command("context")
 @click.argument("root", type=click.Path(exists=True, file_okay=False))
-@click.option("--budget", type=int, default=spec.DEFAULT_CORE_BUDGET, show_default=True, help="Core memory budget in tokens.")
+@click.option(
+    "--budget",
+    type=int,
+    default=spec.DEFAULT_CORE_BUDGET,
+    show_default=True,
+    help="Core memory budget in tokens.",
+)
 @click.option("--strict", is_flag=True, help="Fail (exit 1) when core memory exceeds the budget.")
 def context_cmd(root: str, budget: int, strict: bool) -> None:
     """Print what a conforming harness puts in the prompt: core memory, then child directories."""
@@ -75,7 +85,7 @@ def tool_cmd(root: str, profile: str | None, role: str | None, name: str, args_j
     try:
         args = json.loads(args_json)
     except json.JSONDecodeError as exc:
-        raise click.BadParameter(f"not JSON ({exc}); pass e.g. '{{\"path\": \"/memories\"}}'") from None
+        raise click.BadParameter(f'not JSON ({exc}); pass e.g. \'{{"path": "/memories"}}\'') from None
     harness = Harness(_store(root), profile or _profile_for(name), role=role or "cli")
     result = harness.call(name, args)
     click.echo(result.text)
@@ -88,7 +98,9 @@ def _profile_for(name: str) -> str:
     for prof, names in PROFILES.items():
         if name in names:
             return prof
-    raise click.BadParameter(f"no tool named {name!r}; tools: {', '.join(sorted({n for v in PROFILES.values() for n in v}))}")
+    raise click.BadParameter(
+        f"no tool named {name!r}; tools: {', '.join(sorted({n for v in PROFILES.values() for n in v}))}"
+    )
 
 
 def register(cli: click.Group) -> None:

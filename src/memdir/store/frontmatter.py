@@ -33,9 +33,7 @@ def _construct_mapping(loader: _StringLoader, node: yaml.MappingNode) -> dict[An
     for key_node, _ in node.value:
         key = loader.construct_object(key_node)
         if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r}", key_node.start_mark
-            )
+            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
         seen.add(key)
     return loader.construct_mapping(node)
 
@@ -128,11 +126,13 @@ def parse(text: str) -> Frontmatter:
     if raw is None:
         return Frontmatter({}, 0, "")
     try:
-        loaded = yaml.load(raw, Loader=_StringLoader)  # noqa: S506 - a SafeLoader subclass
+        loaded = yaml.load(raw, Loader=_StringLoader)
     except yaml.YAMLError as exc:
         data, problems = _lenient(raw)
         reason = str(exc).split("\n")[0]
-        return Frontmatter(data, count, raw, lenient=True, problems=[f"not strict YAML ({reason})", *problems])
+        return Frontmatter(
+            data, count, raw, lenient=True, problems=[f"not strict YAML ({reason})", *problems]
+        )
     if loaded is None:
         return Frontmatter({}, count, raw)
     if not isinstance(loaded, dict):

@@ -7,6 +7,7 @@ headings and setext headings are. The frontmatter is cut off before parsing beca
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -92,6 +93,10 @@ def parse_section_path(section_path: str) -> list[tuple[int, str]]:
             raise ValueError(
                 f"segment {seg!r} needs its level markers, a space and the heading text, "
                 "e.g. '## Setup'; join segments with ' > '"
+            )
+        if re.search(r">\s*#", title):
+            raise ValueError(
+                f"segment {seg!r} looks like two headings; join segments with ' > ' (spaces required)"
             )
         result.append((hashes, title))
     return result

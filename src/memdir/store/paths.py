@@ -127,9 +127,7 @@ class Confinement:
             except NotADirectoryError:
                 raise PathError(f"{mp.text}: a parent of this path is a file, not a folder") from None
             if stat.S_ISLNK(st.st_mode):
-                raise PathError(
-                    f"{mp.text}: leads through a symbolic link; memory does not follow links"
-                )
+                raise PathError(f"{mp.text}: leads through a symbolic link; memory does not follow links")
             if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
                 raise PathError(
                     f"{mp.text}: this file has {st.st_nlink} hard links; memory refuses files "

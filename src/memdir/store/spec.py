@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from memdir.errors import PathError
+from memdir.errors import PathError, ToolError
 from memdir.store import frontmatter
 from memdir.store.frontmatter import MEMORY_INDEX
 from memdir.store.paths import ROOT, MemoryPath, parse_memory_path
@@ -78,7 +78,11 @@ def validate(store: Store) -> Report:
         while not parent.is_root and parent not in memory_dirs:
             memory_dirs.add(parent)
             parent = parent.parent
-        text = entry.disk.read_text(encoding="utf-8", errors="replace")
+        try:
+            text = store.read_bytes(entry.path).decode("utf-8", errors="replace")
+        except ToolError as exc:
+            add(Violation(entry.path.text, "unreadable", str(exc)))
+            continue
         for msg in frontmatter.validate(text, entry.path.name):
             add(Violation(entry.path.text, "frontmatter", msg))
         for lineno, target in xrefs(text):
@@ -87,7 +91,11 @@ def validate(store: Store) -> Report:
             except PathError:
                 exists = False
             if not exists:
-                add(Violation(f"{entry.path.text}:{lineno}", "dangling-xref", f"'see {target}' points at nothing"))
+                add(
+                    Violation(
+                        f"{entry.path.text}:{lineno}", "dangling-xref", f"'see {target}' points at nothing"
+                    )
+                )
     for d in sorted(memory_dirs, key=lambda m: m.parts):
         if not store.exists(d.child(MEMORY_INDEX)):
             add(Violation(d.text, "dir-index", f"memory directory {d.text} has no MEMORY.md"))
@@ -121,12 +129,19 @@ def context(store: Store, budget: int = DEFAULT_CORE_BUDGET) -> CoreContext:
     core.sort(key=lambda e: (e.path.name != MEMORY_INDEX, e.path.name))
     core_text: list[str] = []
     for e in core:
-        body = e.disk.read_text(encoding="utf-8", errors="replace")
+        try:
+            body = store.read_bytes(e.path).decode("utf-8", errors="replace")
+        except ToolError:
+            continue  # a linked or vanished file is not core memory
         core_text.append(f'<memory_file path="{e.path.text}">\n{body.rstrip()}\n</memory_file>')
     parts.append("<core_memory>\n" + "\n".join(core_text) + "\n</core_memory>")
     governed = governed_dirs(store)
     children = sorted(
-        (e for e in store.walk() if e.is_dir and len(e.path.parts) == 1 and not _is_governed(e.path, governed)),
+        (
+            e
+            for e in store.walk()
+            if e.is_dir and len(e.path.parts) == 1 and not _is_governed(e.path, governed)
+        ),
         key=lambda e: e.path.name,
     )
     listing: list[str] = []

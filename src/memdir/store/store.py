@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat
 import threading
 from collections import Counter
@@ -19,8 +18,9 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from memdir.errors import ExistsError, NotFoundError, PathError
-from memdir.store.atomic import WriterLock, fsync_dir, write_atomic
+from memdir.store.atomic import WriterLock
 from memdir.store.paths import ROOT, STATE_DIR, Confinement, MemoryPath, parse_memory_path
+from memdir.store.safefs import SafeRoot
 
 ChangeKind = Literal["create", "modify", "delete", "rename"]
 
@@ -71,6 +71,7 @@ class Store:
             raise NotFoundError(f"memory root {str(root)!r} does not exist; run 'memdir init {root}' first")
         self.confine = Confinement(root_path)
         self.root = self.confine.root
+        self.safe = SafeRoot(self.root)
         self._lock: WriterLock | None = None
         self._local = threading.local()
         from memdir.store.observers import default_factories
@@ -110,9 +111,10 @@ class Store:
                 yield step
             finally:
                 self._local.step = None
-            if step.changes:
-                for obs in self.observers:
-                    obs.on_step(self, step)
+                # Published even when the call failed after writing: derived views follow disk.
+                if step.changes:
+                    for obs in self.observers:
+                        obs.on_step(self, step)
 
     def _record(self, change: Change) -> None:
         step: Step | None = getattr(self._local, "step", None)
@@ -122,12 +124,10 @@ class Store:
 
     # -- reads -----------------------------------------------------------------------
     def read_bytes(self, path: str | MemoryPath) -> bytes:
-        mp, disk = self.resolve(path)
-        if not disk.exists():
-            raise NotFoundError(f"{mp.text} does not exist; view its folder to see what is there")
-        if disk.is_dir():
+        mp, _ = self.resolve(path)
+        if mp.is_root:
             raise PathError(f"{mp.text} is a folder, not a file")
-        return disk.read_bytes()
+        return self.safe.read(mp.parts, mp.text)
 
     def read_text(self, path: str | MemoryPath) -> str:
         mp = path if isinstance(path, MemoryPath) else parse_memory_path(path)
@@ -137,37 +137,24 @@ class Store:
         except UnicodeDecodeError:
             raise PathError(f"{mp.text} is not UTF-8 text") from None
 
+    def _lstat(self, path: str | MemoryPath) -> tuple[MemoryPath, os.stat_result | None]:
+        mp, _ = self.resolve(path)
+        return mp, self.safe.lstat(mp.parts, mp.text)
+
     def exists(self, path: str | MemoryPath) -> bool:
-        return self.resolve(path)[1].exists()
+        return self._lstat(path)[1] is not None
 
     def is_dir(self, path: str | MemoryPath) -> bool:
-        return self.resolve(path)[1].is_dir()
+        st = self._lstat(path)[1]
+        return st is not None and stat.S_ISDIR(st.st_mode)
 
     def walk(self, top: str | MemoryPath = ROOT) -> Iterator[Entry]:
-        """Every visible file and folder under `top` (not following links, skipping hidden)."""
-        mp, disk = self.resolve(top)
-        if not disk.is_dir():
+        """Every visible file and folder under `top`, sorted per folder, never through a link."""
+        mp, _ = self.resolve(top)
+        if not self.is_dir(mp):
             return
-        stack = [(mp, disk)]
-        while stack:
-            cur_mp, cur = stack.pop()
-            try:
-                entries = sorted(os.scandir(cur), key=lambda e: e.name)
-            except OSError:
-                continue
-            for ent in entries:
-                if ent.name.startswith("."):
-                    continue
-                try:
-                    st = ent.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                child = cur_mp.child(ent.name)
-                if stat.S_ISDIR(st.st_mode):
-                    yield Entry(child, Path(ent.path), True, 0)
-                    stack.append((child, Path(ent.path)))
-                elif stat.S_ISREG(st.st_mode):
-                    yield Entry(child, Path(ent.path), False, st.st_size)
+        for parts, is_dir, size in self.safe.scan(mp.parts, mp.text):
+            yield Entry(MemoryPath(parts), self.root.joinpath(*parts), is_dir, size)
 
     def files(self, top: str | MemoryPath = ROOT, suffix: str = ".md") -> list[Entry]:
         """Visible regular files under `top` ending in `suffix`, sorted by memory path."""
@@ -179,76 +166,76 @@ class Store:
         snap: dict[str, tuple[int, int]] = {}
         for e in self.walk():
             if not e.is_dir:
-                st = e.disk.lstat()
+                try:
+                    st = e.disk.lstat()
+                except OSError:
+                    continue
                 snap[e.path.text] = (st.st_size, st.st_mtime_ns)
         return snap
 
     # -- writes (inside a step) ------------------------------------------------------
     def create(self, path: str | MemoryPath, text: str) -> MemoryPath:
-        mp, disk = self.resolve(path)
-        if disk.exists():
-            raise ExistsError(f"{mp.text} already exists; use str_replace or insert to change it")
-        self._ensure_parent(mp)
-        write_atomic(disk, text.encode("utf-8"))
+        mp, _ = self.resolve(path)
+        if mp.is_root:
+            raise PathError("the memory root is a folder; create files below it")
+        self._check_parent(mp)
+        self.safe.write(mp.parts, mp.text, text.encode("utf-8"), must_exist=False)
         self._record(Change("create", mp.text))
         return mp
 
     def write(self, path: str | MemoryPath, text: str) -> MemoryPath:
         """Replace the whole content of an existing file."""
-        mp, disk = self.resolve(path)
-        if not disk.is_file():
+        mp, _ = self.resolve(path)
+        if mp.is_root or not self.exists(mp):
             raise NotFoundError(f"{mp.text} does not exist")
-        write_atomic(disk, text.encode("utf-8"))
+        self.safe.write(mp.parts, mp.text, text.encode("utf-8"), must_exist=True)
         self._record(Change("modify", mp.text))
         return mp
 
     def delete(self, path: str | MemoryPath) -> list[str]:
-        mp, disk = self.resolve(path)
+        mp, _ = self.resolve(path)
         if mp.is_root:
             raise PathError("the memory root cannot be deleted; delete the files or folders inside it")
-        if not disk.exists():
+        if not self.exists(mp):
             raise NotFoundError(f"{mp.text} does not exist; nothing was deleted")
-        if disk.is_dir():
-            gone = [e.path.text for e in self.walk(mp) if not e.is_dir]
-            shutil.rmtree(disk)
-        else:
-            gone = [mp.text]
-            disk.unlink()
-        fsync_dir(disk.parent)
+        gone = [e.path.text for e in self.walk(mp) if not e.is_dir] if self.is_dir(mp) else [mp.text]
+        self.safe.delete(mp.parts, mp.text)
         for g in gone:
             self._record(Change("delete", g))
         return gone
 
     def rename(self, old: str | MemoryPath, new: str | MemoryPath) -> tuple[MemoryPath, MemoryPath]:
-        omp, odisk = self.resolve(old)
-        nmp, ndisk = self.resolve(new)
+        omp, _ = self.resolve(old)
+        nmp, _ = self.resolve(new)
         if omp.is_root or nmp.is_root:
             raise PathError("the memory root itself cannot be renamed")
-        if not odisk.exists():
+        if not self.exists(omp):
             raise NotFoundError(f"{omp.text} does not exist; view its folder to find the right name")
-        if ndisk.exists():
+        if self.exists(nmp):
             raise ExistsError(f"{nmp.text} already exists; choose another destination or delete it first")
         if nmp.is_within(omp):
             raise PathError(f"cannot move {omp.text} into itself ({nmp.text})")
         moved = (
             [(e.path, nmp.parts + e.path.parts[len(omp.parts) :]) for e in self.walk(omp) if not e.is_dir]
-            if odisk.is_dir()
+            if self.is_dir(omp)
             else [(omp, nmp.parts)]
         )
-        self._ensure_parent(nmp)
-        os.rename(odisk, ndisk)
-        fsync_dir(ndisk.parent)
-        if odisk.parent != ndisk.parent:
-            fsync_dir(odisk.parent)
+        self._check_parent(nmp)
+        self.safe.rename(omp.parts, nmp.parts, omp.text, nmp.text)
         for src, dst in moved:
             self._record(Change("rename", src.text, MemoryPath(dst).text))
         return omp, nmp
 
-    def _ensure_parent(self, mp: MemoryPath) -> None:
-        parent = self.confine.disk(mp.parent)
-        if parent.exists() and not parent.is_dir():
-            raise PathError(f"{mp.parent.text} is a file, so it cannot hold {mp.name}")
-        parent.mkdir(parents=True, exist_ok=True)
+    def _check_parent(self, mp: MemoryPath) -> None:
+        """The nearest existing ancestor must be a folder (error text names the culprit)."""
+        parent = mp.parent
+        while not parent.is_root:
+            st = self._lstat(parent)[1]
+            if st is not None:
+                if not stat.S_ISDIR(st.st_mode):
+                    raise PathError(f"{parent.text} is a file, so it cannot hold {mp.text}")
+                return
+            parent = parent.parent
 
     def record_external(self, before: Mapping[str, Hashable], after: Mapping[str, Hashable]) -> None:
         """Record changes made outside the tools (e.g. by the shell) by comparing snapshots.

@@ -214,6 +214,9 @@ def run_tool(
         is_error = False
     except ToolError as exc:
         text, is_error = f"Error: {exc}", True
+    except OSError as exc:  # the disk changed under us (a concurrent writer, a full disk)
+        reason = exc.strerror or type(exc).__name__
+        text, is_error = f"Error: file system error ({reason}); view the path again and retry", True
     meter.seconds = time.perf_counter() - start
     meter.bytes_returned = len(text.encode("utf-8"))
     return ToolResult(text, is_error, meter)

@@ -14,6 +14,10 @@ from memdir.tools.text import human_size, line_of_offset, numbered, occurrences,
 
 LIST_DEPTH = 3
 SNIPPET_CONTEXT = 2
+# Bounds that keep one call from flooding the model or the disk; each refusal says what to do.
+MAX_VIEW_BYTES = 2 * 1024 * 1024
+MAX_FILE_BYTES = 16 * 1024 * 1024
+MAX_LIST_ENTRIES = 1000
 
 
 def _md_path(path: str, verb: str) -> MemoryPath:
@@ -58,6 +62,11 @@ def view(ctx: ToolContext, path: str, start_line: int | None = None, end_line: i
     lines = split_lines(text)
     total = len(lines)
     if start_line is None and end_line is None:
+        if len(text) > MAX_VIEW_BYTES:
+            raise EditError(
+                f"{mp.text} is {human_size(len(text.encode()))}, too large to view whole; view it in ranges "
+                f"with start_line and end_line (it has {total} lines), or grep it"
+            )
         return f"{mp.text} ({total} lines)\n{numbered(lines, 1)}" if lines else f"{mp.text} (empty file)"
     first = 1 if start_line is None else start_line
     last = total if end_line is None or end_line == -1 else end_line
@@ -67,7 +76,14 @@ def view(ctx: ToolContext, path: str, start_line: int | None = None, end_line: i
         raise EditError(
             f"end_line {end_line} is out of range; use a line from {first} to {total}, or -1 for the end"
         )
-    return f"{mp.text} (lines {first}-{last} of {total})\n{numbered(lines[first - 1 : last], first)}"
+    chosen = lines[first - 1 : last]
+    size = sum(len(ln) + 1 for ln in chosen)
+    if size > MAX_VIEW_BYTES:
+        hint = "narrow the range" if last > first else "grep shows a clipped view of it"
+        raise EditError(
+            f"lines {first}-{last} of {mp.text} hold {human_size(size)}, too much to show; {hint}"
+        )
+    return f"{mp.text} (lines {first}-{last} of {total})\n{numbered(chosen, first)}"
 
 
 def _list_dir(ctx: ToolContext, top: MemoryPath) -> str:
@@ -85,8 +101,9 @@ def _list_dir(ctx: ToolContext, top: MemoryPath) -> str:
         if rel_depth <= LIST_DEPTH:
             entries.append((e.path, e.is_dir))
     entries.sort(key=lambda pe: pe[0].parts)
+    hidden = max(0, len(entries) - MAX_LIST_ENTRIES)
     out = [f"{human_size(sizes[top.parts])}\t{top.text}/"]
-    for mp, is_dir in entries:
+    for mp, is_dir in entries[:MAX_LIST_ENTRIES]:
         line = f"{human_size(sizes.get(mp.parts, 0))}\t{mp.text}{'/' if is_dir else ''}"
         if not is_dir and mp.name.endswith(".md"):
             desc = _description(ctx, mp)
@@ -96,10 +113,22 @@ def _list_dir(ctx: ToolContext, top: MemoryPath) -> str:
     header = f"Directory {top.text}: entries up to {LIST_DEPTH} levels deep; sizes include all contents."
     if len(out) == 1:
         return f"{header}\n{out[0]}\n(empty)"
+    if hidden:
+        out.append(
+            f"... {hidden} more entries not shown (listing stops at {MAX_LIST_ENTRIES}); "
+            "view a subfolder, or grep / search for what you need"
+        )
     return header + "\n" + "\n".join(out)
 
 
 def _check_frontmatter(mp: MemoryPath, new_text: str, old_text: str | None = None) -> None:
+    """Every write passes here last: size bound, then the frontmatter rules."""
+    size = len(new_text.encode("utf-8"))
+    if size > MAX_FILE_BYTES:
+        raise EditError(
+            f"{mp.text} would be {human_size(size)}, over the {human_size(MAX_FILE_BYTES)} per-file limit; "
+            "split the content into several files. Nothing was written."
+        )
     errors = frontmatter.validate(new_text, mp.name)
     if old_text is not None:
         before = set(frontmatter.validate(old_text, mp.name))
@@ -206,7 +235,9 @@ def insert(ctx: ToolContext, path: str, insert_line: int, insert_text: str) -> s
     _, fm_lines = frontmatter.split(text)
     lowest = fm_lines
     if insert_line < 0 or insert_line > total:
-        raise EditError(f"insert_line {insert_line} is out of range; {mp.text} has {total} lines, use 0-{total}")
+        raise EditError(
+            f"insert_line {insert_line} is out of range; {mp.text} has {total} lines, use 0-{total}"
+        )
     if insert_line < lowest:
         raise EditError(
             f"insert_line {insert_line} falls inside the frontmatter (lines 1-{fm_lines}) of {mp.text}; "

@@ -9,12 +9,14 @@ Without ripgrep a Python scan gives the same results.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
+import regex
 
 from memdir.errors import EditError, NotFoundError, PathError, ToolError
 from memdir.store.paths import MemoryPath
@@ -22,16 +24,22 @@ from memdir.tools.base import ToolContext, tool
 
 MAX_LINE_CHARS = 400
 DEFAULT_MAX_RESULTS = 100
-TIMEOUT_S = 30.0
+DEFAULT_TIMEOUT_S = 30.0
+
+
+def _timeout() -> float:
+    """Seconds one grep may take (MEMDIR_GREP_TIMEOUT overrides the default)."""
+    return float(os.environ.get("MEMDIR_GREP_TIMEOUT", DEFAULT_TIMEOUT_S))
 
 
 def _rg() -> str | None:
+    """ripgrep's path, unless MEMDIR_GREP=python asks for the pure-Python scan."""
+    if os.environ.get("MEMDIR_GREP", "").lower() == "python":
+        return None
     return shutil.which("rg")
 
 
-def _rg_hits(
-    pattern: str, target: Path, case_sensitive: bool, root: Path
-) -> Iterator[tuple[Path, int, str]]:
+def _rg_hits(pattern: str, target: Path, case_sensitive: bool, root: Path) -> Iterator[tuple[Path, int, str]]:
     cmd = [
         _rg() or "rg", "--no-config", "--no-heading", "--with-filename", "--line-number",
         "--null", "--no-ignore", "--color", "never", "--sort", "path", "--engine", "auto",
@@ -41,20 +49,36 @@ def _rg_hits(
     ]  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=root)
     assert proc.stdout is not None and proc.stderr is not None
-    deadline = time.monotonic() + TIMEOUT_S
+    timeout = _timeout()
+    expired = threading.Event()
+
+    def _expire() -> None:
+        expired.set()
+        proc.kill()
+
+    watchdog = threading.Timer(timeout, _expire)  # a silent, slow scan must not block us either
+    watchdog.start()
     try:
         for raw in proc.stdout:
-            if time.monotonic() > deadline:
-                raise ToolError(f"grep took over {TIMEOUT_S:.0f} s; narrow the path or the pattern")
             name, _, rest = raw.partition(b"\0")
             lineno, _, line = rest.partition(b":")
+            if not lineno.isdigit():
+                continue
             yield Path(os.fsdecode(name)), int(lineno), line.rstrip(b"\r\n").decode("utf-8", "replace")
-        proc.wait(timeout=TIMEOUT_S)
+        proc.wait()
+        if expired.is_set():
+            raise ToolError(f"grep took over {timeout:g} s; narrow the path or the pattern")
         if proc.returncode == 2:
             err = proc.stderr.read().decode("utf-8", "replace").strip()
-            if "regex" in err.lower() or "parse" in err.lower():
+            if "match limit" in err:
+                raise ToolError(
+                    f"the pattern {pattern!r} backtracks too much on some lines (PCRE2 match limit); "
+                    "simplify it, e.g. avoid nested repetition such as '(a+)+' or back-references"
+                )
+            if "regex" in err.lower() or "parse" in err.lower() or "error compiling" in err.lower():
                 raise EditError(f"invalid regex {pattern!r}: {err.splitlines()[-1] if err else ''}")
     finally:
+        watchdog.cancel()
         if proc.poll() is None:
             proc.kill()
             proc.wait()
@@ -65,17 +89,33 @@ def _rg_hits(
 def _py_hits(
     ctx: ToolContext, pattern: str, top: MemoryPath, case_sensitive: bool
 ) -> Iterator[tuple[Path, int, str]]:
+    # `regex` (not `re`): its matching takes a timeout, so a catastrophic pattern cannot hang us.
     try:
-        rx = re.compile(pattern, 0 if case_sensitive else re.IGNORECASE)
-    except re.error as exc:
+        rx = regex.compile(pattern, 0 if case_sensitive else regex.IGNORECASE)
+    except regex.error as exc:
         raise EditError(f"invalid regex {pattern!r}: {exc}") from None
-    _, disk = ctx.store.resolve(top)
-    entries = [disk] if disk.is_file() else [e.disk for e in ctx.store.files(top)]
-    for path in entries:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            for n, line in enumerate(fh, start=1):
-                if rx.search(line.rstrip("\n")):
-                    yield path, n, line.rstrip("\r\n")
+    targets = [top] if not ctx.store.is_dir(top) else [e.path for e in ctx.store.files(top)]
+    timeout = _timeout()
+    deadline = time.monotonic() + timeout
+    for target in targets:
+        try:
+            text = ctx.store.read_bytes(target).decode("utf-8", errors="replace")
+        except ToolError:
+            continue  # linked or vanished meanwhile: skipped, as ripgrep's path skips it
+        path = ctx.store.root.joinpath(*target.parts)
+        lines = text.split("\n")
+        if text.endswith("\n"):
+            lines.pop()
+        for n, line in enumerate(lines, start=1):
+            try:
+                hit = rx.search(line, timeout=max(0.001, deadline - time.monotonic()))
+            except TimeoutError:
+                raise ToolError(
+                    f"grep took over {timeout:g} s; simplify the pattern (nested repetition such as "
+                    "'(a+)+' backtracks) or narrow the path"
+                ) from None
+            if hit:
+                yield path, n, line.rstrip("\r")
 
 
 @tool(

@@ -1,0 +1,45 @@
+"""Agents: roles over a store through a tool profile, driven by a model or an offline policy."""
+
+from memdir.agents.answer import Answer, parse_answer
+from memdir.agents.loop import Episode, run_loop
+from memdir.agents.record import RunRecord, read_record
+from memdir.agents.restructure import FolderingError, folder, reorganize, verify_moves
+from memdir.agents.roles import ROLES, Role, get_role, render
+from memdir.agents.run import (
+    RoleOutput,
+    choose_option,
+    closed_book,
+    guidance,
+    manage_chunk,
+    search,
+    search_many,
+)
+from memdir.agents.skills import Environment, Trajectory, execute, manage_trajectory
+
+__all__ = [
+    "ROLES",
+    "Answer",
+    "Environment",
+    "Episode",
+    "FolderingError",
+    "Role",
+    "RoleOutput",
+    "RunRecord",
+    "Trajectory",
+    "choose_option",
+    "closed_book",
+    "execute",
+    "folder",
+    "get_role",
+    "guidance",
+    "manage_chunk",
+    "manage_trajectory",
+    "parse_answer",
+    "read_record",
+    "render",
+    "reorganize",
+    "run_loop",
+    "search",
+    "search_many",
+    "verify_moves",
+]

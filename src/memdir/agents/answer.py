@@ -1,0 +1,131 @@
+"""The search agent's final answer: a JSON object with `answer` and `citations`, read tolerantly.
+
+Models wrap the object in a fence, add prose around it, use single quotes, or forget the object
+and write `Answer:` / `Citations:` lines. We try those forms in order and, failing all, keep the
+whole reply as the answer and pick up any `/memories/...` citations written in it.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+# /memories/x.md:12-18, /memories/x.md:12, /memories/x.md > # A > ## B, or /memories/x.md
+CITATION = re.compile(
+    r"/memories(?:/[\w.\-]+)+"
+    r"(?::\d+(?:\s*-\s*\d+)?|(?:\s*>\s*#{1,6} [^>\n\"',\]]+?)+(?=\s*(?:>|$|[\"',\]\n])))?"
+)
+_LINES = re.compile(r"^(?P<path>/memories[^:\s>]*)(?::(?P<a>\d+)(?:\s*-\s*(?P<b>\d+))?)?$")
+
+
+@dataclass
+class Answer:
+    answer: str
+    citations: list[str] = field(default_factory=list)
+    parsed: str = "json"  # json | lines | fallback
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"answer": self.answer, "citations": self.citations}
+
+
+@dataclass(frozen=True)
+class Citation:
+    path: str
+    start: int | None = None
+    end: int | None = None
+    section: str | None = None
+
+
+def parse_citation(text: str) -> Citation:
+    """`/memories/a.md:3-5` -> lines 3..5; `/memories/a.md > # A > ## B` -> that section."""
+    text = text.strip()
+    if " > " in text or ">" in text.split(".md", 1)[-1]:
+        path, _, section = text.partition(">")
+        return Citation(path.strip(), section=section.strip())
+    m = _LINES.match(text)
+    if not m:
+        return Citation(text)
+    a = int(m["a"]) if m["a"] else None
+    b = int(m["b"]) if m["b"] else a
+    return Citation(m["path"], a, b)
+
+
+def _objects(text: str) -> list[str]:
+    """Balanced {...} substrings, last first (the final answer closes the reply)."""
+    found: list[str] = []
+    depth, start, in_str, esc, quote = 0, -1, False, False, ""
+    for i, ch in enumerate(text):
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == quote:
+                in_str = False
+            continue
+        if ch in "\"'" and depth > 0:
+            in_str, quote = True, ch
+        elif ch == "{":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == "}" and depth > 0:
+            depth -= 1
+            if depth == 0:
+                found.append(text[start : i + 1])
+    return list(reversed(found))
+
+
+def _load(obj_text: str) -> dict[str, Any] | None:
+    for loader in (json.loads, ast.literal_eval):
+        try:
+            value = loader(obj_text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def _citations(value: Any) -> list[str]:
+    if isinstance(value, str):
+        value = [v for v in re.split(r"[;\n]|,\s*(?=/memories)", value) if v.strip()]
+    if not isinstance(value, list):
+        return []
+    out: list[str] = []
+    for v in value:
+        if isinstance(v, dict):  # {"path": ..., "lines": "3-5"} and similar
+            path = str(v.get("path") or v.get("file") or "")
+            where = v.get("lines") or v.get("line_range") or v.get("section")
+            v = (
+                f"{path}:{where}"
+                if where and not str(where).startswith("#")
+                else f"{path} > {where}"
+                if where
+                else path
+            )
+        s = str(v).strip()
+        if s:
+            out.append(s)
+    return out
+
+
+def parse_answer(text: str) -> Answer:
+    for obj_text in _objects(text):
+        obj = _load(obj_text)
+        if obj is None:
+            continue
+        keys = {k.lower(): k for k in obj}
+        if "answer" in keys:
+            cites = _citations(obj.get(keys.get("citations", ""), obj.get(keys.get("sources", ""), [])))
+            return Answer(str(obj[keys["answer"]]).strip(), cites, "json")
+    m = re.search(r"(?im)^\s*\**answer\**\s*:\s*(.+)$", text)
+    if m:
+        rest = text[m.end() :]
+        c = re.search(r"(?is)citations?\**\s*:\s*(.+)", rest)
+        cites = CITATION.findall(c.group(1)) if c else CITATION.findall(rest)
+        return Answer(m.group(1).strip(), [x.strip() for x in cites], "lines")
+    return Answer(text.strip(), [x.strip() for x in CITATION.findall(text)], "fallback")

@@ -1,0 +1,310 @@
+"""The tool loop: a model, a role and a harness, round after round until the model answers.
+
+One round = one model call plus the tool calls it asked for. The loop enforces the role's
+round cap and output cap, compacts the context when the prompt passes the role's threshold
+(older rounds replaced by a running summary, the 3 most recent kept), and appends every model
+call, compaction and the episode's totals to the run record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from memdir.agents.record import RunRecord
+from memdir.agents.roles import Role
+from memdir.models import (
+    Bounds,
+    ChatMessage,
+    GenerateConfig,
+    Model,
+    ModelError,
+    ModelOutput,
+    ToolInfo,
+    Usage,
+    episode_bounds,
+    price_card,
+)
+from memdir.tokens import count_tokens
+from memdir.tools.profiles import Harness
+
+KEEP_RECENT = 3
+SUMMARY_OUTPUT = 4_096
+_CLIP_ARGS = 2_000
+_CLIP_RESULT = 4_000
+
+SUMMARIZER = (
+    "You keep the running summary of an agent's work so it can continue after its older turns are "
+    "dropped from its context. Merge the previous summary with the turns below into one summary: what "
+    "the task is, what has been done (files created, edited, read; facts found, with paths and line "
+    "numbers), what remains. Be complete about facts and paths; be brief about everything else."
+)
+
+
+@dataclass
+class Episode:
+    """What one run of the loop did and cost."""
+
+    final: str
+    messages: list[ChatMessage]
+    rounds: int = 0
+    tool_calls: int = 0
+    stop: str = "answer"  # answer | round_cap | max_tokens
+    usage: Usage = field(default_factory=Usage)
+    round_usage: list[Usage] = field(default_factory=list)
+    compactions: int = 0
+    seconds: float = 0.0
+
+    @property
+    def bounds(self) -> Bounds:
+        return episode_bounds(self.round_usage)
+
+
+def tool_infos(harness: Harness | None) -> list[ToolInfo]:
+    if harness is None:
+        return []
+    return [ToolInfo(s.name, s.description, s.input_schema()) for s in harness.specs.values()]
+
+
+def _message_tokens(m: ChatMessage) -> int:
+    text = m.content + "".join(json.dumps(c.arguments, ensure_ascii=False) + c.name for c in m.tool_calls)
+    return count_tokens(text) + 4  # a few tokens of per-message framing
+
+
+class _TokenCache:
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[ChatMessage, int]] = {}
+
+    def total(self, messages: list[ChatMessage]) -> int:
+        n = 0
+        for m in messages:
+            hit = self._seen.get(id(m))
+            if hit is None or hit[0] is not m:
+                hit = (m, _message_tokens(m))
+                self._seen[id(m)] = hit
+            n += hit[1]
+        return n
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f" …[{len(text) - limit} more characters]"
+
+
+def _transcript(messages: list[ChatMessage]) -> str:
+    lines: list[str] = []
+    for m in messages:
+        if m.role == "assistant":
+            if m.content:
+                lines.append(f"ASSISTANT: {m.content}")
+            for c in m.tool_calls:
+                lines.append(
+                    f"TOOL CALL {c.name} {_clip(json.dumps(c.arguments, ensure_ascii=False), _CLIP_ARGS)}"
+                )
+        elif m.role == "tool":
+            lines.append(f"TOOL RESULT ({m.tool_name}): {_clip(m.content, _CLIP_RESULT)}")
+        else:
+            lines.append(f"{m.role.upper()}: {m.content}")
+    return "\n".join(lines)
+
+
+class Loop:
+    """One episode of one role. Use :func:`run_loop`; the class only keeps the state together."""
+
+    def __init__(
+        self, model: Model, harness: Harness | None, role: Role, record: RunRecord | None, ids: dict[str, Any]
+    ) -> None:
+        self.model = model
+        self.harness = harness if role.profile is not None else None
+        self.role = role
+        self.record = record
+        self.ids = {k: v for k, v in ids.items() if v is not None}
+        self.tools = tool_infos(self.harness)
+        self.config = GenerateConfig(max_tokens=role.output_cap, temperature=role.temperature)
+        self.tokens = _TokenCache()
+        self.summary = ""
+        self.last_summary_usage = Usage()
+
+    def _log(self, kind: str, **fields: Any) -> None:
+        if self.record is not None:
+            self.record.write(kind, role=self.role.name, **self.ids, **fields)
+
+    async def _call_tools(self, out: ModelOutput) -> tuple[list[ChatMessage], list[dict[str, Any]]]:
+        replies: list[ChatMessage] = []
+        sizes: list[dict[str, Any]] = []
+        for call in out.message.tool_calls:
+            start = time.perf_counter()
+            if call.parse_error is not None:
+                text, is_error = (
+                    f"Error: {call.name}: {call.parse_error}; send the arguments as a JSON object",
+                    True,
+                )
+            elif self.harness is None:
+                text, is_error = "Error: no tools are available in this role; answer directly", True
+            else:
+                res = await asyncio.to_thread(self.harness.call, call.name, call.arguments)
+                text, is_error = res.text, res.is_error
+            replies.append(
+                ChatMessage("tool", text, tool_call_id=call.id, tool_name=call.name, is_error=is_error)
+            )
+            sizes.append(
+                {"name": call.name, "bytes": len(text.encode("utf-8")), "is_error": is_error,
+                 "seconds": round(time.perf_counter() - start, 6)}
+            )  # fmt: skip
+        return replies, sizes
+
+    async def _compact(self, messages: list[ChatMessage], task: ChatMessage) -> list[ChatMessage]:
+        starts = [i for i, m in enumerate(messages) if m.role == "assistant"]
+        if len(starts) <= KEEP_RECENT:
+            return messages
+        cut = starts[-KEEP_RECENT]
+        dropped = messages[2:cut]
+        before = self.tokens.total(messages)
+        prompt = (f"Previous summary:\n{self.summary}\n\n" if self.summary else "") + (
+            f"Task:\n{_clip(task.content, _CLIP_RESULT)}\n\nTurns to fold in:\n{_transcript(dropped)}"
+        )
+        out = await self.model.generate(
+            [ChatMessage("system", SUMMARIZER), ChatMessage("user", prompt)],
+            [],
+            GenerateConfig(max_tokens=min(SUMMARY_OUTPUT, self.role.output_cap)),
+        )
+        self.summary = out.message.content.strip()
+        self.last_summary_usage = out.usage
+        note = ChatMessage(
+            "user",
+            f"{task.content}\n\n<summary_of_earlier_work>\nYour older turns were dropped to save context; "
+            f"this is what they did:\n{self.summary}\n</summary_of_earlier_work>",
+        )
+        kept = [messages[0], note, *messages[cut:]]
+        self._log(
+            "compaction",
+            model=self.model.name,
+            usage=out.usage.as_dict(),
+            tokens_before=before,
+            tokens_after=self.tokens.total(kept),
+            dropped_turns=len(starts) - KEEP_RECENT,
+            kept_turns=KEEP_RECENT,
+            seconds=round(out.usage.seconds, 6),
+        )
+        return kept
+
+    async def run(self, system: str, user: str) -> Episode:
+        start = time.perf_counter()
+        task = ChatMessage("user", user)
+        messages: list[ChatMessage] = [ChatMessage("system", system), task]
+        ep = Episode(final="", messages=messages)
+        meter_before = self.harness.meter.as_dict() if self.harness else None
+        while True:
+            if self.role.compact_at and self.tokens.total(messages) > self.role.compact_at:
+                compacted = await self._compact(messages, task)
+                if compacted is not messages:
+                    ep.compactions += 1
+                    ep.usage = ep.usage + self.last_summary_usage  # metered, but not a round of the bounds
+                    messages = compacted
+            out = await self.model.generate(messages, self.tools, self.config)
+            ep.rounds += 1
+            ep.usage = ep.usage + out.usage
+            ep.round_usage.append(out.usage)
+            messages.append(out.message)
+            capped = ep.rounds >= self.role.round_cap
+            replies, sizes = ([], []) if capped and self.harness is None else await self._call_tools(out)
+            messages.extend(replies)
+            ep.tool_calls += len(out.message.tool_calls)
+            self._log(
+                "model_call",
+                round=ep.rounds,
+                model=self.model.name,
+                usage=out.usage.as_dict(),
+                stop_reason=out.stop_reason,
+                tool_calls=[{"name": c.name, "args": c.arguments} for c in out.message.tool_calls],
+                results=sizes,
+                seconds=round(out.usage.seconds, 6),
+                attempts=self.model.calls[-1].attempts if self.model.calls else 1,
+                prompt_tokens_counted=self.tokens.total(messages[: -1 - len(replies)]),
+            )
+            if not out.message.tool_calls:
+                ep.final = out.message.content
+                ep.stop = "max_tokens" if out.stop_reason == "max_tokens" else "answer"
+                break
+            if capped:
+                ep.stop = "round_cap"
+                ep.final = out.message.content
+                if self.role.answers and self.harness is not None:
+                    ep.final = await self._final_answer(messages, ep)
+                break
+        ep.messages = messages
+        ep.seconds = time.perf_counter() - start
+        self._episode_summary(ep, meter_before)
+        return ep
+
+    async def _final_answer(self, messages: list[ChatMessage], ep: Episode) -> str:
+        """At the round cap an answering role gets one last call to answer from what it has read."""
+        messages.append(
+            ChatMessage(
+                "user",
+                f"You have used all {self.role.round_cap} tool rounds. Do not call any more tools: give your "
+                "final answer now, from what you have read, in the required format.",
+            )
+        )
+        out = await self.model.generate(messages, self.tools, self.config)
+        messages.append(out.message)
+        ep.usage = ep.usage + out.usage
+        ep.round_usage.append(out.usage)
+        self._log(
+            "model_call",
+            round=ep.rounds + 1,
+            final_answer_call=True,
+            model=self.model.name,
+            usage=out.usage.as_dict(),
+            stop_reason=out.stop_reason,
+            tool_calls=[{"name": c.name, "args": c.arguments} for c in out.message.tool_calls],
+            ignored_tool_calls=len(out.message.tool_calls),
+            results=[],
+            seconds=round(out.usage.seconds, 6),
+        )
+        return out.message.content
+
+    def _episode_summary(self, ep: Episode, meter_before: dict[str, Any] | None) -> None:
+        harness_meter = None
+        if self.harness is not None and meter_before is not None:
+            after = self.harness.meter.as_dict()
+            harness_meter = {k: after[k] - meter_before[k] for k in ("calls", "bytes_returned", "bytes_read")}
+        card = price_card(self.model.name)
+        self._log(
+            "episode",
+            model=self.model.name,
+            rounds=ep.rounds,
+            tool_calls=ep.tool_calls,
+            stop=ep.stop,
+            compactions=ep.compactions,
+            usage=ep.usage.as_dict(),
+            cost_usd=round(card.cost(ep.usage), 8) if card else None,
+            bounds=ep.bounds.as_dict(),
+            harness=harness_meter,
+            seconds=round(ep.seconds, 6),
+        )
+
+
+async def run_loop(
+    model: Model,
+    harness: Harness | None,
+    role: Role,
+    system: str,
+    user: str,
+    *,
+    record: RunRecord | None = None,
+    **ids: Any,
+) -> Episode:
+    """Run one episode of `role`: `ids` (variant, chunk, question, task) go into every record line.
+
+    A model failure (after the wrapper's retries) is logged as an `error` line and re-raised:
+    the caller aborts the whole cell rather than report it partially.
+    """
+    loop = Loop(model, harness, role, record, ids)
+    try:
+        return await loop.run(system, user)
+    except ModelError as exc:
+        loop._log("error", model=model.name, error=str(exc))
+        raise

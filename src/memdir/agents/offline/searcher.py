@@ -1,0 +1,192 @@
+"""The lexical searcher: the search role with no model, through the same read-only tools.
+
+Find candidate lines (bm25_full_search when the profile has it, else grep for the question's
+content words), read the section around the best hits (toc, then section_read), score every
+line read by idf-weighted term overlap with the question, and answer with the best-supported
+sentence, citing its line. Current keyed values beat struck-through past ones unless the
+question asks about the past. A baseline, labelled so in every output.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from memdir.agents.offline.text import STOPWORDS, WORD, stem, terms
+from memdir.tools.profiles import Harness
+
+HIT = re.compile(r"^(?P<path>/memories/\S+?\.md):(?P<line>\d+): (?P<text>.*)$")
+NUMBERED = re.compile(r"^\s*(?P<n>\d+)\t(?P<text>.*)$")
+TOC_ROW = re.compile(r"^\s*(?P<label>#{1,6} .*?)\s+\[lines (?P<a>\d+)-(?P<b>\d+)\]$")
+LOCATOR = re.compile(r"\s*\[(?:[SBE]\d+[TM]?\d*(?:,\s*)?)+\]\s*$")
+KEYED_LIVE = re.compile(
+    r"^- (?P<subject>[^|~]+?) \| (?P<attr>[^:]+): (?P<value>.*) \(since (?P<since>[^)]*)\)"
+)
+KEYED_ANY = re.compile(r"^- (?:~~)?(?P<subject>[^|~]+?) \| (?P<attr>[^:]+):")
+PAST_WORDS = re.compile(
+    r"\b(used to|before|previous(ly)?|past|originally|first|old|earlier|former(ly)?)\b", re.I
+)
+DATE_Q = re.compile(r"^\s*(when|what (date|day|year|month))\b", re.I)
+DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
+# Question words that name a keyed attribute the curator writes (a tiny query expansion).
+ATTRIBUTE_CUES: dict[str, frozenset[str]] = {
+    attr: frozenset(stem(w) for w in words)
+    for attr, words in {
+        "home": ("live", "living", "lives", "home", "reside", "moved", "house", "city", "where"),
+        "job": ("work", "works", "job", "career", "profession", "occupation", "employed"),
+        "diet": ("diet", "eat", "vegan", "vegetarian"),
+        "preference": ("prefer", "prefers", "like", "likes", "enjoy", "drink", "favorite"),
+    }.items()
+}
+TOP_FILES = 3
+GREP_MAX = 300
+
+
+@dataclass
+class Line:
+    path: str
+    n: int
+    text: str
+    score: float = 0.0
+
+
+@dataclass
+class SearchResult:
+    answer: str
+    citations: list[str]
+    lines: list[Line] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _pattern(words: list[str]) -> str:
+    return r"\b(?:" + "|".join(re.escape(w) for w in sorted(set(words))) + ")"
+
+
+class LexicalSearcher:
+    def __init__(self, harness: Harness) -> None:
+        self.h = harness
+        self.calls: list[dict[str, Any]] = []
+
+    def _call(self, name: str, **args: Any) -> tuple[str, bool]:
+        self.calls.append({"name": name, "args": args})
+        res = self.h.call(name, args)
+        return res.text, res.is_error
+
+    def retrieve(self, question: str) -> list[Line]:
+        """Every line read while looking, scored against the question; best first."""
+        q_terms = terms(question)
+        if not q_terms:
+            q_terms = [w.lower() for w in WORD.findall(question) if w.lower() not in STOPWORDS][:5]
+        if not q_terms:
+            return []
+        found: dict[tuple[str, int], Line] = {}
+        file_rank: Counter[str] = Counter()
+        if "bm25_full_search" in self.h.specs:
+            text, err = self._call("bm25_full_search", query=" ".join(q_terms), top_k=TOP_FILES)
+            if not err:
+                for i, path in enumerate(dict.fromkeys(re.findall(r"/memories/\S+?\.md", text))):
+                    file_rank[path] += 10.0 / (i + 1)  # type: ignore[assignment]
+        text, err = self._call("grep", pattern=_pattern(q_terms), path="/memories", max_results=GREP_MAX)
+        if not err:
+            for row in text.split("\n")[1:]:
+                m = HIT.match(row)
+                if m:
+                    found[(m["path"], int(m["line"]))] = Line(m["path"], int(m["line"]), m["text"])
+        self._score(list(found.values()), question, q_terms)
+        for ln in found.values():
+            file_rank[ln.path] += ln.score  # type: ignore[assignment]
+        for path, _ in file_rank.most_common(TOP_FILES):
+            best = max((ln for ln in found.values() if ln.path == path), key=lambda x: x.score, default=None)
+            for ln in self._read_around(path, best.n if best else None):
+                found.setdefault((ln.path, ln.n), ln)
+        lines = list(found.values())
+        self._score(lines, question, q_terms)
+        return sorted(lines, key=lambda x: (-x.score, -_date_key(x.text), x.path, x.n))
+
+    def _read_around(self, path: str, line: int | None) -> list[Line]:
+        toc, err = self._call("toc", path=path)
+        if err:
+            return []
+        spans: list[tuple[str, int, int]] = []
+        stack: list[tuple[int, str]] = []
+        for row in toc.split("\n")[1:]:
+            m = TOC_ROW.match(row)
+            if not m:
+                continue
+            level = len(m["label"].split(" ", 1)[0])
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, m["label"]))
+            spans.append((" > ".join(lbl for _, lbl in stack), int(m["a"]), int(m["b"])))
+        inside = [s for s in spans if line is not None and s[1] <= line <= s[2]]
+        if inside:
+            sec = min(inside, key=lambda s: s[2] - s[1])
+            text, err = self._call("section_read", path=path, section_path=sec[0])
+        else:
+            text, err = self._call("view", path=path)
+        if err:
+            return []
+        out: list[Line] = []
+        for row in text.split("\n")[1:]:
+            m = NUMBERED.match(row)
+            if m:
+                out.append(Line(path, int(m["n"]), m["text"]))
+        return out
+
+    def _score(self, lines: list[Line], question: str, q_terms: list[str]) -> None:
+        docs = [set(terms(ln.text)) for ln in lines]
+        n = max(len(docs), 1)
+        df = Counter(t for d in docs for t in set(q_terms) if t in d)
+        wants_past = bool(PAST_WORDS.search(question))
+        q_all = {stem(w) for w in WORD.findall(question)}
+        cued = {attr for attr, cues in ATTRIBUTE_CUES.items() if cues & q_all}
+        for ln, d in zip(lines, docs, strict=True):
+            s = sum(math.log(1 + n / df[t]) for t in set(q_terms) if t in d)
+            keyed = KEYED_ANY.match(ln.text)
+            if keyed and keyed["attr"].strip() in cued:
+                s = (s + 1.0) * 1.5
+            if KEYED_LIVE.match(ln.text):
+                s *= 0.7 if wants_past else 1.5
+            elif ln.text.startswith("- ~~"):
+                s *= 1.5 if wants_past else 0.3
+            elif ln.text.lstrip().startswith("#") or ln.text.startswith(("name:", "description:", "---")):
+                s *= 0.2
+            ln.score = s
+
+    def search(self, question: str) -> SearchResult:
+        lines = self.retrieve(question)
+        if not lines or lines[0].score <= 0:
+            return SearchResult("The store does not say.", [], lines, self.calls)
+        best = lines[0]
+        return SearchResult(extract(best.text, question), [f"{best.path}:{best.n}"], lines, self.calls)
+
+
+def _date_key(text: str) -> int:
+    m = DATE.search(text)
+    return int(m.group(1).replace("-", "")) if m else 0
+
+
+def extract(line: str, question: str) -> str:
+    """The answer inside a line: a keyed value, or the sentence sharing most words with the question."""
+    m = KEYED_LIVE.match(line)
+    if m and not line.startswith("- ~~"):
+        return m["value"].strip()
+    past = re.match(r"^- ~~[^|]+\| [^:]+: (?P<value>.*?)~~ \((?P<span>[^)]*)\)", line)
+    if past:
+        return f"{past['value'].strip()} ({past['span']})"
+    body = LOCATOR.sub("", line).strip()
+    body = re.sub(r"^[-*]\s+", "", body).replace("~~", "")
+    date = DATE.match(body)
+    body = re.sub(r"^\d{4}-\d{2}-\d{2}:\s*", "", body)
+    body = re.sub(r"^[A-Z][\w .'-]{0,40}?:\s+", "", body)  # "Alice: ..." speaker prefix
+    q = set(terms(question))
+    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", body) if s.strip()] or [body]
+    best = max(sentences, key=lambda s: (len(q & set(terms(s))), -len(s)))
+    if date and DATE_Q.search(question):
+        d = datetime.date.fromisoformat(date.group(1))
+        return f"{d.day} {d:%B} {d.year}"  # the session's date, in the form golds are written
+    return best

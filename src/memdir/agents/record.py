@@ -1,0 +1,99 @@
+"""The run record: one JSON line per model call (and per compaction and episode), append-only.
+
+It says who called (role, variant, chunk or question), what it cost (usage, duration), what
+the model asked for (tool calls with their arguments) and how much came back (result sizes).
+Keys never get here: nothing reads request headers, and every line is scrubbed of the values
+of secret-looking environment variables before it is written, as a second guard.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+_SECRET_NAME = re.compile(r"(API_KEY|_TOKEN|SECRET|PASSWORD)$|^(OPENAI|ANTHROPIC)_.*KEY", re.IGNORECASE)
+REDACTED = "[redacted]"
+
+
+def secret_values() -> list[str]:
+    """Values of environment variables whose names mark them as secrets (8+ characters)."""
+    return sorted(
+        {v for k, v in os.environ.items() if _SECRET_NAME.search(k) and len(v) >= 8}, key=len, reverse=True
+    )
+
+
+def scrub(text: str) -> str:
+    for value in secret_values():
+        text = text.replace(value, REDACTED)
+    return text
+
+
+class RunRecord:
+    """Appends records to a JSONL file (or only keeps them in memory when `path` is None)."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, **context: Any) -> None:
+        self.path = Path(path) if path is not None else None
+        self.context = {k: v for k, v in context.items() if v is not None}
+        self.entries: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+
+    def write(self, kind: str, **fields: Any) -> dict[str, Any]:
+        entry = {"ts": round(time.time(), 3), "kind": kind, **self.context}
+        entry.update({k: v for k, v in fields.items() if v is not None})
+        line = scrub(json.dumps(entry, ensure_ascii=False, default=str))
+        with self._lock:
+            self.entries.append(json.loads(line))
+            if self.path is not None:
+                with open(self.path, "a", encoding="utf-8") as fh:
+                    fh.write(line + "\n")
+        return entry
+
+
+def read_record(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def summarize(
+    entries: list[dict[str, Any]], by: tuple[str, ...] = ("role", "variant")
+) -> dict[str, dict[str, Any]]:
+    """Per cell (entries grouped by `by`): episodes, usage, dollars and the intrinsic bounds.
+
+    A cell's bounds are the sums of its episodes' bounds, so its caching efficiency is a ratio
+    of sums (None when no episode had anything to cache). Offline steps count as episodes with
+    zero usage.
+    """
+    from memdir.models import Bounds, Usage, price_card
+
+    cells: dict[str, dict[str, Any]] = {}
+    for e in entries:
+        if e.get("kind") not in ("episode", "offline_step"):
+            continue
+        key = " / ".join(str(e.get(k, "-")) for k in by)
+        cell = cells.setdefault(
+            key, {"episodes": 0, "usage": Usage(), "bounds": Bounds(0, 0, 0), "cost_usd": 0.0}
+        )
+        cell["episodes"] += 1
+        usage = Usage.from_dict(e.get("usage", {}))
+        cell["usage"] += usage
+        if e.get("bounds"):
+            b = e["bounds"]
+            cell["bounds"] += Bounds(b["no_cache"], b["measured"], b["perfect"])
+        card = price_card(str(e.get("model", "")))
+        cell["cost_usd"] += card.cost(usage) if card else 0.0
+    return {
+        k: {
+            "episodes": c["episodes"],
+            "usage": c["usage"].as_dict(),
+            "cost_usd": round(c["cost_usd"], 8),
+            "bounds": c["bounds"].as_dict(),
+        }
+        for k, c in cells.items()
+    }

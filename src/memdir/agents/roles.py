@@ -1,0 +1,93 @@
+"""The roles that share one store, with the configuration of record (reference, section 5).
+
+Each role is a prompt template (markdown in `prompts/`), a tool profile, a round cap and an
+output cap. Round caps: 60 for building a store, 40 for search over curated or reorganized
+stores, 20 for other variants, 1 for closed-book. Output caps: 8,192 (search, judge), 32,768
+(curation), 100,000 (reorganization). Reorganization runs 3 passes of at most 80 rounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import cache
+from importlib import resources
+from string import Template
+
+from memdir.errors import MemdirError
+
+USER_MARK = "<!-- user -->"
+BUILD_ROUNDS = 60
+SEARCH_ROUNDS_ORGANIZED = 40
+SEARCH_ROUNDS_OTHER = 20
+SEARCH_OUTPUT = 8_192
+CURATION_OUTPUT = 32_768
+REORG_OUTPUT = 100_000
+REORG_ROUNDS = 80
+REORG_PASSES = 3
+COMPACT_AT = 96_000
+# Variants whose stores an LLM organized; search over them gets the larger round cap.
+ORGANIZED_VARIANTS = frozenset(
+    {"agent-curated", "curated", "reorg-preserve", "reorg-condense", "reorganized", "curated-skills",
+     "curated-skills-mem", "curated-skills-mem-gs"}
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Role:
+    name: str
+    template: str
+    profile: str | None  # None: no tools at all
+    round_cap: int
+    output_cap: int
+    answers: bool = False  # ends with the structured answer (search, closed-book, guidance)
+    temperature: float | None = None
+    compact_at: int = COMPACT_AT
+
+    def with_profile(self, profile: str | None) -> Role:
+        return replace(self, profile=profile) if profile else self
+
+
+ROLES: dict[str, Role] = {
+    "management": Role("management", "management", "manage", BUILD_ROUNDS, CURATION_OUTPUT),
+    "management_skills": Role(
+        "management_skills", "management_skills", "manage", BUILD_ROUNDS, CURATION_OUTPUT
+    ),
+    "search": Role("search", "search", "search", SEARCH_ROUNDS_OTHER, SEARCH_OUTPUT, answers=True),
+    "closed_book": Role("closed_book", "closed_book", None, 1, SEARCH_OUTPUT, answers=True),
+    "reorganize_preserve": Role(
+        "reorganize_preserve", "reorganize_preserve", "manage", REORG_ROUNDS, REORG_OUTPUT
+    ),
+    "reorganize_condense": Role(
+        "reorganize_condense", "reorganize_condense", "manage", REORG_ROUNDS, REORG_OUTPUT
+    ),
+    "folder": Role("folder", "folder", "folder", BUILD_ROUNDS, CURATION_OUTPUT),
+    "execution": Role("execution", "execution", None, 50, SEARCH_OUTPUT, temperature=0.0),
+    "guidance": Role("guidance", "guidance", "search", SEARCH_ROUNDS_ORGANIZED, SEARCH_OUTPUT, answers=True),
+}
+
+
+def get_role(name: str, variant: str | None = None, profile: str | None = None) -> Role:
+    """The role's configuration of record; search's round cap depends on the variant searched."""
+    if name not in ROLES:
+        raise MemdirError(f"unknown role {name!r}; choose one of {', '.join(ROLES)}")
+    role = ROLES[name]
+    if name == "search" and variant in ORGANIZED_VARIANTS:
+        role = replace(role, round_cap=SEARCH_ROUNDS_ORGANIZED)
+    return role.with_profile(profile)
+
+
+@cache
+def _load(stem: str) -> str:
+    return resources.files("memdir.agents").joinpath("prompts", f"{stem}.md").read_text(encoding="utf-8")
+
+
+def render(role: Role, **values: object) -> tuple[str, str]:
+    """(system prompt, user message) of `role` with `values` filled in; missing values are errors."""
+    text = _load(role.template)
+    system, _, user = text.partition(USER_MARK)
+    shared = {"store_rules": _load("_store_rules").strip(), "answer_format": _load("_answer_format").strip()}
+    fill = {**shared, **{k: str(v) for k, v in values.items()}}
+    try:
+        return Template(system.strip()).substitute(fill), Template(user.strip()).substitute(fill)
+    except KeyError as exc:
+        raise MemdirError(f"prompt {role.template!r} needs a value for {exc.args[0]!r}") from None

@@ -1,0 +1,156 @@
+"""The skill setting: the execution agent acting in a text environment, trajectories rendered as
+chunks, and the management agent distilling them into skills (and, for skills+mem, notes).
+
+The environment is anything with `reset() -> str` and `step(action) -> (observation, done,
+won)`; ALFWorld's wrapper lives with the benchmark loaders. The execution agent runs at
+temperature 0 for at most 50 environment steps, appending to one conversation.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from memdir.agents.record import RunRecord
+from memdir.agents.roles import get_role, render
+from memdir.agents.run import RoleOutput, run_role
+from memdir.errors import MemdirError
+from memdir.models import ChatMessage, GenerateConfig, Model, Usage
+from memdir.store import spec
+from memdir.store.store import Store
+from memdir.tools.profiles import Harness
+
+MAX_STEPS = 50
+NOTES_RULE = (
+    "- Notes: also keep memory notes (`metadata: {type: note}`): lessons, warnings and observations "
+    "from any attempt, failed ones included (where things were found, which actions the environment "
+    "rejects, what went wrong). Keep notes apart from procedures, and say in each note when it applies."
+)
+NO_NOTES_RULE = "- Write procedures only; do not keep notes about failed attempts."
+
+
+class Environment(Protocol):
+    def reset(self) -> str: ...
+
+    def step(self, action: str) -> tuple[str, bool, bool]: ...
+
+
+@dataclass
+class Trajectory:
+    episode: int
+    task: str
+    first_observation: str
+    steps: list[tuple[str, str]] = field(default_factory=list)  # (action, observation)
+    success: bool = False
+    usage: Usage = field(default_factory=Usage)
+
+    def render(self) -> str:
+        """The chunk the management agent reads: every step, with the episode's locator."""
+        loc = f"E{self.episode}"
+        lines = [
+            f"Task [{loc}]: {self.task}",
+            f"Outcome: {'success' if self.success else 'failure'}",
+            f"Start: {self.first_observation.strip()}",
+        ]
+        for i, (action, obs) in enumerate(self.steps, start=1):
+            lines.append(f"{i}. > {action}\n   {obs.strip()}")
+        return "\n".join(lines)
+
+
+def parse_action(text: str) -> str:
+    """The action in a reply: the first non-empty line, without 'Action:' or '>' markers."""
+    for line in text.strip().splitlines():
+        line = re.sub(r"^\s*(?:action\s*:|>)\s*", "", line.strip(), flags=re.I).strip('`*" ')
+        if line:
+            return line
+    return ""
+
+
+async def execute(
+    model: Model,
+    env: Environment,
+    task: str,
+    *,
+    episode: int,
+    guidance: str = "",
+    max_steps: int = MAX_STEPS,
+    record: RunRecord | None = None,
+    variant: str | None = None,
+) -> Trajectory:
+    """Attempt one task: one model call per environment step, the conversation appended each time."""
+    if model.is_offline:
+        raise MemdirError("the offline baselines do not act in environments; use a model")
+    role = get_role("execution")
+    first = env.reset()
+    system, user = render(role, guidance=guidance or "(none)", task=task, observation=first)
+    messages = [ChatMessage("system", system), ChatMessage("user", user)]
+    traj = Trajectory(episode, task, first)
+    config = GenerateConfig(max_tokens=role.output_cap, temperature=role.temperature)
+    for n in range(1, max_steps + 1):
+        out = await model.generate(messages, [], config)
+        traj.usage = traj.usage + out.usage
+        action = parse_action(out.message.content)
+        start = time.perf_counter()
+        obs, done, won = env.step(action)
+        traj.steps.append((action, obs))
+        messages += [out.message, ChatMessage("user", obs)]
+        if record is not None:
+            record.write(
+                "model_call",
+                role=role.name,
+                variant=variant,
+                task=episode,
+                round=n,
+                model=model.name,
+                usage=out.usage.as_dict(),
+                action=action,
+                observation_bytes=len(obs.encode()),
+                env_seconds=round(time.perf_counter() - start, 6),
+                done=done,
+            )
+        if done:
+            traj.success = won
+            break
+    if record is not None:
+        record.write(
+            "episode",
+            role=role.name,
+            variant=variant,
+            task=episode,
+            model=model.name,
+            steps=len(traj.steps),
+            success=traj.success,
+            usage=traj.usage.as_dict(),
+        )
+    return traj
+
+
+async def manage_trajectory(
+    model: Model,
+    store: Store,
+    traj: Trajectory,
+    *,
+    notes: bool = True,
+    record: RunRecord | None = None,
+) -> RoleOutput:
+    """Distil one attempt into the store: skills only (curated skills) or skills and notes (+mem)."""
+    if model.is_offline:
+        raise MemdirError("the offline baselines do not distil skills; use a model")
+    variant = "curated-skills-mem" if notes else "curated-skills"
+    role = get_role("management_skills")
+    harness = Harness(store, role.profile or "manage", role=role.name, task=traj.episode, variant=variant)
+    ep = await run_role(
+        model,
+        harness,
+        role,
+        record,
+        {"variant": variant, "task": traj.episode},
+        core_memory=spec.context(store).text,
+        chunk=traj.render(),
+        chunk_id=f"E{traj.episode}",
+        outcome="success" if traj.success else "failure",
+        notes_rule=NOTES_RULE if notes else NO_NOTES_RULE,
+    )
+    return RoleOutput(role.name, model.name, ep.final, episode=ep)

@@ -1,0 +1,152 @@
+"""`memdir ingest` and `memdir ask`: the management and search roles from the command line.
+
+Every model call (or offline policy step) is appended to `<root>/.memdir/calls.jsonl`, next to
+the store but hidden from every agent tool. Keys come from the environment only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from memdir.agents.record import RunRecord
+from memdir.agents.run import choose_option, manage_chunk, search
+from memdir.errors import MemdirError
+from memdir.models import Model, ModelError, get_model, price_card
+from memdir.models.scripted import load_script
+from memdir.store import spec
+from memdir.store.store import Store
+from memdir.stream import chunk_stream, load_turns
+
+CALL_LOG = "calls.jsonl"
+
+
+def _model(name: str, base_url: str | None, api_key_env: str | None, script: str | None) -> Model:
+    try:
+        steps = load_script(json.loads(Path(script).read_text(encoding="utf-8"))) if script else None
+        return get_model(name, base_url=base_url, api_key_env=api_key_env, script=steps)
+    except (ModelError, ValueError, OSError) as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _model_options(fn: Any) -> Any:
+    fn = click.option("--script", type=click.Path(exists=True, dir_okay=False), default=None,
+                      help="For --model scripted: a JSON list of replies to replay.")(fn)  # fmt: skip
+    fn = click.option("--api-key-env", default=None, help="Environment variable holding the API key.")(fn)
+    fn = click.option(
+        "--base-url", default=None, help="OpenAI-compatible server URL (vLLM, Ollama, llama.cpp)."
+    )(fn)
+    help_model = "provider/model (openai/gpt-5.4-mini, anthropic/...), scripted, or offline."
+    fn = click.option("--model", "model_name", required=True, help=help_model)(fn)
+    return fn
+
+
+def _record(store: Store, **context: Any) -> RunRecord:
+    return RunRecord(store.state_dir / CALL_LOG, **context)
+
+
+def _usage_line(model: Model) -> str:
+    if model.is_offline:
+        return "model: offline (a baseline: no model calls)"
+    u = model.usage
+    card = price_card(model.name)
+    cost = f", ${card.cost(u):.4f}" if card else ""
+    return (
+        f"model: {model.name}: {u.calls} call(s), {u.input_uncached} uncached + {u.input_cached} cached in, "
+        f"{u.output} out ({u.reasoning} reasoning){cost}"
+    )
+
+
+@click.command("ingest")
+@click.option(
+    "--root", required=True, type=click.Path(file_okay=False), help="Memory root (created if missing)."
+)
+@_model_options
+@click.option("--variant", default="agent-curated", show_default=True, help="Variant name for the record.")
+@click.option("--profile", default=None, help="Tool profile for the management role (default: manage).")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+def ingest_cmd(
+    root: str, model_name: str, base_url: str | None, api_key_env: str | None, script: str | None,
+    variant: str, profile: str | None, file: str,
+) -> None:  # fmt: skip
+    """Integrate a stream of turns (FILE: JSONL or a JSON list of {locator, speaker, text, date}).
+
+    The stream is cut into chunks of at most 8 turns, closed early at 3,000 characters; the
+    management role integrates them one by one.
+    """
+    try:
+        turns = load_turns(file)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    store = Store(root, create=True)
+    spec.init(store)
+    model = _model(model_name, base_url, api_key_env, script)
+    record = _record(store, command="ingest")
+    chunks = chunk_stream(turns)
+
+    async def run() -> None:
+        from rich.progress import Progress
+
+        with Progress(transient=True) as bar:
+            task = bar.add_task(f"integrating {len(chunks)} chunk(s)", total=len(chunks))
+            for chunk in chunks:
+                await manage_chunk(model, store, chunk, variant=variant, record=record, profile=profile)
+                bar.advance(task)
+
+    try:
+        asyncio.run(run())
+    except (ModelError, MemdirError) as exc:
+        raise click.ClickException(f"{exc} (calls so far are in {record.path})") from None
+    click.echo(f"integrated {len(turns)} turn(s) in {len(chunks)} chunk(s) into {store.root}")
+    click.echo(_usage_line(model))
+    click.echo(f"call log: {record.path}")
+
+
+@click.command("ask")
+@click.option("--root", required=True, type=click.Path(exists=True, file_okay=False), help="Memory root.")
+@_model_options
+@click.option(
+    "--variant", default=None, help="Variant searched (sets the round cap: 40 for curated/reorganized)."
+)
+@click.option("--profile", default=None, help="Read-only tool profile (default: search).")
+@click.option(
+    "--option", "options", multiple=True, help="A multiple-choice option (repeat); answer picks one."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the answer, citations and cost as JSON.")
+@click.argument("question")
+def ask_cmd(
+    root: str, model_name: str, base_url: str | None, api_key_env: str | None, script: str | None,
+    variant: str | None, profile: str | None, options: tuple[str, ...], as_json: bool, question: str,
+) -> None:  # fmt: skip
+    """Answer QUESTION from the store (read-only) and print the answer with its citations."""
+    store = Store(root)
+    model = _model(model_name, base_url, api_key_env, script)
+    record = _record(store, command="ask")
+    try:
+        if options:
+            out = asyncio.run(
+                choose_option(
+                    model, store, question, list(options), variant=variant, record=record, profile=profile
+                )
+            )
+        else:
+            out = asyncio.run(search(model, store, question, variant=variant, record=record, profile=profile))
+    except (ModelError, MemdirError) as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(out.as_dict(), ensure_ascii=False, indent=2))
+        return
+    label = " (offline baseline)" if out.baseline else ""
+    click.echo(f"answer{label}: {out.answer}")
+    for c in out.citations:
+        click.echo(f"  cite: {c}")
+    click.echo(_usage_line(model), err=True)
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(ingest_cmd)
+    cli.add_command(ask_cmd)

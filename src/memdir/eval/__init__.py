@@ -1,0 +1,1 @@
+"""Evaluation: judges (LLM and offline), paired statistics; the runner builds on these."""

@@ -1,0 +1,155 @@
+"""Judges: the two LLM judges of the study (correctness, attribution) and the offline scores.
+
+Each LLM judge is one fixed prompt (package data under `prompts/`, identified in run records
+by `PROMPT_IDS`, a hash of its text) sent once at temperature 0. The model is anything with an
+async `generate(messages, tools, config)` returning an object with `.text`; the models package
+provides it, tests pass a scripted one. Attribution resolves every citation against the store
+that was searched and shows an unresolvable one as `[FILE NOT FOUND]`.
+
+A reply without a verdict line scores None (reported as unparsed), never a silent 0 or 1.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from importlib import resources
+from string import Template
+from typing import Any, Protocol
+
+from memdir.bench.types import Question
+from memdir.eval.citations import NOT_FOUND, Resolved, lexical_support, resolve, resolve_all
+from memdir.eval.offline import exact_match, f1_score, locomo_f1, normalize_answer, offline_correctness
+from memdir.store.store import Store
+
+JUDGE_CONFIG: dict[str, Any] = {"temperature": 0.0, "max_tokens": 8192}
+
+
+class HasText(Protocol):
+    @property
+    def text(self) -> str: ...
+
+
+class JudgeModel(Protocol):
+    async def generate(self, messages: list[dict[str, Any]], tools: list[Any], config: Any) -> HasText: ...
+
+
+def _template(name: str) -> str:
+    return resources.files("memdir.eval").joinpath("prompts", f"{name}.md").read_text(encoding="utf-8")
+
+
+PROMPTS = {name: _template(name) for name in ("correctness", "attribution")}
+PROMPT_IDS = {name: hashlib.sha256(text.encode()).hexdigest()[:12] for name, text in PROMPTS.items()}
+_VERDICT = re.compile(r"VERDICT:\s*\**\s*(CORRECT|WRONG|SUPPORTED|UNSUPPORTED)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A judge's decision: `score` 1.0 / 0.0, or None when the reply had no verdict line."""
+
+    judge: str
+    label: str
+    score: float | None
+    reply: str
+    prompt: str
+
+
+def parse_verdict(judge: str, reply: str, prompt: str) -> Verdict:
+    found = _VERDICT.findall(reply)
+    if not found:
+        return Verdict(judge, "unparsed", None, reply, prompt)
+    label = found[-1].upper()
+    return Verdict(judge, label.lower(), 1.0 if label in ("CORRECT", "SUPPORTED") else 0.0, reply, prompt)
+
+
+def correctness_prompt(question: str, gold: str, answer: str) -> str:
+    return Template(PROMPTS["correctness"]).safe_substitute(question=question, gold=gold, answer=answer)
+
+
+def attribution_prompt(question: str, answer: str, resolved: list[Resolved]) -> str:
+    if resolved:
+        sources = "\n\n".join(f"[{i}] {r.citation}\n{r.shown()}" for i, r in enumerate(resolved, 1))
+    else:
+        sources = "(no citations)"
+    return Template(PROMPTS["attribution"]).safe_substitute(question=question, answer=answer, sources=sources)
+
+
+async def _ask(model: JudgeModel, judge: str, prompt: str, config: Any) -> Verdict:
+    reply = await model.generate([{"role": "user", "content": prompt}], [], config or JUDGE_CONFIG)
+    return parse_verdict(judge, reply.text, prompt)
+
+
+async def judge_correctness(
+    model: JudgeModel, question: str, gold: str, answer: str, *, config: Any = None
+) -> Verdict:
+    return await _ask(model, "correctness", correctness_prompt(question, gold, answer), config)
+
+
+async def judge_attribution(
+    model: JudgeModel,
+    store: Store,
+    question: str,
+    answer: str,
+    citations: list[str],
+    *,
+    config: Any = None,
+) -> Verdict:
+    resolved = resolve_all(store, citations)
+    return await _ask(model, "attribution", attribution_prompt(question, answer, resolved), config)
+
+
+async def judge_item(
+    model: JudgeModel | None,
+    store: Store | None,
+    question: Question,
+    answer: str,
+    citations: list[str],
+    *,
+    config: Any = None,
+) -> dict[str, Any]:
+    """Every score the runner records for one answered question. Multiple choice is exact match
+    and never goes to a model (as the study does); without a model only offline scores are set;
+    without a store (closed-book) there is nothing to attribute."""
+    resolved = resolve_all(store, citations) if store is not None else []
+    out: dict[str, Any] = {
+        "offline_correctness": offline_correctness(question, answer),
+        "lexical_support": lexical_support(answer, resolved),
+        "citations_resolved": sum(r.ok for r in resolved),
+        "citations_not_found": [r.citation for r in resolved if not r.ok],
+    }
+    if question.options:
+        out["correctness"] = exact_match(answer, question.gold)
+    elif model is not None:
+        out["correctness"] = (
+            await judge_correctness(model, question.question, question.gold, answer, config=config)
+        ).score
+    if model is not None and store is not None and not question.options:
+        verdict = await _ask(
+            model, "attribution", attribution_prompt(question.question, answer, resolved), config
+        )
+        out["attribution"] = verdict.score
+    return out
+
+
+__all__ = [
+    "JUDGE_CONFIG",
+    "NOT_FOUND",
+    "PROMPTS",
+    "PROMPT_IDS",
+    "JudgeModel",
+    "Resolved",
+    "Verdict",
+    "exact_match",
+    "f1_score",
+    "judge_attribution",
+    "judge_correctness",
+    "judge_item",
+    "lexical_support",
+    "locomo_f1",
+    "normalize_answer",
+    "offline_correctness",
+    "parse_verdict",
+    "resolve",
+    "resolve_all",
+]

@@ -1,0 +1,184 @@
+"""Anthropic Messages API: pure wire converters and a thin provider over the SDK.
+
+Anthropic takes the system prompt apart, wants tool results inside a user turn, and insists
+on alternating roles, so consecutive tool results (and a user note after them) merge into one
+user turn. Usage: `input_tokens` excludes cache reads and cache writes, so uncached input is
+input_tokens + cache_creation_input_tokens; reasoning is output_tokens_details.thinking_tokens.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from typing import Any
+
+from memdir.models.base import (
+    ChatMessage,
+    GenerateConfig,
+    ModelAPI,
+    ModelError,
+    ModelOutput,
+    StopReason,
+    ToolCall,
+    ToolInfo,
+)
+from memdir.models.openai import _retry_after
+from memdir.models.usage import Usage
+
+DEFAULT_MAX_TOKENS = 8192
+_STOP: dict[str, StopReason] = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls",
+                                "max_tokens": "max_tokens"}  # fmt: skip
+
+
+def _blocks(m: ChatMessage) -> list[dict[str, Any]]:
+    if m.role == "tool":
+        return [
+            {
+                "type": "tool_result",
+                "tool_use_id": m.tool_call_id or "",
+                "content": m.content,
+                "is_error": m.is_error,
+            }
+        ]
+    if m.role == "assistant":
+        blocks: list[dict[str, Any]] = list(m.raw_blocks or [])
+        if m.content:
+            blocks.append({"type": "text", "text": m.content})
+        blocks += [
+            {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in m.tool_calls
+        ]
+        return blocks
+    return [{"type": "text", "text": m.content}]
+
+
+def to_wire(
+    model: str, messages: list[ChatMessage], tools: list[ToolInfo], config: GenerateConfig
+) -> dict[str, Any]:
+    system = "\n\n".join(m.content for m in messages if m.role == "system")
+    turns: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "system":
+            continue
+        role = "assistant" if m.role == "assistant" else "user"
+        blocks = _blocks(m)
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+    body: dict[str, Any] = {
+        "model": model,
+        "max_tokens": config.max_tokens or DEFAULT_MAX_TOKENS,
+        "messages": turns,
+    }
+    if system:
+        body["system"] = system
+    if tools:
+        body["tools"] = [
+            {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools
+        ]
+    if config.temperature is not None:
+        body["temperature"] = config.temperature
+    if config.cache is not False:
+        body["cache_control"] = {"type": "ephemeral"}  # automatic caching of the growing prefix
+    return body
+
+
+def usage_from_wire(raw: dict[str, Any] | None) -> Usage:
+    raw = raw or {}
+    written = int(raw.get("cache_creation_input_tokens") or 0)
+    thinking = int((raw.get("output_tokens_details") or {}).get("thinking_tokens") or 0)
+    return Usage(
+        input_uncached=int(raw.get("input_tokens") or 0) + written,
+        input_cached=int(raw.get("cache_read_input_tokens") or 0),
+        output=int(raw.get("output_tokens") or 0),
+        reasoning=thinking,
+        cache_write=written,
+    )
+
+
+def from_wire(payload: dict[str, Any]) -> ModelOutput:
+    if payload.get("type") == "error":
+        raise ModelError(f"API error: {payload.get('error')}")
+    texts: list[str] = []
+    thoughts: list[str] = []
+    calls: list[ToolCall] = []
+    raw_blocks: list[dict[str, Any]] = []
+    for block in payload.get("content") or []:
+        kind = block.get("type")
+        if kind == "text":
+            texts.append(block.get("text") or "")
+        elif kind == "tool_use":
+            args = block.get("input")
+            ok = isinstance(args, dict)
+            calls.append(
+                ToolCall(
+                    block.get("id") or "",
+                    block.get("name") or "",
+                    args if ok else {},
+                    None if ok else "input must be a JSON object",
+                )
+            )
+        elif kind in ("thinking", "redacted_thinking"):
+            raw_blocks.append(block)
+            if kind == "thinking":
+                thoughts.append(block.get("thinking") or "")
+    stop = _STOP.get(payload.get("stop_reason") or "", "other")
+    return ModelOutput(
+        message=ChatMessage(
+            "assistant",
+            "".join(texts),
+            calls,
+            reasoning="\n".join(thoughts) or None,
+            raw_blocks=raw_blocks or None,
+        ),
+        stop_reason=stop,
+        usage=usage_from_wire(payload.get("usage")),
+        model=payload.get("model") or "",
+        id=payload.get("id") or "",
+    )
+
+
+class AnthropicAPI(ModelAPI):
+    def __init__(
+        self, model_name: str, base_url: str | None = None, api_key_env: str = "ANTHROPIC_API_KEY"
+    ) -> None:
+        super().__init__(model_name)
+        self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL")
+        self.api_key_env = api_key_env
+        self._client: Any = None
+
+    def client(self) -> Any:
+        if self._client is None:
+            import anthropic
+
+            key = os.environ.get(self.api_key_env)
+            if not key and not self.base_url:
+                raise ModelError(f"set {self.api_key_env} in the environment to call {self.model_name}")
+            self._client = anthropic.AsyncAnthropic(
+                api_key=key or "unused", base_url=self.base_url, max_retries=0
+            )
+        return self._client
+
+    async def generate(
+        self, messages: list[ChatMessage], tools: list[ToolInfo], config: GenerateConfig
+    ) -> ModelOutput:
+        client = self.client()
+        body = to_wire(self.model_name, messages, tools, config)
+        create = client.messages.create
+        known = set(inspect.signature(create).parameters)
+        kwargs = {k: v for k, v in body.items() if k in known}
+        extra = {k: v for k, v in body.items() if k not in known}
+        resp = await create(**kwargs, extra_body=extra or None, timeout=config.timeout or 600.0)
+        return from_wire(resp.model_dump(mode="json"))
+
+    def is_retryable(self, exc: BaseException) -> bool:
+        import anthropic
+
+        if isinstance(
+            exc, anthropic.RateLimitError | anthropic.APITimeoutError | anthropic.APIConnectionError
+        ):
+            return True
+        return isinstance(exc, anthropic.APIStatusError) and exc.status_code >= 500
+
+    def retry_after(self, exc: BaseException) -> float | None:
+        return _retry_after(exc)

@@ -1,0 +1,221 @@
+"""The provider interface and the one wrapper that owns retries, usage and the call log.
+
+Messages, tool calls and outputs are neutral dataclasses; each provider converts them to its
+wire format in pure functions. A provider implements only `generate`; everything that must
+behave the same across providers (backoff on rate limits and 5xx, usage totals, the log of
+calls) lives in :class:`Model`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from memdir.models.usage import Usage
+
+Role = Literal["system", "user", "assistant", "tool"]
+StopReason = Literal["stop", "tool_calls", "max_tokens", "other"]
+
+
+class ModelError(RuntimeError):
+    """A model call that failed for good (after retries, or not retryable): the run stops."""
+
+
+@dataclass
+class ToolCall:
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    parse_error: str | None = None
+
+
+@dataclass
+class ChatMessage:
+    role: Role
+    content: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    is_error: bool = False
+    reasoning: str | None = None
+    # Provider blocks that must be sent back verbatim (Anthropic thinking signatures).
+    raw_blocks: list[dict[str, Any]] | None = None
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class GenerateConfig:
+    max_tokens: int | None = None
+    temperature: float | None = None
+    seed: int | None = None
+    reasoning_effort: str | None = None
+    timeout: float | None = None  # seconds per attempt; None = 600
+    cache: bool | None = None  # ask for prompt caching where the API needs asking; None = yes
+
+    def merge(self, other: GenerateConfig | None) -> GenerateConfig:
+        """`other`'s set fields over ours."""
+        if other is None:
+            return self
+        return replace(self, **{k: v for k, v in other.__dict__.items() if v is not None})
+
+
+@dataclass
+class ModelOutput:
+    message: ChatMessage
+    stop_reason: StopReason
+    usage: Usage
+    model: str = ""
+    id: str = ""
+
+
+class ModelAPI(ABC):
+    """One provider. `generate` makes exactly one attempt; the wrapper decides about retries."""
+
+    def __init__(self, model_name: str) -> None:
+        self.model_name = model_name
+
+    @abstractmethod
+    async def generate(
+        self, messages: list[ChatMessage], tools: list[ToolInfo], config: GenerateConfig
+    ) -> ModelOutput: ...
+
+    def is_retryable(self, exc: BaseException) -> bool:
+        return isinstance(exc, TimeoutError | ConnectionError)
+
+    def retry_after(self, exc: BaseException) -> float | None:
+        """Seconds the server asked us to wait, when it said so."""
+        return None
+
+
+@dataclass
+class CallRecord:
+    """One completed call as the wrapper saw it; never holds request headers or keys."""
+
+    model: str
+    usage: Usage
+    stop_reason: str
+    seconds: float
+    attempts: int
+    tool_calls: list[dict[str, Any]]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "usage": self.usage.as_dict(),
+            "stop_reason": self.stop_reason,
+            "seconds": round(self.seconds, 6),
+            "attempts": self.attempts,
+            "tool_calls": self.tool_calls,
+        }
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_retries: int = 6
+    initial_delay: float = 1.0
+    max_delay: float = 60.0
+    jitter: float = 0.25
+
+    def delay(self, attempt: int, hinted: float | None) -> float:
+        base: float = min(self.max_delay, self.initial_delay * 2.0 ** (attempt - 1))
+        base *= 1 + random.uniform(-self.jitter, self.jitter)
+        if hinted is not None:
+            base = max(base, min(hinted, self.max_delay))
+        return max(0.0, base)
+
+
+class Model:
+    """A provider plus what every run needs around it: retries, usage totals, a call log."""
+
+    def __init__(
+        self,
+        api: ModelAPI,
+        name: str,
+        config: GenerateConfig | None = None,
+        retry: RetryPolicy | None = None,
+        on_call: Callable[[CallRecord], None] | None = None,
+    ) -> None:
+        self.api = api
+        self.name = name
+        self.config = config or GenerateConfig()
+        self.retry = retry or RetryPolicy()
+        self.usage = Usage()
+        self.calls: list[CallRecord] = []
+        self.on_call = on_call
+
+    @property
+    def is_offline(self) -> bool:
+        return False
+
+    async def generate(
+        self,
+        messages: list[ChatMessage],
+        tools: list[ToolInfo] | None = None,
+        config: GenerateConfig | None = None,
+    ) -> ModelOutput:
+        cfg = self.config.merge(config)
+        attempt = 0
+        start = time.perf_counter()
+        while True:
+            attempt += 1
+            try:
+                out = await asyncio.wait_for(
+                    self.api.generate(messages, tools or [], cfg), cfg.timeout or 600.0
+                )
+                break
+            except Exception as exc:
+                retryable = self.api.is_retryable(exc) or isinstance(exc, TimeoutError)
+                if not retryable or attempt > self.retry.max_retries:
+                    tries = f"after {attempt} attempt(s)" if retryable else "(not retryable)"
+                    raise ModelError(
+                        f"{self.name}: call failed {tries}: {type(exc).__name__}: {exc}"
+                    ) from exc
+                await asyncio.sleep(self.retry.delay(attempt, self.api.retry_after(exc)))
+        seconds = time.perf_counter() - start
+        usage = replace(out.usage, calls=1, seconds=seconds)
+        out.usage = usage
+        self.usage = self.usage + usage
+        record = CallRecord(
+            self.name,
+            usage,
+            out.stop_reason,
+            seconds,
+            attempt,
+            [{"name": c.name, "args": c.arguments} for c in out.message.tool_calls],
+        )
+        self.calls.append(record)
+        if self.on_call is not None:
+            self.on_call(record)
+        return out
+
+
+class OfflineModel(Model):
+    """The name `offline`: no provider at all; the agents layer plays its roles with policies."""
+
+    def __init__(self) -> None:
+        super().__init__(_NoAPI("offline"), "offline")
+
+    @property
+    def is_offline(self) -> bool:
+        return True
+
+
+class _NoAPI(ModelAPI):
+    async def generate(
+        self, messages: list[ChatMessage], tools: list[ToolInfo], config: GenerateConfig
+    ) -> ModelOutput:
+        raise ModelError(
+            "the 'offline' model makes no calls; its roles are played by the offline policies "
+            "(memdir.agents.offline), which the role runners select for you"
+        )

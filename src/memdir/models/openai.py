@@ -1,0 +1,183 @@
+"""OpenAI Chat Completions, and every server that speaks it (vLLM, Ollama, llama.cpp) via base_url.
+
+`to_wire` and `from_wire` are pure: they turn neutral messages into the request body and a
+response body (a dict, as the API returns it) into a :class:`ModelOutput`. The SDK is imported
+only when a client is made, and its own retries are off: :class:`Model` owns them.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+from typing import Any
+
+from memdir.models.base import (
+    ChatMessage,
+    GenerateConfig,
+    ModelAPI,
+    ModelError,
+    ModelOutput,
+    StopReason,
+    ToolCall,
+    ToolInfo,
+)
+from memdir.models.usage import Usage
+
+_STOP: dict[str, StopReason] = {"stop": "stop", "tool_calls": "tool_calls", "function_call": "tool_calls",
+                                "length": "max_tokens"}  # fmt: skip
+
+
+def message_to_wire(m: ChatMessage) -> dict[str, Any]:
+    if m.role == "tool":
+        return {"role": "tool", "tool_call_id": m.tool_call_id or "", "content": m.content}
+    if m.role == "assistant":
+        out: dict[str, Any] = {"role": "assistant", "content": m.content or None}
+        if m.tool_calls:
+            out["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)},
+                }
+                for c in m.tool_calls
+            ]
+        return out
+    return {"role": m.role, "content": m.content}
+
+
+def to_wire(
+    model: str,
+    messages: list[ChatMessage],
+    tools: list[ToolInfo],
+    config: GenerateConfig,
+    max_tokens_field: str = "max_completion_tokens",
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": model, "messages": [message_to_wire(m) for m in messages]}
+    if tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+            }
+            for t in tools
+        ]
+    if config.max_tokens is not None:
+        body[max_tokens_field] = config.max_tokens
+    if config.temperature is not None:
+        body["temperature"] = config.temperature
+    if config.seed is not None:
+        body["seed"] = config.seed
+    if config.reasoning_effort is not None:
+        body["reasoning_effort"] = config.reasoning_effort
+    return body
+
+
+def _tool_call(raw: dict[str, Any]) -> ToolCall:
+    fn = raw.get("function") or {}
+    args_text = fn.get("arguments") or "{}"
+    try:
+        args = json.loads(args_text)
+        error = None if isinstance(args, dict) else "arguments must be a JSON object"
+    except json.JSONDecodeError as exc:
+        args, error = {}, f"arguments are not valid JSON ({exc.msg} at char {exc.pos})"
+    return ToolCall(raw.get("id") or "", fn.get("name") or "", args if isinstance(args, dict) else {}, error)
+
+
+def usage_from_wire(raw: dict[str, Any] | None) -> Usage:
+    raw = raw or {}
+    prompt = int(raw.get("prompt_tokens") or 0)
+    cached = int((raw.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
+    reasoning = int((raw.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0)
+    return Usage(
+        input_uncached=prompt - cached,
+        input_cached=cached,
+        output=int(raw.get("completion_tokens") or 0),
+        reasoning=reasoning,
+    )
+
+
+def from_wire(payload: dict[str, Any]) -> ModelOutput:
+    choices = payload.get("choices") or []
+    if not choices:
+        raise ModelError(f"response has no choices: {json.dumps(payload)[:300]}")
+    choice = choices[0]
+    msg = choice.get("message") or {}
+    calls = [_tool_call(c) for c in msg.get("tool_calls") or []]
+    reasoning = msg.get("reasoning_content") or msg.get("reasoning")
+    finish = choice.get("finish_reason") or "stop"
+    stop = _STOP.get(finish, "other")
+    if calls and stop == "stop":
+        stop = "tool_calls"  # some compatible servers say "stop" alongside tool calls
+    return ModelOutput(
+        message=ChatMessage(
+            "assistant",
+            msg.get("content") or "",
+            calls,
+            reasoning=reasoning if isinstance(reasoning, str) else None,
+        ),
+        stop_reason=stop,
+        usage=usage_from_wire(payload.get("usage")),
+        model=payload.get("model") or "",
+        id=payload.get("id") or "",
+    )
+
+
+class OpenAIAPI(ModelAPI):
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        max_tokens_field: str | None = None,
+    ) -> None:
+        super().__init__(model_name)
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL")
+        self.api_key_env = api_key_env
+        # Local servers (llama.cpp, older vLLM) know only max_tokens; OpenAI wants the new name.
+        self.max_tokens_field = max_tokens_field or (
+            "max_tokens" if self.base_url else "max_completion_tokens"
+        )
+        self._client: Any = None
+
+    def client(self) -> Any:
+        if self._client is None:
+            import openai
+
+            key = os.environ.get(self.api_key_env)
+            if not key and not self.base_url:
+                raise ModelError(f"set {self.api_key_env} in the environment to call {self.model_name}")
+            # A local server usually ignores the key; the SDK still insists on having one.
+            self._client = openai.AsyncOpenAI(api_key=key or "unused", base_url=self.base_url, max_retries=0)
+        return self._client
+
+    async def generate(
+        self, messages: list[ChatMessage], tools: list[ToolInfo], config: GenerateConfig
+    ) -> ModelOutput:
+        client = self.client()
+        body = to_wire(self.model_name, messages, tools, config, self.max_tokens_field)
+        create = client.chat.completions.create
+        known = set(inspect.signature(create).parameters)
+        kwargs = {k: v for k, v in body.items() if k in known}
+        extra = {k: v for k, v in body.items() if k not in known}
+        resp = await create(**kwargs, extra_body=extra or None, timeout=config.timeout or 600.0)
+        return from_wire(resp.model_dump(mode="json"))
+
+    def is_retryable(self, exc: BaseException) -> bool:
+        import openai
+
+        if isinstance(exc, openai.RateLimitError | openai.APITimeoutError | openai.APIConnectionError):
+            return True
+        return isinstance(exc, openai.APIStatusError) and exc.status_code >= 500
+
+    def retry_after(self, exc: BaseException) -> float | None:
+        return _retry_after(exc)
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    response = getattr(exc, "response", None)
+    value = getattr(response, "headers", {}).get("retry-after") if response is not None else None
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None

@@ -1,0 +1,184 @@
+"""File operations that cannot be redirected out of the root, even by a concurrent swap.
+
+Checking a path and then opening it leaves a window in which another process (a sandboxed
+shell command, a hostile neighbour) can replace a folder with a symlink. So every operation
+walks from the root with directory file descriptors opened `O_NOFOLLOW`, and acts on the last
+component relative to its parent's descriptor: what was checked is what is used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import shutil
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+from memdir.errors import ExistsError, NotFoundError, PathError
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+TMP_PREFIX = ".memdir-tmp-"
+
+
+def _path_error(exc: OSError, shown: str) -> PathError | NotFoundError:
+    if exc.errno == errno.ELOOP:
+        return PathError(f"{shown}: leads through a symbolic link; memory does not follow links")
+    if exc.errno == errno.ENOTDIR:
+        return PathError(f"{shown}: a parent of this path is a file, not a folder")
+    if exc.errno == errno.ENOENT:
+        return NotFoundError(f"{shown} does not exist; view its folder to see what is there")
+    return PathError(f"{shown}: {os.strerror(exc.errno or 0)}")
+
+
+class SafeRoot:
+    """The root's operations, each relative to a descriptor chain that never follows a link."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    @contextlib.contextmanager
+    def dir_fd(self, parts: tuple[str, ...], shown: str, create: bool = False) -> Iterator[int]:
+        fd = self._open_chain(parts, shown, create)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+
+    def _open_chain(self, parts: tuple[str, ...], shown: str, create: bool) -> int:
+        fd = os.open(self.root, _DIR_FLAGS)
+        try:
+            for part in parts:
+                try:
+                    nfd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                except FileNotFoundError:
+                    if not create:
+                        raise
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(part, 0o755, dir_fd=fd)
+                    nfd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd = nfd
+        except OSError as exc:
+            os.close(fd)
+            raise _path_error(exc, shown) from None
+        return fd
+
+    def read(self, parts: tuple[str, ...], shown: str) -> bytes:
+        with self.dir_fd(parts[:-1], shown) as d:
+            try:
+                fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=d)
+            except OSError as exc:
+                raise _path_error(exc, shown) from None
+            try:
+                st = os.fstat(fd)
+                if stat.S_ISDIR(st.st_mode):
+                    raise PathError(f"{shown} is a folder, not a file")
+                if not stat.S_ISREG(st.st_mode):
+                    raise PathError(f"{shown}: not a regular file")
+                if st.st_nlink > 1:
+                    raise PathError(
+                        f"{shown}: this file has {st.st_nlink} hard links; memory refuses files "
+                        "that may be linked from outside the store"
+                    )
+                with os.fdopen(os.dup(fd), "rb") as fh:
+                    return fh.read()
+            finally:
+                os.close(fd)
+
+    def lstat(self, parts: tuple[str, ...], shown: str) -> os.stat_result | None:
+        """lstat of the entry, or None when absent (also when a parent is absent)."""
+        if not parts:
+            return os.lstat(self.root)
+        try:
+            with self.dir_fd(parts[:-1], shown) as d:
+                return os.stat(parts[-1], dir_fd=d, follow_symlinks=False)
+        except NotFoundError:
+            return None
+        except FileNotFoundError:
+            return None
+
+    def write(self, parts: tuple[str, ...], shown: str, data: bytes, *, must_exist: bool) -> None:
+        """Atomically create (must_exist=False: refuses an existing entry) or replace a file."""
+        with self.dir_fd(parts[:-1], shown, create=not must_exist) as d:
+            name = parts[-1]
+            try:
+                st: os.stat_result | None = os.stat(name, dir_fd=d, follow_symlinks=False)
+            except FileNotFoundError:
+                st = None
+            if must_exist and (st is None or not stat.S_ISREG(st.st_mode) or st.st_nlink > 1):
+                raise PathError(f"{shown} is not a plain file of this store")
+            if not must_exist and st is not None:
+                raise ExistsError(f"{shown} already exists; use str_replace or insert to change it")
+            tmp = TMP_PREFIX + secrets.token_hex(8)
+            fd = os.open(
+                tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=d
+            )
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                os.replace(tmp, name, src_dir_fd=d, dst_dir_fd=d)
+            except BaseException:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp, dir_fd=d)
+                raise
+            os.fsync(d)
+
+    def delete(self, parts: tuple[str, ...], shown: str) -> None:
+        with self.dir_fd(parts[:-1], shown) as d:
+            st = os.stat(parts[-1], dir_fd=d, follow_symlinks=False)
+            if stat.S_ISDIR(st.st_mode):
+                shutil.rmtree(parts[-1], dir_fd=d)  # fd-based on Linux: immune to symlink swaps
+            else:
+                os.unlink(parts[-1], dir_fd=d)
+            os.fsync(d)
+
+    def rename(self, old: tuple[str, ...], new: tuple[str, ...], shown_old: str, shown_new: str) -> None:
+        with self.dir_fd(old[:-1], shown_old) as a, self.dir_fd(new[:-1], shown_new, create=True) as b:
+            try:
+                os.stat(new[-1], dir_fd=b, follow_symlinks=False)
+            except FileNotFoundError:
+                pass
+            else:
+                raise ExistsError(
+                    f"{shown_new} already exists; choose another destination or delete it first"
+                )
+            os.rename(old[-1], new[-1], src_dir_fd=a, dst_dir_fd=b)
+            os.fsync(b)
+            os.fsync(a)
+
+    def scan(self, parts: tuple[str, ...], shown: str) -> Iterator[tuple[tuple[str, ...], bool, int]]:
+        """(parts, is_dir, size) of every visible entry below `parts`, depth first, sorted."""
+        with self.dir_fd(parts, shown) as top:
+            yield from self._scan(top, parts)
+
+    def _scan(self, fd: int, parts: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], bool, int]]:
+        try:
+            with os.scandir(fd) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            return
+        for ent in entries:
+            if ent.name.startswith("."):
+                continue
+            try:
+                st = ent.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            child = (*parts, ent.name)
+            if stat.S_ISDIR(st.st_mode):
+                yield child, True, 0
+                try:
+                    cfd = os.open(ent.name, _DIR_FLAGS, dir_fd=fd)
+                except OSError:
+                    continue  # swapped for a link or removed meanwhile: not ours to follow
+                try:
+                    yield from self._scan(cfd, child)
+                finally:
+                    os.close(cfd)
+            elif stat.S_ISREG(st.st_mode):
+                yield child, False, st.st_size

@@ -1,0 +1,51 @@
+"""Shared fixtures: real stores in temp dirs, compared as whole-directory snapshots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memdir.store import spec
+from memdir.store.store import Store
+from memdir.tools.profiles import Harness
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """{relative path: bytes} of every file under root, derived state (.memdir) excluded."""
+    out: dict[str, bytes] = {}
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root)
+        if rel.parts and rel.parts[0] == ".memdir":
+            continue
+        if p.is_file() and not p.is_symlink():
+            out[str(rel)] = p.read_bytes()
+    return out
+
+
+def fm(name: str, description: str = "test file", body: str = "") -> str:
+    return f"---\nname: {name}\ndescription: {description}\n---\n{body}"
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    r = tmp_path / "mem"
+    spec.init(Store(r, create=True))
+    return r
+
+
+@pytest.fixture
+def store(root: Path) -> Store:
+    return Store(root)
+
+
+@pytest.fixture
+def manage(store: Store) -> Harness:
+    return Harness(store, "manage", role="test")
+
+
+@pytest.fixture
+def search(store: Store) -> Harness:
+    return Harness(store, "search", role="test")

@@ -1,0 +1,103 @@
+"""The skill setting with the scripted provider: the execution agent in a small text
+environment, trajectory rendering, and distilling an attempt into the store."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from agent_helpers import new_store, snapshot
+from memdir.agents import RunRecord, get_role, render
+from memdir.agents.skills import NOTES_RULE, execute, manage_trajectory, parse_action
+from memdir.models import get_model
+from memdir.models.scripted import ScriptedAPI, answer, call
+
+
+class KeyRoom:
+    """Take the key, then open the door: two right actions win; anything else is 'Nothing happens.'"""
+
+    def __init__(self) -> None:
+        self.has_key = False
+        self.actions: list[str] = []
+
+    def reset(self) -> str:
+        return "You are in a room. You see a key on the table and a locked door."
+
+    def step(self, action: str) -> tuple[str, bool, bool]:
+        self.actions.append(action)
+        if action == "take key from table":
+            self.has_key = True
+            return "You pick up the key.", False, False
+        if action == "open door" and self.has_key:
+            return "The door opens. You win.", True, True
+        return "Nothing happens.", False, False
+
+
+SKILL = (
+    "---\nname: open-locked-door\ndescription: Procedure for opening a locked door with a key\n"
+    "metadata:\n  type: skill\n---\n# Open a locked door\n1. Take the key. [E1]\n2. Open the door. [E1]\n"
+)
+
+
+def test_execution_plays_until_done_and_records_each_step(tmp_path: Path) -> None:
+    env = KeyRoom()
+    model = get_model("scripted", script=["look", "Action: take key from table", "> open door"])
+    record = RunRecord(tmp_path / "calls.jsonl")
+    traj = asyncio.run(
+        execute(model, env, "open the door", episode=1, guidance="Keys open doors.", record=record)
+    )
+    assert traj.success and env.actions == ["look", "take key from table", "open door"]
+    assert [e["action"] for e in record.entries if e["kind"] == "model_call"] == env.actions
+    assert record.entries[-1]["kind"] == "episode" and record.entries[-1]["success"] is True
+    api = model.api
+    assert isinstance(api, ScriptedAPI)
+    system, _, config = api.requests[0]
+    assert "Keys open doors." in system[0].content and config.temperature == 0.0
+    # the conversation is appended: the third call saw both earlier observations
+    assert [m.content for m in api.requests[2][0] if m.role == "user"][1:] == [
+        "Nothing happens.",
+        "You pick up the key.",
+    ]
+    text = traj.render()
+    assert (
+        text.startswith("Task [E1]: open the door\nOutcome: success") and "2. > take key from table" in text
+    )
+
+
+def test_execution_stops_at_the_step_cap() -> None:
+    env = KeyRoom()
+    model = get_model("scripted", script=["wait"] * 5)
+    traj = asyncio.run(execute(model, env, "open the door", episode=2, max_steps=3))
+    assert not traj.success and len(traj.steps) == 3 and traj.usage.calls == 3
+
+
+def test_manage_trajectory_distils_a_skill(tmp_path: Path) -> None:
+    store = new_store(tmp_path / "mem")
+    env = KeyRoom()
+    traj = asyncio.run(
+        execute(
+            get_model("scripted", script=["take key from table", "open door"]),
+            env,
+            "open the door",
+            episode=1,
+        )
+    )
+    model = get_model(
+        "scripted",
+        script=[call("create", path="/memories/skills/open-locked-door.md", file_text=SKILL), answer("ok")],
+    )
+    out = asyncio.run(manage_trajectory(model, store, traj, notes=True))
+    assert snapshot(store)["/memories/skills/open-locked-door.md"] == SKILL and out.text == "ok"
+    api = model.api
+    assert isinstance(api, ScriptedAPI)
+    system, user = api.requests[0][0][0].content, api.requests[0][0][1].content
+    assert "Outcome gate" in system and NOTES_RULE in system and "Task attempt E1 (outcome: success)" in user
+    values = {"core_memory": "", "chunk": "", "chunk_id": "E1", "outcome": "failure"}
+    no_notes = render(get_role("management_skills"), **values, notes_rule="- Write procedures only.")
+    assert NOTES_RULE not in no_notes[0]
+
+
+def test_parse_action() -> None:
+    assert parse_action("Action: go to fridge 1\nbecause it is cold") == "go to fridge 1"
+    assert parse_action("\n> `open drawer 2`") == "open drawer 2"
+    assert parse_action("   ") == ""

@@ -1,0 +1,225 @@
+"""Worker processes for the crash and concurrency checks (tests and benchmarks/reliability).
+
+Kept importable (not nested in a test) because they run in spawned processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from memdir.store.store import Store
+from memdir.tools.profiles import Harness
+
+N_FILES = 8
+
+
+def version_text(f: int, k: int) -> str:
+    """The exact content of file f at version k: size varies with k, so a torn write shows."""
+    pad = "".join(chr(97 + (k + i) % 26) for i in range((k * 7919) % 6000))
+    return f"---\nname: f{f}\ndescription: crash file {f}\n---\nv={k}\n{pad}\nend {f} {k}\n"
+
+
+def parse_version(f: int, text: str) -> int | None:
+    """k when `text` is exactly version k of file f, else None (a torn or foreign file)."""
+    m = re.search(r"\nv=(\d+)\n", text)
+    if not m:
+        return None
+    k = int(m.group(1))
+    return k if text == version_text(f, k) else None
+
+
+def crash_writer(root: str, ack_path: str, seed: int) -> None:
+    """Edit files forever through the tools; after each acknowledged edit, log it durably."""
+    h = Harness(Store(root), "manage", role="crash-writer")
+    rng = random.Random(seed)
+    versions: dict[int, int] = {}
+    for f in range(N_FILES):
+        text = (Path(root) / f"f{f}.md").read_text()
+        k = parse_version(f, text)
+        assert k is not None, f"f{f} torn at start"
+        versions[f] = k
+    with open(ack_path, "a", buffering=1) as ack:
+        print("ready", flush=True)  # the parent's kill clock starts here, not during imports
+        while True:
+            f = rng.randrange(N_FILES)
+            k = versions[f]
+            old, new = version_text(f, k), version_text(f, k + 1)
+            body_old, body_new = old.split("---\n", 2)[2], new.split("---\n", 2)[2]
+            res = h.call(
+                "str_replace", {"path": f"/memories/f{f}.md", "old_str": body_old, "new_str": body_new}
+            )
+            if res.is_error:
+                raise SystemExit(f"edit failed: {res.text}")
+            versions[f] = k + 1
+            ack.write(f"{f} {k + 1}\n")
+            os.fsync(ack.fileno())
+
+
+def append_blocks(root: str, wid: int, n: int, transport: str, url: str | None) -> None:
+    """Append n three-line blocks to shared files: through the Python tools or MCP over HTTP."""
+    rng = random.Random(wid)
+
+    def block(i: int) -> str:
+        return f"begin {wid} {i}\nbody {wid} {i}\nend {wid} {i}\n"
+
+    if transport == "python":
+        h = Harness(Store(root), "manage", role=f"w{wid}")
+        for i in range(n):
+            f = rng.randrange(3)
+            _append(lambda name, args: _python_call(h, name, args), f, block(i))
+        return
+    from mcp import Client
+
+    async def run() -> None:
+        async with Client(url or "") as client:
+
+            async def call(name: str, args: dict[str, Any]) -> tuple[bool, str]:
+                r = await client.call_tool(name, args)
+                return bool(r.is_error), "".join(getattr(c, "text", "") for c in r.content)
+
+            for i in range(n):
+                f = rng.randrange(3)
+                await _append_async(call, f, block(i))
+
+    asyncio.run(run())
+
+
+def _python_call(h: Harness, name: str, args: dict[str, Any]) -> tuple[bool, str]:
+    r = h.call(name, args)
+    return r.is_error, r.text
+
+
+def _line_count(view_text: str) -> int:
+    return int(view_text.split("(", 1)[1].split(" ", 1)[0])
+
+
+def _append(call: Any, f: int, text: str) -> None:
+    for _ in range(1000):
+        err, out = call("view", {"path": f"/memories/shared-{f}.md", "start_line": 1, "end_line": 1})
+        total = int(out.rsplit(" of ", 1)[1].split(")", 1)[0])
+        err, out = call(
+            "insert", {"path": f"/memories/shared-{f}.md", "insert_line": total, "insert_text": text}
+        )
+        if not err:
+            return
+    raise RuntimeError("could not append")
+
+
+async def _append_async(call: Any, f: int, text: str) -> None:
+    for _ in range(1000):
+        err, out = await call("view", {"path": f"/memories/shared-{f}.md", "start_line": 1, "end_line": 1})
+        total = int(out.rsplit(" of ", 1)[1].split(")", 1)[0])
+        err, out = await call(
+            "insert", {"path": f"/memories/shared-{f}.md", "insert_line": total, "insert_text": text}
+        )
+        if not err:
+            return
+    raise RuntimeError("could not append")
+
+
+def reader(root: str, stop_path: str, out_path: str) -> None:
+    """Read the shared files raw, as fast as possible; count reads and any partial file."""
+    reads = partial = 0
+    while not os.path.exists(stop_path):
+        for f in range(3):
+            try:
+                text = (Path(root) / f"shared-{f}.md").read_text()
+            except FileNotFoundError:
+                partial += 1
+                continue
+            reads += 1
+            lines = text.split("\n")
+            ok = text.startswith("---\nname: shared-") and text.endswith("\n")
+            begins = sum(1 for ln in lines if ln.startswith("begin "))
+            ends = sum(1 for ln in lines if ln.startswith("end "))
+            if not ok or begins != ends:
+                partial += 1
+        time.sleep(0)
+    Path(out_path).write_text(f"{reads} {partial}\n")
+
+
+if __name__ == "__main__":  # pragma: no cover - spawned by scripts
+    crash_writer(sys.argv[1], sys.argv[2], int(sys.argv[3]))
+
+
+def seed_crash_store(root: Path) -> None:
+    from memdir.store import spec
+
+    store = Store(root, create=True)
+    spec.init(store)
+    for f in range(N_FILES):
+        (root / f"f{f}.md").write_text(version_text(f, 0))
+
+
+def crash_campaign(root: Path, edits: int, seed: int, repo: Path, progress: Any = None) -> dict[str, Any]:
+    """Kill a writer with SIGKILL at random points until `edits` edits are acknowledged;
+    after every kill, check that no file is torn and no acknowledged edit is lost."""
+    import signal
+    import subprocess
+
+    rng = random.Random(seed)
+    ack = root.parent / "acks.log"
+    ack.touch()
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(repo / "src"), str(repo), env.get("PYTHONPATH", "")])
+    kills = torn = lost = 0
+    mismatches: list[tuple[int, int, int | None, int]] = []  # (file, acked, on disk, round)
+    acked: dict[int, int] = {}
+    on_disk = {f: 0 for f in range(N_FILES)}  # version at the start of the round
+    seen_lines = 0
+    rounds = 0
+    while sum(acked.values()) < edits:
+        rounds += 1
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.workers", str(root), str(ack), str(rng.randrange(1 << 30))],
+            cwd=repo,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert proc.stdout is not None
+        if proc.stdout.readline().strip() != b"ready":
+            raise RuntimeError(f"writer did not start: {proc.communicate()[1].decode()[-500:]}")
+        time.sleep(rng.random() * 0.3)  # a random point in the stream of edits
+        proc.send_signal(signal.SIGKILL)
+        _, err = proc.communicate()
+        err = err or b""
+        if proc.returncode != -signal.SIGKILL:
+            raise RuntimeError(f"writer ended by itself ({proc.returncode}): {err.decode()[-500:]}")
+        kills += 1
+        lines = ack.read_text().split("\n")[:-1]
+        round_acked = dict(on_disk)
+        for line in lines[seen_lines:]:
+            f, k = map(int, line.split())
+            acked[f] = max(acked.get(f, 0), k)
+            round_acked[f] = max(round_acked[f], k)
+        seen_lines = len(lines)
+        for f in range(N_FILES):
+            k = parse_version(f, (root / f"f{f}.md").read_text())
+            if k is None:
+                torn += 1
+                mismatches.append((f, acked.get(f, 0), None, rounds))
+                continue
+            # Every acknowledged edit is there; at most the one in flight at the kill is extra.
+            if not (acked.get(f, 0) <= k <= round_acked[f] + 1):
+                lost += 1
+                mismatches.append((f, acked.get(f, 0), k, rounds))
+            on_disk[f] = k
+        if progress is not None:
+            progress(sum(acked.values()))
+    temps = [p.name for p in root.rglob(".memdir-tmp-*")]
+    return {
+        "edits_acknowledged": sum(acked.values()),
+        "kills": kills,
+        "torn_files": torn,
+        "lost_acknowledged_edits": lost,
+        "leftover_temp_files": len(temps),
+        "mismatches": mismatches,
+    }
