@@ -6,7 +6,8 @@ comparing the copy with the root after a command tells exactly what changed, by 
 by timestamps. The copy persists between calls (under the state folder) and is brought up to
 date from the root before each command, so a call costs a few stat walks, not a full copy.
 
-Both directions use one :func:`mirror`, which never follows a link: an entry whose kind changed
+Both directions use one :func:`mirror`, which never follows a link (every operation goes
+through directory descriptors, like the store's own writes): an entry whose kind changed
 (file <-> folder <-> link) is removed first, folders are made top-down, and changed files are
 copied to a temporary name beside their target and renamed over it.
 """
@@ -24,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memdir.errors import PathError, ToolError
-from memdir.store.atomic import fsync_dir
 from memdir.store.paths import STATE_DIR, parse_memory_path
+from memdir.store.safefs import TMP_PREFIX, SafeRoot
 from memdir.store.store import Store
 
 Rel = tuple[str, ...]
@@ -129,10 +130,14 @@ def mirror(
     `keep_unseen_other`, 'other' entries of `dst` that `src` does not have are left alone (they
     were never copied out). `owner` becomes the owner of everything created in `dst`. With
     `durable`, written files and changed folders are fsynced (the disposable copy skips it).
+    Every operation goes through directory descriptors opened without following links
+    (:class:`SafeRoot`), on both sides, so a swapped-in link cannot redirect it.
     """
     notes: list[str] = []
+    sroot, droot = SafeRoot(src), SafeRoot(dst)
     wanted = {rel: node for rel, node in src_tree.items() if node.kind != "other"}
     removed: list[Rel] = []
+    touched: set[Rel] = set()
     for rel in sorted(dst_tree, key=len):
         old, new = dst_tree[rel], wanted.get(rel)
         if new is not None and new.kind == old.kind:
@@ -141,14 +146,13 @@ def mirror(
             continue
         if any(rel[: len(r)] == r for r in removed):
             continue  # went with its folder
-        target = dst.joinpath(*rel)
-        _check_inside(dst, target.parent)
-        if old.kind == "dir":
-            shutil.rmtree(target)
-        else:
-            target.unlink()
+        with droot.dir_fd(rel[:-1], _shown(rel)) as d:
+            if stat.S_ISDIR(os.stat(rel[-1], dir_fd=d, follow_symlinks=False).st_mode):
+                shutil.rmtree(rel[-1], dir_fd=d)
+            else:
+                os.unlink(rel[-1], dir_fd=d)
         removed.append(rel)
-    touched = {dst.joinpath(*r[:-1]) for r in removed}
+        touched.add(rel[:-1])
     for rel in sorted(src_tree, key=len):
         was, new = dst_tree.get(rel), src_tree[rel]
         if was == new and new.kind != "other":
@@ -156,42 +160,76 @@ def mirror(
         if new.kind == "other":
             notes.append(f"{'/'.join(rel)}: not a file, folder or link; it was not kept")
             continue
-        target = dst.joinpath(*rel)
-        if was is not None and was.kind == new.kind and was.value == new.value:
-            if new.kind != "link":
-                os.chmod(target, new.mode | (0o700 if new.kind == "dir" else 0o600))
-            continue
-        _check_inside(dst, target.parent)
-        if new.kind == "dir":
-            os.mkdir(target)
-            os.chmod(target, new.mode | 0o700)
-        else:
-            tmp = target.with_name(f".memdir-tmp-{uuid.uuid4().hex}")
-            if new.kind == "file":  # a copy, never the inode: a hard link made on one side stays there
-                shutil.copyfile(src.joinpath(*rel), tmp, follow_symlinks=False)
-                os.chmod(tmp, new.mode | 0o600)
-                if durable:
-                    with open(tmp, "rb") as fh:
-                        os.fsync(fh.fileno())
+        with droot.dir_fd(rel[:-1], _shown(rel)) as d:
+            name = rel[-1]
+            if was is not None and was.kind == new.kind and was.value == new.value:
+                if new.kind != "link":  # only the mode changed
+                    _set_mode(d, name, new, None)
+                continue
+            if new.kind == "dir":
+                os.mkdir(name, 0o700, dir_fd=d)
+                _set_mode(d, name, new, owner)
+            elif new.kind == "file":  # a copy, never the inode: a hard link made on one side stays there
+                tmp = TMP_PREFIX + uuid.uuid4().hex
+                with sroot.dir_fd(rel[:-1], _shown(rel)) as s:
+                    _copy_file(s, name, d, tmp, new.mode | 0o600, owner, durable)
+                os.replace(tmp, name, src_dir_fd=d, dst_dir_fd=d)
             else:
-                os.symlink(new.value, tmp)
-            if owner is not None:
-                os.lchown(tmp, owner, owner)
-            os.replace(tmp, target)
-        if owner is not None and new.kind == "dir":
-            os.lchown(target, owner, owner)
-        touched.add(target.parent)
+                tmp = TMP_PREFIX + uuid.uuid4().hex
+                os.symlink(new.value, tmp, dir_fd=d)
+                if owner is not None:
+                    os.chown(tmp, owner, owner, dir_fd=d, follow_symlinks=False)
+                os.replace(tmp, name, src_dir_fd=d, dst_dir_fd=d)
+        touched.add(rel[:-1])
     for parent in touched if durable else ():
-        with contextlib.suppress(OSError):
-            fsync_dir(parent)
+        with contextlib.suppress(OSError), droot.dir_fd(parent, _shown(parent)) as d:
+            os.fsync(d)
     return notes
 
 
-def _check_inside(top: Path, folder: Path) -> None:
-    """Defence in depth: every folder written into resolves to itself, inside `top`."""
-    real = os.path.realpath(folder)
-    if real != str(folder) or not (real == str(top) or real.startswith(str(top) + os.sep)):
-        raise PathError(f"refusing to write through {folder}: it leads out of {top}")
+def _shown(rel: Rel) -> str:
+    return "/memories" + "".join("/" + p for p in rel)
+
+
+def _set_mode(d: int, name: str, node: Node, owner: int | None) -> None:
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+    fd = os.open(name, flags | (os.O_DIRECTORY if node.kind == "dir" else 0), dir_fd=d)
+    try:
+        os.fchmod(fd, node.mode | (0o700 if node.kind == "dir" else 0o600))
+        if owner is not None:
+            os.fchown(fd, owner, owner)
+    finally:
+        os.close(fd)
+
+
+def _copy_file(s: int, name: str, d: int, tmp: str, mode: int, owner: int | None, durable: bool) -> None:
+    """Copy regular file `name` in folder `s` to new file `tmp` in folder `d`, never via a link."""
+    inp = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=s)
+    try:
+        if not stat.S_ISREG(os.fstat(inp).st_mode):
+            raise PathError(f"{name}: changed into something that is not a file while being copied")
+        out = os.open(
+            tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=d
+        )
+        try:
+            with os.fdopen(os.dup(inp), "rb") as fin, os.fdopen(os.dup(out), "wb") as fout:
+                shutil.copyfileobj(fin, fout, 1 << 20)
+            os.fchmod(out, mode)
+            if owner is not None:
+                os.fchown(out, owner, owner)
+            if durable:
+                os.fsync(out)
+        except BaseException:
+            os.close(out)
+            out = -1
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=d)
+            raise
+        finally:
+            if out >= 0:
+                os.close(out)
+    finally:
+        os.close(inp)
 
 
 class WorkCopy:
