@@ -421,3 +421,22 @@ def test_unusable_commands_are_tool_errors(env: dict[str, Any]) -> None:
     fits = "cat > big.md <<'EOF'\n" + "x" * 100_000 + "\nEOF"
     assert not harness.call("bash", {"command": fits}).is_error
     assert (env["root"] / "big.md").stat().st_size == 100_001
+
+
+def test_a_carry_back_that_fails_halfway_records_what_landed(env: dict[str, Any]) -> None:
+    import shutil
+    import subprocess
+
+    people = env["root"] / "people"
+    chattr = shutil.which("chattr")
+    if chattr is None or subprocess.run([chattr, "+i", str(people)], capture_output=True).returncode != 0:
+        pytest.skip("needs chattr +i (root on a filesystem with immutable flags) to make a write fail")
+    try:
+        harness = Harness(env["store"], "shell")
+        result = harness.call("bash", {"command": "echo '- new' > people/new.md; echo top > top.md"})
+    finally:
+        subprocess.run([chattr, "-i", str(people)], check=True)
+    assert result.is_error and "file system error" in result.text
+    assert (env["root"] / "top.md").read_text() == "top\n" and not (people / "new.md").exists()
+    assert [(c.kind, c.path) for s in env["rec"].steps for c in s.changes] == [("create", "/memories/top.md")]
+    assert "new.md" not in bash(env, "ls people")  # the copy was rebuilt from the root

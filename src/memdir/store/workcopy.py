@@ -289,7 +289,13 @@ class WorkCopy:
                 f"{STATE_DIR} is reserved for memdir's own state; what was written there was dropped"
             )
             _remove(state)
-        out.notes += mirror(self.path, after, self.store.root, self.before, keep_unseen_other=True)
+        try:
+            out.notes += mirror(self.path, after, self.store.root, self.before, keep_unseen_other=True)
+        except BaseException:
+            # Part of it landed: record what the root holds now, so derived views follow disk.
+            self.reset()
+            self._record(scan(self.store.root, shared_as_other=True), Outcome())
+            raise
         self._record(after, out)
         return out
 
