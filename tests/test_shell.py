@@ -440,3 +440,15 @@ def test_a_carry_back_that_fails_halfway_records_what_landed(env: dict[str, Any]
     assert (env["root"] / "top.md").read_text() == "top\n" and not (people / "new.md").exists()
     assert [(c.kind, c.path) for s in env["rec"].steps for c in s.changes] == [("create", "/memories/top.md")]
     assert "new.md" not in bash(env, "ls people")  # the copy was rebuilt from the root
+
+
+def test_a_command_that_grows_the_store_too_much_keeps_nothing(env: dict[str, Any]) -> None:
+    harness = Harness(env["store"], "shell", config={"shell": {"growth_mb": 8}})
+    result = harness.call("bash", {"command": "head -c 5M /dev/zero > a.bin; cp a.bin b.bin; echo x > c.md"})
+    assert (
+        result.is_error
+        and "grew the store by 10 MB" in result.text
+        and "nothing it changed was kept" in result.text
+    )
+    assert sorted(tree(env["root"])) == ["people/alice.md", "people/bob.md"]
+    assert "a.bin" not in bash(env, "ls")  # the copy was rebuilt from the root

@@ -47,6 +47,7 @@ class WorkCopy:
         os.chmod(base, 0o711)
         self.path = Path(os.path.realpath(base / "copy"))
         self.before = scan(store.root, shared_as_other=True)
+        self.size_before = _size(store.root, exclude_state=True)
         try:
             stale = self.owner is not None and self.path.is_dir() and self.path.stat().st_uid != self.owner
             current = scan(self.path, strict=True) if self.path.is_dir() and not stale else None
@@ -70,9 +71,20 @@ class WorkCopy:
         """Drop the copy (after a failure); the next call builds it afresh from the root."""
         shutil.rmtree(self.path, ignore_errors=True)
 
-    def carry_back(self) -> Outcome:
-        """Mirror the copy onto the root and record the memory-file changes in the current step."""
+    def carry_back(self, max_growth: int | None = None) -> Outcome:
+        """Mirror the copy onto the root and record the memory-file changes in the current step.
+
+        With `max_growth` (bytes), a copy that grew by more than that is dropped, not carried.
+        """
         _open_up(self.path)
+        if max_growth is not None:
+            grown = _size(self.path) - self.size_before
+            if grown > max_growth:
+                self.reset()
+                raise ToolError(
+                    f"the command grew the store by {grown / 2**20:,.0f} MB, more than the "
+                    f"{max_growth / 2**20:,.0f} MB one command may add; nothing it changed was kept"
+                )
         try:
             after = scan(self.path, strict=True)
         except OSError as exc:
@@ -117,6 +129,22 @@ class WorkCopy:
                     out.notes.append(
                         f"{'/'.join(rel)!r}: the memory tools cannot use this name ({exc}); rename it"
                     )
+
+
+def _size(top: Path, exclude_state: bool = False) -> int:
+    """Bytes in the regular files under `top`, by a stat walk that follows no link."""
+    total, stack = 0, [top]
+    while stack:
+        with contextlib.suppress(OSError), os.scandir(stack.pop()) as it:
+            for ent in it:
+                if exclude_state and ent.name == STATE_DIR and Path(ent.path).parent == top:
+                    continue
+                st = ent.stat(follow_symlinks=False)
+                if stat.S_ISDIR(st.st_mode):
+                    stack.append(Path(ent.path))
+                elif stat.S_ISREG(st.st_mode):
+                    total += st.st_size
+    return total
 
 
 def _remove(path: Path) -> None:

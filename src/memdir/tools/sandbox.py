@@ -45,6 +45,7 @@ class ShellLimits:
     max_procs: int = 64
     max_file_mb: int = 64  # largest file a command may write
     tmp_mb: int = 128  # size of the private /tmp
+    growth_mb: int = 1024  # most the store may grow by in one command; beyond it nothing is kept
     output_chars: int = 50_000
 
 

@@ -69,7 +69,7 @@ def bash(ctx: ToolContext, command: str) -> str:
     work = WorkCopy(ctx.store, owner=uid)
     try:
         outcome = sandbox.run(work.path, command, limits, uid)
-        carried = work.carry_back()
+        carried = work.carry_back(max_growth=limits.growth_mb * 2**20)
     except BaseException:
         work.reset()  # the next call rebuilds the copy from the root, the truth
         raise
