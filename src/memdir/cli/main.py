@@ -17,6 +17,8 @@ COMMAND_MODULES = (
     "memdir.cli.demo_cmd",
     "memdir.cli.data_cmd",
     "memdir.cli.agent_cmds",
+    "memdir.cli.health_cmds",
+    "memdir.cli.search_cmds",
 )
 
 

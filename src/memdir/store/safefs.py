@@ -151,12 +151,12 @@ class SafeRoot:
             os.fsync(b)
             os.fsync(a)
 
-    def scan(self, parts: tuple[str, ...], shown: str) -> Iterator[tuple[tuple[str, ...], bool, int]]:
-        """(parts, is_dir, size) of every visible entry below `parts`, depth first, sorted."""
+    def scan(self, parts: tuple[str, ...], shown: str) -> Iterator[tuple[tuple[str, ...], bool, int, int]]:
+        """(parts, is_dir, size, mtime_ns) of every visible entry below `parts`, depth first, sorted."""
         with self.dir_fd(parts, shown) as top:
             yield from self._scan(top, parts)
 
-    def _scan(self, fd: int, parts: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], bool, int]]:
+    def _scan(self, fd: int, parts: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], bool, int, int]]:
         try:
             with os.scandir(fd) as it:
                 entries = sorted(it, key=lambda e: e.name)
@@ -171,7 +171,7 @@ class SafeRoot:
                 continue
             child = (*parts, ent.name)
             if stat.S_ISDIR(st.st_mode):
-                yield child, True, 0
+                yield child, True, 0, st.st_mtime_ns
                 try:
                     cfd = os.open(ent.name, _DIR_FLAGS, dir_fd=fd)
                 except OSError:
@@ -181,4 +181,4 @@ class SafeRoot:
                 finally:
                     os.close(cfd)
             elif stat.S_ISREG(st.st_mode):
-                yield child, False, st.st_size
+                yield child, False, st.st_size, st.st_mtime_ns

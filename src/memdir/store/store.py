@@ -52,12 +52,13 @@ ObserverFactory = Callable[["Store"], StoreObserver]
 
 @dataclass(frozen=True)
 class Entry:
-    """A file or folder found by a walk: memory path, disk path, size in bytes."""
+    """A file or folder found by a walk: memory path, disk path, size in bytes, mtime."""
 
     path: MemoryPath
     disk: Path
     is_dir: bool
     size: int
+    mtime_ns: int = 0
 
 
 class Store:
@@ -106,6 +107,10 @@ class Store:
             return
         step = Step(tool, {k: v for k, v in meta.items() if v is not None})
         with self.writer_lock.hold():
+            for obs in self.observers:  # optional hook: see the store as it is before this step
+                before = getattr(obs, "before_step", None)
+                if before is not None:
+                    before(self, step)
             self._local.step = step
             try:
                 yield step
@@ -153,8 +158,8 @@ class Store:
         mp, _ = self.resolve(top)
         if not self.is_dir(mp):
             return
-        for parts, is_dir, size in self.safe.scan(mp.parts, mp.text):
-            yield Entry(MemoryPath(parts), self.root.joinpath(*parts), is_dir, size)
+        for parts, is_dir, size, mtime_ns in self.safe.scan(mp.parts, mp.text):
+            yield Entry(MemoryPath(parts), self.root.joinpath(*parts), is_dir, size, mtime_ns)
 
     def files(self, top: str | MemoryPath = ROOT, suffix: str = ".md") -> list[Entry]:
         """Visible regular files under `top` ending in `suffix`, sorted by memory path."""
@@ -166,11 +171,7 @@ class Store:
         snap: dict[str, tuple[int, int]] = {}
         for e in self.walk():
             if not e.is_dir:
-                try:
-                    st = e.disk.lstat()
-                except OSError:
-                    continue
-                snap[e.path.text] = (st.st_size, st.st_mtime_ns)
+                snap[e.path.text] = (e.size, e.mtime_ns)  # one lstat per file, taken by the walk
         return snap
 
     # -- writes (inside a step) ------------------------------------------------------

@@ -1,0 +1,229 @@
+"""`memdir check` (is this store sound?) and `memdir diff --facts` (did a pass keep every fact?).
+
+Both read the conventions through `analytics.facts` and never write.
+
+check rules (each problem names its rule):
+- `spec`: the Agent Memory convention and frontmatter rules (`memdir validate`), except the two
+  split out below;
+- `dangling-xref`: a `see /memories/...` that points at nothing, or (`see PATH > ## Heading`) at
+  a section the file does not have;
+- `name-stem`: a frontmatter `name` that differs from the file stem;
+- `fanout`: a folder with more entries (files and folders) than the cap;
+- `core-budget`: core memory (markdown in the root) over the token budget;
+- `supersede`: two or more live lines for one (subject, attribute) key anywhere in the store,
+  or a live line whose `since` date is before the `until` date of one of its superseded lines.
+Warnings (reported, not failing): `keyed-format`, a line shaped like a keyed fact that the
+grammar refuses.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from memdir.analytics import facts
+from memdir.errors import PathError
+from memdir.store import spec
+from memdir.store.outline import find_sections, outline, parse_section_path
+from memdir.store.paths import parse_memory_path
+from memdir.store.store import Store
+
+DEFAULT_FANOUT_CAP = 50
+_XREF_SECTION = re.compile(r"\b[Ss]ee\s+(/memories/\S+?\.md)\s+>\s+(#{1,6} [^\n]*?)\s*(?:[\])]|$|\s\[)")
+
+
+@dataclass(frozen=True)
+class Problem:
+    rule: str
+    path: str
+    message: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"rule": self.rule, "path": self.path, "message": self.message}
+
+
+@dataclass
+class CheckReport:
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    counts: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "problems": [p.as_dict() for p in self.problems],
+            "warnings": [w.as_dict() for w in self.warnings],
+            "counts": self.counts,
+        }
+
+
+def _section_xrefs(store: Store, path: str, text: str) -> list[Problem]:
+    out: list[Problem] = []
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        for m in _XREF_SECTION.finditer(line):
+            target, section = m.group(1), m.group(2).rstrip(".,;:")
+            try:
+                mp = parse_memory_path(target)
+                if not store.exists(mp) or store.is_dir(mp):
+                    continue  # a missing file is already reported by the spec check
+                wanted = parse_section_path(section)
+            except (PathError, ValueError):
+                continue
+            if not find_sections(outline(store.read_text(mp)), wanted):
+                out.append(
+                    Problem(
+                        "dangling-xref", f"{path}:{lineno}", f"'see {target} > {section}': no such section"
+                    )
+                )
+    return out
+
+
+def check(
+    store: Store, *, fanout_cap: int = DEFAULT_FANOUT_CAP, budget: int = spec.DEFAULT_CORE_BUDGET
+) -> CheckReport:
+    report = CheckReport()
+    add = report.problems.append
+    for v in spec.validate(store).violations:
+        if v.rule == "frontmatter" and v.message.startswith("frontmatter name "):
+            add(Problem("name-stem", v.path, v.message))
+        else:
+            add(Problem(v.rule if v.rule == "dangling-xref" else "spec", v.path, v.message))
+    entries: dict[tuple[str, ...], int] = defaultdict(int)
+    keyed: list[facts.KeyedFact] = []
+    n_files = 0
+    for e in store.walk():
+        entries[e.path.parent.parts] += 1
+        if e.is_dir or not e.path.name.endswith(".md"):
+            continue
+        n_files += 1
+        text = store.read_bytes(e.path).decode("utf-8", "replace")
+        report.problems.extend(_section_xrefs(store, e.path.text, text))
+        found = list(facts.keyed_facts(e.path.text, text))
+        keyed.extend(found)
+        parsed = {f.lineno for f in found}
+        for lineno, line in enumerate(text.split("\n"), start=1):
+            if lineno not in parsed and facts.looks_keyed(line):
+                report.warnings.append(
+                    Problem(
+                        "keyed-format",
+                        f"{e.path.text}:{lineno}",
+                        "looks like a keyed fact but does not follow '- SUBJECT | ATTRIBUTE: VALUE "
+                        "(since YYYY-MM-DD) [LOC]' or its struck-through superseded form",
+                    )
+                )
+    for parts, count in sorted(entries.items()):
+        if count > fanout_cap:
+            where = "/memories" + "".join("/" + p for p in parts)
+            add(
+                Problem(
+                    "fanout", where, f"{count} entries, over the cap of {fanout_cap}; add a level or merge"
+                )
+            )
+    ctx = spec.context(store, budget)
+    if ctx.over_budget:
+        add(
+            Problem(
+                "core-budget",
+                "/memories",
+                f"core memory is {ctx.tokens} tokens, over the budget of {budget}; move detail into folders",
+            )
+        )
+    report.problems.extend(supersede(keyed))
+    report.problems.sort(key=lambda p: (p.rule, p.path))
+    report.counts = {
+        "files": n_files,
+        "keyed_facts": len(keyed),
+        "live_keys": len(facts.live_by_key(keyed)),
+        "core_tokens": ctx.tokens,
+    }
+    return report
+
+
+def supersede(keyed: list[facts.KeyedFact]) -> list[Problem]:
+    """Supersede integrity across the whole store (design rule 3): one live line per key, and
+    no live value that began before a superseded value of the same key ended."""
+    out: list[Problem] = []
+    live = facts.live_by_key(keyed)
+    for key, lines in sorted(live.items()):
+        if len(lines) > 1:
+            where = ", ".join(f"{f.where} ({f.value!r} since {f.since})" for f in lines)
+            out.append(
+                Problem(
+                    "supersede",
+                    lines[0].where,
+                    f"{len(lines)} live values for '{key[0]} | {key[1]}': {where}; strike the stale one "
+                    "through with its end date",
+                )
+            )
+    for f in keyed:
+        if f.live or f.until in (None, "unknown"):
+            continue
+        for cur in live.get(f.key, []):
+            if cur.since != "unknown" and f.until is not None and cur.since < f.until:
+                out.append(
+                    Problem(
+                        "supersede",
+                        cur.where,
+                        f"live '{cur.subject} | {cur.attribute}' began {cur.since}, before the superseded "
+                        f"value at {f.where} ended ({f.until}); the dates disagree",
+                    )
+                )
+    return out
+
+
+@dataclass
+class FactDiff:
+    old_facts: int = 0
+    new_facts: int = 0
+    kept_in_place: int = 0
+    moved: int = 0
+    missing: list[facts.FactLine] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.missing
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "old_facts": self.old_facts,
+            "new_facts": self.new_facts,
+            "kept_in_place": self.kept_in_place,
+            "moved": self.moved,
+            "missing": [
+                {"path": f.path, "line": f.lineno, "text": f.text, "locators": list(f.locators)}
+                for f in self.missing
+            ],
+        }
+
+
+def _all_facts(store: Store) -> list[facts.FactLine]:
+    found: list[facts.FactLine] = []
+    for e in store.files():
+        found.extend(facts.fact_lines(e.path.text, store.read_bytes(e.path).decode("utf-8", "replace")))
+    return found
+
+
+def diff_facts(old: Store, new: Store) -> FactDiff:
+    """Every fact line of `old` must be in `new`: same locators, same normalized words (a set
+    comparison: two identical fact lines in OLD are one fact)."""
+    old_f, new_f = _all_facts(old), _all_facts(new)
+    where: dict[tuple[tuple[str, ...], str], set[str]] = defaultdict(set)
+    for f in new_f:
+        where[f.identity].add(f.path)
+    d = FactDiff(len(old_f), len(new_f))
+    for f in old_f:
+        paths = where.get(f.identity)
+        if not paths:
+            d.missing.append(f)
+        elif f.path in paths:
+            d.kept_in_place += 1
+        else:
+            d.moved += 1
+    return d

@@ -1,0 +1,63 @@
+"""`memdir stats`: the store profile, the shape panel and the taxonomy-contract panel in one record."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from memdir.analytics import taxonomy
+from memdir.analytics.tree import Snapshot, build, profile_and_shape, read_store
+from memdir.store.store import Store
+
+PROFILE_KEYS = ("dirs", "files", "sections", "kb", "xrefs", "units")
+SHAPE_KEYS = ("depth_mean", "depth_max", "fanout_mean", "fanout_max", "cv")
+PANEL_KEYS = ("b1_mean", "b1_min", "b2", "b3", "b4", "b4_pairs")
+KEYS = PROFILE_KEYS + SHAPE_KEYS + PANEL_KEYS
+
+MEANING: dict[str, str] = {
+    "dirs": "folders, the root included",
+    "files": ".md files",
+    "sections": "headings of any level",
+    "kb": "size of the .md files in KiB",
+    "xrefs": "'see /memories/...' cross-references",
+    "units": "content units: files without headings and headings without subheadings",
+    "depth_mean": "mean unit depth in the combined tree (Sackin index / leaves)",
+    "depth_max": "deepest unit (root = 0; folder, file and each heading level add one)",
+    "fanout_mean": "mean number of children of internal nodes",
+    "fanout_max": "largest number of children of one node",
+    "cv": "coefficient of variation of unit sizes (std / mean of characters)",
+    "b1_mean": "B1 sibling label distinctness: mean 1-cos of sibling labels (higher = easier to tell apart)",
+    "b1_min": "B1 worst pair: the most confusable siblings (0 = identical labels)",
+    "b2": "B2 sibling cohesion: same-parent / cross-parent mean unit cosine (>1 = siblings belong together)",
+    "b3": "B3 scope leakage: share of units closer to another group's centroid than to their own",
+    "b4": "B4 tree-wide proximity: Spearman(tree distance, content distance) over unit pairs",
+    "b4_pairs": "unit pairs B4 was computed on",
+}
+
+
+@dataclass
+class Stats:
+    values: dict[str, Any]
+    reasons: dict[str, str]
+    details: dict[str, Any]
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {k: self.values.get(k) for k in KEYS}
+        out["bytes"] = self.values.get("bytes")
+        out["units_measured"] = self.details.get("units_measured")
+        out["null_reasons"] = {k: v for k, v in self.reasons.items() if out.get(k) is None}
+        out["details"] = self.details
+        return out
+
+
+def compute(snap: Snapshot) -> Stats:
+    tree = build(snap)
+    values, reasons = profile_and_shape(tree)
+    panel = taxonomy.panel(tree)
+    values.update(panel.values)
+    reasons.update(panel.reasons)
+    return Stats(values, reasons, panel.details)
+
+
+def store_stats(store: Store) -> Stats:
+    return compute(read_store(store))

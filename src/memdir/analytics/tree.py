@@ -1,0 +1,203 @@
+"""The combined tree of a store (root, folders, files, headings) and its profile and shape panel.
+
+One tree serves every metric, so the profile, the shape panel and the taxonomy panel can never
+disagree on what a level, a unit or a sibling is. The tree is built from a snapshot of texts
+(`{path parts: text}`), so the same code measures a store on disk and a step of its journal.
+
+Definitions (reference section 7, made exact):
+- Nodes: the root (depth 0); every folder (depth = number of path segments); every `.md` file
+  (likewise); every heading (file depth + the heading's outline depth, so a heading that skips
+  levels adds one level). A heading's parent is the nearest enclosing heading, else its file.
+- Content units are the leaves that hold content: a file without headings (its text after the
+  frontmatter) or a heading without subheadings (its lines after the heading line, up to the
+  next heading). Text above a file's first heading, or between a heading and its first
+  subheading, is signage of an internal node and belongs to no unit. Empty folders are
+  neither units nor internal nodes.
+- A unit's size is the character count of its stripped text.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from memdir.store import frontmatter
+from memdir.store.frontmatter import MEMORY_INDEX
+from memdir.store.outline import Section, outline
+from memdir.store.spec import xrefs
+from memdir.store.store import Store
+
+Parts = tuple[str, ...]
+NodeKind = Literal["root", "dir", "file", "section"]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The markdown of a store at one moment: file texts by path parts, plus folders."""
+
+    files: Mapping[Parts, str]
+    dirs: frozenset[Parts]
+
+    @classmethod
+    def from_files(cls, files: Mapping[Parts, str], extra_dirs: frozenset[Parts] = frozenset()) -> Snapshot:
+        dirs = set(extra_dirs)
+        for parts in files:
+            for i in range(1, len(parts)):
+                dirs.add(parts[:i])
+        return cls(files, frozenset(dirs))
+
+
+def read_store(store: Store) -> Snapshot:
+    """Every visible `.md` file and every visible folder of a store on disk."""
+    files: dict[Parts, str] = {}
+    dirs: set[Parts] = set()
+    for e in store.walk():
+        if e.is_dir:
+            dirs.add(e.path.parts)
+        elif e.path.name.endswith(".md"):
+            files[e.path.parts] = store.read_bytes(e.path).decode("utf-8", "replace")
+    return Snapshot.from_files(files, frozenset(dirs))
+
+
+@dataclass(eq=False)
+class Node:
+    kind: NodeKind
+    name: str
+    depth: int
+    label: str = ""
+    text: str = ""
+    where: str = ""
+    parent: Node | None = field(default=None, repr=False)
+    children: list[Node] = field(default_factory=list, repr=False)
+
+    @property
+    def is_unit(self) -> bool:
+        return self.kind in ("file", "section") and not self.children
+
+
+@dataclass
+class Tree:
+    root: Node
+    nodes: list[Node]
+    units: list[Node]
+    sections: int
+    bytes: int
+    xrefs: int
+    files: int
+    dirs: int
+
+    def internal(self) -> Iterator[Node]:
+        return (n for n in self.nodes if n.children)
+
+
+def _section_text(lines: list[str], sec: Section) -> str:
+    return "\n".join(lines[sec.start : sec.end]).strip()  # lines after the heading line
+
+
+_MAYBE_HEADING = re.compile(r"^ {0,3}(?:#{1,6}(?:[ \t]|$)|=+[ \t]*$|-+[ \t]*$)", re.MULTILINE)
+
+
+def _add_sections(file_node: Node, text: str, path: str) -> int:
+    _, fm_lines = frontmatter.split(text)
+    body = "\n".join(text.split("\n")[fm_lines:])
+    # No line can be an ATX heading or a setext underline: skip the markdown parser (most files
+    # of a sharded store have no headings, and parsing is the bulk of building the tree).
+    sections = outline(text) if _MAYBE_HEADING.search(body) else []
+    if not sections:
+        file_node.text = body.strip()
+        return 0
+    lines = text.split("\n")
+    made: dict[int, Node] = {}
+    for sec in sections:
+        parent = file_node if sec.parent is None else made[id(sec.parent)]
+        node = Node("section", sec.title, file_node.depth + sec.depth, label=sec.title, parent=parent)
+        node.where = f"{path}:{sec.start}"
+        if not sec.children:
+            node.text = _section_text(lines, sec)
+        parent.children.append(node)
+        made[id(sec)] = node
+    return len(sections)
+
+
+def build(snap: Snapshot) -> Tree:
+    """The combined tree of a snapshot, children in path order, headings in file order."""
+    root = Node("root", "/memories", 0, where="/memories")
+    by_parts: dict[Parts, Node] = {(): root}
+    for parts in sorted(snap.dirs):
+        parent = by_parts[parts[:-1]]
+        node = Node(
+            "dir", parts[-1], len(parts), label=parts[-1], parent=parent, where="/memories/" + "/".join(parts)
+        )
+        parent.children.append(node)
+        by_parts[parts] = node
+    sections = total_bytes = n_xrefs = 0
+    for parts in sorted(snap.files):
+        text = snap.files[parts]
+        path = "/memories/" + "/".join(parts)
+        parent = by_parts[parts[:-1]]
+        stem = parts[-1][:-3]
+        desc = frontmatter.parse(text).description or ""
+        node = Node("file", parts[-1], len(parts), label=f"{stem} {desc}".strip(), parent=parent, where=path)
+        parent.children.append(node)
+        if parts[-1] == MEMORY_INDEX and parent is not root and desc:
+            parent.label = f"{parent.name} {desc}"
+        sections += _add_sections(node, text, path)
+        total_bytes += len(text.encode("utf-8"))
+        n_xrefs += len(xrefs(text))
+    for n in by_parts.values():  # folders first, then files, each in name order
+        n.children.sort(key=lambda c: (c.kind != "dir", c.name))
+    nodes: list[Node] = []
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        nodes.append(n)
+        stack.extend(reversed(n.children))
+    units = [n for n in nodes if n.is_unit]
+    return Tree(root, nodes, units, sections, total_bytes, n_xrefs, len(snap.files), len(snap.dirs) + 1)
+
+
+def profile_and_shape(tree: Tree) -> tuple[dict[str, Any], dict[str, str]]:
+    """The store profile and the shape panel; a value that cannot be defined is None with a reason.
+
+    `dirs` counts the root; `kb` is bytes of `.md` files / 1024; depth is over content units
+    (mean = Sackin index / leaves); fanout is over internal nodes (nodes with a child); `cv` is
+    the population standard deviation of unit sizes over their mean.
+    """
+    reasons: dict[str, str] = {}
+    depths = [u.depth for u in tree.units]
+    fanouts = [len(n.children) for n in tree.internal()]
+    sizes = [len(u.text) for u in tree.units]
+    out: dict[str, Any] = {
+        "dirs": tree.dirs,
+        "files": tree.files,
+        "sections": tree.sections,
+        "kb": round(tree.bytes / 1024, 3),
+        "bytes": tree.bytes,
+        "xrefs": tree.xrefs,
+        "units": len(tree.units),
+        "depth_mean": None,
+        "depth_max": None,
+        "fanout_mean": None,
+        "fanout_max": None,
+        "cv": None,
+    }
+    if depths:
+        out["depth_mean"] = sum(depths) / len(depths)
+        out["depth_max"] = max(depths)
+    else:
+        reasons["depth_mean"] = reasons["depth_max"] = "no content units (the store has no .md file)"
+    if fanouts:
+        out["fanout_mean"] = sum(fanouts) / len(fanouts)
+        out["fanout_max"] = max(fanouts)
+    else:
+        reasons["fanout_mean"] = reasons["fanout_max"] = "no internal node (the root holds nothing)"
+    if not sizes:
+        reasons["cv"] = "no content units"
+    elif sum(sizes) == 0:
+        reasons["cv"] = "every content unit is empty (mean size 0)"
+    else:
+        out["cv"] = statistics.pstdev(sizes) / statistics.fmean(sizes)
+    return out, reasons

@@ -1,0 +1,145 @@
+"""Text analysis shared by the BM25 index, its queries, its snippets and its benchmark.
+
+One analyzer turns text into terms everywhere: the index, the query (so no user text can be a
+syntax error: a query is only the terms it contains) and the baselines it is measured against.
+Words are runs of unicode word characters, lowercased, folded to ASCII where a folding exists,
+English stop words dropped, then Snowball-stemmed ("Vegans" and "vegan" meet).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import tantivy
+
+from memdir.store import frontmatter
+
+ANALYZER_NAME = "memdir_en"
+# Bump when the analysis or the document fields change: an index built differently is rebuilt.
+ANALYSIS_VERSION = 2
+MAX_QUERY_TERMS = 128
+_WORD = re.compile(r"\w+")
+
+
+@functools.cache
+def analyzer() -> Any:
+    """The tantivy text analyzer; the same object tokenizes documents and queries."""
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(r"\w+"))
+        .filter(tantivy.Filter.remove_long(40))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.ascii_fold())
+        .filter(tantivy.Filter.stopword("english"))
+        .filter(tantivy.Filter.stemmer("english"))
+        .build()
+    )
+
+
+def terms(text: str) -> list[str]:
+    """Every term of `text` in order (repeats kept): what BM25 counts."""
+    out: list[str] = analyzer().analyze(text)
+    return out
+
+
+def query_terms(query: str) -> list[str]:
+    """The distinct terms of a user query, first occurrence first, at most MAX_QUERY_TERMS."""
+    seen: dict[str, None] = {}
+    for t in terms(query):
+        seen.setdefault(t, None)
+        if len(seen) >= MAX_QUERY_TERMS:
+            break
+    return list(seen)
+
+
+@dataclass(frozen=True)
+class DocFields:
+    """What one memory file contributes to the index, field by field."""
+
+    name: str
+    description: str
+    metadata: str
+    body: str
+
+    @property
+    def whole(self) -> str:
+        return f"{self.name}\n{self.description}\n{self.metadata}\n{self.body}"
+
+    @property
+    def signage(self) -> str:
+        return f"{self.name}\n{self.description}"
+
+
+def _flatten(value: Any) -> Iterable[str]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield str(k)
+            yield from _flatten(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _flatten(v)
+    elif value is not None:
+        yield str(value)
+
+
+def doc_fields(filename: str, text: str) -> DocFields:
+    """Split a file into the indexed fields: file name, frontmatter parts, and body."""
+    fm = frontmatter.parse(text)
+    stem = filename[:-3] if filename.endswith(".md") else filename
+    name = stem if fm.name in (None, stem) else f"{stem} {fm.name}"
+    extra = {k: v for k, v in fm.data.items() if k not in ("name", "description")}
+    body = "\n".join(text.split("\n")[fm.lines :]) if fm.present else text
+    return DocFields(name, fm.description or "", " ".join(_flatten(extra)), body)
+
+
+@functools.lru_cache(maxsize=65536)
+def _word_term(word: str) -> str | None:
+    found = terms(word)
+    return found[0] if found else None
+
+
+@dataclass(frozen=True)
+class SnippetLine:
+    lineno: int
+    text: str
+    matched: tuple[str, ...]
+
+
+def best_lines(text: str, wanted: Iterable[str], n: int = 2, width: int = 240) -> list[SnippetLine]:
+    """Up to `n` lines that together show the most query terms: greedily, the line adding the
+    most terms not yet shown (body lines before frontmatter lines, then earlier lines), cropped
+    to `width` characters around the first match, with the words that matched as written."""
+    want = set(wanted)
+    head = frontmatter.parse(text).lines
+    cands: list[tuple[int, str, set[str]]] = []
+    for i, line in enumerate(text.split("\n"), start=1):
+        hit = want.intersection(terms(line)) if line.strip() else set()
+        if hit:
+            cands.append((i, line, hit))
+    chosen: list[tuple[int, str, set[str]]] = []
+    shown: set[str] = set()
+    while cands and len(chosen) < n:
+        best = max(cands, key=lambda c: (len(c[2] - shown), c[0] > head, len(c[2]), -c[0]))
+        if chosen and not best[2] - shown:
+            break
+        chosen.append(best)
+        shown |= best[2]
+        cands.remove(best)
+    out = []
+    for lineno, line, hit in sorted(chosen):
+        words = [w for w in dict.fromkeys(_WORD.findall(line)) if _word_term(w) in hit]
+        out.append(SnippetLine(lineno, _crop(line, words, width), tuple(words)))
+    return out
+
+
+def _crop(line: str, words: list[str], width: int) -> str:
+    line = line.rstrip("\r")
+    if len(line) <= width:
+        return line
+    first = min((m.start() for w in words for m in [re.search(rf"\b{re.escape(w)}\b", line)] if m), default=0)
+    start = max(0, min(first - width // 3, len(line) - width))
+    piece = line[start : start + width]
+    return ("…" if start > 0 else "") + piece + ("…" if start + width < len(line) else "")

@@ -1,0 +1,100 @@
+"""bm25_full_search and bm25_chunk_retrieve: ranked keyword search over the store's files.
+
+Both rank with the store's BM25 index (memdir.store.index), which catches up with any edit
+made outside the tools before it answers, so results never name a file that is gone or miss
+one that was just written. Any text is a valid query: it is reduced to its words.
+Metering: bm25_full_search shows snippets (returned bytes, nothing counted as read), while
+bm25_chunk_retrieve hands over whole chunk files, counted as read.
+"""
+
+from __future__ import annotations
+
+from memdir.errors import EditError, NotFoundError
+from memdir.store import frontmatter
+from memdir.store.analysis import best_lines, query_terms
+from memdir.store.chunks import CHUNK_DIR
+from memdir.store.index import SearchIndex
+from memdir.store.paths import parse_memory_path
+from memdir.tools.base import ToolContext, tool
+
+MAX_TOP_K = 50
+CHUNKS_RETURNED = 3
+MAX_DESCRIPTION = 200
+
+
+@tool(
+    description="""
+    Ranked BM25 keyword search over whole files: file name, frontmatter (name, description,
+    metadata) and the full body, so it finds facts recorded in a body but not advertised in a
+    title. Returns the best files first, each with its description and the lines that match.
+    The query is a set of keywords (no operators; word forms are matched by stem).
+    """,
+    params={
+        "query": "Keywords to look for, e.g. 'alice diet vegan'.",
+        "path": "Folder (or one .md file) to search within; default /memories.",
+        "top_k": f"How many files to return (default 10, at most {MAX_TOP_K}).",
+    },
+    read_only=True,
+)
+def bm25_full_search(ctx: ToolContext, query: str, path: str = "/memories", top_k: int = 10) -> str:
+    if top_k < 1:
+        raise EditError(f"top_k must be at least 1 (at most {MAX_TOP_K})")
+    top_k = min(top_k, MAX_TOP_K)
+    mp, disk = ctx.store.resolve(path)
+    if not disk.exists():
+        raise NotFoundError(f"{mp.text} does not exist; search /memories or a folder that exists")
+    terms = query_terms(query)
+    if not terms:
+        return f"No results: the query {query[:80]!r} has no searchable words; search with keywords."
+    hits = SearchIndex.for_store(ctx.store).search(query, mp.text, top_k)
+    blocks: list[str] = []
+    for hit in hits:
+        try:
+            text = ctx.store.read_text(hit.path)  # for the snippet only: the model reads none of it
+        except Exception:
+            continue  # vanished since the search; the next search drops it from the index
+        ctx.touch(hit.path)
+        fm = frontmatter.parse(text)
+        head = f"{len(blocks) + 1}. {hit.path} (score {hit.score:.2f})"
+        if fm.description:
+            desc = " ".join(fm.description.split())
+            head += f" [description: {desc[:MAX_DESCRIPTION]}{'…' if len(desc) > MAX_DESCRIPTION else ''}]"
+        lines = best_lines(text, terms)
+        body = [f"   {s.lineno}: {s.text}" for s in lines]
+        matched = list(dict.fromkeys(w for s in lines for w in s.matched))
+        if matched:
+            body.append(f"   matched: {', '.join(matched)}")
+        blocks.append("\n".join([head, *body]))
+    if not blocks:
+        return f"No files under {mp.text} match {query[:200]!r}."
+    return f"{len(blocks)} file(s) under {mp.text} for {query[:200]!r}, best first:\n" + "\n".join(blocks)
+
+
+@tool(
+    description="""
+    Retrieve raw conversation chunks by BM25 keyword search: returns the 3 best-matching chunks
+    in full, each with its path; every turn carries its locator, e.g. [S6T5]. The query is a set
+    of keywords (no operators).
+    """,
+    params={"query": "Keywords to look for, e.g. 'Calvin concert Tokyo'."},
+    read_only=True,
+)
+def bm25_chunk_retrieve(ctx: ToolContext, query: str) -> str:
+    if not ctx.store.is_dir(CHUNK_DIR):
+        raise NotFoundError(f"this store has no {CHUNK_DIR.text} folder; it is not a chunk-retrieval store")
+    if not query_terms(query):
+        return f"No results: the query {query[:80]!r} has no searchable words; search with keywords."
+    hits = SearchIndex.for_store(ctx.store).search(query, CHUNK_DIR.text, CHUNKS_RETURNED + 1)
+    out: list[str] = []
+    for hit in hits:
+        mp = parse_memory_path(hit.path)
+        if mp.name == "MEMORY.md" or len(out) == CHUNKS_RETURNED:
+            continue
+        try:
+            text = ctx.read_text(mp)
+        except Exception:
+            continue
+        out.append(f"=== {mp.text} (rank {len(out) + 1}, score {hit.score:.2f}) ===\n{text.rstrip()}")
+    if not out:
+        return f"No chunk matches {query[:200]!r}."
+    return "\n\n".join(out)
