@@ -452,3 +452,20 @@ def test_a_command_that_grows_the_store_too_much_keeps_nothing(env: dict[str, An
     )
     assert sorted(tree(env["root"])) == ["people/alice.md", "people/bob.md"]
     assert "a.bin" not in bash(env, "ls")  # the copy was rebuilt from the root
+
+
+def test_the_real_index_and_journal_catch_up(env: dict[str, Any]) -> None:
+    from memdir.store.index import SearchIndex
+    from memdir.store.journal import Journal
+
+    store: Store = env["store"]
+    SearchIndex.for_store(store).rebuild()
+    bash(env, "sed -i 's/nurse/surgeon/' people/bob.md")
+    bash(env, "mkdir work && mv people/bob.md work/bob.md")
+    hits = SearchIndex.for_store(store).search("surgeon", sync=False)  # only the observer updated it
+    assert [h.path for h in hits] == ["/memories/work/bob.md"]
+    steps = [s for s in Journal(store.root).steps() if s.tool == "bash"]
+    assert [[(c.kind, c.path, c.new_path) for c in s.changes] for s in steps] == [
+        [("modify", "/memories/people/bob.md", None)],
+        [("rename", "/memories/people/bob.md", "/memories/work/bob.md")],
+    ]
