@@ -96,9 +96,10 @@ def bwrap_argv(
     if _privileged():
         # Keep only what setpriv needs to become `uid`; the uid change clears it again.
         uid = UID_BASE if uid is None else uid
-        argv += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--"]
+        argv += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP", "--"]
         argv += ["/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}"]
-        argv += ["--clear-groups", "--inh-caps=-all"]
+        # An empty bounding set too: no later exec can regain a capability, whatever it is.
+        argv += ["--clear-groups", "--inh-caps=-all", "--bounding-set=-all"]
     argv += [
         "--", "/usr/bin/prlimit",
         f"--as={limits.memory_mb * MIB}", f"--nproc={limits.max_procs}",
