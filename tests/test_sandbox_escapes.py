@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the catalogue keeps each shell command on one line, as it would be typed)
 """Issue 10, item 4: a catalogue of known escape techniques against the shell tool. Each row is
 one technique with the evidence that it failed; zero may succeed. (docs/reliability.md lists
 them; tests/test_shell.py holds the tool's own contract tests.)"""
