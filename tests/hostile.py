@@ -10,6 +10,7 @@ not an inference from outputs.
 from __future__ import annotations
 
 import os
+import secrets
 import sys
 import threading
 import unicodedata
@@ -18,6 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
+
+# Made at run time: hypothesis draws string literals from source code, so a literal canary
+# would turn up in generated paths and be echoed back in error texts (a false leak).
+CANARY = "cnry" + secrets.token_hex(12)
 
 _PATH_EVENTS = {
     "open": (0,),
@@ -223,8 +228,11 @@ def plant(root: Path, outside: Path) -> None:
     """Links planted as another process would: a folder link and a file link leading out,
     a hard link to an outside file, and a canary outside."""
     outside.mkdir(parents=True, exist_ok=True)
-    (outside / "canary.md").write_text("---\nname: canary\ndescription: CANARY\n---\nCANARY-CONTENT\n")
-    (outside / "passwd").write_text("root:x:0:0:CANARY-CONTENT\n")
+    # Written once: a process spawned later (with its own CANARY) must not replace the token.
+    if not (outside / "canary.md").exists():
+        (outside / "canary.md").write_text(f"---\nname: canary\ndescription: {CANARY}\n---\n{CANARY}\n")
+    if not (outside / "passwd").exists():
+        (outside / "passwd").write_text(f"root:x:0:0:{CANARY}\n")
     for name, target in (("link_out", outside), ("link_file.md", outside / "canary.md")):
         if not (root / name).is_symlink():
             os.symlink(target, root / name)

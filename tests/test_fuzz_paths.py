@@ -12,7 +12,7 @@ import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings
 from mcp import Client
-from tests.hostile import AccessAuditor, plant, tool_calls
+from tests.hostile import CANARY, AccessAuditor, plant, tool_calls
 
 from memdir.mcp.server import build_server
 from memdir.store import spec
@@ -46,7 +46,7 @@ def _check_call(auditor: AccessAuditor, harness: Harness, root: Path, name: str,
     finally:
         auditor.disarm()
     assert not auditor.violations, (name, args, auditor.violations)
-    assert "CANARY" not in res.text, (name, args, res.text)
+    assert CANARY not in res.text, (name, args, res.text)
     return res.text
 
 
@@ -90,7 +90,7 @@ def test_fuzz_tools_over_mcp(arena: tuple[Path, Path, Path]) -> None:
                 return "".join(getattr(c, "text", "") for c in r.content)
 
         text = anyio.run(go)
-        assert "CANARY" not in text
+        assert CANARY not in text
         plant(root, outside)
 
     run()

@@ -27,7 +27,7 @@ from mcp import Client
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
-from tests.hostile import AccessAuditor, plant, tool_calls
+from tests.hostile import CANARY, AccessAuditor, plant, tool_calls
 
 from memdir.mcp.server import build_server
 from memdir.store import spec
@@ -108,7 +108,7 @@ def main() -> None:
                     res["calls"] += 1
                     res["errors"] += out.is_error
                     res["violations"] += len(auditor.violations)
-                    res["canary_leaks"] += "CANARY" in out.text
+                    res["canary_leaks"] += CANARY in out.text
                     progress.advance(task)
             else:
 
@@ -135,7 +135,7 @@ def main() -> None:
                                 res["calls"] += 1
                                 res["errors"] += bool(r.is_error)
                                 res["violations"] += len(auditor.violations)
-                                res["canary_leaks"] += "CANARY" in text
+                                res["canary_leaks"] += CANARY in text
                                 progress.advance(task)
                     finally:
                         if transport == "mcp-http":
