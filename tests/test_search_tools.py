@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from memdir.cli.main import cli
 from memdir.store import spec
 from memdir.store.chunks import build_chunk_store, render_chunk
-from memdir.stream import Turn, chunk_stream
 from memdir.store.store import Store
+from memdir.stream import Turn, chunk_stream
 from memdir.tools.profiles import Harness
 
 

@@ -21,8 +21,14 @@ SAMPLE = "gen-s3-p2-n4-t3-a2-c1"  # 4 sessions, 12 turns
 
 def ctx(tmp_path: Path, model: str = "offline", script: list[object] | None = None) -> BuildContext:
     m = get_model(model, script=script) if model != "offline" else get_model("offline")
-    return BuildContext(load_sample("generated", SAMPLE), tmp_path / "store", m, RunRecord(None),
-                        "center", price_card("gpt-5.4-mini"))  # fmt: skip
+    return BuildContext(
+        load_sample("generated", SAMPLE),
+        tmp_path / "store",
+        m,
+        RunRecord(None),
+        "center",
+        price_card("gpt-5.4-mini"),
+    )
 
 
 def build(c: BuildContext, variant: str) -> Built:
@@ -37,9 +43,14 @@ def valid_frontmatter(store: Store) -> None:
 
 def test_variant_names_and_all() -> None:
     assert parse_variants("all") == [
-        "closed-book", "chunk-retrieval", "verbatim-dump", "foldered", "reorg-preserve", "reorg-condense",
+        "closed-book",
+        "chunk-retrieval",
+        "verbatim-dump",
+        "foldered",
+        "reorg-preserve",
+        "reorg-condense",
         "agent-curated",
-    ]  # fmt: skip
+    ]
     assert parse_variants("agent-curated,closed-book") == ["closed-book", "agent-curated"]
     with pytest.raises(VariantUnavailable, match="unknown variant"):
         parse_variants("curated-ish")
@@ -150,3 +161,18 @@ def test_reorg_preserve_that_moves_keeps_every_fact(tmp_path: Path) -> None:
     built = build(ctx(tmp_path, "scripted/reorg", script), "reorg-preserve")
     d = built.checks["diff_facts"]
     assert d["ok"] and d["missing_count"] == 0 and d["moved"] > 0
+
+
+def test_offline_searcher_answers_from_retrieved_chunks(tmp_path: Path) -> None:
+    from memdir.agents import search
+
+    c = ctx(tmp_path)
+    built = build(c, "chunk-retrieval")
+    assert built.store is not None
+    q = next(q for q in c.sample.questions if q.category == "current")
+    out = asyncio.run(search(c.model, built.store, q.question, profile="chunk-retrieval"))
+    (cite,) = out.citations
+    path, _, line = cite.rpartition(":")
+    assert path.startswith("/memories/chunks/chunk-")
+    cited = built.store.read_text(path).split("\n")[int(line) - 1]
+    assert cited.startswith("[S") and out.answer and out.answer in " ".join(cited.split())

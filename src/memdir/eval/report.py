@@ -37,7 +37,9 @@ def correctness_table(cells: list[dict[str, Any]]) -> list[str]:
         per = [_pct({"all": by[k]}) if k in by else "—" for k in cats]
         lines.append(
             f"| {_label(c, many)} | {c['status']} | {c['n_questions']} | {_pct(c['correctness'])} | "
-            f"{_pct(c['correctness'], 'clean')} | {_pct(c['attribution'])} | " + " | ".join(per) + (" |" if per else "|")
+            f"{_pct(c['correctness'], 'clean')} | {_pct(c['attribution'])} | "
+            + " | ".join(per)
+            + (" |" if per else "|")
         )
     return lines
 
@@ -53,7 +55,8 @@ def search_table(cells: list[dict[str, Any]]) -> list[str]:
         if s.get("tool_calls") is None:
             continue
         lines.append(
-            f"| {_label(c, many)} | {s['tool_calls']:.1f} | {s['rounds']:.1f} | {s['bytes_read'] / 1024:.1f} | "
+            f"| {_label(c, many)} | {s['tool_calls']:.1f} | {s['rounds']:.1f} | "
+            f"{s['bytes_read'] / 1024:.1f} | "
             f"{s['input_tokens']:.0f} | {s['cached_tokens']:.0f} | {s['output_tokens']:.0f} | "
             f"{100 * s['cost_usd']:.3f} |"
         )
@@ -63,7 +66,8 @@ def search_table(cells: list[dict[str, Any]]) -> list[str]:
 def build_table(cells: list[dict[str, Any]]) -> list[str]:
     many = len({c["conversation"] for c in cells}) > 1
     lines = [
-        "| variant | tool calls | uncached input | output | $ | seconds | dirs | files | sections | KB | xrefs | check |",
+        "| variant | tool calls | uncached input | output | $ | seconds "
+        "| dirs | files | sections | KB | xrefs | check |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in cells:
@@ -71,7 +75,8 @@ def build_table(cells: list[dict[str, Any]]) -> list[str]:
         lines.append(
             f"| {_label(c, many)} | {b.get('tool_calls', 0)} | {b.get('input_tokens', 0)} | "
             f"{b.get('output_tokens', 0)} | {b.get('cost_usd', 0):.4f} | {b.get('seconds', 0):.1f} | "
-            f"{_num(st.get('dirs'), '{}')} | {_num(st.get('files'), '{}')} | {_num(st.get('sections'), '{}')} | "
+            f"{_num(st.get('dirs'), '{}')} | {_num(st.get('files'), '{}')} | "
+            f"{_num(st.get('sections'), '{}')} | "
             f"{_num(st.get('kb'))} | {_num(st.get('xrefs'), '{}')} | {check_text(c['checks'])} |"
         )
     return lines
@@ -116,7 +121,10 @@ def plot(cells: list[dict[str, Any]], out: Path) -> list[str]:
     for ax in axes:
         ax.set_xticks(x, names, rotation=30, ha="right")
     first = shown[0]
-    fig.suptitle(f"{first['benchmark']}: search {first['model']}, build {first['builder_model']}, judge {first['judge']}")
+    fig.suptitle(
+        f"{first['benchmark']}: search {first['model']}, build {first['builder_model']}, "
+        f"judge {first['judge']}"
+    )
     fig.tight_layout()
     fig.savefig(out / "variants.png", dpi=110)
     plt.close(fig)
@@ -145,7 +153,11 @@ def render(summary: dict[str, Any], plots: list[str]) -> str:
         "",
         *build_table(cells),
     ]
-    notes = [f"- {c['conversation']} / {c['variant']}: **{c['status']}**: {c['reason']}" for c in cells if c["reason"]]
+    notes = [
+        f"- {c['conversation']} / {c['variant']}: **{c['status']}**: {c['reason']}"
+        for c in cells
+        if c["reason"]
+    ]
     if notes:
         head += ["", "## Cells not run or not complete", "", *notes]
     defective = sorted({q for c in cells for q in c.get("defective", [])})

@@ -28,15 +28,32 @@ from memdir.bench.types import Question, Sample
 from memdir.errors import MemdirError
 from memdir.eval.judges import judge_item
 from memdir.eval.summary import summarize_run
-from memdir.models import ChatMessage, GenerateConfig, Model, ModelError, PriceCard, Usage, get_model, price_card
+from memdir.models import (
+    ChatMessage,
+    GenerateConfig,
+    Model,
+    ModelError,
+    PriceCard,
+    Usage,
+    get_model,
+    price_card,
+)
 from memdir.store.atomic import write_atomic
 from memdir.store.store import Store
 from memdir.variants import VARIANTS, BuildContext, Built, VariantUnavailable, build_cost
 
 # Closed-book without a model: the honest floor is to know nothing.
 OFFLINE_CLOSED_BOOK = "unknown"
-IDENTITY = ("benchmark", "conversations", "variants", "builder_model", "search_model", "judge", "harness",
-            "price_card")  # fmt: skip
+IDENTITY = (
+    "benchmark",
+    "conversations",
+    "variants",
+    "builder_model",
+    "search_model",
+    "judge",
+    "harness",
+    "price_card",
+)
 
 
 @dataclass
@@ -115,6 +132,14 @@ class RunFolder:
     def marker(self, benchmark: str, conversation: str, variant: str) -> Path:
         return self.out / "cells" / benchmark / conversation / f"{variant}.json"
 
+    def repair(self) -> None:
+        """Drop a last line cut short by an interruption (its question is asked again)."""
+        for path in (self.answers, self.calls):
+            if path.exists():
+                data = path.read_bytes()
+                if data and not data.endswith(b"\n"):
+                    write_atomic(path, data[: data.rfind(b"\n") + 1])
+
     def rows(self) -> list[dict[str, Any]]:
         if not self.answers.exists():
             return []
@@ -165,8 +190,14 @@ def corpus_profile(sample: Sample) -> dict[str, Any]:
 
 
 class Runner:
-    def __init__(self, config: RunConfig, out: str | Path, *, progress: bool = True,
-                 models: dict[str, Model] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        config: RunConfig,
+        out: str | Path,
+        *,
+        progress: bool = True,
+        models: dict[str, Model] | None = None,
+    ) -> None:
         self.config = config
         self.folder = RunFolder(Path(out))
         self.progress = progress
@@ -186,8 +217,11 @@ class Runner:
         if path.exists():
             old = json.loads(path.read_text())
             if old.get("config") != mine:
-                diff = {k: (old.get("config", {}).get(k), v) for k, v in mine.items()
-                        if old.get("config", {}).get(k) != v}  # fmt: skip
+                diff = {
+                    k: (old.get("config", {}).get(k), v)
+                    for k, v in mine.items()
+                    if old.get("config", {}).get(k) != v
+                }
                 raise MemdirError(
                     f"{self.folder.out} holds a run with other settings {diff}; resume with the same "
                     "settings or choose another --out"
@@ -195,12 +229,17 @@ class Runner:
             return
         from memdir import __version__
 
-        manifest = {"config": mine, "memdir": __version__, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ",
-                    time.gmtime()), "in_flight": self.config.in_flight}  # fmt: skip
+        manifest = {
+            "config": mine,
+            "memdir": __version__,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "in_flight": self.config.in_flight,
+        }
         write_atomic(path, json.dumps(manifest, indent=2).encode())
 
     async def run(self) -> dict[str, Any]:
         self.check_manifest()
+        self.folder.repair()
         cells: list[Cell] = []
         with _Progress(self.progress) as bars:
             for conv in self.config.conversations:
@@ -230,8 +269,9 @@ class Runner:
             shutil.rmtree(store_dir)  # a build cut short
         store_dir.parent.mkdir(parents=True, exist_ok=True)
         record = RunRecord(None, **cell.key)
-        ctx = BuildContext(sample, store_dir, self.model(self.config.builder_model), record,
-                           self.config.harness, self.card)  # fmt: skip
+        ctx = BuildContext(
+            sample, store_dir, self.model(self.config.builder_model), record, self.config.harness, self.card
+        )
         start = time.perf_counter()
         built: Built | None = None
         try:
@@ -256,7 +296,9 @@ class Runner:
         cell, built = await self.build_cell(sample, variant)
         if built is None:
             return cell
-        done = {r["question_id"] for r in self.folder.rows() if all(r.get(k) == v for k, v in cell.key.items())}
+        done = {
+            r["question_id"] for r in self.folder.rows() if all(r.get(k) == v for k, v in cell.key.items())
+        }
         todo = sorted(sample.questions, key=lambda q: q.order)
         if self.config.limit is not None:
             todo = todo[: self.config.limit]
@@ -268,8 +310,11 @@ class Runner:
 
         async def one(q: Question) -> None:
             async with gate:
-                row, entries = await self.ask(search_model, judge, built, cell, q)
-                self.folder.append(self.folder.calls, entries)
+                record = RunRecord(None, **cell.key)
+                try:
+                    row = await self.ask(search_model, judge, built, cell, q, record)
+                finally:
+                    self.folder.append(self.folder.calls, record.entries)  # a failure's error line too
                 self.folder.append(self.folder.answers, [row])
                 tick()
 
@@ -285,9 +330,15 @@ class Runner:
             _save(self.folder.marker(sample.benchmark, sample.id, variant), cell)
         return cell
 
-    async def ask(self, model: Model, judge: _JudgeModel | None, built: Built, cell: Cell,
-                  q: Question) -> tuple[dict[str, Any], list[dict[str, Any]]]:  # fmt: skip
-        record = RunRecord(None, **cell.key)
+    async def ask(
+        self,
+        model: Model,
+        judge: _JudgeModel | None,
+        built: Built,
+        cell: Cell,
+        q: Question,
+        record: RunRecord,
+    ) -> dict[str, Any]:
         store = built.store
         scored_answer: str
         if store is None:  # closed-book
@@ -298,20 +349,38 @@ class Runner:
                 out_answer, citations = out.answer or "", out.citations
             scored_answer = out_answer
         elif q.options:
-            out = await choose_option(model, store, q.question, list(q.options), question_id=q.id,
-                                      variant=cell.variant, record=record, profile=built.search_profile)  # fmt: skip
+            out = await choose_option(
+                model,
+                store,
+                q.question,
+                list(q.options),
+                question_id=q.id,
+                variant=cell.variant,
+                record=record,
+                profile=built.search_profile,
+            )
             choice = out.extra.get("choice")
             scored_answer = _letter(choice) if isinstance(choice, int) else (out.answer or "")
             out_answer = f"{scored_answer} {q.options[choice]}" if isinstance(choice, int) else scored_answer
             citations = out.citations
         else:
-            out = await search(model, store, q.question, question_id=q.id, variant=cell.variant,
-                               record=record, profile=built.search_profile)  # fmt: skip
+            out = await search(
+                model,
+                store,
+                q.question,
+                question_id=q.id,
+                variant=cell.variant,
+                record=record,
+                profile=built.search_profile,
+            )
             out_answer, citations = out.answer or "", out.citations
             scored_answer = out_answer
         scores = await judge_item(judge, store, q, scored_answer, citations)
-        correctness = scores.get("correctness", scores["offline_correctness"]) if judge else scores[
-            "offline_correctness"]  # fmt: skip
+        correctness = (
+            scores.get("correctness", scores["offline_correctness"])
+            if judge
+            else scores["offline_correctness"]
+        )
         if q.options:
             correctness = scores["correctness"]
         if store is None:
@@ -337,7 +406,7 @@ class Runner:
             "defective": q.defective,
             "search": search_metrics(record.entries, self.card),
         }
-        return row, record.entries
+        return row
 
 
 def _save(marker: Path, cell: Cell) -> None:
@@ -356,8 +425,13 @@ class _Progress:
         if self.enabled:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-            self.bars = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeElapsedColumn(), transient=False)  # fmt: skip
+            self.bars = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                transient=False,
+            )
             self.bars.__enter__()
         return self
 
@@ -372,7 +446,8 @@ class _Progress:
         return lambda: self.bars.advance(tid)
 
 
-def run_eval(config: RunConfig, out: str | Path, *, progress: bool = True,
-             models: dict[str, Model] | None = None) -> dict[str, Any]:  # fmt: skip
+def run_eval(
+    config: RunConfig, out: str | Path, *, progress: bool = True, models: dict[str, Model] | None = None
+) -> dict[str, Any]:
     """Run (or resume) the study's cells into `out`; returns summary.json's content."""
     return asyncio.run(Runner(config, out, progress=progress, models=models).run())

@@ -9,7 +9,15 @@ from typing import Any, Protocol
 
 from memdir.eval.stats import Score, Summary, summarize
 
-SEARCH_KEYS = ("tool_calls", "rounds", "bytes_read", "input_tokens", "cached_tokens", "output_tokens", "cost_usd")
+SEARCH_KEYS = (
+    "tool_calls",
+    "rounds",
+    "bytes_read",
+    "input_tokens",
+    "cached_tokens",
+    "output_tokens",
+    "cost_usd",
+)
 
 
 class _Config(Protocol):

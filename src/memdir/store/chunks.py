@@ -77,11 +77,11 @@ def build_chunk_store(
     chunked by the configuration of record."""
     from memdir.store.index import SearchIndex
 
-    groups: list[Sequence[Turn]] = []
-    if chunks and all(isinstance(c, Turn) for c in chunks):
-        groups = [c.turns for c in chunk_stream(chunks)]  # type: ignore[arg-type]
+    flat = [c for c in chunks if isinstance(c, Turn)]
+    if flat and len(flat) == len(chunks):
+        groups: list[Sequence[Turn]] = [c.turns for c in chunk_stream(flat)]
     else:
-        groups = [c.turns if isinstance(c, Chunk) else c for c in chunks]  # type: ignore[union-attr]
+        groups = [c.turns if isinstance(c, Chunk) else c for c in chunks if not isinstance(c, Turn)]
     store = Store(root, create=True)
     with store.step("build_chunk_store", role="builder"):
         if not store.exists("/memories/MEMORY.md"):

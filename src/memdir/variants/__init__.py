@@ -13,7 +13,9 @@ def parse_variants(spec: str) -> list[str]:
         return list(ALL)
     unknown = [n for n in names if n not in VARIANTS]
     if unknown:
-        raise VariantUnavailable(f"unknown variant(s) {', '.join(unknown)}; choose from all, {', '.join(ALL)}")
+        raise VariantUnavailable(
+            f"unknown variant(s) {', '.join(unknown)}; choose from all, {', '.join(ALL)}"
+        )
     return [n for n in ALL if n in names]
 
 

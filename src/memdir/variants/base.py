@@ -67,7 +67,9 @@ def build_cost(entries: list[dict[str, Any]], card: PriceCard | None, seconds: f
             continue
         usage += Usage.from_dict(e.get("usage", {}))
         meter = e.get("harness") or {}
-        calls += int(meter.get("calls", e.get("tool_calls", 0) if isinstance(e.get("tool_calls"), int) else 0))
+        calls += int(
+            meter.get("calls", e.get("tool_calls", 0) if isinstance(e.get("tool_calls"), int) else 0)
+        )
         bytes_read += int(meter.get("bytes_read", 0))
     return {
         "tool_calls": calls,

@@ -37,7 +37,14 @@ def session_text(session: int, name: str, date: str | None, turns: list[Turn]) -
     who = " and ".join(speakers) if len(speakers) <= 2 else ", ".join(speakers)
     desc = f"Session {session}" + (f", {date}" if date else "") + f", {who}"
     head = f"# Session {session}" + (f" ({date})" if date else "")
-    return frontmatter.dump(name, desc).rstrip("\n") + "\n" + head + "\n" + "\n".join(map(turn_line, turns)) + "\n"
+    return (
+        frontmatter.dump(name, desc).rstrip("\n")
+        + "\n"
+        + head
+        + "\n"
+        + "\n".join(map(turn_line, turns))
+        + "\n"
+    )
 
 
 def write_dump(store: Store, sample: Sample) -> list[str]:

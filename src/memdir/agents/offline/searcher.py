@@ -124,7 +124,9 @@ class LexicalSearcher:
                 if heading := re.fullmatch(r"## (\d{4}-\d{2}-\d{2})", row):
                     date = heading[1]
                 elif turn := CHUNK_TURN.match(row):  # seen as a fact line: `- date: Speaker: text [S1T2]`
-                    lines.append(Line(path, n, f"- {date + ': ' if date else ''}{turn['rest']} [{turn['loc']}]"))
+                    lines.append(
+                        Line(path, n, f"- {date + ': ' if date else ''}{turn['rest']} [{turn['loc']}]")
+                    )
         self._score(lines, question, q_terms)
         return sorted(lines, key=lambda x: (-x.score, -_date_key(x.text), x.path, x.n))
 
