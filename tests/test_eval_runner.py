@@ -101,6 +101,8 @@ def test_run_folder_and_summary_keys(full_run: tuple[Path, dict[str, Any]]) -> N
     assert (out / "stores" / "generated" / SAMPLE / "agent-curated" / "MEMORY.md").is_file()
     # scores are real: the dump answers some question better than knowing nothing
     assert dump["correctness"]["all"]["mean"] > cells["closed-book"]["correctness"]["all"]["mean"]
+    hits = [r["evidence_hit"] for r in rows if r["variant"] == "verbatim-dump"]
+    assert set(hits) <= {0.0, 1.0} and dump["evidence_hit"]["all"]["n"] == 8 and 1.0 in hits
 
 
 def test_resumed_run_summarizes_like_an_uninterrupted_one(

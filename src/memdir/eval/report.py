@@ -27,17 +27,16 @@ def correctness_table(cells: list[dict[str, Any]]) -> list[str]:
     many = len({c["conversation"] for c in cells}) > 1
     cats = sorted({k for c in cells if c["correctness"] for k in c["correctness"]["by_category"]})
     lines = [
-        "| variant | status | n | correctness | without defective golds | attribution | "
-        + " | ".join(cats)
-        + (" |" if cats else "|"),
-        "|---" * (6 + len(cats)) + "|",
+        "| variant | status | n | correctness | without defective golds | attribution "
+        "| cited gold evidence | " + " | ".join(cats) + (" |" if cats else "|"),
+        "|---" * (7 + len(cats)) + "|",
     ]
     for c in cells:
         by = c["correctness"]["by_category"] if c["correctness"] else {}
         per = [_pct({"all": by[k]}) if k in by else "—" for k in cats]
         lines.append(
             f"| {_label(c, many)} | {c['status']} | {c['n_questions']} | {_pct(c['correctness'])} | "
-            f"{_pct(c['correctness'], 'clean')} | {_pct(c['attribution'])} | "
+            f"{_pct(c['correctness'], 'clean')} | {_pct(c['attribution'])} | {_pct(c.get('evidence_hit'))} | "
             + " | ".join(per)
             + (" |" if per else "|")
         )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
 import string
 import time
@@ -26,6 +27,7 @@ from memdir.analytics.stats import store_stats
 from memdir.bench import load_sample
 from memdir.bench.types import Question, Sample
 from memdir.errors import MemdirError
+from memdir.eval.citations import resolve_all
 from memdir.eval.judges import judge_item
 from memdir.eval.summary import summarize_run
 from memdir.models import (
@@ -42,6 +44,7 @@ from memdir.store.atomic import write_atomic
 from memdir.store.store import Store
 from memdir.variants import VARIANTS, BuildContext, Built, VariantUnavailable, build_cost
 
+LOCATOR = re.compile(r"\b([SB]\d+[TM]\d+)\b")
 # Closed-book without a model: the honest floor is to know nothing.
 OFFLINE_CLOSED_BOOK = "unknown"
 IDENTITY = (
@@ -403,10 +406,20 @@ class Runner:
             "f1": scores["offline_correctness"],
             "lexical_support": scores["lexical_support"] if store is not None else None,
             "citations_not_found": scores["citations_not_found"],
+            "evidence_hit": evidence_hit(store, citations, q) if store is not None and q.evidence else None,
             "defective": q.defective,
             "search": search_metrics(record.entries, self.card),
         }
         return row
+
+
+def evidence_hit(store: Store, citations: list[str], q: Question) -> float:
+    """1.0 when a resolved citation's text carries a locator of the question's gold evidence."""
+    gold = set(q.evidence)
+    for r in resolve_all(store, citations):
+        if r.text is not None and gold & set(LOCATOR.findall(r.text)):
+            return 1.0
+    return 0.0
 
 
 def _save(marker: Path, cell: Cell) -> None:

@@ -71,6 +71,7 @@ def summarize_run(config: _Config, cells: list[Any], rows: list[dict[str, Any]])
                 "correctness": _summary(summarize(mine, "correctness", defective)) if mine else None,
                 "attribution": _summary(summarize(mine, "attribution", defective)) if mine else None,
                 "f1": _summary(summarize(mine, "f1", defective)) if mine else None,
+                "evidence_hit": _summary(summarize(mine, "evidence_hit", defective)) if mine else None,
                 "search": search_means(mine),
                 "build": cell.build,
                 "store": cell.store,
