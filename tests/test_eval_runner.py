@@ -180,3 +180,18 @@ def test_cli_eval_prints_the_table_and_writes_the_report(tmp_path: Path) -> None
     assert "| verbatim-dump | ok | 8 |" in res.output
     report = (out / "report.md").read_text()
     assert "## Search cost per query" in report and (out / "variants.png").stat().st_size > 1000
+
+
+def test_an_llm_judge_scores_correctness_and_attribution(tmp_path: Path) -> None:
+    from memdir.models.scripted import answer
+
+    replies = ["VERDICT: CORRECT", "VERDICT: UNSUPPORTED", "VERDICT: WRONG", "VERDICT: SUPPORTED"]
+    judge = get_model("scripted/judge", script=[answer(r) for r in replies])
+    cfg = config(variants=["verbatim-dump"], judge="scripted/judge", limit=2, in_flight=1)
+    summary = run_eval(cfg, tmp_path / "run", progress=False, models={"scripted/judge": judge})
+    rows = [json.loads(x) for x in (tmp_path / "run" / "answers.jsonl").read_text().splitlines()]
+    assert [(r["correctness"], r["attribution"]) for r in rows] == [(1.0, 0.0), (0.0, 1.0)]
+    assert all(isinstance(r["f1"], float) for r in rows)  # the offline score is kept beside the judge's
+    prompt = judge.api.requests[1][0][0].content  # type: ignore[attr-defined]
+    assert rows[0]["citations"][0].split(":")[0] in prompt  # the attribution judge saw the cited file
+    assert summary["cells"][0]["judge"] == "scripted/judge"

@@ -80,6 +80,11 @@ class CellAborted(MemdirError):
     pass
 
 
+@dataclass(frozen=True)
+class _Reply:
+    text: str
+
+
 class _JudgeModel:
     """The judges send plain dict messages; a Model takes ChatMessages."""
 
@@ -90,7 +95,7 @@ class _JudgeModel:
         chat = [ChatMessage(m["role"], m["content"]) for m in messages]
         cfg = GenerateConfig(temperature=config.get("temperature"), max_tokens=config.get("max_tokens"))
         out = await self.model.generate(chat, [], cfg)
-        return out.message
+        return _Reply(out.message.content)
 
 
 def _letter(i: int) -> str:
