@@ -89,8 +89,12 @@ def test_chunk_retrieval_store_and_profile(tmp_path: Path) -> None:
 
 def test_agent_curated_offline_records_its_build_cost(tmp_path: Path) -> None:
     c = ctx(tmp_path)
+    seen: list[tuple[int, int]] = []
+    c.progress = lambda done, total: seen.append((done, total))
     built = build(c, "agent-curated")
     assert built.store is not None and built.store.is_dir("/memories/people")
+    n = len(c.sample.chunks())
+    assert seen == [(i, n) for i in range(1, n + 1)]  # the build bar advances chunk by chunk
     cost = build_cost(c.record.entries, c.price_card, 1.5)
     assert cost["tool_calls"] > len(c.sample.chunks())  # at least one call per chunk
     assert cost["bytes_read"] > 0 and cost["cost_usd"] == 0.0 and cost["seconds"] == 1.5

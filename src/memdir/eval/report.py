@@ -76,7 +76,8 @@ def build_table(cells: list[dict[str, Any]]) -> list[str]:
             f"{b.get('output_tokens', 0)} | {b.get('cost_usd', 0):.4f} | {b.get('seconds', 0):.1f} | "
             f"{_num(st.get('dirs'), '{}')} | {_num(st.get('files'), '{}')} | "
             f"{_num(st.get('sections'), '{}')} | "
-            f"{_num(st.get('kb'))} | {_num(st.get('xrefs'), '{}')} | {check_text(c['checks'])} |"
+            f"{_num(st.get('kb'))} | {_num(st.get('xrefs'), '{}')} | "
+            f"{check_text(c['checks']) if c['status'] in ('ok', 'partial') else c['status']} |"
         )
     return lines
 

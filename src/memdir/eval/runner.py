@@ -260,7 +260,7 @@ class Runner:
         return summary
 
     # -- build -------------------------------------------------------------------------------
-    async def build_cell(self, sample: Sample, variant: str) -> tuple[Cell, Built | None]:
+    async def build_cell(self, sample: Sample, variant: str, bars: _Progress) -> tuple[Cell, Built | None]:
         cell = Cell(sample.benchmark, sample.id, variant, corpus=corpus_profile(sample))
         marker = self.folder.marker(sample.benchmark, sample.id, variant)
         store_dir = self.folder.store_dir(sample.benchmark, sample.id, variant)
@@ -280,6 +280,7 @@ class Runner:
         ctx = BuildContext(
             sample, store_dir, self.model(self.config.builder_model), record, self.config.harness, self.card
         )
+        ctx.progress = bars.units(f"{sample.id} {variant} (build)")
         start = time.perf_counter()
         built: Built | None = None
         try:
@@ -301,7 +302,7 @@ class Runner:
 
     # -- search ------------------------------------------------------------------------------
     async def run_cell(self, sample: Sample, variant: str, bars: _Progress) -> Cell:
-        cell, built = await self.build_cell(sample, variant)
+        cell, built = await self.build_cell(sample, variant, bars)
         if built is None:
             return cell
         done = {
@@ -456,6 +457,19 @@ class _Progress:
     def __exit__(self, *exc: object) -> None:
         if self.bars is not None:
             self.bars.__exit__(None, None, None)
+
+    def units(self, name: str) -> Callable[[int, int], None] | None:
+        """A bar that appears with the first report of (done, total)."""
+        if self.bars is None:
+            return None
+        ids: list[Any] = []
+
+        def report(done: int, total: int) -> None:
+            if not ids:
+                ids.append(self.bars.add_task(name, total=total))
+            self.bars.update(ids[0], completed=done, total=total)
+
+        return report
 
     def task(self, name: str, total: int) -> Callable[[], None]:
         if self.bars is None:

@@ -9,6 +9,7 @@ with the run's price card, so a model-built and an offline-built store are accou
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,11 @@ class BuildContext:
     record: RunRecord
     harness: str = "center"
     price_card: PriceCard | None = None
+    progress: Callable[[int, int], None] | None = None  # (units done, units in all), for a bar
+
+    def tick(self, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress(done, total)
 
     def profiles(self) -> tuple[str, str]:
         if self.harness not in HARNESSES:

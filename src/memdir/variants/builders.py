@@ -97,10 +97,12 @@ async def agent_curated(ctx: BuildContext) -> Built:
     builder_profile, search_profile = ctx.profiles()
     store = Store(ctx.store_dir, create=True)
     spec.init(store)
-    for chunk in ctx.sample.chunks():
+    chunks = ctx.sample.chunks()
+    for i, chunk in enumerate(chunks, start=1):
         await manage_chunk(
             ctx.model, store, chunk, variant="agent-curated", record=ctx.record, profile=builder_profile
         )
+        ctx.tick(i, len(chunks))
     return Built("agent-curated", store, search_profile)
 
 
