@@ -195,3 +195,26 @@ def test_an_llm_judge_scores_correctness_and_attribution(tmp_path: Path) -> None
     prompt = judge.api.requests[1][0][0].content  # type: ignore[attr-defined]
     assert rows[0]["citations"][0].split(":")[0] in prompt  # the attribution judge saw the cited file
     assert summary["cells"][0]["judge"] == "scripted/judge"
+
+
+def test_multiple_choice_is_scored_by_the_chosen_letter(tmp_path: Path) -> None:
+    import asyncio
+    from dataclasses import replace
+
+    from memdir.agents import RunRecord
+    from memdir.bench import load_sample
+    from memdir.eval.runner import Cell, Runner
+    from memdir.variants import VARIANTS, BuildContext
+
+    sample = load_sample("generated", SAMPLE)
+    q = next(q for q in sample.questions if q.category == "current")
+    mc = replace(q, id="mc", options=("a zebra-striped submarine", q.gold), gold="(b)")
+    runner = Runner(config(), tmp_path / "run", progress=False)
+    model = get_model("offline")
+    built = asyncio.run(
+        VARIANTS["verbatim-dump"].build(BuildContext(sample, tmp_path / "s", model, RunRecord(None)))
+    )
+    cell = Cell("generated", SAMPLE, "verbatim-dump")
+    row = asyncio.run(runner.ask(model, None, built, cell, mc, RunRecord(None)))
+    assert row["answer"] == f"(b) {q.gold}" and row["correctness"] == 1.0
+    assert row["search"]["tool_calls"] > 0
