@@ -131,6 +131,17 @@ def test_other_settings_in_the_same_folder_are_refused(full_run: tuple[Path, dic
         run_eval(config(harness="center-bm25"), full_run[0], progress=False)
 
 
+def test_a_harness_this_install_cannot_serve_is_refused_up_front(tmp_path: Path) -> None:
+    from memdir.errors import MemdirError
+    from memdir.tools.profiles import load_tools
+
+    if "bash" in load_tools():
+        pytest.skip("this install has the shell tool")
+    with pytest.raises(MemdirError, match=r"--harness shell cannot run here: .*bash"):
+        run_eval(config(harness="shell"), tmp_path / "run", progress=False)
+    assert not (tmp_path / "run" / "answers.jsonl").exists()
+
+
 def test_a_cell_whose_model_fails_is_aborted_whole(tmp_path: Path) -> None:
     from memdir.models.scripted import answer
 

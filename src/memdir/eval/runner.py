@@ -42,7 +42,8 @@ from memdir.models import (
 )
 from memdir.store.atomic import write_atomic
 from memdir.store.store import Store
-from memdir.variants import VARIANTS, BuildContext, Built, VariantUnavailable, build_cost
+from memdir.tools.profiles import profile_specs
+from memdir.variants import HARNESSES, VARIANTS, BuildContext, Built, VariantUnavailable, build_cost
 
 LOCATOR = re.compile(r"\b([SB]\d+[TM]\d+)\b")
 # Closed-book without a model: the honest floor is to know nothing.
@@ -213,6 +214,13 @@ class Runner:
         self.card = price_card(config.price_card)
         if self.card is None:
             raise MemdirError(f"no price card {config.price_card!r}; see memdir/models/prices.json")
+        if config.harness not in HARNESSES:
+            raise MemdirError(f"unknown harness {config.harness!r}; choose one of {', '.join(HARNESSES)}")
+        for profile in HARNESSES[config.harness]:
+            try:
+                profile_specs(profile)
+            except MemdirError as exc:
+                raise MemdirError(f"--harness {config.harness} cannot run here: {exc}") from None
 
     def model(self, name: str) -> Model:
         if name not in self.models:
