@@ -229,3 +229,25 @@ def test_multiple_choice_is_scored_by_the_chosen_letter(tmp_path: Path) -> None:
     row = asyncio.run(runner.ask(model, None, built, cell, mc, RunRecord(None)))
     assert row["answer"] == f"(b) {q.gold}" and row["correctness"] == 1.0
     assert row["search"]["tool_calls"] > 0
+
+
+def test_a_model_built_cell_records_its_check_and_cost(tmp_path: Path) -> None:
+    from memdir.models.scripted import answer, call
+
+    script = [
+        call("rename", old_path="/memories/session-03.md", new_path="/memories/later/session-03.md"),
+        answer("Moved session 3."),
+    ]
+    builder = get_model("scripted/builder", script=script)
+    cfg = config(variants=["foldered"], builder_model="scripted/builder", limit=2)
+    summary = run_eval(cfg, tmp_path / "run", progress=False, models={"scripted/builder": builder})
+    (cell,) = summary["cells"]
+    assert cell["status"] == "partial" and cell["n_questions"] == 2  # searched offline over the moved store
+    assert cell["builder_model"] == "scripted/builder" and cell["model"] == "offline"
+    assert cell["checks"]["foldering"]["moves"] == {
+        "/memories/session-03.md": "/memories/later/session-03.md"
+    }
+    b = cell["build"]
+    assert b["model_calls"] == 2 and b["tool_calls"] == 1 and b["input_tokens"] > 0
+    assert b["cost_usd"] == round((b["input_tokens"] * 0.75 + b["output_tokens"] * 4.50) / 1e6, 6)
+    assert cell["store"]["dirs"] == 2
