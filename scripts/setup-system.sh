@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# System tools memdir uses: bubblewrap (the shell tool's sandbox) and ripgrep (fast grep).
+# System tools memdir uses: bubblewrap (the shell tool's sandbox), the distribution's python3
+# (the interpreter inside that sandbox, which sees only /usr) and ripgrep (fast grep).
 # Installed with apt where we are root; otherwise say what is missing and carry on.
 set -u
 missing=()
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 command -v rg >/dev/null 2>&1 || missing+=(ripgrep)
+[ -x /usr/bin/python3 ] || missing+=(python3)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
   echo "setup: installing ${missing[*]} with apt-get"

@@ -101,10 +101,12 @@ def test_fuzz_tools_over_mcp(arena: tuple[Path, Path, Path]) -> None:
 def test_auditor_catches_an_outside_access(arena: tuple[Path, Path, Path]) -> None:
     _, root, outside = arena
     auditor = AccessAuditor.install()
+    inside = root / "auditor-probe.md"  # its own file: the fuzz tests may have deleted any other
+    inside.write_text("probe\n")
     auditor.arm([root])
     try:
         (outside / "canary.md").read_bytes()
-        (root / "MEMORY.md").read_bytes()
+        inside.read_bytes()
     finally:
         auditor.disarm()
     assert [v[1] for v in auditor.violations] == [str(outside / "canary.md")]

@@ -82,8 +82,13 @@ class TenantDispatch:
             store = stores.get(entry.real_root)
             if store is None:
                 store = stores[entry.real_root] = GuardedStore(entry.real_root, guards or Guards())
-            meta = {"role": "mcp", "tenant": entry.tenant, "reorganize": True if entry.reorganize else None}
-            harness = Harness(store, entry.profile, **meta)
+            harness = Harness(
+                store,
+                entry.profile,
+                role="mcp",
+                tenant=entry.tenant,
+                reorganize=True if entry.reorganize else None,
+            )
             server = build_server(harness, name=f"memdir:{entry.tenant}")
             self.harnesses[entry.token_sha256] = harness
             self.managers[entry.token_sha256] = StreamableHTTPSessionManager(

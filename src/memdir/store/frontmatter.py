@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -21,9 +21,16 @@ NOT_A_MAPPING = "frontmatter is not a 'key: value' mapping"
 _END = re.compile(r"^(?:---|\.\.\.)[ \t]*$")
 
 
-class _StringLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """SafeLoader (libyaml's, ~15x faster, when PyYAML has it) with no implicit typing: plain
-    scalars stay exactly the text written."""
+# libyaml's parser when PyYAML was built with it: 8x faster, and a directory listing parses
+# the frontmatter of every file it shows. Same events, same constructors, same resolvers.
+if TYPE_CHECKING:
+    _SafeLoader = yaml.SafeLoader
+else:
+    _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _StringLoader(_SafeLoader):
+    """SafeLoader with no implicit typing: plain scalars stay exactly the text written."""
 
 
 _StringLoader.yaml_implicit_resolvers = {}

@@ -66,7 +66,8 @@ class SafeRoot:
             raise _path_error(exc, shown) from None
         return fd
 
-    def read(self, parts: tuple[str, ...], shown: str) -> bytes:
+    def read(self, parts: tuple[str, ...], shown: str, limit: int | None = None) -> bytes:
+        """The file's bytes (at most `limit` of them), refusing links, folders and hard links."""
         with self.dir_fd(parts[:-1], shown) as d:
             try:
                 fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=d)
@@ -84,7 +85,7 @@ class SafeRoot:
                         "that may be linked from outside the store"
                     )
                 with os.fdopen(os.dup(fd), "rb") as fh:
-                    return fh.read()
+                    return fh.read() if limit is None else fh.read(limit)
             finally:
                 os.close(fd)
 
@@ -152,33 +153,45 @@ class SafeRoot:
             os.fsync(a)
 
     def scan(self, parts: tuple[str, ...], shown: str) -> Iterator[tuple[tuple[str, ...], bool, int, int]]:
-        """(parts, is_dir, size, mtime_ns) of every visible entry below `parts`, depth first, sorted."""
-        with self.dir_fd(parts, shown) as top:
-            yield from self._scan(top, parts)
+        """(parts, is_dir, size, mtime_ns) of every visible entry below `parts`, depth first,
+        names sorted per folder (ripgrep's --sort path order). An explicit stack, not recursion,
+        so no depth overflows; it holds one descriptor per level of the current path."""
+        top = self._open_chain(parts, shown, create=False)
+        stack: list[tuple[int, tuple[str, ...], Iterator[os.DirEntry[str]]]] = [
+            (top, parts, self._entries(top))
+        ]
+        try:
+            while stack:
+                fd, cur, it = stack[-1]
+                ent = next(it, None)
+                if ent is None:
+                    stack.pop()
+                    os.close(fd)
+                    continue
+                if ent.name.startswith("."):
+                    continue
+                try:
+                    st = ent.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                child = (*cur, ent.name)
+                if stat.S_ISDIR(st.st_mode):
+                    yield child, True, 0, st.st_mtime_ns
+                    try:
+                        cfd = os.open(ent.name, _DIR_FLAGS, dir_fd=fd)
+                    except OSError:
+                        continue  # swapped for a link or removed meanwhile: not ours to follow
+                    stack.append((cfd, child, self._entries(cfd)))
+                elif stat.S_ISREG(st.st_mode):
+                    yield child, False, st.st_size, st.st_mtime_ns
+        finally:
+            for fd, _, _ in stack:
+                os.close(fd)
 
-    def _scan(self, fd: int, parts: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], bool, int, int]]:
+    @staticmethod
+    def _entries(fd: int) -> Iterator[os.DirEntry[str]]:
         try:
             with os.scandir(fd) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                return iter(sorted(it, key=lambda e: e.name))
         except OSError:
-            return
-        for ent in entries:
-            if ent.name.startswith("."):
-                continue
-            try:
-                st = ent.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            child = (*parts, ent.name)
-            if stat.S_ISDIR(st.st_mode):
-                yield child, True, 0, st.st_mtime_ns
-                try:
-                    cfd = os.open(ent.name, _DIR_FLAGS, dir_fd=fd)
-                except OSError:
-                    continue  # swapped for a link or removed meanwhile: not ours to follow
-                try:
-                    yield from self._scan(cfd, child)
-                finally:
-                    os.close(cfd)
-            elif stat.S_ISREG(st.st_mode):
-                yield child, False, st.st_size, st.st_mtime_ns
+            return iter(())

@@ -11,7 +11,8 @@ import contextlib
 import os
 import stat
 import threading
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -237,12 +238,32 @@ class Store:
                 return
             parent = parent.parent
 
-    def record_external(self, before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]]) -> None:
-        """Record changes made outside the tools (e.g. by the shell) by comparing snapshots."""
-        for path in sorted(after.keys() - before.keys()):
-            self._record(Change("create", path))
-        for path in sorted(before.keys() - after.keys()):
-            self._record(Change("delete", path))
+    def record_external(self, before: Mapping[str, Hashable], after: Mapping[str, Hashable]) -> None:
+        """Record changes made outside the tools (e.g. by the shell) by comparing snapshots.
+
+        Values are whatever identifies a file's content: `snapshot()`'s (size, mtime) or a digest.
+        A path that vanished and one that appeared with the same value, each the only one with
+        that value, count as a rename, so history follows a moved file.
+        """
+        created = sorted(after.keys() - before.keys())
+        deleted = sorted(before.keys() - after.keys())
+        by_value: dict[Hashable, list[str]] = {}
+        for path in deleted:
+            by_value.setdefault(before[path], []).append(path)
+        new_counts = Counter(after[p] for p in created)
+        renamed: dict[str, str] = {}
+        for path in created:
+            olds = by_value.get(after[path], [])
+            if len(olds) == 1 and new_counts[after[path]] == 1:
+                renamed[olds[0]] = path
+        for path in created:
+            if path not in renamed.values():
+                self._record(Change("create", path))
+        for path in deleted:
+            if path in renamed:
+                self._record(Change("rename", path, renamed[path]))
+            else:
+                self._record(Change("delete", path))
         for path in sorted(before.keys() & after.keys()):
             if before[path] != after[path]:
                 self._record(Change("modify", path))

@@ -51,11 +51,12 @@ class Meter:
 
 @dataclass
 class ToolContext:
-    """What a tool sees: the store, the meter of this call, and who is calling."""
+    """What a tool sees: the store, the meter of this call, who is calling, and tool settings."""
 
     store: Store
     meter: Meter
     meta: dict[str, Any] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)  # e.g. {"shell": ShellLimits(...)}
 
     def read_text(self, path: str | MemoryPath) -> str:
         text = self.store.read_text(path)
@@ -192,10 +193,16 @@ class ToolResult:
     meter: Meter
 
 
-def run_tool(spec: ToolSpec, store: Store, args: dict[str, Any], meta: dict[str, Any]) -> ToolResult:
+def run_tool(
+    spec: ToolSpec,
+    store: Store,
+    args: dict[str, Any],
+    meta: dict[str, Any],
+    config: dict[str, Any] | None = None,
+) -> ToolResult:
     """Run one call: bind arguments, open a journal step for writers, meter, catch ToolError."""
     meter = Meter(calls=1)
-    ctx = ToolContext(store, meter, meta)
+    ctx = ToolContext(store, meter, meta, dict(config or {}))
     start = time.perf_counter()
     try:
         bound = spec.bind(args)

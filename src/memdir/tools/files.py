@@ -6,13 +6,14 @@ check happens before the single atomic write, so a failed call leaves the store 
 
 from __future__ import annotations
 
-from memdir.errors import EditError, FrontmatterError, NotFoundError, PathError
+from memdir.errors import EditError, FrontmatterError, NotFoundError, PathError, ToolError
 from memdir.store import frontmatter
 from memdir.store.paths import MemoryPath, parse_memory_path
 from memdir.tools.base import ToolContext, tool
 from memdir.tools.text import human_size, line_of_offset, numbered, occurrences, split_lines
 
 LIST_DEPTH = 3
+HEAD_BYTES = 16384  # enough for any frontmatter a listing shows (parsed up to 4,096 characters)
 SNIPPET_CONTEXT = 2
 # Bounds that keep one call from flooding the model or the disk; each refusal says what to do.
 MAX_VIEW_BYTES = 2 * 1024 * 1024
@@ -28,11 +29,20 @@ def _md_path(path: str, verb: str) -> MemoryPath:
 
 
 def _description(ctx: ToolContext, mp: MemoryPath) -> str | None:
+    """The description of a file the listing walk found, reading only its head, through the
+    store's link-safe reader (a folder swapped for a link mid-listing cannot lead out); a
+    hard-linked, linked or unreadable file gets none."""
     try:
-        head = ctx.store.read_text(mp)[:4096]
-    except Exception:
+        data = ctx.store.safe.read(mp.parts, mp.text, limit=HEAD_BYTES)
+    except ToolError:
         return None
-    return frontmatter.parse(head).description
+    try:
+        head = data.decode("utf-8")
+    except UnicodeDecodeError as exc:  # a head cut inside a character is fine; other bad bytes are not
+        if len(data) < HEAD_BYTES or exc.start < len(data) - 3:
+            return None
+        head = data[: exc.start].decode("utf-8")
+    return frontmatter.parse(head[:4096]).description
 
 
 @tool(

@@ -50,16 +50,23 @@ def profile_specs(profile: str) -> list[ToolSpec]:
     missing = [n for n in PROFILES[profile] if n not in tools]
     if missing:
         raise MemdirError(f"profile {profile!r} needs tools not available here: {', '.join(missing)}")
+    if "bash" in PROFILES[profile]:
+        from memdir.tools.sandbox import require_sandbox
+
+        require_sandbox()  # refuse the profile outright: never an unconfined shell
     return [tools[n] for n in PROFILES[profile]]
 
 
 class Harness:
     """One store served through one profile; meters every call and keeps the totals."""
 
-    def __init__(self, store: Store, profile: str = "manage", **meta: Any) -> None:
+    def __init__(
+        self, store: Store, profile: str = "manage", *, config: dict[str, Any] | None = None, **meta: Any
+    ) -> None:
         self.store = store
         self.profile = profile
         self.specs = {s.name: s for s in profile_specs(profile)}
+        self.config = dict(config or {})  # tool settings, e.g. {"shell": ShellLimits(timeout=10)}
         self.meta = {k: v for k, v in meta.items() if v is not None}
         self.meter = Meter()
 
@@ -78,7 +85,7 @@ class Harness:
             )
         else:
             merged = {**self.meta, **{k: v for k, v in meta.items() if v is not None}}
-            result = run_tool(spec, self.store, args or {}, merged)
+            result = run_tool(spec, self.store, args or {}, merged, self.config)
         result.meter.bytes_returned = len(result.text.encode("utf-8"))
         self.meter.add(result.meter)
         return result
