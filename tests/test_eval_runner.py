@@ -131,15 +131,35 @@ def test_other_settings_in_the_same_folder_are_refused(full_run: tuple[Path, dic
         run_eval(config(harness="center-bm25"), full_run[0], progress=False)
 
 
-def test_a_harness_this_install_cannot_serve_is_refused_up_front(tmp_path: Path) -> None:
+def test_the_shell_harness_with_offline_roles_is_refused_up_front(tmp_path: Path) -> None:
     from memdir.errors import MemdirError
-    from memdir.tools.profiles import load_tools
 
-    if "bash" in load_tools():
-        pytest.skip("this install has the shell tool")
-    with pytest.raises(MemdirError, match=r"--harness shell cannot run here: .*bash"):
+    with pytest.raises(MemdirError, match="needs a model for the search and builder role"):
         run_eval(config(harness="shell"), tmp_path / "run", progress=False)
     assert not (tmp_path / "run" / "answers.jsonl").exists()
+
+
+def test_search_under_the_shell_harness_cannot_change_the_store(tmp_path: Path) -> None:
+    from memdir.models.scripted import answer, call
+    from memdir.tools.sandbox import shell_available
+
+    if not shell_available():
+        pytest.skip("no sandbox for the shell tool on this machine")
+    reply = '{"answer": "x", "citations": ["/memories/session-01.md:6"]}'
+    script = [call("bash", command="echo scribble >> session-01.md; grep -c . session-01.md"), answer(reply)]
+    model = get_model("scripted/shell", script=script)
+    cfg = config(variants=["verbatim-dump"], search_model="scripted/shell", harness="shell", limit=1)
+    out = tmp_path / "run"
+    summary = run_eval(cfg, out, progress=False, models={"scripted/shell": model})
+    (cell,) = summary["cells"]
+    assert cell["n_questions"] == 1 and cell["search"]["tool_calls"] == 1
+    (row,) = [json.loads(x) for x in (out / "answers.jsonl").read_text().splitlines()]
+    assert row["citations"] == ["/memories/session-01.md:6"] and row["citations_not_found"] == []
+    dump = out / "stores" / "generated" / SAMPLE / "verbatim-dump" / "session-01.md"
+    assert "scribble" not in dump.read_text()  # the search wrote to a scratch copy
+    tool_reply = model.api.requests[1][0][-1].content  # type: ignore[attr-defined]
+    lines_in_copy = sum(1 for x in dump.read_text().split("\n") if x) + 1  # the scribble counted
+    assert f"{lines_in_copy}\n" in tool_reply and "[exit status 0]" in tool_reply  # it ran, in the copy
 
 
 def test_a_cell_whose_model_fails_is_aborted_whole(tmp_path: Path) -> None:

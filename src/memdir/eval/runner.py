@@ -23,12 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from memdir.agents import RunRecord, choose_option, closed_book, search
+from memdir.agents.run import map_choice
 from memdir.analytics.stats import store_stats
 from memdir.bench import load_sample
 from memdir.bench.types import Question, Sample
 from memdir.errors import MemdirError
 from memdir.eval.citations import resolve_all
 from memdir.eval.judges import judge_item
+from memdir.eval.shell_search import shell_search
 from memdir.eval.summary import summarize_run
 from memdir.models import (
     ChatMessage,
@@ -97,6 +99,12 @@ class _JudgeModel:
         cfg = GenerateConfig(temperature=config.get("temperature"), max_tokens=config.get("max_tokens"))
         out = await self.model.generate(chat, [], cfg)
         return _Reply(out.message.content)
+
+
+def mc_prompt(question: str, options: list[str]) -> str:
+    """The multiple-choice question as `choose_option` puts it to a model."""
+    letters = "\n".join(f"({string.ascii_lowercase[i]}) {o}" for i, o in enumerate(options))
+    return f'{question}\n\nOptions:\n{letters}\n\nAnswer with the letter of one option, e.g. "(b)".'
 
 
 def _letter(i: int) -> str:
@@ -216,6 +224,17 @@ class Runner:
             raise MemdirError(f"no price card {config.price_card!r}; see memdir/models/prices.json")
         if config.harness not in HARNESSES:
             raise MemdirError(f"unknown harness {config.harness!r}; choose one of {', '.join(HARNESSES)}")
+        if config.harness == "shell":
+            offline = [
+                r
+                for r, m in (("search", config.search_model), ("builder", config.builder_model))
+                if m == "offline" and (r == "search" or "agent-curated" in config.variants)
+            ]
+            if offline:
+                raise MemdirError(
+                    f"--harness shell needs a model for the {' and '.join(offline)} role: the offline "
+                    "policies work through the file tools (view, grep, create, ...), not bash"
+                )
         for profile in HARNESSES[config.harness]:
             try:
                 profile_specs(profile)
@@ -366,20 +385,37 @@ class Runner:
                 out_answer, citations = out.answer or "", out.citations
             scored_answer = out_answer
         elif q.options:
-            out = await choose_option(
-                model,
-                store,
-                q.question,
-                list(q.options),
-                question_id=q.id,
-                variant=cell.variant,
-                record=record,
-                profile=built.search_profile,
-            )
+            if built.search_profile == "shell":
+                out = await shell_search(
+                    model,
+                    store,
+                    mc_prompt(q.question, list(q.options)),
+                    question_id=q.id,
+                    variant=cell.variant,
+                    record=record,
+                )
+                out.extra["choice"] = map_choice(out.answer or "", list(q.options))
+            else:
+                out = await choose_option(
+                    model,
+                    store,
+                    q.question,
+                    list(q.options),
+                    question_id=q.id,
+                    variant=cell.variant,
+                    record=record,
+                    profile=built.search_profile,
+                )
             choice = out.extra.get("choice")
             scored_answer = _letter(choice) if isinstance(choice, int) else (out.answer or "")
             out_answer = f"{scored_answer} {q.options[choice]}" if isinstance(choice, int) else scored_answer
             citations = out.citations
+        elif built.search_profile == "shell":
+            out = await shell_search(
+                model, store, q.question, question_id=q.id, variant=cell.variant, record=record
+            )
+            out_answer, citations = out.answer or "", out.citations
+            scored_answer = out_answer
         else:
             out = await search(
                 model,
