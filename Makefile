@@ -17,8 +17,11 @@ system:
 
 setup: system $(BIN)/memdir
 
+# The conversational study, offline, on LoCoMo conv-50 (every variant the offline policies can
+# play; the rest are recorded as skipped). Resumes runs/main if it exists.
 run: setup
-	$(BIN)/memdir demo
+	$(BIN)/memdir eval --benchmark locomo --conversation conv-50 --variants all \
+		--model offline --judge offline --out runs/main
 
 test: setup
 	$(BIN)/python -m pytest -q

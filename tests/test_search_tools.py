@@ -11,8 +11,9 @@ from click.testing import CliRunner
 
 from memdir.cli.main import cli
 from memdir.store import spec
-from memdir.store.chunks import Turn, build_chunk_store, render_chunk, split_stream
+from memdir.store.chunks import build_chunk_store, render_chunk
 from memdir.store.store import Store
+from memdir.stream import Turn, chunk_stream
 from memdir.tools.profiles import Harness
 
 
@@ -168,11 +169,16 @@ def test_chunk_retrieve_on_a_store_without_chunks_says_so(store: Store) -> None:
     assert res.is_error and "not a chunk-retrieval store" in res.text
 
 
-def test_split_stream_follows_the_configuration_of_record() -> None:
+def test_chunk_store_uses_the_streams_chunking(tmp_path: Path) -> None:
     turns = [Turn(f"S1T{i}", "A", "word " * 10, "d") for i in range(1, 20)]
-    assert [len(c) for c in split_stream(turns)] == [8, 8, 3]
+    assert [len(c.turns) for c in chunk_stream(turns)] == [8, 8, 3]
     long = [Turn(f"S1T{i}", "A", "x" * 1200, "d") for i in range(1, 6)]
-    assert [len(c) for c in split_stream(long)] == [3, 2]  # closed once it reaches 3,000 characters
+    assert [len(c.turns) for c in chunk_stream(long)] == [2, 2, 1]  # closed before passing 3,000 characters
+    s = build_chunk_store(tmp_path / "flat", STREAM)  # a flat stream is chunked by the same rule
+    assert sorted(e.path.name for e in s.files(suffix=".md")) == [
+        "MEMORY.md", "MEMORY.md", "chunk-0001.md", "chunk-0002.md", "chunk-0003.md"
+    ]  # fmt: skip
+    assert "turns S2T1-S2T3" in s.read_text("/memories/chunks/chunk-0002.md")  # one chunk per session
     with pytest.raises(ValueError):
         render_chunk(1, 1, [])
 

@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "memdir.cli.health_cmds",
     "memdir.cli.search_cmds",
     "memdir.cli.token_cmd",
+    "memdir.cli.eval_cmd",
 )
 
 

@@ -1,56 +1,26 @@
 """The chunk-retrieval store: a conversation stream as one file per chunk, locators inline.
 
 This is the retrieval baseline of the study: no curation, just the raw chunks the management
-agent would have seen, each a valid memory file so the same BM25 index and tools serve it.
-Benchmark loaders convert their turns to :class:`Turn` and their chunking to lists of turns.
+agent would have seen (the stream's own chunking, `memdir.stream.chunk_stream`), each a valid
+memory file so the same BM25 index and tools serve it.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 from memdir.store import frontmatter
 from memdir.store.paths import MemoryPath
 from memdir.store.store import Store
+from memdir.stream import MAX_TURNS, Chunk, Turn, chunk_stream
 
 CHUNK_DIR = MemoryPath(("chunks",))
-# Configuration of record: at most 8 consecutive turns, closed early at 3,000 characters.
-MAX_TURNS = 8
-MAX_CHARS = 3000
 
 
-@dataclass(frozen=True)
-class Turn:
-    """One utterance: `locator` like 'S6T5' (or 'B3M12'), who said it, what, and the session date."""
-
-    locator: str
-    speaker: str
-    text: str
-    date: str = ""
-
-    def line(self) -> str:
-        return f"[{self.locator}] {self.speaker}: {' '.join(self.text.split())}"
-
-
-def split_stream(
-    turns: Iterable[Turn], max_turns: int = MAX_TURNS, max_chars: int = MAX_CHARS
-) -> list[list[Turn]]:
-    """Consecutive turns in chunks of at most `max_turns`, closed early once a chunk's text
-    reaches `max_chars` characters."""
-    chunks: list[list[Turn]] = []
-    current: list[Turn] = []
-    size = 0
-    for turn in turns:
-        current.append(turn)
-        size += len(turn.text)
-        if len(current) >= max_turns or size >= max_chars:
-            chunks.append(current)
-            current, size = [], 0
-    if current:
-        chunks.append(current)
-    return chunks
+def line(turn: Turn) -> str:
+    """A turn as a chunk file shows it: the locator, the speaker, the text on one line."""
+    return f"[{turn.locator}] {turn.speaker}: {' '.join(turn.text.split())}"
 
 
 def chunk_path(number: int) -> MemoryPath:
@@ -76,7 +46,7 @@ def render_chunk(number: int, total: int, turns: Sequence[Turn]) -> str:
         if t.date and t.date != date:
             lines.append(f"## {t.date}")
             date = t.date
-        lines.append(t.line())
+        lines.append(line(t))
     return "\n".join(lines) + "\n"
 
 
@@ -97,17 +67,27 @@ chunk-0001.md to chunk-{n:04d}.md: the stream in order, at most {t} turns each.
 """
 
 
-def build_chunk_store(root: str | os.PathLike[str], chunks: Sequence[Sequence[Turn]]) -> Store:
+def build_chunk_store(
+    root: str | os.PathLike[str], chunks: Sequence[Chunk | Sequence[Turn]] | Sequence[Turn]
+) -> Store:
     """Write `chunks` as `/memories/chunks/chunk-NNNN.md` in a new (or empty) store at `root`,
-    with the MEMORY.md files the convention asks for, in one step; then build its index."""
+    with the MEMORY.md files the convention asks for, in one step; then build its index.
+
+    `chunks` is a list of :class:`Chunk` (or of turn lists), or a flat list of turns, which is
+    chunked by the configuration of record."""
     from memdir.store.index import SearchIndex
 
+    flat = [c for c in chunks if isinstance(c, Turn)]
+    if flat and len(flat) == len(chunks):
+        groups: list[Sequence[Turn]] = [c.turns for c in chunk_stream(flat)]
+    else:
+        groups = [c.turns if isinstance(c, Chunk) else c for c in chunks if not isinstance(c, Turn)]
     store = Store(root, create=True)
     with store.step("build_chunk_store", role="builder"):
         if not store.exists("/memories/MEMORY.md"):
             store.create("/memories/MEMORY.md", INDEX_TEXT)
-        store.create(CHUNK_DIR.child("MEMORY.md"), CHUNKS_INDEX_TEXT.format(n=len(chunks), t=MAX_TURNS))
-        for i, turns in enumerate(chunks, start=1):
-            store.create(chunk_path(i), render_chunk(i, len(chunks), turns))
+        store.create(CHUNK_DIR.child("MEMORY.md"), CHUNKS_INDEX_TEXT.format(n=len(groups), t=MAX_TURNS))
+        for i, turns in enumerate(groups, start=1):
+            store.create(chunk_path(i), render_chunk(i, len(groups), turns))
     SearchIndex.for_store(store).sync()
     return store

@@ -31,6 +31,7 @@ PAST_WORDS = re.compile(
     r"\b(used to|before|previous(ly)?|past|originally|first|old|earlier|former(ly)?)\b", re.I
 )
 DATE_Q = re.compile(r"^\s*(when|what (date|day|year|month))\b", re.I)
+CHUNK_TURN = re.compile(r"^\[(?P<loc>[SB]\d+[TM]\d+)\] (?P<rest>.*)$")
 DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 # Question words that name a keyed attribute the curator writes (a tiny query expansion).
 ATTRIBUTE_CUES: dict[str, frozenset[str]] = {
@@ -83,6 +84,8 @@ class LexicalSearcher:
             q_terms = [w.lower() for w in WORD.findall(question) if w.lower() not in STOPWORDS][:5]
         if not q_terms:
             return []
+        if "grep" not in self.h.specs and "bm25_chunk_retrieve" in self.h.specs:
+            return self._from_chunks(question, q_terms)
         found: dict[tuple[str, int], Line] = {}
         file_rank: Counter[str] = Counter()
         if "bm25_full_search" in self.h.specs:
@@ -104,6 +107,26 @@ class LexicalSearcher:
             for ln in self._read_around(path, best.n if best else None):
                 found.setdefault((ln.path, ln.n), ln)
         lines = list(found.values())
+        self._score(lines, question, q_terms)
+        return sorted(lines, key=lambda x: (-x.score, -_date_key(x.text), x.path, x.n))
+
+    def _from_chunks(self, question: str, q_terms: list[str]) -> list[Line]:
+        """The chunk-retrieval profile: one retrieval, every line of the returned chunks scored
+        (each chunk comes back in full, so its line numbers are the file's)."""
+        text, err = self._call("bm25_chunk_retrieve", query=" ".join(q_terms))
+        if err:
+            return []
+        lines: list[Line] = []
+        for block in re.split(r"^=== ", text, flags=re.M)[1:]:
+            head, _, body = block.partition("\n")
+            path, date = head.split(" ", 1)[0], ""
+            for n, row in enumerate(body.split("\n"), start=1):
+                if heading := re.fullmatch(r"## (\d{4}-\d{2}-\d{2})", row):
+                    date = heading[1]
+                elif turn := CHUNK_TURN.match(row):  # seen as a fact line: `- date: Speaker: text [S1T2]`
+                    lines.append(
+                        Line(path, n, f"- {date + ': ' if date else ''}{turn['rest']} [{turn['loc']}]")
+                    )
         self._score(lines, question, q_terms)
         return sorted(lines, key=lambda x: (-x.score, -_date_key(x.text), x.path, x.n))
 

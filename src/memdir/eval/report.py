@@ -1,0 +1,176 @@
+"""report.md and PNG plots from a run folder, reading nothing but `summary.json` (the tables
+of the study: correctness and attribution per variant; search cost per query by token
+category; build cost and store profile), so a report can be rebuilt from a copied folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+
+def _pct(score: dict[str, Any] | None, which: str = "all") -> str:
+    if not score or score[which]["mean"] is None:
+        return "—"
+    return f"{100 * score[which]['mean']:.1f}"
+
+
+def _num(x: Any, fmt: str = "{:.1f}") -> str:
+    return "—" if x is None else fmt.format(x)
+
+
+def _label(c: dict[str, Any], many: bool) -> str:
+    return f"{c['conversation']} / {c['variant']}" if many else c["variant"]
+
+
+def correctness_table(cells: list[dict[str, Any]]) -> list[str]:
+    many = len({c["conversation"] for c in cells}) > 1
+    cats = sorted({k for c in cells if c["correctness"] for k in c["correctness"]["by_category"]})
+    lines = [
+        "| variant | status | n | correctness | without defective golds | attribution "
+        "| cited gold evidence | " + " | ".join(cats) + (" |" if cats else "|"),
+        "|---" * (7 + len(cats)) + "|",
+    ]
+    for c in cells:
+        by = c["correctness"]["by_category"] if c["correctness"] else {}
+        per = [_pct({"all": by[k]}) if k in by else "—" for k in cats]
+        lines.append(
+            f"| {_label(c, many)} | {c['status']} | {c['n_questions']} | {_pct(c['correctness'])} | "
+            f"{_pct(c['correctness'], 'clean')} | {_pct(c['attribution'])} | {_pct(c.get('evidence_hit'))} | "
+            + " | ".join(per)
+            + (" |" if per else "|")
+        )
+    return lines
+
+
+def search_table(cells: list[dict[str, Any]]) -> list[str]:
+    many = len({c["conversation"] for c in cells}) > 1
+    lines = [
+        "| variant | tool calls | rounds | KB read | uncached input | cached input | output | cents |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for c in cells:
+        s = c["search"]
+        if s.get("tool_calls") is None:
+            continue
+        lines.append(
+            f"| {_label(c, many)} | {s['tool_calls']:.1f} | {s['rounds']:.1f} | "
+            f"{s['bytes_read'] / 1024:.1f} | "
+            f"{s['input_tokens']:.0f} | {s['cached_tokens']:.0f} | {s['output_tokens']:.0f} | "
+            f"{100 * s['cost_usd']:.3f} |"
+        )
+    return lines
+
+
+def build_table(cells: list[dict[str, Any]]) -> list[str]:
+    many = len({c["conversation"] for c in cells}) > 1
+    lines = [
+        "| variant | tool calls | uncached input | output | $ | seconds "
+        "| dirs | files | sections | KB | xrefs | check |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in cells:
+        b, st = c["build"], c["store"] or {}
+        lines.append(
+            f"| {_label(c, many)} | {b.get('tool_calls', 0)} | {b.get('input_tokens', 0)} | "
+            f"{b.get('output_tokens', 0)} | {b.get('cost_usd', 0):.4f} | {b.get('seconds', 0):.1f} | "
+            f"{_num(st.get('dirs'), '{}')} | {_num(st.get('files'), '{}')} | "
+            f"{_num(st.get('sections'), '{}')} | "
+            f"{_num(st.get('kb'))} | {_num(st.get('xrefs'), '{}')} | "
+            f"{check_text(c['checks']) if c['status'] in ('ok', 'partial') else c['status']} |"
+        )
+    return lines
+
+
+def check_text(checks: dict[str, Any]) -> str:
+    if "foldering" in checks:
+        f = checks["foldering"]
+        return f"move-only verified ({f['moved']} moved)"
+    if "diff_facts" in checks:
+        d = checks["diff_facts"]
+        ok = "all facts kept" if d["ok"] else f"{d['missing_count']} of {d['old_facts']} facts missing"
+        return f"diff --facts: {ok}"
+    return ""
+
+
+def plot(cells: list[dict[str, Any]], out: Path) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shown = [c for c in cells if c["correctness"]]
+    if not shown:
+        return []
+    many = len({c["conversation"] for c in cells}) > 1
+    names = [_label(c, many) for c in shown]
+    files = []
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    x = list(range(len(shown)))
+    corr = [100 * (c["correctness"]["all"]["mean"] or 0) for c in shown]
+    attr = [100 * ((c["attribution"] or {}).get("all", {}).get("mean") or 0) for c in shown]
+    axes[0].bar([i - 0.2 for i in x], corr, 0.4, label="correctness")
+    axes[0].bar([i + 0.2 for i in x], attr, 0.4, label="attribution")
+    axes[0].set_ylabel("%")
+    axes[0].set_ylim(0, 100)
+    axes[0].legend()
+    axes[0].set_title("Correctness and attribution")
+    axes[1].bar(x, [c["search"]["bytes_read"] / 1024 for c in shown], color="gray")
+    axes[1].set_ylabel("KB read per question")
+    axes[1].set_title("Search cost per question")
+    for ax in axes:
+        ax.set_xticks(x, names, rotation=30, ha="right")
+    first = shown[0]
+    fig.suptitle(
+        f"{first['benchmark']}: search {first['model']}, build {first['builder_model']}, "
+        f"judge {first['judge']}"
+    )
+    fig.tight_layout()
+    fig.savefig(out / "variants.png", dpi=110)
+    plt.close(fig)
+    files.append("variants.png")
+    return files
+
+
+def render(summary: dict[str, Any], plots: list[str]) -> str:
+    cells = summary["cells"]
+    first = cells[0] if cells else {}
+    head = [
+        f"# {first.get('benchmark', '?')}: the conversational study",
+        "",
+        f"Search model `{first.get('model')}`, builder model `{first.get('builder_model')}`, judge "
+        f"`{first.get('judge')}`, harness `{first.get('harness')}`, price card `{first.get('price_card')}`.",
+        "",
+        "## Correctness and attribution per variant (%)",
+        "",
+        *correctness_table(cells),
+        "",
+        "## Search cost per query, by token category (means per question)",
+        "",
+        *search_table(cells),
+        "",
+        "## Build cost and store profile",
+        "",
+        *build_table(cells),
+    ]
+    notes = [
+        f"- {c['conversation']} / {c['variant']}: **{c['status']}**: {c['reason']}"
+        for c in cells
+        if c["reason"]
+    ]
+    if notes:
+        head += ["", "## Cells not run or not complete", "", *notes]
+    defective = sorted({q for c in cells for q in c.get("defective", [])})
+    if defective:
+        head += ["", f"Defective golds left out of the second column: {', '.join(defective)}."]
+    head += ["", *[f"![{p}]({p})" for p in plots]]
+    return "\n".join(head) + "\n"
+
+
+def write_report(run_dir: str | Path) -> Path:
+    out = Path(run_dir)
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    plots = plot(summary["cells"], out)
+    path = out / "report.md"
+    path.write_text(render(summary, plots), encoding="utf-8")
+    return path

@@ -1,0 +1,529 @@
+"""The conversational study's runner: cells (benchmark x conversation x variant), each built
+once and then searched with at most 8 questions in flight, judged, and written to a run folder.
+
+Resumable: a cell's build is final once its marker (`cells/<benchmark>/<conversation>/<variant>.json`)
+is written, and a question is done once its line is in `answers.jsonl`; a rerun with the same
+settings builds and asks only what is missing. Everything the summary holds is derived from
+those two (no wall times of searches), so a resumed run summarizes exactly like an
+uninterrupted one. A cell whose model calls fail is aborted whole: its answers are withdrawn,
+its marker says `aborted` with the reason, and a rerun starts it over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import shutil
+import string
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memdir.agents import RunRecord, choose_option, closed_book, search
+from memdir.agents.run import map_choice
+from memdir.analytics.stats import store_stats
+from memdir.bench import load_sample
+from memdir.bench.types import Question, Sample
+from memdir.errors import MemdirError
+from memdir.eval.citations import resolve_all
+from memdir.eval.judges import judge_item
+from memdir.eval.shell_search import shell_search
+from memdir.eval.summary import summarize_run
+from memdir.models import (
+    ChatMessage,
+    GenerateConfig,
+    Model,
+    ModelError,
+    PriceCard,
+    Usage,
+    get_model,
+    price_card,
+)
+from memdir.store.atomic import write_atomic
+from memdir.store.store import Store
+from memdir.tools.profiles import profile_specs
+from memdir.variants import HARNESSES, VARIANTS, BuildContext, Built, VariantUnavailable, build_cost
+
+LOCATOR = re.compile(r"\b([SB]\d+[TM]\d+)\b")
+# Closed-book without a model: the honest floor is to know nothing.
+OFFLINE_CLOSED_BOOK = "unknown"
+IDENTITY = (
+    "benchmark",
+    "conversations",
+    "variants",
+    "builder_model",
+    "search_model",
+    "judge",
+    "harness",
+    "price_card",
+)
+
+
+@dataclass
+class RunConfig:
+    benchmark: str
+    conversations: list[str]
+    variants: list[str]
+    builder_model: str
+    search_model: str
+    judge: str = "offline"
+    harness: str = "center"
+    price_card: str = "gpt-5.4-mini"
+    in_flight: int = 8
+    limit: int | None = None  # at most this many questions per cell (quick runs; resume continues)
+
+    def identity(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in IDENTITY}
+
+
+class CellAborted(MemdirError):
+    pass
+
+
+@dataclass(frozen=True)
+class _Reply:
+    text: str
+
+
+class _JudgeModel:
+    """The judges send plain dict messages; a Model takes ChatMessages."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+
+    async def generate(self, messages: list[dict[str, Any]], tools: list[Any], config: Any) -> Any:
+        chat = [ChatMessage(m["role"], m["content"]) for m in messages]
+        cfg = GenerateConfig(temperature=config.get("temperature"), max_tokens=config.get("max_tokens"))
+        out = await self.model.generate(chat, [], cfg)
+        return _Reply(out.message.content)
+
+
+def mc_prompt(question: str, options: list[str]) -> str:
+    """The multiple-choice question as `choose_option` puts it to a model."""
+    letters = "\n".join(f"({string.ascii_lowercase[i]}) {o}" for i, o in enumerate(options))
+    return f'{question}\n\nOptions:\n{letters}\n\nAnswer with the letter of one option, e.g. "(b)".'
+
+
+def _letter(i: int) -> str:
+    return f"({string.ascii_lowercase[i]})"
+
+
+def search_metrics(entries: list[dict[str, Any]], card: PriceCard | None) -> dict[str, Any]:
+    """One question's search effort from its record lines (model episodes or offline steps)."""
+    usage = Usage()
+    calls = rounds = bytes_read = 0
+    for e in entries:
+        if e.get("kind") not in ("episode", "offline_step"):
+            continue
+        usage += Usage.from_dict(e.get("usage", {}))
+        meter = e.get("harness") or {}
+        calls += int(e["tool_calls"]) if isinstance(e.get("tool_calls"), int) else int(meter.get("calls", 0))
+        rounds += int(e.get("rounds", 0))
+        bytes_read += int(meter.get("bytes_read", 0))
+    return {
+        "tool_calls": calls,
+        "rounds": rounds,
+        "bytes_read": bytes_read,
+        "input_tokens": usage.input_uncached,
+        "cached_tokens": usage.input_cached,
+        "output_tokens": usage.output,
+        "cost_usd": round(card.cost(usage), 8) if card else 0.0,
+    }
+
+
+class RunFolder:
+    """The files of one run; appends are serialized by the event loop (one writer task at a time)."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.answers = out / "answers.jsonl"
+        self.calls = out / "calls.jsonl"
+        out.mkdir(parents=True, exist_ok=True)
+
+    def store_dir(self, benchmark: str, conversation: str, variant: str) -> Path:
+        return self.out / "stores" / benchmark / conversation / variant
+
+    def marker(self, benchmark: str, conversation: str, variant: str) -> Path:
+        return self.out / "cells" / benchmark / conversation / f"{variant}.json"
+
+    def repair(self) -> None:
+        """Drop a last line cut short by an interruption (its question is asked again)."""
+        for path in (self.answers, self.calls):
+            if path.exists():
+                data = path.read_bytes()
+                if data and not data.endswith(b"\n"):
+                    write_atomic(path, data[: data.rfind(b"\n") + 1])
+
+    def rows(self) -> list[dict[str, Any]]:
+        if not self.answers.exists():
+            return []
+        rows = []
+        for line in self.answers.read_text(encoding="utf-8").splitlines():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue  # a line cut by an interruption: the question is asked again
+        return rows
+
+    def append(self, path: Path, items: list[dict[str, Any]]) -> None:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write("".join(json.dumps(i, ensure_ascii=False, default=str) + "\n" for i in items))
+
+    def withdraw(self, cell: dict[str, str]) -> None:
+        """Remove a cell's answers (an aborted cell is never reported partially)."""
+        keep = [r for r in self.rows() if any(r.get(k) != v for k, v in cell.items())]
+        write_atomic(self.answers, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in keep).encode())
+
+
+@dataclass
+class Cell:
+    benchmark: str
+    conversation: str
+    variant: str
+    status: str = "pending"  # built | skipped | aborted
+    reason: str | None = None
+    build: dict[str, Any] = field(default_factory=dict)
+    store: dict[str, Any] | None = None
+    checks: dict[str, Any] = field(default_factory=dict)
+    search_profile: str | None = None
+    corpus: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> dict[str, str]:
+        return {"benchmark": self.benchmark, "conversation": self.conversation, "variant": self.variant}
+
+
+def corpus_profile(sample: Sample) -> dict[str, Any]:
+    return {
+        "turns": len(sample.turns),
+        "sessions": len(sample.session_turns()),
+        "chunks": len(sample.chunks()),
+        "kb": round(sum(len(t.text.encode()) for t in sample.turns) / 1024, 3),
+        "questions": len(sample.questions),
+    }
+
+
+class Runner:
+    def __init__(
+        self,
+        config: RunConfig,
+        out: str | Path,
+        *,
+        progress: bool = True,
+        models: dict[str, Model] | None = None,
+    ) -> None:
+        self.config = config
+        self.folder = RunFolder(Path(out))
+        self.progress = progress
+        self.models = models or {}
+        self.card = price_card(config.price_card)
+        if self.card is None:
+            raise MemdirError(f"no price card {config.price_card!r}; see memdir/models/prices.json")
+        if config.harness not in HARNESSES:
+            raise MemdirError(f"unknown harness {config.harness!r}; choose one of {', '.join(HARNESSES)}")
+        if config.harness == "shell":
+            offline = [
+                r
+                for r, m in (("search", config.search_model), ("builder", config.builder_model))
+                if m == "offline" and (r == "search" or "agent-curated" in config.variants)
+            ]
+            if offline:
+                raise MemdirError(
+                    f"--harness shell needs a model for the {' and '.join(offline)} role: the offline "
+                    "policies work through the file tools (view, grep, create, ...), not bash"
+                )
+        for profile in HARNESSES[config.harness]:
+            try:
+                profile_specs(profile)
+            except MemdirError as exc:
+                raise MemdirError(f"--harness {config.harness} cannot run here: {exc}") from None
+
+    def model(self, name: str) -> Model:
+        if name not in self.models:
+            self.models[name] = get_model(name)
+        return self.models[name]
+
+    def check_manifest(self) -> None:
+        path = self.folder.out / "manifest.json"
+        mine = self.config.identity()
+        if path.exists():
+            old = json.loads(path.read_text())
+            if old.get("config") != mine:
+                diff = {
+                    k: (old.get("config", {}).get(k), v)
+                    for k, v in mine.items()
+                    if old.get("config", {}).get(k) != v
+                }
+                raise MemdirError(
+                    f"{self.folder.out} holds a run with other settings {diff}; resume with the same "
+                    "settings or choose another --out"
+                )
+            return
+        from memdir import __version__
+
+        manifest = {
+            "config": mine,
+            "memdir": __version__,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "in_flight": self.config.in_flight,
+        }
+        write_atomic(path, json.dumps(manifest, indent=2).encode())
+
+    async def run(self) -> dict[str, Any]:
+        self.check_manifest()
+        self.folder.repair()
+        cells: list[Cell] = []
+        with _Progress(self.progress) as bars:
+            for conv in self.config.conversations:
+                sample = load_sample(self.config.benchmark, conv)
+                for variant in self.config.variants:
+                    cell = await self.run_cell(sample, variant, bars)
+                    cells.append(cell)
+        summary = summarize_run(self.config, cells, self.folder.rows())
+        write_atomic(self.folder.out / "summary.json", json.dumps(summary, indent=2).encode())
+        return summary
+
+    # -- build -------------------------------------------------------------------------------
+    async def build_cell(self, sample: Sample, variant: str, bars: _Progress) -> tuple[Cell, Built | None]:
+        cell = Cell(sample.benchmark, sample.id, variant, corpus=corpus_profile(sample))
+        marker = self.folder.marker(sample.benchmark, sample.id, variant)
+        store_dir = self.folder.store_dir(sample.benchmark, sample.id, variant)
+        if marker.exists():
+            saved = json.loads(marker.read_text())
+            if saved["status"] in ("built", "skipped"):
+                cell = Cell(**saved)
+                if cell.status == "skipped":
+                    return cell, None
+                store = Store(store_dir) if store_dir.exists() else None
+                return cell, Built(variant, store, cell.search_profile, cell.checks)
+            self.folder.withdraw(cell.key)  # aborted before: start over
+        if store_dir.exists():
+            shutil.rmtree(store_dir)  # a build cut short
+        store_dir.parent.mkdir(parents=True, exist_ok=True)
+        record = RunRecord(None, **cell.key)
+        ctx = BuildContext(
+            sample, store_dir, self.model(self.config.builder_model), record, self.config.harness, self.card
+        )
+        ctx.progress = bars.units(f"{sample.id} {variant} (build)")
+        start = time.perf_counter()
+        built: Built | None = None
+        try:
+            built = await VARIANTS[variant].build(ctx)
+            cell.status = "built"
+        except VariantUnavailable as exc:
+            cell.status, cell.reason = "skipped", str(exc)
+        except (ModelError, MemdirError) as exc:
+            cell.status, cell.reason = "aborted", f"build failed: {exc}"
+        cell.build = build_cost(record.entries, self.card, time.perf_counter() - start)
+        self.folder.append(self.folder.calls, record.entries)
+        if built is not None:
+            cell.checks = built.checks
+            cell.search_profile = built.search_profile
+            if built.store is not None:
+                cell.store = {k: v for k, v in store_stats(built.store).as_json().items() if k != "details"}
+        _save(marker, cell)
+        return cell, built
+
+    # -- search ------------------------------------------------------------------------------
+    async def run_cell(self, sample: Sample, variant: str, bars: _Progress) -> Cell:
+        cell, built = await self.build_cell(sample, variant, bars)
+        if built is None:
+            return cell
+        done = {
+            r["question_id"] for r in self.folder.rows() if all(r.get(k) == v for k, v in cell.key.items())
+        }
+        todo = sorted(sample.questions, key=lambda q: q.order)
+        if self.config.limit is not None:
+            todo = todo[: self.config.limit]
+        todo = [q for q in todo if q.id not in done]
+        search_model = self.model(self.config.search_model)
+        judge = None if self.config.judge == "offline" else _JudgeModel(self.model(self.config.judge))
+        gate = asyncio.Semaphore(self.config.in_flight)
+        tick = bars.task(f"{sample.id} {variant}", len(todo))
+
+        async def one(q: Question) -> None:
+            async with gate:
+                record = RunRecord(None, **cell.key)
+                try:
+                    row = await self.ask(search_model, judge, built, cell, q, record)
+                finally:
+                    self.folder.append(self.folder.calls, record.entries)  # a failure's error line too
+                self.folder.append(self.folder.answers, [row])
+                tick()
+
+        tasks = [asyncio.create_task(one(q)) for q in todo]
+        try:
+            await asyncio.gather(*tasks)
+        except (ModelError, MemdirError) as exc:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            cell.status, cell.reason = "aborted", f"search failed: {exc}"
+            self.folder.withdraw(cell.key)
+            _save(self.folder.marker(sample.benchmark, sample.id, variant), cell)
+        return cell
+
+    async def ask(
+        self,
+        model: Model,
+        judge: _JudgeModel | None,
+        built: Built,
+        cell: Cell,
+        q: Question,
+        record: RunRecord,
+    ) -> dict[str, Any]:
+        store = built.store
+        scored_answer: str
+        if store is None:  # closed-book
+            if model.is_offline:
+                out_answer, citations = OFFLINE_CLOSED_BOOK, []
+            else:
+                out = await closed_book(model, q.question, question_id=q.id, record=record)
+                out_answer, citations = out.answer or "", out.citations
+            scored_answer = out_answer
+        elif q.options:
+            if built.search_profile == "shell":
+                out = await shell_search(
+                    model,
+                    store,
+                    mc_prompt(q.question, list(q.options)),
+                    question_id=q.id,
+                    variant=cell.variant,
+                    record=record,
+                )
+                out.extra["choice"] = map_choice(out.answer or "", list(q.options))
+            else:
+                out = await choose_option(
+                    model,
+                    store,
+                    q.question,
+                    list(q.options),
+                    question_id=q.id,
+                    variant=cell.variant,
+                    record=record,
+                    profile=built.search_profile,
+                )
+            choice = out.extra.get("choice")
+            scored_answer = _letter(choice) if isinstance(choice, int) else (out.answer or "")
+            out_answer = f"{scored_answer} {q.options[choice]}" if isinstance(choice, int) else scored_answer
+            citations = out.citations
+        elif built.search_profile == "shell":
+            out = await shell_search(
+                model, store, q.question, question_id=q.id, variant=cell.variant, record=record
+            )
+            out_answer, citations = out.answer or "", out.citations
+            scored_answer = out_answer
+        else:
+            out = await search(
+                model,
+                store,
+                q.question,
+                question_id=q.id,
+                variant=cell.variant,
+                record=record,
+                profile=built.search_profile,
+            )
+            out_answer, citations = out.answer or "", out.citations
+            scored_answer = out_answer
+        scores = await judge_item(judge, store, q, scored_answer, citations)
+        correctness = (
+            scores.get("correctness", scores["offline_correctness"])
+            if judge
+            else scores["offline_correctness"]
+        )
+        if q.options:
+            correctness = scores["correctness"]
+        if store is None:
+            attribution = None
+        elif judge is not None and not q.options:
+            attribution = scores.get("attribution")
+        else:
+            attribution = scores["lexical_support"]
+        row = {
+            **cell.key,
+            "question_id": q.id,
+            "order": q.order,
+            "category": q.category,
+            "question": q.question,
+            "gold": q.gold,
+            "answer": out_answer,
+            "citations": citations,
+            "correctness": correctness,
+            "attribution": attribution,
+            "f1": scores["offline_correctness"],
+            "lexical_support": scores["lexical_support"] if store is not None else None,
+            "citations_not_found": scores["citations_not_found"],
+            "evidence_hit": evidence_hit(store, citations, q) if store is not None and q.evidence else None,
+            "defective": q.defective,
+            "search": search_metrics(record.entries, self.card),
+        }
+        return row
+
+
+def evidence_hit(store: Store, citations: list[str], q: Question) -> float:
+    """1.0 when a resolved citation's text carries a locator of the question's gold evidence."""
+    gold = set(q.evidence)
+    for r in resolve_all(store, citations):
+        if r.text is not None and gold & set(LOCATOR.findall(r.text)):
+            return 1.0
+    return 0.0
+
+
+def _save(marker: Path, cell: Cell) -> None:
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(marker, json.dumps(asdict(cell), indent=2, default=str).encode())
+
+
+class _Progress:
+    """Rich progress bars, one per cell (questions answered); a no-op when turned off."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.bars: Any = None
+
+    def __enter__(self) -> _Progress:
+        if self.enabled:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bars = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                transient=False,
+            )
+            self.bars.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bars is not None:
+            self.bars.__exit__(None, None, None)
+
+    def units(self, name: str) -> Callable[[int, int], None] | None:
+        """A bar that appears with the first report of (done, total)."""
+        if self.bars is None:
+            return None
+        ids: list[Any] = []
+
+        def report(done: int, total: int) -> None:
+            if not ids:
+                ids.append(self.bars.add_task(name, total=total))
+            self.bars.update(ids[0], completed=done, total=total)
+
+        return report
+
+    def task(self, name: str, total: int) -> Callable[[], None]:
+        if self.bars is None:
+            return lambda: None
+        tid = self.bars.add_task(name, total=total)
+        return lambda: self.bars.advance(tid)
+
+
+def run_eval(
+    config: RunConfig, out: str | Path, *, progress: bool = True, models: dict[str, Model] | None = None
+) -> dict[str, Any]:
+    """Run (or resume) the study's cells into `out`; returns summary.json's content."""
+    return asyncio.run(Runner(config, out, progress=progress, models=models).run())

@@ -1,0 +1,37 @@
+"""Search under the shell harness: the search role with `bash`, which can write.
+
+The search role must never change the store it is judged on, and questions are answered
+side by side, so each question gets its own scratch copy of the store (derived state left
+out): whatever a command writes there is thrown away with the copy. Citations name paths, the
+same in the copy and the original, and are resolved against the original.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from memdir.agents import RunRecord, get_role, parse_answer
+from memdir.agents.run import RoleOutput, run_role
+from memdir.models import Model
+from memdir.store import spec
+from memdir.store.store import Store
+from memdir.tools.profiles import Harness
+
+
+async def shell_search(
+    model: Model, store: Store, question: str, *, question_id: str, variant: str, record: RunRecord
+) -> RoleOutput:
+    role = get_role("search", variant, "shell")
+    with tempfile.TemporaryDirectory(prefix="memdir-search-") as tmp:
+        copy = Path(tmp) / "store"
+        shutil.copytree(store.root, copy, ignore=shutil.ignore_patterns(".memdir"), symlinks=True)
+        scratch = Store(copy, observers=False)
+        harness = Harness(scratch, "shell", role=role.name, question=question_id, variant=variant)
+        ids = {"variant": variant, "question": question_id}
+        ep = await run_role(
+            model, harness, role, record, ids, core_memory=spec.context(scratch).text, question=question
+        )
+    parsed = parse_answer(ep.final)
+    return RoleOutput(role.name, model.name, ep.final, parsed.answer, parsed.citations, ep)

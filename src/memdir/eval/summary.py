@@ -1,0 +1,82 @@
+"""summary.json from a run's cells and answers: one entry per cell with its scores (over all
+items and without defective golds), its search cost per question, its build cost and its
+store profile. Pure: the same cells and rows give the same summary, whatever order the
+questions were answered in or how often the run was resumed."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from memdir.eval.stats import Score, Summary, summarize
+
+SEARCH_KEYS = (
+    "tool_calls",
+    "rounds",
+    "bytes_read",
+    "input_tokens",
+    "cached_tokens",
+    "output_tokens",
+    "cost_usd",
+)
+
+
+class _Config(Protocol):
+    benchmark: str
+    builder_model: str
+    search_model: str
+    judge: str
+    harness: str
+    price_card: str
+
+
+def _score(s: Score) -> dict[str, Any]:
+    return {"mean": None if s.mean is None else round(s.mean, 6), "n": s.n, "unscored": s.unscored}
+
+
+def _summary(s: Summary) -> dict[str, Any]:
+    return {
+        "all": _score(s.all),
+        "clean": _score(s.clean),
+        "by_category": {c: _score(v) for c, v in s.by_category.items()},
+    }
+
+
+def search_means(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    n = len(rows)
+    return {k: (round(sum(r["search"][k] for r in rows) / n, 6) if n else None) for k in SEARCH_KEYS}
+
+
+def summarize_run(config: _Config, cells: list[Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    out: list[dict[str, Any]] = []
+    for cell in cells:
+        mine = sorted(
+            (r for r in rows if all(r.get(k) == v for k, v in cell.key.items())), key=lambda r: r["order"]
+        )
+        defective = [r["question_id"] for r in mine if r.get("defective")]
+        status = cell.status
+        if status == "built":
+            status = "ok" if mine and len(mine) >= cell.corpus.get("questions", 0) else "partial"
+        out.append(
+            {
+                **cell.key,
+                "model": config.search_model,
+                "builder_model": config.builder_model,
+                "judge": config.judge,
+                "harness": config.harness,
+                "price_card": config.price_card,
+                "status": status,
+                "reason": cell.reason,
+                "n_questions": len(mine),
+                "defective": defective,
+                "correctness": _summary(summarize(mine, "correctness", defective)) if mine else None,
+                "attribution": _summary(summarize(mine, "attribution", defective)) if mine else None,
+                "f1": _summary(summarize(mine, "f1", defective)) if mine else None,
+                "evidence_hit": _summary(summarize(mine, "evidence_hit", defective)) if mine else None,
+                "search": search_means(mine),
+                "build": cell.build,
+                "store": cell.store,
+                "checks": cell.checks,
+                "corpus": cell.corpus,
+            }
+        )
+    return {"cells": out}

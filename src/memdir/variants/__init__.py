@@ -1,0 +1,32 @@
+"""Memory variants: builders that turn one conversation into one store, with their cost."""
+
+from memdir.variants.base import HARNESSES, BuildContext, Built, VariantUnavailable, build_cost
+from memdir.variants.builders import VARIANTS, Variant
+
+ALL = tuple(VARIANTS)
+
+
+def parse_variants(spec: str) -> list[str]:
+    """`all` or a comma-separated list of variant names, in the study's order."""
+    names = [n.strip() for n in spec.split(",") if n.strip()]
+    if not names or names == ["all"]:
+        return list(ALL)
+    unknown = [n for n in names if n not in VARIANTS]
+    if unknown:
+        raise VariantUnavailable(
+            f"unknown variant(s) {', '.join(unknown)}; choose from all, {', '.join(ALL)}"
+        )
+    return [n for n in ALL if n in names]
+
+
+__all__ = [
+    "ALL",
+    "HARNESSES",
+    "VARIANTS",
+    "BuildContext",
+    "Built",
+    "Variant",
+    "VariantUnavailable",
+    "build_cost",
+    "parse_variants",
+]

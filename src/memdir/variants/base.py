@@ -1,0 +1,89 @@
+"""What every variant builder shares: the build context, the build outcome, the harness axis,
+and the build cost read off the run record.
+
+A builder turns one sample (a conversation) into one store folder, or into nothing for
+closed-book, and says what that cost. Costs come from the record the roles write (one
+`episode` line per model episode, one `offline_step` line per offline policy step), priced
+with the run's price card, so a model-built and an offline-built store are accounted alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memdir.agents.record import RunRecord
+from memdir.bench.types import Sample
+from memdir.errors import MemdirError
+from memdir.models import Model, PriceCard, Usage
+from memdir.store.store import Store
+
+# --harness: the tool set both roles get (builder profile, search profile).
+HARNESSES: dict[str, tuple[str, str]] = {
+    "center": ("manage", "search"),
+    "center-bm25": ("manage-bm25", "search-bm25"),
+    "shell": ("shell", "shell"),
+}
+
+
+class VariantUnavailable(MemdirError):
+    """This variant cannot be built with these settings (e.g. it needs a model); the reason is
+    recorded in the cell instead of a result."""
+
+
+@dataclass
+class BuildContext:
+    sample: Sample
+    store_dir: Path  # the store folder this variant writes (absent for closed-book)
+    model: Model  # the builder model
+    record: RunRecord
+    harness: str = "center"
+    price_card: PriceCard | None = None
+    progress: Callable[[int, int], None] | None = None  # (units done, units in all), for a bar
+
+    def tick(self, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress(done, total)
+
+    def profiles(self) -> tuple[str, str]:
+        if self.harness not in HARNESSES:
+            raise MemdirError(f"unknown harness {self.harness!r}; choose one of {', '.join(HARNESSES)}")
+        return HARNESSES[self.harness]
+
+
+@dataclass
+class Built:
+    """A built variant: its store (None for closed-book), the profile search uses over it, and
+    the checks the build ran (foldering verification, diff --facts)."""
+
+    variant: str
+    store: Store | None
+    search_profile: str | None
+    checks: dict[str, Any] = field(default_factory=dict)
+
+
+def build_cost(entries: list[dict[str, Any]], card: PriceCard | None, seconds: float) -> dict[str, Any]:
+    """Tool calls, tokens by category and dollars over a build's record lines."""
+    usage = Usage()
+    calls = bytes_read = 0
+    for e in entries:
+        if e.get("kind") not in ("episode", "offline_step"):
+            continue
+        usage += Usage.from_dict(e.get("usage", {}))
+        meter = e.get("harness") or {}
+        calls += int(
+            meter.get("calls", e.get("tool_calls", 0) if isinstance(e.get("tool_calls"), int) else 0)
+        )
+        bytes_read += int(meter.get("bytes_read", 0))
+    return {
+        "tool_calls": calls,
+        "model_calls": usage.calls,
+        "bytes_read": bytes_read,
+        "input_tokens": usage.input_uncached,
+        "cached_tokens": usage.input_cached,
+        "output_tokens": usage.output,
+        "cost_usd": round(card.cost(usage), 6) if card else 0.0,
+        "seconds": round(seconds, 3),
+    }

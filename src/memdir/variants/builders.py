@@ -1,0 +1,129 @@
+"""The conversational variants of the study (reference section 4), one builder each.
+
+- closed-book: no store at all; the search model answers alone (the floor).
+- chunk-retrieval: the stream's chunks, one file each, BM25-indexed; search gets only
+  `bm25_chunk_retrieve` (top 3 chunks in full).
+- verbatim-dump: one file per session (see `dump.py`), zero model cost.
+- foldered: the dump, then a model moves its session files into folders; verified move-only
+  (every file's bytes identical before and after).
+- reorg-preserve / reorg-condense: the dump, then a model restructures it in passes; every
+  fact line of the dump is looked for in the result (`diff --facts`) and the outcome recorded.
+- agent-curated: built from empty by the management role, chunk by chunk.
+
+foldered and reorg-* need a model: with the offline policies they are unavailable, and say so.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from memdir.agents import FolderingError, folder, manage_chunk, reorganize
+from memdir.analytics.integrity import diff_facts
+from memdir.store import spec
+from memdir.store.chunks import build_chunk_store
+from memdir.store.store import Store
+from memdir.variants.base import BuildContext, Built, VariantUnavailable
+from memdir.variants.dump import write_dump
+
+MAX_MISSING_SHOWN = 20
+
+
+async def closed_book(ctx: BuildContext) -> Built:
+    return Built("closed-book", None, None)
+
+
+async def chunk_retrieval(ctx: BuildContext) -> Built:
+    store = build_chunk_store(ctx.store_dir, ctx.sample.chunks())
+    return Built("chunk-retrieval", store, "chunk-retrieval")
+
+
+async def verbatim_dump(ctx: BuildContext) -> Built:
+    store = Store(ctx.store_dir, create=True)
+    write_dump(store, ctx.sample)
+    return Built("verbatim-dump", store, ctx.profiles()[1])
+
+
+def _needs_model(ctx: BuildContext, variant: str) -> None:
+    if ctx.model.is_offline:
+        raise VariantUnavailable(
+            f"{variant} needs a model to design the new structure; the offline policies cannot play "
+            "that role (run it with --builder-model provider/model)"
+        )
+
+
+async def foldered(ctx: BuildContext) -> Built:
+    _needs_model(ctx, "foldered")
+    store = Store(ctx.store_dir, create=True)
+    files = write_dump(store, ctx.sample)
+    try:
+        out = await folder(ctx.model, store, record=ctx.record)
+    except FolderingError as exc:
+        raise FolderingError(f"foldered is invalid, the pass was not move-only: {exc}") from exc
+    moves = out.extra.get("moves", {})
+    checks = {"foldering": {"verified": True, "files": len(files) + 1, "moved": len(moves), "moves": moves}}
+    return Built("foldered", store, ctx.profiles()[1], checks)
+
+
+async def _reorg(ctx: BuildContext, mode: str) -> Built:
+    variant = f"reorg-{mode}"
+    _needs_model(ctx, variant)
+    store = Store(ctx.store_dir, create=True)
+    write_dump(store, ctx.sample)
+    with tempfile.TemporaryDirectory(prefix="memdir-dump-") as tmp:
+        baseline_dir = Path(tmp) / "dump"
+        shutil.copytree(ctx.store_dir, baseline_dir, ignore=shutil.ignore_patterns(".memdir"))
+        baseline = Store(baseline_dir, observers=False)
+        await reorganize(ctx.model, store, mode, record=ctx.record)
+        diff = diff_facts(baseline, store).as_json()
+    missing = diff["missing"]
+    diff["missing_count"] = len(missing)
+    diff["missing"] = missing[:MAX_MISSING_SHOWN]
+    return Built(variant, store, ctx.profiles()[1], {"diff_facts": diff})
+
+
+async def reorg_preserve(ctx: BuildContext) -> Built:
+    return await _reorg(ctx, "preserve")
+
+
+async def reorg_condense(ctx: BuildContext) -> Built:
+    return await _reorg(ctx, "condense")
+
+
+async def agent_curated(ctx: BuildContext) -> Built:
+    builder_profile, search_profile = ctx.profiles()
+    store = Store(ctx.store_dir, create=True)
+    spec.init(store)
+    chunks = ctx.sample.chunks()
+    for i, chunk in enumerate(chunks, start=1):
+        await manage_chunk(
+            ctx.model, store, chunk, variant="agent-curated", record=ctx.record, profile=builder_profile
+        )
+        ctx.tick(i, len(chunks))
+    return Built("agent-curated", store, search_profile)
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    build: Callable[[BuildContext], Awaitable[Built]]
+    needs_model: bool = False  # the builder role cannot be played offline
+
+
+VARIANTS: dict[str, Variant] = {
+    v.name: v
+    for v in (
+        Variant("closed-book", closed_book),
+        Variant("chunk-retrieval", chunk_retrieval),
+        Variant("verbatim-dump", verbatim_dump),
+        Variant("foldered", foldered, needs_model=True),
+        Variant("reorg-preserve", reorg_preserve, needs_model=True),
+        Variant("reorg-condense", reorg_condense, needs_model=True),
+        Variant("agent-curated", agent_curated),
+    )
+}
+
+__all__ = ["VARIANTS", "Variant", "VariantUnavailable"]

@@ -1,0 +1,49 @@
+"""report.md and the plot are made from summary.json alone, in the study's table shapes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from memdir.eval.report import check_text, write_report
+from memdir.eval.runner import RunConfig, run_eval
+
+SAMPLE = "gen-s3-p2-n4-t3-a2-c1"
+
+
+def test_report_from_summary_alone(tmp_path: Path) -> None:
+    cfg = RunConfig(
+        "generated",
+        [SAMPLE],
+        ["closed-book", "verbatim-dump", "reorg-condense"],
+        "offline",
+        "offline",
+        limit=4,
+    )
+    summary = run_eval(cfg, tmp_path / "run", progress=False)
+    alone = tmp_path / "copy"
+    alone.mkdir()
+    shutil.copy(tmp_path / "run" / "summary.json", alone / "summary.json")
+    report = write_report(alone).read_text()
+    dump = next(c for c in summary["cells"] if c["variant"] == "verbatim-dump")
+    corr = 100 * dump["correctness"]["all"]["mean"]
+    assert f"| verbatim-dump | partial | 4 | {corr:.1f} |" in report
+    kb = dump["search"]["bytes_read"] / 1024
+    assert (
+        f"| verbatim-dump | {dump['search']['tool_calls']:.1f} | 0.0 | {kb:.1f} | 0 | 0 | 0 | 0.000 |"
+        in report
+    )
+    assert f"| {dump['store']['files']} | {dump['store']['sections']} |" in report
+    assert "reorg-condense: **skipped**: reorg-condense needs a model" in report
+    assert "| closed-book | partial | 4 | 0.0 | 0.0 | — |" in report  # nothing to attribute
+    assert (alone / "variants.png").read_bytes()[:4] == b"\x89PNG"
+    assert json.loads((alone / "summary.json").read_text()) == summary
+
+
+def test_check_column_states_the_verification() -> None:
+    assert check_text({"foldering": {"verified": True, "moved": 3}}) == "move-only verified (3 moved)"
+    diff = {"ok": False, "missing_count": 2, "old_facts": 40}
+    assert check_text({"diff_facts": diff}) == "diff --facts: 2 of 40 facts missing"
+    assert check_text({"diff_facts": {"ok": True}}) == "diff --facts: all facts kept"
+    assert check_text({}) == ""
