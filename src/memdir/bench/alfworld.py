@@ -3,7 +3,7 @@
 The skill study runs one chain of tasks in a fixed order, so the order is part of the
 benchmark, not of the runner. Both orders are derived from seed 42 and documented here:
 
-* **full**: each family's games (manifest order) are shuffled with one `random.Random(42)`,
+* **full**: each family's games (sorted by id, i.e. manifest order) are shuffled with one `random.Random(42)`,
   families taken in :data:`FAMILY_ORDER`; then the families are interleaved *evenly*: the k-th
   game of a family of n gets the key (k + 0.5) / n and the chain is sorted by (key, family
   order). Every prefix of the chain holds the families in about their overall proportions,
@@ -89,7 +89,7 @@ def full_chain(games: list[Game], seed: int = SEED) -> list[Game]:
     rng = random.Random(seed)
     keyed: list[tuple[float, int, Game]] = []
     for fam_rank, family in enumerate(FAMILY_ORDER):
-        members = [g for g in games if g.family == family]
+        members = sorted((g for g in games if g.family == family), key=lambda g: g.id)
         rng.shuffle(members)
         keyed += [((k + 0.5) / len(members), fam_rank, g) for k, g in enumerate(members)]
     keyed.sort(key=lambda t: (t[0], t[1]))

@@ -65,7 +65,9 @@ class AlfworldEnv:
         infos = textworld.EnvInfos(won=True, admissible_commands=True)
         self.game = game
         self.step_cap = step_cap
-        self._env = textworld.start(str(game.path), request_infos=infos, wrappers=[demangler(), infos_wrapper])
+        self._env = textworld.start(
+            str(game.path), request_infos=infos, wrappers=[demangler(), infos_wrapper]
+        )
         self.episode: Episode | None = None
 
     def reset(self) -> Observation:

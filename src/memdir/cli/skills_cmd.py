@@ -25,15 +25,52 @@ def _retriever(harness: str) -> Any:
 
 
 @click.command("skills")
-@click.option("--variants", required=True, help="Comma-separated: no-store, episode-log, curated-skills, curated-skills-mem, curated-skills-mem-gs.")
-@click.option("--model", default="offline", show_default=True, help="Execution model; 'offline' is the no-model policy (a baseline).")
-@click.option("--curator-model", default=None, help="Model of the management agent (model-backed variants only).")
-@click.option("--protocol", type=click.Choice(["full", "three"]), default="full", show_default=True, help="One full chain of 140, or three chains with stores reset between them.")
-@click.option("--tasks", "n_tasks", type=click.IntRange(min=1), default=None, help="Run only the first N tasks of each chain.")
-@click.option("--harness", type=click.Choice(HARNESSES), default="center", show_default=True, help="Tool profile the roles use.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Run folder to write.")
+@click.option(
+    "--variants",
+    required=True,
+    help="Comma-separated: no-store, episode-log, curated-skills, curated-skills-mem, curated-skills-mem-gs.",
+)
+@click.option(
+    "--model",
+    default="offline",
+    show_default=True,
+    help="Execution model; 'offline' is the no-model policy (a baseline).",
+)
+@click.option(
+    "--curator-model", default=None, help="Model of the management agent (model-backed variants only)."
+)
+@click.option(
+    "--protocol",
+    type=click.Choice(["full", "three"]),
+    default="full",
+    show_default=True,
+    help="One full chain of 140, or three chains with stores reset between them.",
+)
+@click.option(
+    "--tasks",
+    "n_tasks",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Run only the first N tasks of each chain.",
+)
+@click.option(
+    "--harness",
+    type=click.Choice(HARNESSES),
+    default="center",
+    show_default=True,
+    help="Tool profile the roles use.",
+)
+@click.option(
+    "--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Run folder to write."
+)
 def skills_cmd(
-    variants: str, model: str, curator_model: str | None, protocol: str, n_tasks: int | None, harness: str, out: Path
+    variants: str,
+    model: str,
+    curator_model: str | None,
+    protocol: str,
+    n_tasks: int | None,
+    harness: str,
+    out: Path,
 ) -> None:
     """Run task chains for each variant and write a run folder with summary, report and plots."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -60,7 +97,9 @@ def skills_cmd(
             solved[v] += bool(row["success"])
             progress.update(bars[v], advance=1, description=f"{v} ({solved[v]} solved)")
 
-        run_chains(out, names, model=model, protocol=protocol, n_tasks=n_tasks, retriever=retriever, on_task=on_task)
+        run_chains(
+            out, names, model=model, protocol=protocol, n_tasks=n_tasks, retriever=retriever, on_task=on_task
+        )
     cells = write_report(out)
     click.echo(f"{total} tasks x {len(names)} variants in {time.perf_counter() - start:.0f} s")
     for c in cells:

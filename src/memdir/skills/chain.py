@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -161,21 +160,26 @@ def _write_manifest(
 ) -> None:  # fmt: skip
     path = out / "manifest.json"
     old = json.loads(path.read_text()) if path.exists() else None
-    versions = {}
+    versions: dict[str, str | None] = {}
     for pkg in ("alfworld", "textworld"):
         try:
             versions[pkg] = metadata.version(pkg)
         except metadata.PackageNotFoundError:
             versions[pkg] = None
     manifest = {
-        "benchmark": "alfworld valid_seen (140 games)", "model": model, "protocol": protocol,
-        "n_tasks": n_tasks, "seed": SEED, "step_cap": STEP_CAP, "retriever": getattr(retriever, "__name__", "?"),
+        "benchmark": "alfworld valid_seen (140 games)",
+        "model": model,
+        "protocol": protocol,
+        "n_tasks": n_tasks,
+        "seed": SEED,
+        "step_cap": STEP_CAP,
+        "retriever": getattr(retriever, "__name__", "?"),
         "variants": sorted({*(old or {}).get("variants", []), *variants}),
         "chains": [[g.id for g in c] for c in chain_list],
         "families": {g.id: g.family for c in chain_list for g in c},
-        "versions": versions, "started": (old or {}).get("started") or datetime.now(UTC).isoformat(timespec="seconds"),
-        "pid": os.getpid(),
-    }  # fmt: skip
+        "versions": versions,
+        "started": (old or {}).get("started") or datetime.now(UTC).isoformat(timespec="seconds"),
+    }
     if old and old.get("chains") != manifest["chains"]:
         raise MemdirError(f"{out} holds a run over other chains; use a fresh --out folder")
     path.write_text(json.dumps(manifest, indent=1) + "\n")

@@ -38,7 +38,9 @@ class Hints:
     A place is an instance (`countertop 2`) when the evidence came from this room, else a type.
     """
 
-    places: dict[str, dict[str, float]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(float)))
+    places: dict[str, dict[str, float]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(float))
+    )
     sources: list[str] = field(default_factory=list)
 
     def add(self, obj: str, place: str, weight: float) -> None:
@@ -72,7 +74,7 @@ def read_hints(docs: list[tuple[str, str]], room: str, objects: set[str]) -> Hin
         same_room = room in {r.strip() for r in rooms}
         used = False
 
-        def place(recep: str, doc_room: str | None = None) -> str:
+        def place(recep: str, doc_room: str | None = None, same_room: bool = same_room) -> str:
             if " " not in recep:
                 return recep
             here = same_room if doc_room is None else doc_room == room

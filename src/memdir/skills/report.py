@@ -44,7 +44,7 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             fam[r["family"]].append(bool(r["success"]))
         solved = sum(bool(r["success"]) for r in rs)
         deploy = sum(r["deploy_cost_usd"] for r in rs)
-        finals = {}
+        finals: dict[int, dict[str, Any]] = {}
         for r in rs:
             if r["chain"] not in finals or r["index"] > finals[r["chain"]]["index"]:
                 finals[r["chain"]] = r
@@ -56,13 +56,16 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "variant": variant, "model": model, "protocol": protocol, "n_tasks": len(rs),
             "success": round(solved / len(rs), 4),
             "success_by_family": {f: round(sum(v) / len(v), 4) for f in FAMILY_ORDER if (v := fam.get(f))},
-            "deploy_cost_usd": round(deploy, 6), "build_cost_usd": round(sum(r["build_cost_usd"] for r in rs), 6),
+            "deploy_cost_usd": round(deploy, 6),
+            "build_cost_usd": round(sum(r["build_cost_usd"] for r in rs), 6),
             "deploy_cost_per_task_usd": round(deploy / len(rs), 6),
             "deploy_cost_per_solved_usd": round(deploy / solved, 6) if solved else None,
             "store_files": round(sum(r["store_files"] for r in finals.values()) / len(finals), 2),
             "store_kb": round(sum(r["store_kb"] for r in finals.values()) / len(finals), 3),
             "chains": len(finals), "mean_steps": round(sum(r["steps"] for r in rs) / len(rs), 2),
-            "mean_steps_solved": round(sum(r["steps"] for r in rs if r["success"]) / solved, 2) if solved else None,
+            "mean_steps_solved": (
+                round(sum(r["steps"] for r in rs if r["success"]) / solved, 2) if solved else None
+            ),
             "served_per_task": round(sum(len(r["served"]) for r in rs) / len(rs), 2),
             "early_file_fate": dict(fates),
             "wall_seconds": round(sum(sum(r["seconds"].values()) for r in rs), 1),
@@ -151,7 +154,9 @@ def write_report(run: Path) -> list[dict[str, Any]]:
     (run / "summary.json").write_text(json.dumps({"cells": cells}, indent=1) + "\n")
     pngs = plot(run, rows)
     fams = [f for f in FAMILY_ORDER if any(f in c["success_by_family"] for c in cells)]
-    counts = {f: sum(1 for r in rows if r["family"] == f and r["variant"] == rows[0]["variant"]) for f in fams}
+    counts = {
+        f: sum(1 for r in rows if r["family"] == f and r["variant"] == rows[0]["variant"]) for f in fams
+    }
     lines = [
         f"# Skill run: {manifest['benchmark']}, protocol {manifest['protocol']}, model {manifest['model']}",
         "",
@@ -168,14 +173,16 @@ def write_report(run: Path) -> list[dict[str, Any]]:
     for c in cells:
         by = c["success_by_family"]
         lines.append(
-            f"| {c['variant']} | " + " | ".join(_pct(by.get(f)) for f in fams) + f" | {_pct(c['success'])} | {c['n_tasks']} |"
+            f"| {c['variant']} | "
+            + " | ".join(_pct(by.get(f)) for f in fams)
+            + f" | {_pct(c['success'])} | {c['n_tasks']} |"
         )
     lines += [
         "",
         "## Cost, steps and store",
         "",
-        "| variant | deploy $/task | deploy $/solved | build $ | mean steps | steps when solved | served/task "
-        "| store files | store KB | wall s |",
+        "| variant | deploy $/task | deploy $/solved | build $ | mean steps | steps when solved "
+        "| served/task | store files | store KB | wall s |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in cells:
@@ -183,7 +190,8 @@ def write_report(run: Path) -> list[dict[str, Any]]:
         lines.append(
             f"| {c['variant']} | {c['deploy_cost_per_task_usd']:.4f} | "
             f"{'–' if per_solved is None else format(per_solved, '.4f')} | "
-            f"{c['build_cost_usd']:.4f} | {c['mean_steps']} | {c['mean_steps_solved']} | {c['served_per_task']} | "
+            f"{c['build_cost_usd']:.4f} | {c['mean_steps']} | {c['mean_steps_solved']} | "
+            f"{c['served_per_task']} | "
             f"{c['store_files']} | {c['store_kb']} | {c['wall_seconds']} |"
         )
     lines += ["", "## Fate of early files (present at 25% of each chain, at its end)", ""]
@@ -191,7 +199,9 @@ def write_report(run: Path) -> list[dict[str, Any]]:
     for c in cells:
         if c["variant"] != "no-store":
             f = c["early_file_fate"]
-            lines.append(f"| {c['variant']} | {f.get('untouched', 0)} | {f.get('edited', 0)} | {f.get('deleted', 0)} |")
+            lines.append(
+                f"| {c['variant']} | {f.get('untouched', 0)} | {f.get('edited', 0)} | {f.get('deleted', 0)} |"
+            )
     lines += ["", "## Plots", ""] + [f"![{p}]({p})" for p in pngs] + [""]
     (run / "report.md").write_text("\n".join(lines))
     return cells

@@ -17,7 +17,29 @@ from dataclasses import dataclass
 from memdir.store import frontmatter
 from memdir.tools.profiles import Harness
 
-STOP = frozenset("a an the some two in on at with under and it them put find look examine of to".split())
+STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "some",
+        "two",
+        "in",
+        "on",
+        "at",
+        "with",
+        "under",
+        "and",
+        "it",
+        "them",
+        "put",
+        "find",
+        "look",
+        "examine",
+        "of",
+        "to",
+    ]
+)
 _HIT = re.compile(r"^(/memories/\S+?\.md):(\d+): ", re.MULTILINE)
 _NUMBERED = re.compile(r"^ *\d+\t", re.MULTILINE)
 

@@ -91,8 +91,12 @@ class EpisodeLog(Variant):
         h = self._manage(index, "recorder")
         self._folder(h, "episodes")
         name = episode_name(index, episode)
-        h.call_or_raise("create", {"path": f"/memories/episodes/{name}.md", "file_text": render_episode(index, episode)})
-        self._append(h, "/memories/episodes/MEMORY.md", f"- {name}.md: {episode.task} ({episode.game.family})")
+        h.call_or_raise(
+            "create", {"path": f"/memories/episodes/{name}.md", "file_text": render_episode(index, episode)}
+        )
+        self._append(
+            h, "/memories/episodes/MEMORY.md", f"- {name}.md: {episode.task} ({episode.game.family})"
+        )
 
 
 def sightings(episode: Episode) -> dict[str, list[str]]:
@@ -130,7 +134,7 @@ def procedure(episode: Episode) -> list[str]:
             subst[" ".join(a.split()[-2:])] = "{target}"
         elif a.startswith("use "):
             subst[" ".join(a.split()[1:3])] = "{lamp}"
-    steps = []
+    steps: list[str] = []
     for a in actions[start:]:
         for inst, ph in subst.items():
             a = re.sub(rf"\b{re.escape(inst)}\b", ph, a)
@@ -158,7 +162,7 @@ def found_places(episode: Episode) -> list[tuple[str, str]]:
 _PHRASES = {
     "place": "put an object in or on a receptacle ('put a X in Y', 'put some X on Y')",
     "two-object": "put two objects of one type in or on a receptacle ('put two X in Y', 'find two X')",
-    "look": "look at an object under a lamp ('look at X under the desklamp', 'examine the X with the desklamp')",
+    "look": "look at an object under a lamp ('look at X under the desklamp', 'examine the X with the lamp')",
     "clean": "clean an object at the sinkbasin and place it ('put a clean X in Y', 'clean some X')",
     "heat": "heat an object in the microwave and place it ('put a hot X in Y', 'heat some X')",
     "cool": "cool an object in the fridge and place it ('put a cool X in Y', 'cool some X')",
@@ -187,10 +191,13 @@ class CuratedSkills(Variant):
         if not self.store.exists(path):
             self._folder(h, "skills")
             steps = "\n".join(f"{n}. {s}" for n, s in enumerate(procedure(episode), start=1))
-            head = frontmatter.dump(fam, f"Procedure (skill): {_PHRASES[fam]}", {"type": "skill", "family": fam})
+            head = frontmatter.dump(
+                fam, f"Procedure (skill): {_PHRASES[fam]}", {"type": "skill", "family": fam}
+            )
             body = (
-                f"# {fam} tasks\n\n## Procedure\nDistilled from a successful attempt {loc}; search receptacles "
-                f"(open closed ones) until the object is seen, then:\n{steps}\n\n## Where objects were found\n"
+                f"# {fam} tasks\n\n## Procedure\nDistilled from a successful attempt {loc}; search "
+                f"receptacles (open closed ones) until the object is seen, then:\n{steps}\n\n"
+                "## Where objects were found\n"
                 + "\n".join(facts) + "\n"
             )  # fmt: skip
             h.call_or_raise("create", {"path": path, "file_text": head + body})
@@ -230,7 +237,9 @@ class CuratedSkillsMem(CuratedSkills):
                 head = frontmatter.dump(
                     obj, f"Note: where {obj} objects were seen, by room", {"type": "note", "object": obj}
                 )
-                h.call_or_raise("create", {"path": path, "file_text": f"{head}# {obj}\n\n## Sightings\n{lines}\n"})
+                h.call_or_raise(
+                    "create", {"path": path, "file_text": f"{head}# {obj}\n\n## Sightings\n{lines}\n"}
+                )
                 self._append(h, "/memories/notes/MEMORY.md", f"- {obj}.md: where {obj} objects were seen")
             else:
                 self._append(h, path, lines)
@@ -243,7 +252,9 @@ VARIANTS: dict[str, type[Variant]] = {
 
 def make_variant(name: str, store: Store | None, retriever: Retriever = DEFAULT) -> Variant:
     if name in MODEL_VARIANTS:
-        raise MemdirError(f"variant {name!r} needs a model (guidance synthesis); it arrives with the agents issue")
+        raise MemdirError(
+            f"variant {name!r} needs a model (guidance synthesis); it arrives with the agents issue"
+        )
     if name not in VARIANTS:
         raise MemdirError(f"unknown variant {name!r}; choose from {', '.join(ALL_VARIANTS)}")
     return VARIANTS[name](None if name == "no-store" else store, retriever)
