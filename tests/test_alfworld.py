@@ -31,7 +31,7 @@ BY_ID = {g.id: g for g in GAMES}
 PLACE = BY_ID["pick_and_place_simple-ToiletPaper-None-ToiletPaperHanger-406/trial_T20190908_122858_883968"]
 LOOK = BY_ID["look_at_obj_in_light-Bowl-None-DeskLamp-316/trial_T20190908_230702_962704"]
 CLEAN = BY_ID["pick_clean_then_place_in_recep-DishSponge-None-Cart-401/trial_T20190907_024634_972453"]
-KNIFE = BY_ID["pick_and_place_simple-Knife-None-SideTable-3/trial_T20190918_184236_557252"]
+KEYCHAIN = BY_ID["look_at_obj_in_light-KeyChain-None-DeskLamp-327/trial_T20190906_202601_548273"]
 
 
 def task_text(game: Game) -> str:
@@ -98,6 +98,33 @@ def test_hints_trust_instances_only_in_the_same_room() -> None:
     assert not read_hints([("/memories/e.md", doc)], "aaaa", {"apple"})
 
 
+def test_grep_retrieval_ranks_whole_entries_by_the_task_words(tmp_path: Path) -> None:
+    from memdir.skills.retrieve import grep_retrieve
+    from memdir.tools.profiles import Harness
+
+    store = Store(tmp_path / "mem", create=True)
+    spec.init(store)
+    manage = Harness(store, "manage", role="test")
+    bodies = {
+        "e001-heat-apple": "heat some apple and put it in diningtable. take apple 1 from fridge 1",
+        "e002-cool-mug": "cool some mug and put it in cabinet.",
+        "e003-place-apple": "put an apple in fridge.",
+    }
+    for name, body in bodies.items():
+        text = frontmatter.dump(name, f"episode {name}", {"type": "episode"}) + body + "\n"
+        manage.call_or_raise("create", {"path": f"/memories/episodes/{name}.md", "file_text": text})
+    manage.call_or_raise("create", {"path": "/memories/episodes/MEMORY.md", "file_text": "- heat apple\n"})
+    search = Harness(store, "search", role="test")
+    docs = grep_retrieve(search, "heat some apple and put it in diningtable.", 2)
+    assert [d.path for d in docs] == [
+        "/memories/episodes/e001-heat-apple.md",
+        "/memories/episodes/e003-place-apple.md",
+    ]
+    assert docs[0].text.startswith("---\nname: e001-heat-apple") and docs[0].metadata["type"] == "episode"
+    assert search.meter.calls == 3 and search.meter.bytes_read > 0  # one grep, two whole-file views
+    assert grep_retrieve(search, "juggle the xylophone", 3) == []
+
+
 def test_cli_refuses_models_and_variants_it_cannot_run(tmp_path: Path) -> None:
     runner = CliRunner()
     res = runner.invoke(
@@ -158,11 +185,13 @@ def test_offline_policy_wins_with_the_environments_own_signal(place_env: Alfworl
 
 
 def test_a_stored_episode_of_the_room_makes_the_policy_faster() -> None:
-    with AlfworldEnv(KNIFE) as env:
+    with AlfworldEnv(KEYCHAIN) as env:
         cold = OfflinePolicy().run(env)
         assert cold.won
         cold_steps, doc = cold.n_steps, render_episode(1, cold)
-        warm = OfflinePolicy().run(env, [("/memories/episodes/e001.md", doc)])
+        policy = OfflinePolicy()
+        warm = policy.run(env, [("/memories/episodes/e001.md", doc)])
+    assert policy.hints is not None and policy.hints.sources == ["/memories/episodes/e001.md"]
     assert warm.won and warm.n_steps < cold_steps
 
 
