@@ -11,7 +11,12 @@ from memdir import __version__
 from memdir.errors import MemdirError
 
 # Topic modules; each defines `register(cli)`. Listed here so `memdir --help` shows them all.
-COMMAND_MODULES = ("memdir.cli.store_cmds", "memdir.cli.serve_cmd", "memdir.cli.demo_cmd", "memdir.cli.skills_cmd")
+COMMAND_MODULES = (
+    "memdir.cli.store_cmds",
+    "memdir.cli.serve_cmd",
+    "memdir.cli.demo_cmd",
+    "memdir.cli.skills_cmd",
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
