@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 $(BIN)/memdir: pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install -q -e '.[dev,alfworld]'
 	@touch $@
 
 system:

@@ -7,6 +7,9 @@ missing=()
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 command -v rg >/dev/null 2>&1 || missing+=(ripgrep)
 [ -x /usr/bin/python3 ] || missing+=(python3)
+# cmake and g++ build the PDDL planner (fast-downward-textworld) that the alfworld extra compiles.
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+command -v g++ >/dev/null 2>&1 || missing+=(g++)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
   echo "setup: installing ${missing[*]} with apt-get"

@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "memdir.cli.search_cmds",
     "memdir.cli.token_cmd",
     "memdir.cli.eval_cmd",
+    "memdir.cli.skills_cmd",
 )
 
 

@@ -1,0 +1,207 @@
+"""Summary, report and plots of a skill run, computed from its folder alone.
+
+`tasks.jsonl` is the record; `summary.json` (a list of `cells`), `report.md` and the PNGs are
+derived from it and from `manifest.json`, so a report can be redrawn at any time and two
+processes that ran different variants into one folder produce one report.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from memdir.bench.alfworld import FAMILY_ORDER
+from memdir.errors import MemdirError
+
+ORDER = ("no-store", "episode-log", "curated-skills", "curated-skills-mem", "curated-skills-mem-gs")
+
+
+def load_rows(run: Path) -> list[dict[str, Any]]:
+    path = run / "tasks.jsonl"
+    if not path.is_file():
+        raise MemdirError(f"{run} has no tasks.jsonl; is it a skill run folder?")
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _key(row: dict[str, Any]) -> tuple[str, str, str]:
+    return row["variant"], row["model"], row["protocol"]
+
+
+def _rank(variant: str) -> int:
+    return ORDER.index(variant) if variant in ORDER else len(ORDER)
+
+
+def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        groups[_key(r)].append(r)
+    cells = []
+    for (variant, model, protocol), rs in sorted(groups.items(), key=lambda kv: (_rank(kv[0][0]), kv[0])):
+        fam: dict[str, list[bool]] = defaultdict(list)
+        for r in rs:
+            fam[r["family"]].append(bool(r["success"]))
+        solved = sum(bool(r["success"]) for r in rs)
+        deploy = sum(r["deploy_cost_usd"] for r in rs)
+        finals: dict[int, dict[str, Any]] = {}
+        for r in rs:
+            if r["chain"] not in finals or r["index"] > finals[r["chain"]]["index"]:
+                finals[r["chain"]] = r
+        fates: dict[str, int] = defaultdict(int)
+        for r in finals.values():
+            for k, v in r.get("early_fate", {}).items():
+                fates[k] += v
+        cells.append({
+            "variant": variant, "model": model, "protocol": protocol, "n_tasks": len(rs),
+            "success": round(solved / len(rs), 4),
+            "success_by_family": {f: round(sum(v) / len(v), 4) for f in FAMILY_ORDER if (v := fam.get(f))},
+            "deploy_cost_usd": round(deploy, 6),
+            "build_cost_usd": round(sum(r["build_cost_usd"] for r in rs), 6),
+            "deploy_cost_per_task_usd": round(deploy / len(rs), 6),
+            "deploy_cost_per_solved_usd": round(deploy / solved, 6) if solved else None,
+            "store_files": round(sum(r["store_files"] for r in finals.values()) / len(finals), 2),
+            "store_kb": round(sum(r["store_kb"] for r in finals.values()) / len(finals), 3),
+            "chains": len(finals), "mean_steps": round(sum(r["steps"] for r in rs) / len(rs), 2),
+            "mean_steps_solved": (
+                round(sum(r["steps"] for r in rs if r["success"]) / solved, 2) if solved else None
+            ),
+            "served_per_task": round(sum(len(r["served"]) for r in rs) / len(rs), 2),
+            "early_file_fate": dict(fates),
+            "wall_seconds": round(sum(sum(r["seconds"].values()) for r in rs), 1),
+        })  # fmt: skip
+    return cells
+
+
+def _by_index(rows: list[dict[str, Any]], variant: str, field: str) -> list[float]:
+    """Per chain position, the mean over chains of a running quantity."""
+    per_chain: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        if r["variant"] == variant:
+            per_chain[r["chain"]].append(r)
+    series = []
+    for rs in per_chain.values():
+        rs.sort(key=lambda r: r["index"])
+        if field == "running_success":
+            acc, out = 0, []
+            for n, r in enumerate(rs, start=1):
+                acc += bool(r["success"])
+                out.append(acc / n)
+            series.append(out)
+        else:
+            series.append([float(r[field]) for r in rs])
+    n = min((len(s) for s in series), default=0)
+    return [sum(s[i] for s in series) / len(series) for i in range(n)]
+
+
+def plot(run: Path, rows: list[dict[str, Any]]) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    variants = sorted({r["variant"] for r in rows}, key=_rank)
+    names = []
+    base = _by_index(rows, "no-store", "running_success") if "no-store" in variants else None
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for v in variants:
+        if v == "no-store" and base is not None:
+            continue
+        ys = _by_index(rows, v, "running_success")
+        if base is not None:
+            n = min(len(ys), len(base))
+            ys = [ys[i] - base[i] for i in range(n)]
+        ax.plot(range(1, len(ys) + 1), ys, label=v)
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_xlabel("task position in chain")
+    ax.set_ylabel("running success − no-store" if base is not None else "running success")
+    ax.set_title("Running success relative to no store")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(run / "success_vs_nostore.png", dpi=110)
+    plt.close(fig)
+    names.append("success_vs_nostore.png")
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4))
+    for v in variants:
+        if v == "no-store":
+            continue
+        kb = _by_index(rows, v, "store_kb")
+        files = _by_index(rows, v, "store_files")
+        a1.plot(range(1, len(kb) + 1), kb, label=v)
+        a2.plot(range(1, len(files) + 1), files, label=v)
+    a1.set_xlabel("task position in chain")
+    a1.set_ylabel("store size (KB)")
+    a2.set_xlabel("task position in chain")
+    a2.set_ylabel("store files")
+    a1.legend(fontsize=8)
+    fig.suptitle("Store size along the chain")
+    fig.tight_layout()
+    fig.savefig(run / "store_size.png", dpi=110)
+    plt.close(fig)
+    names.append("store_size.png")
+    return names
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.1f}"
+
+
+def write_report(run: Path) -> list[dict[str, Any]]:
+    """(Re)derive summary.json, report.md and the plots from the run folder."""
+    rows = load_rows(run)
+    manifest = json.loads((run / "manifest.json").read_text())
+    cells = summarize(rows)
+    (run / "summary.json").write_text(json.dumps({"cells": cells}, indent=1) + "\n")
+    pngs = plot(run, rows)
+    fams = [f for f in FAMILY_ORDER if any(f in c["success_by_family"] for c in cells)]
+    counts = {
+        f: sum(1 for r in rows if r["family"] == f and r["variant"] == rows[0]["variant"]) for f in fams
+    }
+    lines = [
+        f"# Skill run: {manifest['benchmark']}, protocol {manifest['protocol']}, model {manifest['model']}",
+        "",
+        f"Retriever: {manifest['retriever']}; step cap {manifest['step_cap']}; seed {manifest['seed']}; "
+        f"versions {manifest['versions']}.",
+        "The offline model is the no-model execution policy and the offline curators are mechanical "
+        "distillers: **baselines**, not the study's agents.",
+        "",
+        "## Success by family (%)",
+        "",
+        "| variant | " + " | ".join(f"{f} ({counts[f]})" for f in fams) + " | all | n |",
+        "|---" * (len(fams) + 3) + "|",
+    ]
+    for c in cells:
+        by = c["success_by_family"]
+        lines.append(
+            f"| {c['variant']} | "
+            + " | ".join(_pct(by.get(f)) for f in fams)
+            + f" | {_pct(c['success'])} | {c['n_tasks']} |"
+        )
+    lines += [
+        "",
+        "## Cost, steps and store",
+        "",
+        "| variant | deploy $/task | deploy $/solved | build $ | mean steps | steps when solved "
+        "| served/task | store files | store KB | wall s |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in cells:
+        per_solved = c["deploy_cost_per_solved_usd"]
+        lines.append(
+            f"| {c['variant']} | {c['deploy_cost_per_task_usd']:.4f} | "
+            f"{'–' if per_solved is None else format(per_solved, '.4f')} | "
+            f"{c['build_cost_usd']:.4f} | {c['mean_steps']} | {c['mean_steps_solved']} | "
+            f"{c['served_per_task']} | "
+            f"{c['store_files']} | {c['store_kb']} | {c['wall_seconds']} |"
+        )
+    lines += ["", "## Fate of early files (present at 25% of each chain, at its end)", ""]
+    lines += ["| variant | untouched | edited | deleted |", "|---|---|---|---|"]
+    for c in cells:
+        if c["variant"] != "no-store":
+            f = c["early_file_fate"]
+            lines.append(
+                f"| {c['variant']} | {f.get('untouched', 0)} | {f.get('edited', 0)} | {f.get('deleted', 0)} |"
+            )
+    lines += ["", "## Plots", ""] + [f"![{p}]({p})" for p in pngs] + [""]
+    (run / "report.md").write_text("\n".join(lines))
+    return cells
