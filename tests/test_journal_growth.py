@@ -161,3 +161,27 @@ def test_a_broken_journal_does_not_fail_the_tool_call(tmp_path: Path) -> None:
     with pytest.warns(UserWarning, match="not recorded"):
         res = harness.call("create", {"path": "/memories/b.md", "file_text": md("b", "two")})
     assert not res.is_error and (root / "b.md").exists()
+
+
+def _tree_at(journal: Journal, rev: str) -> dict[str, str]:
+    names = journal.git("ls-tree", "-r", "--name-only", rev).split()
+    return {n: journal.git("show", f"{rev}:{n}") for n in names}
+
+
+def test_steps_stage_their_own_paths_and_hand_edits_wait_for_a_full_step(tmp_path: Path) -> None:
+    """A step costs its own paths, not the store's size; an edit made by hand outside the
+    tools is folded into the next whole-tree step (the first of a process), never lost."""
+    root = tmp_path / "mem"
+    store = Store(root, create=True)
+    h = Harness(store, "manage", role="t")
+    h.call("create", {"path": "/memories/a.md", "file_text": md("a", "one\n")})  # first: full
+    (root / "hand.md").write_text(md("hand", "typed by hand\n"))  # outside the tools
+    h.call("create", {"path": "/memories/b.md", "file_text": md("b", "two\n")})
+    h.call("rename", {"old_path": "/memories/a.md", "new_path": "/memories/dir/a2.md"})
+    j = Journal(root)
+    tree = _tree_at(j, "HEAD")
+    assert sorted(tree) == ["b.md", "dir/a2.md"]  # the rename is whole; the hand edit waits
+    assert "typed by hand" not in "".join(tree.values())
+    h2 = Harness(Store(root), "manage", role="t")  # a new process: its first step is full
+    h2.call("delete", {"path": "/memories/b.md"})
+    assert sorted(_tree_at(j, "HEAD")) == ["dir/a2.md", "hand.md"]
