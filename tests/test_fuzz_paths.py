@@ -12,7 +12,7 @@ import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings
 from mcp import Client
-from tests.hostile import AccessAuditor, plant, tool_calls
+from tests.hostile import MARK, AccessAuditor, plant, tool_calls
 
 from memdir.mcp.server import build_server
 from memdir.store import spec
@@ -46,7 +46,7 @@ def _check_call(auditor: AccessAuditor, harness: Harness, root: Path, name: str,
     finally:
         auditor.disarm()
     assert not auditor.violations, (name, args, auditor.violations)
-    assert "CANARY" not in res.text, (name, args, res.text)
+    assert MARK not in res.text, (name, args, res.text)
     return res.text
 
 
@@ -90,7 +90,7 @@ def test_fuzz_tools_over_mcp(arena: tuple[Path, Path, Path]) -> None:
                 return "".join(getattr(c, "text", "") for c in r.content)
 
         text = anyio.run(go)
-        assert "CANARY" not in text
+        assert MARK not in text
         plant(root, outside)
 
     run()
@@ -108,3 +108,49 @@ def test_auditor_catches_an_outside_access(arena: tuple[Path, Path, Path]) -> No
     finally:
         auditor.disarm()
     assert [v[1] for v in auditor.violations] == [str(outside / "canary.md")]
+
+
+def test_index_scan_never_lists_through_a_folder_swapped_for_a_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index's stat walk (store/scan.py) races another process that swaps a folder for a
+    link between the listing and the descent: the 100k fuzz run caught a path-based walk
+    listing the link's target. The swap is made deterministic by doing it inside the listing."""
+    import os
+
+    from memdir.store import scan as scan_mod
+
+    root, outside = tmp_path / "mem", tmp_path / "outside"
+    spec.init(Store(root, create=True))
+    (root / "people").mkdir()
+    (root / "people" / "alice.md").write_text("---\nname: alice\ndescription: a\n---\n")
+    plant(root, outside)
+    real = os.scandir
+
+    class Swapped:
+        def __init__(self, arg: Any) -> None:
+            with real(arg) as it:
+                self.entries = list(it)
+            if (root / "people").is_dir() and not (root / "people").is_symlink():
+                os.rename(root / "people", root / "people-parked")  # another process, mid-walk
+                os.symlink(outside, root / "people")
+
+        def __enter__(self) -> list[Any]:
+            return self.entries
+
+        def __exit__(self, *exc: Any) -> None:
+            pass
+
+        def __iter__(self) -> Any:
+            return iter(self.entries)
+
+    monkeypatch.setattr(scan_mod.os, "scandir", Swapped)
+    auditor = AccessAuditor.install()
+    auditor.arm([root])
+    try:
+        found = scan_mod.scan(root)
+    finally:
+        auditor.disarm()
+    assert [v for v in auditor.violations if v[0] == "os.scandir"] == []  # (the swap itself is ours)
+    assert not any(p.startswith("/memories/people/") for p in found), found
+    assert "/memories/MEMORY.md" in found

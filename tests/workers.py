@@ -169,9 +169,10 @@ def crash_campaign(root: Path, edits: int, seed: int, repo: Path, progress: Any 
     ack.touch()
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(repo / "src"), str(repo), env.get("PYTHONPATH", "")])
-    kills = torn = lost = 0
+    kills = torn = lost = journal_warnings = 0
     mismatches: list[tuple[int, int, int | None, int]] = []  # (file, acked, on disk, round)
     acked: dict[int, int] = {}
+    acked_lines: set[tuple[int, int]] = set()  # every (file, version) acknowledged
     on_disk = {f: 0 for f in range(N_FILES)}  # version at the start of the round
     seen_lines = 0
     rounds = 0
@@ -194,10 +195,12 @@ def crash_campaign(root: Path, edits: int, seed: int, repo: Path, progress: Any 
         if proc.returncode != -signal.SIGKILL:
             raise RuntimeError(f"writer ended by itself ({proc.returncode}): {err.decode()[-500:]}")
         kills += 1
+        journal_warnings += err.count(b"journal: step")
         lines = ack.read_text().split("\n")[:-1]
         round_acked = dict(on_disk)
         for line in lines[seen_lines:]:
             f, k = map(int, line.split())
+            acked_lines.add((f, k))
             acked[f] = max(acked.get(f, 0), k)
             round_acked[f] = max(round_acked[f], k)
         seen_lines = len(lines)
@@ -217,9 +220,12 @@ def crash_campaign(root: Path, edits: int, seed: int, repo: Path, progress: Any 
     temps = [p.name for p in root.rglob(".memdir-tmp-*")]
     return {
         "edits_acknowledged": sum(acked.values()),
+        "acknowledgements_logged": len(acked_lines),
+        "acknowledged": sorted(acked_lines),
         "kills": kills,
         "torn_files": torn,
         "lost_acknowledged_edits": lost,
         "leftover_temp_files": len(temps),
+        "journal_warnings": journal_warnings,
         "mismatches": mismatches,
     }
