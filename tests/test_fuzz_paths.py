@@ -100,11 +100,12 @@ def test_fuzz_tools_over_mcp(arena: tuple[Path, Path, Path]) -> None:
 
 def test_auditor_catches_an_outside_access(arena: tuple[Path, Path, Path]) -> None:
     _, root, outside = arena
+    (root / "probe.md").write_text("inside\n")  # the fuzz tests may have deleted anything else
     auditor = AccessAuditor.install()
     auditor.arm([root])
     try:
         (outside / "canary.md").read_bytes()
-        (root / "MEMORY.md").read_bytes()
+        (root / "probe.md").read_bytes()
     finally:
         auditor.disarm()
     assert [v[1] for v in auditor.violations] == [str(outside / "canary.md")]
