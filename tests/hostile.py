@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import random
+import secrets
 import sys
 import unicodedata
 from collections.abc import Iterable
@@ -36,9 +37,11 @@ _PATH_EVENTS = {
 }
 
 
-# Written in every file outside the root: no tool result may ever contain it. No generated
-# argument can contain it by chance (the generator never draws this sequence).
-MARK = "OUTSIDE-SECRET-7f3a"
+# Written in every file outside the root: no tool result may ever contain it. Drawn at run
+# time, because hypothesis also draws string constants it finds in the source: a literal
+# marker (the first version looked for the word CANARY) would be generated into a path and
+# echoed back in the error message, a false leak.
+MARK = "OUTSIDE-SECRET-" + secrets.token_hex(6)
 
 
 class AccessAuditor:
@@ -241,8 +244,11 @@ def plant(root: Path, outside: Path) -> None:
     """Links planted as another process would: a folder link and a file link leading out,
     a hard link to an outside file, and a canary outside."""
     outside.mkdir(parents=True, exist_ok=True)
-    (outside / "canary.md").write_text(f"---\nname: canary\ndescription: {MARK} canary\n---\nsecret {MARK}\n")
-    (outside / "passwd").write_text(f"root:x:0:0:{MARK}\n")
+    if not (outside / "canary.md").exists():  # written once: a spawned flipper has its own MARK
+        (outside / "canary.md").write_text(
+            f"---\nname: canary\ndescription: {MARK} canary\n---\nsecret {MARK}\n"
+        )
+        (outside / "passwd").write_text(f"root:x:0:0:{MARK}\n")
     for name, target in (("link_out", outside), ("link_file.md", outside / "canary.md")):
         if not (root / name).is_symlink():
             os.symlink(target, root / name)

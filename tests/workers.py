@@ -158,7 +158,9 @@ def seed_crash_store(root: Path) -> None:
         (root / f"f{f}.md").write_text(version_text(f, 0))
 
 
-def crash_campaign(root: Path, edits: int, seed: int, repo: Path, progress: Any = None) -> dict[str, Any]:
+def crash_campaign(
+    root: Path, edits: int, seed: int, repo: Path, progress: Any = None, max_delay: float = 0.3
+) -> dict[str, Any]:
     """Kill a writer with SIGKILL at random points until `edits` edits are acknowledged;
     after every kill, check that no file is torn and no acknowledged edit is lost."""
     import signal
@@ -188,7 +190,7 @@ def crash_campaign(root: Path, edits: int, seed: int, repo: Path, progress: Any 
         assert proc.stdout is not None
         if proc.stdout.readline().strip() != b"ready":
             raise RuntimeError(f"writer did not start: {proc.communicate()[1].decode()[-500:]}")
-        time.sleep(rng.random() * 0.3)  # a random point in the stream of edits
+        time.sleep(rng.random() * max_delay)  # a random point in the stream of edits
         proc.send_signal(signal.SIGKILL)
         _, err = proc.communicate()
         err = err or b""

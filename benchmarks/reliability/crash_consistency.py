@@ -109,6 +109,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--edits", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument(
+        "--max-delay", type=float, default=0.3, help="kill after a random 0..MAX seconds of editing"
+    )
     ap.add_argument("--out", type=Path, default=Path("runs/reliability"))
     args = ap.parse_args()
     console = Console()
@@ -119,7 +122,12 @@ def main() -> None:
     with Progress(console=console) as progress:
         task = progress.add_task("edits acknowledged", total=args.edits)
         result = crash_campaign(
-            root, args.edits, args.seed, _common.REPO, lambda n: progress.update(task, completed=n)
+            root,
+            args.edits,
+            args.seed,
+            _common.REPO,
+            lambda n: progress.update(task, completed=n),
+            args.max_delay,
         )
     result["seconds"] = round(time.monotonic() - t, 1)
     result["validate_violations"] = len(spec.validate(Store(root)).violations)
