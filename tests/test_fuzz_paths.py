@@ -155,3 +155,49 @@ def test_index_scan_never_lists_through_a_folder_swapped_for_a_link(
     assert [v for v in auditor.violations if v[0] == "os.scandir"] == []  # (the swap itself is ours)
     assert not any(p.startswith("/memories/people/") for p in found), found
     assert "/memories/MEMORY.md" in found
+
+
+_SWAP: dict[str, Any] = {}
+
+
+def _swap_at_open(event: str, args: tuple[Any, ...]) -> None:
+    """An audit hook that, once armed, swaps a folder for a link to outside just before the
+    first open naming it: another process acting at the worst moment, made deterministic."""
+    if event != "open" or not _SWAP.get("armed"):
+        return
+    target = args[0]
+    if isinstance(target, str) and ("people" in target or target == "alice.md"):
+        import os
+
+        _SWAP["armed"] = False
+        root, outside = _SWAP["root"], _SWAP["outside"]
+        os.rename(root / "people", root / "people-parked")
+        os.symlink(outside, root / "people")
+
+
+def test_index_never_reads_through_a_folder_swapped_for_a_link(tmp_path: Path) -> None:
+    """The index read a file by path after checking it; the fuzz run caught that open resolving
+    outside. Outside content must never reach the index (its terms would steer rankings)."""
+    import sys
+
+    from memdir.store.index import SearchIndex
+
+    root, outside = tmp_path / "mem", tmp_path / "outside"
+    store = Store(root, create=True)
+    spec.init(store)
+    (root / "people").mkdir()
+    (root / "people" / "alice.md").write_text("---\nname: alice\ndescription: a\n---\ninside words\n")
+    outside.mkdir()
+    (outside / "alice.md").write_text("---\nname: alice\ndescription: a\n---\nzanzibaroutside\n")
+    index = SearchIndex.for_store(store)
+    index.sync()
+    if not _SWAP.get("installed"):
+        sys.addaudithook(_swap_at_open)
+        _SWAP["installed"] = True
+    (root / "people" / "alice.md").write_text("---\nname: alice\ndescription: a\n---\nedited words\n")
+    _SWAP.update(root=root, outside=outside, armed=True)
+    try:
+        index.apply(["/memories/people/alice.md"])
+    finally:
+        _SWAP["armed"] = False
+    assert index.search("zanzibaroutside", sync=False) == []
