@@ -201,3 +201,48 @@ def test_index_never_reads_through_a_folder_swapped_for_a_link(tmp_path: Path) -
     finally:
         _SWAP["armed"] = False
     assert index.search("zanzibaroutside", sync=False) == []
+
+
+def _swap_at_spawn(event: str, args: tuple[Any, ...]) -> None:
+    if event == "subprocess.Popen" and _SWAP.get("spawn"):
+        import os
+
+        _SWAP["spawn"] = False
+        root, outside = _SWAP["root"], _SWAP["outside"]
+        os.rename(root / "people", root / "people-parked")
+        os.symlink(outside, root / "people")
+
+
+@pytest.mark.skipif(not __import__("shutil").which("rg"), reason="ripgrep not installed")
+def test_ripgrep_never_starts_on_a_folder_swapped_for_a_link(tmp_path: Path) -> None:
+    """grep checked the folder, then started ripgrep on its path: the fuzz run's audit hook saw
+    ripgrep spawned on a folder that was a link at that instant. ripgrep now gets the folder as
+    /proc/self/fd/N of a descriptor opened without following links."""
+    import sys
+
+    root, outside = tmp_path / "mem", tmp_path / "outside"
+    spec.init(Store(root, create=True))
+    (root / "people").mkdir()
+    (root / "people" / "alice.md").write_text("---\nname: alice\ndescription: a\n---\ninside line\n")
+    outside.mkdir()
+    (outside / "bob.md").write_text(f"---\nname: bob\ndescription: b\n---\n{MARK} line\n")
+    if not _SWAP.get("spawn_installed"):
+        sys.addaudithook(_swap_at_spawn)
+        _SWAP["spawn_installed"] = True
+    harness = Harness(Store(root), "manage")
+    auditor = AccessAuditor.install()
+    _SWAP.update(root=root, outside=outside, spawn=True)
+    auditor.arm([root])
+    try:
+        res = harness.call("grep", {"pattern": "line", "path": "/memories/people"})
+    finally:
+        auditor.disarm()
+        _SWAP["spawn"] = False
+    assert (root / "people").is_symlink()  # the swap happened, before ripgrep started
+    assert MARK not in res.text
+    assert [v for v in auditor.violations if v[0] != "os.symlink"] == []  # (the swap itself is ours)
+    # a file target and a subfolder still work
+    (root / "people").unlink()
+    (root / "people-parked").rename(root / "people")
+    res = harness.call("grep", {"pattern": "inside", "path": "/memories/people/alice.md"})
+    assert "/memories/people/alice.md:5: inside line" in res.text

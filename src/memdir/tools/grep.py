@@ -20,6 +20,7 @@ import regex
 
 from memdir.errors import EditError, NotFoundError, PathError, ToolError
 from memdir.store.paths import MemoryPath
+from memdir.store.store import Store
 from memdir.tools.base import ToolContext, tool
 
 MAX_LINE_CHARS = 400
@@ -39,15 +40,37 @@ def _rg() -> str | None:
     return shutil.which("rg")
 
 
-def _rg_hits(pattern: str, target: Path, case_sensitive: bool, root: Path) -> Iterator[tuple[Path, int, str]]:
+def _rg_hits(
+    pattern: str, target: Path, case_sensitive: bool, store: Store, mp: MemoryPath
+) -> Iterator[tuple[Path, int, str]]:
+    # ripgrep reads by path. It gets the target through a descriptor opened along the store's
+    # O_NOFOLLOW chain (`/proc/self/fd/N`), so a folder swapped for a link after our checks
+    # cannot send it outside; below the target it walks by path without following links.
+    is_dir = target.is_dir()
+    fd = store.safe.open_dir(mp.parts if is_dir else mp.parts[:-1], mp.text)
+    via = f"/proc/self/fd/{fd}"
+    arg = via if is_dir else f"{via}/{mp.name}"
+    base = str(target if is_dir else target.parent)
+    try:
+        for name, lineno, line in _rg_run(pattern, arg, case_sensitive, store.root, fd):
+            if name == via or name.startswith(via + "/"):
+                name = base + name[len(via) :]
+            yield Path(name), lineno, line
+    finally:
+        os.close(fd)
+
+
+def _rg_run(
+    pattern: str, arg: str, case_sensitive: bool, root: Path, fd: int
+) -> Iterator[tuple[str, int, str]]:
     cmd = [
         _rg() or "rg", "--no-config", "--no-heading", "--with-filename", "--line-number",
         "--null", "--no-ignore", "--color", "never", "--sort", "path", "--engine", "auto",
         "--glob", "*.md", "--max-columns", "0",
         "--case-sensitive" if case_sensitive else "--ignore-case",
-        "--regexp", pattern, "--", str(target),
+        "--regexp", pattern, "--", arg,
     ]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=root)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=root, pass_fds=(fd,))
     assert proc.stdout is not None and proc.stderr is not None
     timeout = _timeout()
     expired = threading.Event()
@@ -64,7 +87,7 @@ def _rg_hits(pattern: str, target: Path, case_sensitive: bool, root: Path) -> It
             lineno, _, line = rest.partition(b":")
             if not lineno.isdigit():
                 continue
-            yield Path(os.fsdecode(name)), int(lineno), line.rstrip(b"\r\n").decode("utf-8", "replace")
+            yield os.fsdecode(name), int(lineno), line.rstrip(b"\r\n").decode("utf-8", "replace")
         proc.wait()
         if expired.is_set():
             raise ToolError(f"grep took over {timeout:g} s; narrow the path or the pattern")
@@ -149,7 +172,7 @@ def grep(
     if pattern == "":
         raise EditError("pattern is empty; give a regular expression to look for")
     hits = (
-        _rg_hits(pattern, disk, case_sensitive, ctx.store.root)
+        _rg_hits(pattern, disk, case_sensitive, ctx.store, mp)
         if _rg()
         else _py_hits(ctx, pattern, mp, case_sensitive)
     )
