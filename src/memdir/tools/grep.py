@@ -8,8 +8,10 @@ Without ripgrep a Python scan gives the same results.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
+import stat
 import subprocess
 import threading
 import time
@@ -43,21 +45,41 @@ def _rg() -> str | None:
 def _rg_hits(
     pattern: str, target: Path, case_sensitive: bool, store: Store, mp: MemoryPath
 ) -> Iterator[tuple[Path, int, str]]:
-    # ripgrep reads by path. It gets the target through a descriptor opened along the store's
-    # O_NOFOLLOW chain (`/proc/self/fd/N`), so a folder swapped for a link after our checks
-    # cannot send it outside; below the target it walks by path without following links.
-    is_dir = target.is_dir()
-    fd = store.safe.open_dir(mp.parts if is_dir else mp.parts[:-1], mp.text)
+    # ripgrep reads by path. It gets the target (folder or file) as `/proc/self/fd/N` of a
+    # descriptor opened along the store's O_NOFOLLOW chain, so a folder swapped for a link
+    # after our checks cannot send it outside; below a folder it walks without following links.
+    fd = _open_target(store, mp)
     via = f"/proc/self/fd/{fd}"
-    arg = via if is_dir else f"{via}/{mp.name}"
-    base = str(target if is_dir else target.parent)
+    base = str(target)
     try:
-        for name, lineno, line in _rg_run(pattern, arg, case_sensitive, store.root, fd):
+        for name, lineno, line in _rg_run(pattern, via, case_sensitive, store.root, fd):
             if name == via or name.startswith(via + "/"):
                 name = base + name[len(via) :]
             yield Path(name), lineno, line
     finally:
         os.close(fd)
+
+
+def _open_target(store: Store, mp: MemoryPath) -> int:
+    """A descriptor of the folder or plain single-link file at `mp`, reached without links."""
+    if mp.is_root:
+        return store.safe.open_dir((), mp.text)
+    parent = store.safe.open_dir(mp.parts[:-1], mp.text)
+    try:
+        fd = os.open(mp.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=parent)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise PathError(
+                f"{mp.text}: leads through a symbolic link; memory does not follow links"
+            ) from None
+        raise NotFoundError(f"{mp.text} does not exist; grep a folder or a .md file that exists") from None
+    finally:
+        os.close(parent)
+    st = os.fstat(fd)
+    if not stat.S_ISDIR(st.st_mode) and not (stat.S_ISREG(st.st_mode) and st.st_nlink == 1):
+        os.close(fd)
+        raise PathError(f"{mp.text} is not a plain file of this store")
+    return fd
 
 
 def _rg_run(
