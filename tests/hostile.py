@@ -10,19 +10,15 @@ not an inference from outputs.
 from __future__ import annotations
 
 import os
+import random
 import secrets
 import sys
-import threading
 import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
-
-# Made at run time: hypothesis draws string literals from source code, so a literal canary
-# would turn up in generated paths and be echoed back in error texts (a false leak).
-CANARY = "cnry" + secrets.token_hex(12)
 
 _PATH_EVENTS = {
     "open": (0,),
@@ -41,6 +37,13 @@ _PATH_EVENTS = {
 }
 
 
+# Written in every file outside the root: no tool result may ever contain it. Drawn at run
+# time, because hypothesis also draws string constants it finds in the source: a literal
+# marker (the first version looked for the word CANARY) would be generated into a path and
+# echoed back in the error message, a false leak.
+MARK = "OUTSIDE-SECRET-" + secrets.token_hex(6)
+
+
 class AccessAuditor:
     """Records file-system paths touched while armed that are outside the allowed roots."""
 
@@ -50,7 +53,8 @@ class AccessAuditor:
         self.allowed: list[str] = []
         self.violations: list[tuple[str, str]] = []
         self.events = 0
-        self._armed = threading.local()
+        # Process-wide, not per thread: the MCP server runs each tool call in a worker thread.
+        self._on = False
 
     @classmethod
     def install(cls) -> AccessAuditor:
@@ -63,10 +67,10 @@ class AccessAuditor:
         self.allowed = [os.path.realpath(r) for r in roots]
         self.violations.clear()
         self.events = 0
-        self._armed.on = True
+        self._on = True
 
     def disarm(self) -> None:
-        self._armed.on = False
+        self._on = False
 
     def _ok(self, path: Any, dir_fd: Any = None) -> bool:
         if isinstance(path, int) or path is None:
@@ -82,8 +86,10 @@ class AccessAuditor:
         return any(real == a or real.startswith(a + os.sep) for a in self.allowed)
 
     def _hook(self, event: str, args: tuple[Any, ...]) -> None:
-        if not getattr(self._armed, "on", False):
+        if not self._on:
             return
+        if event == "open" and _is_code(args):
+            return  # the interpreter importing a module lazily: not a memory access
         if event == "subprocess.Popen":
             self.events += 1
             argv = args[1] if len(args) > 1 else []
@@ -98,6 +104,16 @@ class AccessAuditor:
         for i in idx:
             if i < len(args) and not self._ok(args[i]):
                 self.violations.append((event, str(args[i])))
+
+
+_CODE_DIRS = tuple(os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix, *sys.path) if p)
+
+
+def _is_code(args: tuple[Any, ...]) -> bool:
+    path, mode = args[0], args[1] if len(args) > 1 else "r"
+    if not isinstance(path, str) or not isinstance(mode, str) or any(c in mode for c in "wax+"):
+        return False
+    return path.endswith((".py", ".pyc", ".so")) and os.path.realpath(path).startswith(_CODE_DIRS)
 
 
 def _spellings_of_dotdot() -> list[str]:
@@ -228,13 +244,81 @@ def plant(root: Path, outside: Path) -> None:
     """Links planted as another process would: a folder link and a file link leading out,
     a hard link to an outside file, and a canary outside."""
     outside.mkdir(parents=True, exist_ok=True)
-    # Written once: a process spawned later (with its own CANARY) must not replace the token.
-    if not (outside / "canary.md").exists():
-        (outside / "canary.md").write_text(f"---\nname: canary\ndescription: {CANARY}\n---\n{CANARY}\n")
-    if not (outside / "passwd").exists():
-        (outside / "passwd").write_text(f"root:x:0:0:{CANARY}\n")
+    if not (outside / "canary.md").exists():  # written once: a spawned flipper has its own MARK
+        (outside / "canary.md").write_text(
+            f"---\nname: canary\ndescription: {MARK} canary\n---\nsecret {MARK}\n"
+        )
+        (outside / "passwd").write_text(f"root:x:0:0:{MARK}\n")
     for name, target in (("link_out", outside), ("link_file.md", outside / "canary.md")):
         if not (root / name).is_symlink():
             os.symlink(target, root / name)
     if not (root / "hard.md").exists():
         os.link(outside / "canary.md", root / "hard.md")
+
+
+# -- a seeded generator for the full-size run -----------------------------------------------
+# Hypothesis shrinks and explores well but spends ~4 ms per example drawing data (6+ minutes
+# for 100,000 on a loaded 2-core machine); the full run draws from the same component lists
+# with a seeded `random.Random`, so it is fast and reproducible. CI keeps hypothesis.
+
+_ALPHABETS = (
+    "abcxyz-_.md/",
+    "\u2024\u2025\uff0e\uff0f\u2215\u2044\u29f8\\%",  # dot and slash look-alikes
+    "\u0300\u0301\u0308\u200b\u200d\ufeff\u202e",  # combining marks, zero-width, bidi
+    "\x00\x01\n\r\t ",
+    "éüßİıǅﬁ",  # case folding and compatibility forms
+)
+
+
+def _random_text(rng: random.Random, max_size: int) -> str:
+    alphabet = rng.choice(_ALPHABETS)
+    n = rng.randrange(max_size + 1)
+    if rng.random() < 0.2:  # anything at all, surrogates excluded (not valid in JSON text)
+        return "".join(
+            chr(rng.choice((rng.randrange(0x20, 0x7F), rng.randrange(0xA0, 0xD800)))) for _ in range(n)
+        )
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+def random_path(rng: random.Random) -> str:
+    if rng.random() < 0.25:
+        return rng.choice(PLAUSIBLE)
+    prefix = rng.choice(PREFIXES)
+    segs = [
+        rng.choice(SEGMENTS) if rng.random() < 0.75 else _random_text(rng, 12)
+        for _ in range(rng.randrange(7))
+    ]
+    body = "/".join(["", *segs])
+    if prefix.endswith("/"):
+        body = body[1:]
+    return prefix + body + rng.choice(["", "/", ".md", "/..", "%00"])
+
+
+def random_tool_call(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    """One call drawn like `tool_calls()` draws it, plus the BM25 tools."""
+    p = lambda: random_path(rng)  # noqa: E731 - a fresh path per argument
+    text = lambda: "---\nname: x\ndescription: d\n---\n" if rng.random() < 0.2 else _random_text(rng, 40)  # noqa: E731
+    kind = rng.randrange(13)
+    if kind == 0:
+        return "view", {"path": p()}
+    if kind == 1:
+        return "view", {"path": p(), "start_line": rng.randint(-3, 50), "end_line": rng.randint(-3, 50)}
+    if kind == 2:
+        return "create", {"path": p(), "file_text": text()}
+    if kind == 3:
+        return "str_replace", {"path": p(), "old_str": text(), "new_str": text()}
+    if kind == 4:
+        return "insert", {"path": p(), "insert_line": rng.randint(-2, 20), "insert_text": text()}
+    if kind == 5:
+        return "delete", {"path": p()}
+    if kind == 6:
+        return "rename", {"old_path": p(), "new_path": p()}
+    if kind in (7, 8):
+        return "grep", {"pattern": rng.choice(["root", "x", ".", "secret", "name"]), "path": p()}
+    if kind == 9:
+        return "toc", {"path": p()}
+    if kind == 10:
+        return "section_read", {"path": p(), "section_path": rng.choice(["# A", "# A > ## B"])}
+    if kind == 11:
+        return "bm25_full_search", {"query": rng.choice(["secret canary", "root", "alice"]), "path": p()}
+    return "bm25_chunk_retrieve", {"query": rng.choice(["secret canary", "root", "alice"])}

@@ -12,7 +12,7 @@ import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings
 from mcp import Client
-from tests.hostile import CANARY, AccessAuditor, plant, tool_calls
+from tests.hostile import MARK, AccessAuditor, plant, tool_calls
 
 from memdir.mcp.server import build_server
 from memdir.store import spec
@@ -46,7 +46,7 @@ def _check_call(auditor: AccessAuditor, harness: Harness, root: Path, name: str,
     finally:
         auditor.disarm()
     assert not auditor.violations, (name, args, auditor.violations)
-    assert CANARY not in res.text, (name, args, res.text)
+    assert MARK not in res.text, (name, args, res.text)
     return res.text
 
 
@@ -90,7 +90,7 @@ def test_fuzz_tools_over_mcp(arena: tuple[Path, Path, Path]) -> None:
                 return "".join(getattr(c, "text", "") for c in r.content)
 
         text = anyio.run(go)
-        assert CANARY not in text
+        assert MARK not in text
         plant(root, outside)
 
     run()
@@ -100,13 +100,149 @@ def test_fuzz_tools_over_mcp(arena: tuple[Path, Path, Path]) -> None:
 
 def test_auditor_catches_an_outside_access(arena: tuple[Path, Path, Path]) -> None:
     _, root, outside = arena
+    (root / "probe.md").write_text("inside\n")  # the fuzz tests may have deleted anything else
     auditor = AccessAuditor.install()
-    inside = root / "auditor-probe.md"  # its own file: the fuzz tests may have deleted any other
-    inside.write_text("probe\n")
     auditor.arm([root])
     try:
         (outside / "canary.md").read_bytes()
-        inside.read_bytes()
+        (root / "probe.md").read_bytes()
     finally:
         auditor.disarm()
     assert [v[1] for v in auditor.violations] == [str(outside / "canary.md")]
+
+
+def test_index_scan_never_lists_through_a_folder_swapped_for_a_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index's stat walk (store/scan.py) races another process that swaps a folder for a
+    link between the listing and the descent: the 100k fuzz run caught a path-based walk
+    listing the link's target. The swap is made deterministic by doing it inside the listing."""
+    import os
+
+    from memdir.store import scan as scan_mod
+
+    root, outside = tmp_path / "mem", tmp_path / "outside"
+    spec.init(Store(root, create=True))
+    (root / "people").mkdir()
+    (root / "people" / "alice.md").write_text("---\nname: alice\ndescription: a\n---\n")
+    plant(root, outside)
+    real = os.scandir
+
+    class Swapped:
+        def __init__(self, arg: Any) -> None:
+            with real(arg) as it:
+                self.entries = list(it)
+            if (root / "people").is_dir() and not (root / "people").is_symlink():
+                os.rename(root / "people", root / "people-parked")  # another process, mid-walk
+                os.symlink(outside, root / "people")
+
+        def __enter__(self) -> list[Any]:
+            return self.entries
+
+        def __exit__(self, *exc: Any) -> None:
+            pass
+
+        def __iter__(self) -> Any:
+            return iter(self.entries)
+
+    monkeypatch.setattr(scan_mod.os, "scandir", Swapped)
+    auditor = AccessAuditor.install()
+    auditor.arm([root])
+    try:
+        found = scan_mod.scan(root)
+    finally:
+        auditor.disarm()
+    assert [v for v in auditor.violations if v[0] == "os.scandir"] == []  # (the swap itself is ours)
+    assert not any(p.startswith("/memories/people/") for p in found), found
+    assert "/memories/MEMORY.md" in found
+
+
+_SWAP: dict[str, Any] = {}
+
+
+def _swap_at_open(event: str, args: tuple[Any, ...]) -> None:
+    """An audit hook that, once armed, swaps a folder for a link to outside just before the
+    first open naming it: another process acting at the worst moment, made deterministic."""
+    if event != "open" or not _SWAP.get("armed"):
+        return
+    target = args[0]
+    if isinstance(target, str) and ("people" in target or target == "alice.md"):
+        import os
+
+        _SWAP["armed"] = False
+        root, outside = _SWAP["root"], _SWAP["outside"]
+        os.rename(root / "people", root / "people-parked")
+        os.symlink(outside, root / "people")
+
+
+def test_index_never_reads_through_a_folder_swapped_for_a_link(tmp_path: Path) -> None:
+    """The index read a file by path after checking it; the fuzz run caught that open resolving
+    outside. Outside content must never reach the index (its terms would steer rankings)."""
+    import sys
+
+    from memdir.store.index import SearchIndex
+
+    root, outside = tmp_path / "mem", tmp_path / "outside"
+    store = Store(root, create=True)
+    spec.init(store)
+    (root / "people").mkdir()
+    (root / "people" / "alice.md").write_text("---\nname: alice\ndescription: a\n---\ninside words\n")
+    outside.mkdir()
+    (outside / "alice.md").write_text("---\nname: alice\ndescription: a\n---\nzanzibaroutside\n")
+    index = SearchIndex.for_store(store)
+    index.sync()
+    if not _SWAP.get("installed"):
+        sys.addaudithook(_swap_at_open)
+        _SWAP["installed"] = True
+    (root / "people" / "alice.md").write_text("---\nname: alice\ndescription: a\n---\nedited words\n")
+    _SWAP.update(root=root, outside=outside, armed=True)
+    try:
+        index.apply(["/memories/people/alice.md"])
+    finally:
+        _SWAP["armed"] = False
+    assert index.search("zanzibaroutside", sync=False) == []
+
+
+def _swap_at_spawn(event: str, args: tuple[Any, ...]) -> None:
+    if event == "subprocess.Popen" and _SWAP.get("spawn"):
+        import os
+
+        _SWAP["spawn"] = False
+        root, outside = _SWAP["root"], _SWAP["outside"]
+        os.rename(root / "people", root / "people-parked")
+        os.symlink(outside, root / "people")
+
+
+@pytest.mark.skipif(not __import__("shutil").which("rg"), reason="ripgrep not installed")
+def test_ripgrep_never_starts_on_a_folder_swapped_for_a_link(tmp_path: Path) -> None:
+    """grep checked the folder, then started ripgrep on its path: the fuzz run's audit hook saw
+    ripgrep spawned on a folder that was a link at that instant. ripgrep now gets the folder as
+    /proc/self/fd/N of a descriptor opened without following links."""
+    import sys
+
+    root, outside = tmp_path / "mem", tmp_path / "outside"
+    spec.init(Store(root, create=True))
+    (root / "people").mkdir()
+    (root / "people" / "alice.md").write_text("---\nname: alice\ndescription: a\n---\ninside line\n")
+    outside.mkdir()
+    (outside / "bob.md").write_text(f"---\nname: bob\ndescription: b\n---\n{MARK} line\n")
+    if not _SWAP.get("spawn_installed"):
+        sys.addaudithook(_swap_at_spawn)
+        _SWAP["spawn_installed"] = True
+    harness = Harness(Store(root), "manage")
+    auditor = AccessAuditor.install()
+    _SWAP.update(root=root, outside=outside, spawn=True)
+    auditor.arm([root])
+    try:
+        res = harness.call("grep", {"pattern": "line", "path": "/memories/people"})
+    finally:
+        auditor.disarm()
+        _SWAP["spawn"] = False
+    assert (root / "people").is_symlink()  # the swap happened, before ripgrep started
+    assert MARK not in res.text
+    assert [v for v in auditor.violations if v[0] != "os.symlink"] == []  # (the swap itself is ours)
+    # a file target and a subfolder still work
+    (root / "people").unlink()
+    (root / "people-parked").rename(root / "people")
+    res = harness.call("grep", {"pattern": "inside", "path": "/memories/people/alice.md"})
+    assert "/memories/people/alice.md:5: inside line" in res.text

@@ -158,7 +158,9 @@ def seed_crash_store(root: Path) -> None:
         (root / f"f{f}.md").write_text(version_text(f, 0))
 
 
-def crash_campaign(root: Path, edits: int, seed: int, repo: Path, progress: Any = None) -> dict[str, Any]:
+def crash_campaign(
+    root: Path, edits: int, seed: int, repo: Path, progress: Any = None, max_delay: float = 0.3
+) -> dict[str, Any]:
     """Kill a writer with SIGKILL at random points until `edits` edits are acknowledged;
     after every kill, check that no file is torn and no acknowledged edit is lost."""
     import signal
@@ -169,9 +171,10 @@ def crash_campaign(root: Path, edits: int, seed: int, repo: Path, progress: Any 
     ack.touch()
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(repo / "src"), str(repo), env.get("PYTHONPATH", "")])
-    kills = torn = lost = 0
+    kills = torn = lost = journal_warnings = 0
     mismatches: list[tuple[int, int, int | None, int]] = []  # (file, acked, on disk, round)
     acked: dict[int, int] = {}
+    acked_lines: set[tuple[int, int]] = set()  # every (file, version) acknowledged
     on_disk = {f: 0 for f in range(N_FILES)}  # version at the start of the round
     seen_lines = 0
     rounds = 0
@@ -187,17 +190,19 @@ def crash_campaign(root: Path, edits: int, seed: int, repo: Path, progress: Any 
         assert proc.stdout is not None
         if proc.stdout.readline().strip() != b"ready":
             raise RuntimeError(f"writer did not start: {proc.communicate()[1].decode()[-500:]}")
-        time.sleep(rng.random() * 0.3)  # a random point in the stream of edits
+        time.sleep(rng.random() * max_delay)  # a random point in the stream of edits
         proc.send_signal(signal.SIGKILL)
         _, err = proc.communicate()
         err = err or b""
         if proc.returncode != -signal.SIGKILL:
             raise RuntimeError(f"writer ended by itself ({proc.returncode}): {err.decode()[-500:]}")
         kills += 1
+        journal_warnings += err.count(b"journal: step")
         lines = ack.read_text().split("\n")[:-1]
         round_acked = dict(on_disk)
         for line in lines[seen_lines:]:
             f, k = map(int, line.split())
+            acked_lines.add((f, k))
             acked[f] = max(acked.get(f, 0), k)
             round_acked[f] = max(round_acked[f], k)
         seen_lines = len(lines)
@@ -217,9 +222,12 @@ def crash_campaign(root: Path, edits: int, seed: int, repo: Path, progress: Any 
     temps = [p.name for p in root.rglob(".memdir-tmp-*")]
     return {
         "edits_acknowledged": sum(acked.values()),
+        "acknowledgements_logged": len(acked_lines),
+        "acknowledged": sorted(acked_lines),
         "kills": kills,
         "torn_files": torn,
         "lost_acknowledged_edits": lost,
         "leftover_temp_files": len(temps),
+        "journal_warnings": journal_warnings,
         "mismatches": mismatches,
     }

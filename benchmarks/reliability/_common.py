@@ -25,31 +25,31 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def serve_http(root: Path, profile: str = "manage") -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
+def _serve(argv: list[str], port: int) -> tuple[subprocess.Popen[bytes], str]:
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "memdir",
-            "serve",
-            "--root",
-            str(root),
-            "--profile",
-            profile,
-            "--http",
-            str(port),
-        ],
+        [sys.executable, "-m", "memdir", "serve", *argv, "--http", str(port)],
         env=env(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
             return proc, f"http://127.0.0.1:{port}/mcp"
         except OSError:
+            if proc.poll() is not None:
+                break
             time.sleep(0.1)
     proc.kill()
     raise RuntimeError("server did not start")
+
+
+def serve_http(root: Path, profile: str = "manage") -> tuple[subprocess.Popen[bytes], str]:
+    """`memdir serve --root ROOT --profile PROFILE --http PORT` in a child process."""
+    return _serve(["--root", str(root), "--profile", profile], free_port())
+
+
+def serve_tenants(tenants_file: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """`memdir serve --tenants FILE --http PORT` in a child process."""
+    return _serve(["--tenants", str(tenants_file)], free_port())

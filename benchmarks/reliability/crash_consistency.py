@@ -1,7 +1,16 @@
 """Crash consistency at full size: a writer editing through the tools is killed with SIGKILL
 at random points until 1,000 edits are acknowledged. After every kill: no file torn (each is
-exactly some version), no acknowledged edit lost. At the end, `validate` and a fresh index
-rebuild must agree with the files (when those views are installed).
+exactly some version), no acknowledged edit lost. At the end, the derived views must agree with
+the files:
+  * `memdir check` (analytics.integrity.check) finds no problem;
+  * the BM25 index, maintained incrementally by the killed writers, is compared with a rebuild
+    from scratch (in a copy of the files): after the catch-up sync every search runs before
+    answering, both hold the same documents, and searching each file's unique `v=K` / `end F K`
+    lines ranks that file first in both. Entries left stale by a kill between a file write and
+    the index commit are counted before that sync;
+  * the journal (`memdir history`): a kill between the file write and the journal commit
+    leaves the journal one step behind the files; the next step's commit snapshots the whole
+    store, so after one more edit the journal's last commit equals the files exactly.
 
     .venv/bin/python benchmarks/reliability/crash_consistency.py --edits 1000
 """
@@ -10,36 +19,122 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import _common
 from rich.console import Console
 from rich.progress import Progress
-from tests.workers import crash_campaign, seed_crash_store
+from tests.workers import N_FILES, crash_campaign, parse_version, seed_crash_store, version_text
 
+from memdir.analytics import integrity
 from memdir.store import spec
+from memdir.store.index import SearchIndex
+from memdir.store.journal import Journal
+from memdir.store.scan import scan
 from memdir.store.store import Store
+from memdir.tools.profiles import Harness
+
+
+def index_agreement(root: Path) -> dict[str, int]:
+    """The incrementally kept index against a rebuild from scratch over a copy of the files."""
+    live = SearchIndex.for_store(Store(root, observers=False))
+    stale_before_sync = live.sync().changed  # what the kills left behind; search syncs first anyway
+    copy = Path(tempfile.mkdtemp(prefix="memdir-crash-copy-")) / "mem"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memdir"))
+    fresh = SearchIndex.for_store(Store(copy, observers=False))
+    fresh.rebuild()
+    disk = scan(root)
+    out = {
+        "index_stale_entries_before_sync": stale_before_sync,
+        "index_docs_incremental": live.num_docs(),
+        "index_docs_rebuilt": fresh.num_docs(),
+        "files_on_disk": len(disk),
+        "manifest_mismatches": sum(1 for p, v in disk.items() if live._load_manifest().get(p) != v),
+        "searches": 0,
+        "search_disagreements": 0,
+        "search_misses": 0,
+    }
+    for f in range(N_FILES):
+        k = parse_version(f, (root / f"f{f}.md").read_text())
+        for q in (f"v={k} end {f} {k}", f"f{f} crash file {f} v={k}"):
+            a = [h.path for h in live.search(q, top_k=3, sync=False)]
+            b = [h.path for h in fresh.search(q, top_k=3, sync=False)]
+            out["searches"] += 1
+            out["search_disagreements"] += a[:1] != b[:1]  # the same file first (lower ranks may
+            # differ by score ties: deleted documents count in BM25 statistics until a merge)
+            out["search_misses"] += not a or a[0] != f"/memories/f{f}.md"
+    return out
+
+
+def journal_agreement(root: Path, acknowledged: list[tuple[int, int]]) -> dict[str, Any]:
+    """Is every acknowledged version in the journal's history, and is its last commit the
+    files? (Before and after one more step through the tools.)"""
+    j = Journal(root)
+    blobs: dict[str, int] = {}  # blob sha -> file number
+    for step in j.steps(raw=True):
+        for _status, sha, path in step.raw:
+            if path.startswith("f") and path.endswith(".md") and not set(sha) <= {"0"}:
+                blobs[sha] = int(path[1:-3])
+    journaled = set()
+    for sha, data in j.blobs(sorted(blobs)):
+        k = parse_version(blobs[sha], data.decode("utf-8", "replace"))
+        if k is not None:
+            journaled.add((blobs[sha], k))
+    missing = sorted(set(map(tuple, acknowledged)) - journaled)
+    behind = [ln for ln in j.git("status", "--porcelain", "--untracked-files=all").split("\n") if ln]
+    steps_before = len(j.steps())
+    k = parse_version(0, (root / "f0.md").read_text())
+    body_old = version_text(0, k).split("---\n", 2)[2]
+    body_new = version_text(0, k + 1).split("---\n", 2)[2]
+    res = Harness(Store(root), "manage").call(
+        "str_replace", {"path": "/memories/f0.md", "old_str": body_old, "new_str": body_new}
+    )
+    after = [ln for ln in j.git("status", "--porcelain", "--untracked-files=all").split("\n") if ln]
+    return {
+        "acknowledged_versions_missing_from_journal": len(missing),
+        "journal_versions": len(journaled),
+        "journal_steps": steps_before,
+        "journal_files_behind_at_end": len(behind),
+        "journal_files_behind_after_one_more_step": len(after),
+        "one_more_step_ok": not res.is_error,
+        "journal_steps_after": len(j.steps()),
+    }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--edits", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument(
+        "--max-delay", type=float, default=0.3, help="kill after a random 0..MAX seconds of editing"
+    )
     ap.add_argument("--out", type=Path, default=Path("runs/reliability"))
     args = ap.parse_args()
     console = Console()
     root = Path(tempfile.mkdtemp(prefix="memdir-crash-")) / "mem"
     seed_crash_store(root)
+    SearchIndex.for_store(Store(root)).sync()  # an index exists, so every writer step maintains it
     t = time.monotonic()
     with Progress(console=console) as progress:
         task = progress.add_task("edits acknowledged", total=args.edits)
         result = crash_campaign(
-            root, args.edits, args.seed, _common.REPO, lambda n: progress.update(task, completed=n)
+            root,
+            args.edits,
+            args.seed,
+            _common.REPO,
+            lambda n: progress.update(task, completed=n),
+            args.max_delay,
         )
     result["seconds"] = round(time.monotonic() - t, 1)
     result["validate_violations"] = len(spec.validate(Store(root)).violations)
+    report = integrity.check(Store(root, observers=False))
+    result["check_problems"] = [p.as_dict() for p in report.problems]
+    result.update(index_agreement(root))
+    result.update(journal_agreement(root, result.pop("acknowledged")))
     console.print_json(json.dumps(result))
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "crash_consistency.json").write_text(json.dumps(result, indent=2))
@@ -47,6 +142,13 @@ def main() -> None:
         result["torn_files"] == 0
         and result["lost_acknowledged_edits"] == 0
         and result["validate_violations"] == 0
+        and not result["check_problems"]
+        and result["manifest_mismatches"] == 0
+        and result["index_docs_incremental"] == result["index_docs_rebuilt"] == result["files_on_disk"]
+        and result["search_disagreements"] == 0
+        and result["search_misses"] == 0
+        and result["journal_files_behind_after_one_more_step"] == 0
+        and result["acknowledged_versions_missing_from_journal"] == 0
     )
     console.print("[bold green]PASS[/]" if ok else "[bold red]FAIL[/]")
     raise SystemExit(0 if ok else 1)

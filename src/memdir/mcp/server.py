@@ -18,6 +18,17 @@ from memdir.store.store import Store
 from memdir.tools.profiles import Harness
 from memdir.tools.schemas import mcp_tool
 
+# Bounds for the HTTP transport, so hostile or careless clients cannot exhaust the server: a
+# bounded number of MCP sessions per store (an idle one is dropped after SESSION_IDLE_S; an
+# open GET event stream keeps it alive), at most MAX_CONNECTIONS open connections (uvicorn
+# answers 503 beyond), idle keep-alive connections closed after KEEP_ALIVE_S. Request bodies
+# are capped by the SDK (4 MB, answered 413).
+MAX_SESSIONS = 256
+SESSION_IDLE_S = 600.0
+MAX_CONNECTIONS = 256
+KEEP_ALIVE_S = 5
+UVICORN_LIMITS: dict[str, Any] = {"limit_concurrency": MAX_CONNECTIONS, "timeout_keep_alive": KEEP_ALIVE_S}
+
 INSTRUCTIONS = (
     "Long-term memory as markdown files under /memories. Every path starts with /memories. "
     "Files open with frontmatter (name = file stem, one-line description)."
@@ -80,10 +91,14 @@ async def serve_stdio(store: Store, profile: str, **meta: Any) -> None:
 
 def http_app(store: Store, profile: str, host: str = "127.0.0.1", **meta: Any) -> Any:
     server = build_server(Harness(store, profile, **{"role": "mcp", **meta}))
-    return server.streamable_http_app(streamable_http_path="/mcp", host=host)
+    return server.streamable_http_app(
+        streamable_http_path="/mcp", host=host, max_sessions=MAX_SESSIONS, session_idle_timeout=SESSION_IDLE_S
+    )
 
 
 def serve_http(store: Store, profile: str, port: int, host: str = "127.0.0.1", **meta: Any) -> None:
     import uvicorn
 
-    uvicorn.run(http_app(store, profile, host, **meta), host=host, port=port, log_level="warning")
+    uvicorn.run(
+        http_app(store, profile, host, **meta), host=host, port=port, log_level="warning", **UVICORN_LIMITS
+    )

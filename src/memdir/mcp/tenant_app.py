@@ -19,7 +19,7 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from memdir.mcp.server import build_server
+from memdir.mcp.server import MAX_SESSIONS, SESSION_IDLE_S, UVICORN_LIMITS, build_server
 from memdir.mcp.tenants import Tenants
 from memdir.tools.guards import GuardedStore, Guards
 from memdir.tools.profiles import Harness
@@ -92,7 +92,10 @@ class TenantDispatch:
             server = build_server(harness, name=f"memdir:{entry.tenant}")
             self.harnesses[entry.token_sha256] = harness
             self.managers[entry.token_sha256] = StreamableHTTPSessionManager(
-                app=server, security_settings=_security(host)
+                app=server,
+                security_settings=_security(host),
+                max_sessions=MAX_SESSIONS,
+                session_idle_timeout=SESSION_IDLE_S,
             )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -136,4 +139,4 @@ def serve_tenants(
     import uvicorn
 
     app = tenants_app(tenants, host, guards=guards)
-    uvicorn.run(app, host=host, port=port, log_level="warning", **uvicorn_kw)
+    uvicorn.run(app, host=host, port=port, log_level="warning", **{**UVICORN_LIMITS, **uvicorn_kw})

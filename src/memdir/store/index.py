@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import shutil
 import sqlite3
 import stat
@@ -264,18 +263,19 @@ class SearchIndex:
 
     def _read(self, path: str) -> tuple[tuple[int, int], Any] | None:
         """((size, mtime_ns), document or None if unreadable), or None when no such .md file."""
+        # Through the store's descriptor chain (safefs), not by path: a folder swapped for a
+        # link between a check and the open must not let the index read outside the root.
         try:
             mp = parse_memory_path(path)
-            disk = self.store.confine.disk(mp)
-            st = os.lstat(disk)
+            st = self.store.safe.lstat(mp.parts, mp.text)
         except (MemdirError, OSError):
             return None
-        if not stat.S_ISREG(st.st_mode) or not mp.name.endswith(".md"):
+        if st is None or not stat.S_ISREG(st.st_mode) or not mp.name.endswith(".md"):
             return None
         key = (st.st_size, st.st_mtime_ns)
         try:
-            text = disk.read_bytes().decode("utf-8", errors="replace")
-        except OSError:
+            text = self.store.safe.read(mp.parts, mp.text).decode("utf-8", errors="replace")
+        except (MemdirError, OSError):
             return key, None
         f = doc_fields(mp.name, text)
         doc = tantivy.Document(path=mp.text, scope=_scopes(mp), text=f.whole, signage=f.signage)

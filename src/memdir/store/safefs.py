@@ -47,6 +47,11 @@ class SafeRoot:
         finally:
             os.close(fd)
 
+    def open_dir(self, parts: tuple[str, ...], shown: str) -> int:
+        """A descriptor of the folder at `parts`, reached without following a link; the caller
+        closes it (e.g. after handing it to a child process as `/proc/self/fd/N`)."""
+        return self._open_chain(parts, shown, False)
+
     def _open_chain(self, parts: tuple[str, ...], shown: str, create: bool) -> int:
         fd = os.open(self.root, _DIR_FLAGS)
         try:

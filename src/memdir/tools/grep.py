@@ -8,6 +8,7 @@ Without ripgrep a Python scan gives the same results.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import stat
@@ -21,6 +22,7 @@ import regex
 
 from memdir.errors import EditError, NotFoundError, PathError, ToolError
 from memdir.store.paths import MemoryPath
+from memdir.store.store import Store
 from memdir.tools.base import ToolContext, tool
 
 MAX_LINE_CHARS = 400
@@ -40,15 +42,57 @@ def _rg() -> str | None:
     return shutil.which("rg")
 
 
-def _rg_hits(pattern: str, target: Path, case_sensitive: bool, root: Path) -> Iterator[tuple[Path, int, str]]:
+def _rg_hits(
+    pattern: str, target: Path, case_sensitive: bool, store: Store, mp: MemoryPath
+) -> Iterator[tuple[Path, int, str]]:
+    # ripgrep reads by path. It gets the target (folder or file) as `/proc/self/fd/N` of a
+    # descriptor opened along the store's O_NOFOLLOW chain, so a folder swapped for a link
+    # after our checks cannot send it outside; below a folder it walks without following links.
+    fd = _open_target(store, mp)
+    via = f"/proc/self/fd/{fd}"
+    base = str(target)
+    try:
+        for name, lineno, line in _rg_run(pattern, via, case_sensitive, store.root, fd):
+            if name == via or name.startswith(via + "/"):
+                name = base + name[len(via) :]
+            yield Path(name), lineno, line
+    finally:
+        os.close(fd)
+
+
+def _open_target(store: Store, mp: MemoryPath) -> int:
+    """A descriptor of the folder or plain single-link file at `mp`, reached without links."""
+    if mp.is_root:
+        return store.safe.open_dir((), mp.text)
+    parent = store.safe.open_dir(mp.parts[:-1], mp.text)
+    try:
+        fd = os.open(mp.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=parent)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise PathError(
+                f"{mp.text}: leads through a symbolic link; memory does not follow links"
+            ) from None
+        raise NotFoundError(f"{mp.text} does not exist; grep a folder or a .md file that exists") from None
+    finally:
+        os.close(parent)
+    st = os.fstat(fd)
+    if not stat.S_ISDIR(st.st_mode) and not (stat.S_ISREG(st.st_mode) and st.st_nlink == 1):
+        os.close(fd)
+        raise PathError(f"{mp.text} is not a plain file of this store")
+    return fd
+
+
+def _rg_run(
+    pattern: str, arg: str, case_sensitive: bool, root: Path, fd: int
+) -> Iterator[tuple[str, int, str]]:
     cmd = [
         _rg() or "rg", "--no-config", "--no-heading", "--with-filename", "--line-number",
         "--null", "--no-ignore", "--color", "never", "--sort", "path", "--engine", "auto",
         "--glob", "*.md", "--max-columns", "0",
         "--case-sensitive" if case_sensitive else "--ignore-case",
-        "--regexp", pattern, "--", str(target),
+        "--regexp", pattern, "--", arg,
     ]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=root)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=root, pass_fds=(fd,))
     assert proc.stdout is not None and proc.stderr is not None
     timeout = _timeout()
     expired = threading.Event()
@@ -65,7 +109,7 @@ def _rg_hits(pattern: str, target: Path, case_sensitive: bool, root: Path) -> It
             lineno, _, line = rest.partition(b":")
             if not lineno.isdigit():
                 continue
-            yield Path(os.fsdecode(name)), int(lineno), line.rstrip(b"\r\n").decode("utf-8", "replace")
+            yield os.fsdecode(name), int(lineno), line.rstrip(b"\r\n").decode("utf-8", "replace")
         proc.wait()
         if expired.is_set():
             raise ToolError(f"grep took over {timeout:g} s; narrow the path or the pattern")
@@ -173,7 +217,7 @@ def grep(
     if pattern == "":
         raise EditError("pattern is empty; give a regular expression to look for")
     hits = (
-        _rg_hits(pattern, disk, case_sensitive, ctx.store.root)
+        _rg_hits(pattern, disk, case_sensitive, ctx.store, mp)
         if _rg()
         else _py_hits(ctx, pattern, mp, case_sensitive)
     )
