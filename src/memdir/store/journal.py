@@ -189,10 +189,13 @@ class Journal:
                     "--literal-pathspecs", "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul",
                     stdin="\0".join(rel),
                 )  # fmt: skip
-        # git's own post-commit housekeeping check costs a child process (~14 ms) on every
-        # commit; we switch it off and run the same check on about one step in GC_EVERY instead.
-        self.git("-c", "maintenance.auto=false", "-c", "gc.auto=0",
-                 "commit", "-q", "--allow-empty", "--no-verify", "-F", "-", stdin=message(step))  # fmt: skip
+        # Plumbing instead of `git commit`: commit refreshes the stat data of every tracked file
+        # (86 ms at 50,000 files here) and runs a housekeeping child; write-tree uses the index
+        # as staged (32 ms for the three calls). The housekeeping check runs on about one step
+        # in GC_EVERY instead.
+        tree = self.git("write-tree").strip()
+        commit = self.git("commit-tree", tree, "-p", "HEAD", "-F", "-", stdin=message(step)).strip()
+        self.git("update-ref", "HEAD", commit)
         if random.random() < 1 / GC_EVERY:
             self.git("gc", "--auto", "--quiet")
 
