@@ -185,3 +185,18 @@ def test_steps_stage_their_own_paths_and_hand_edits_wait_for_a_full_step(tmp_pat
     h2 = Harness(Store(root), "manage", role="t")  # a new process: its first step is full
     h2.call("delete", {"path": "/memories/b.md"})
     assert sorted(_tree_at(j, "HEAD")) == ["dir/a2.md", "hand.md"]
+
+
+def test_deleting_a_file_the_journal_never_saw_is_still_a_step(tmp_path: Path) -> None:
+    import warnings
+
+    root = tmp_path / "mem"
+    store = Store(root, create=True)
+    h = Harness(store, "manage", role="t")
+    h.call("create", {"path": "/memories/a.md", "file_text": md("a", "one\n")})  # full step
+    (root / "ghost.md").write_text(md("ghost", "by hand\n"))  # never staged by a path step
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a failed journal commit only warns: make it fail here
+        h.call("delete", {"path": "/memories/ghost.md"})
+    steps = Journal(root).steps()
+    assert [s.tool for s in steps][-1] == "delete"

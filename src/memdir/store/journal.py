@@ -185,10 +185,9 @@ class Journal:
                 {p.removeprefix(MEMORY_PREFIX) for c in step.changes for p in (c.path, c.new_path) if p}
             )
             if rel:
-                self.git(
-                    "--literal-pathspecs", "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul",
-                    stdin="\0".join(rel),
-                )  # fmt: skip
+                # update-index, not `add`: a path the journal never saw and that is gone again
+                # (written by hand, then deleted by a tool) is skipped instead of failing the step.
+                self.git("update-index", "--add", "--remove", "-z", "--stdin", stdin="\0".join(rel))
         # Plumbing instead of `git commit`: commit refreshes the stat data of every tracked file
         # (86 ms at 50,000 files here) and runs a housekeeping child; write-tree uses the index
         # as staged (32 ms for the three calls). The housekeeping check runs on about one step
