@@ -87,7 +87,15 @@ class Store:
         path.mkdir(exist_ok=True)
         return path
 
+    @staticmethod
+    def parse(path: str | MemoryPath) -> MemoryPath:
+        """A checked memory path. Store I/O then goes through `safe` (link-safe descriptors),
+        so no separate disk walk is needed first."""
+        return path if isinstance(path, MemoryPath) else parse_memory_path(path)
+
     def resolve(self, path: str | MemoryPath) -> tuple[MemoryPath, Path]:
+        """A checked memory path and its disk path, every existing component verified (for
+        callers that hand a path to something outside the store, such as ripgrep)."""
         mp = path if isinstance(path, MemoryPath) else parse_memory_path(path)
         return mp, self.confine.disk(mp)
 
@@ -129,13 +137,13 @@ class Store:
 
     # -- reads -----------------------------------------------------------------------
     def read_bytes(self, path: str | MemoryPath) -> bytes:
-        mp, _ = self.resolve(path)
+        mp = self.parse(path)
         if mp.is_root:
             raise PathError(f"{mp.text} is a folder, not a file")
         return self.safe.read(mp.parts, mp.text)
 
     def read_text(self, path: str | MemoryPath) -> str:
-        mp = path if isinstance(path, MemoryPath) else parse_memory_path(path)
+        mp = self.parse(path)
         data = self.read_bytes(mp)
         try:
             return data.decode("utf-8")
@@ -143,7 +151,7 @@ class Store:
             raise PathError(f"{mp.text} is not UTF-8 text") from None
 
     def _lstat(self, path: str | MemoryPath) -> tuple[MemoryPath, os.stat_result | None]:
-        mp, _ = self.resolve(path)
+        mp = self.parse(path)
         return mp, self.safe.lstat(mp.parts, mp.text)
 
     def exists(self, path: str | MemoryPath) -> bool:
@@ -155,7 +163,7 @@ class Store:
 
     def walk(self, top: str | MemoryPath = ROOT) -> Iterator[Entry]:
         """Every visible file and folder under `top`, sorted per folder, never through a link."""
-        mp, _ = self.resolve(top)
+        mp = self.parse(top)
         if not self.is_dir(mp):
             return
         for parts, is_dir, size, mtime_ns in self.safe.scan(mp.parts, mp.text):
@@ -176,7 +184,7 @@ class Store:
 
     # -- writes (inside a step) ------------------------------------------------------
     def create(self, path: str | MemoryPath, text: str) -> MemoryPath:
-        mp, _ = self.resolve(path)
+        mp = self.parse(path)
         if mp.is_root:
             raise PathError("the memory root is a folder; create files below it")
         self._check_parent(mp)
@@ -186,7 +194,7 @@ class Store:
 
     def write(self, path: str | MemoryPath, text: str) -> MemoryPath:
         """Replace the whole content of an existing file."""
-        mp, _ = self.resolve(path)
+        mp = self.parse(path)
         if mp.is_root or not self.exists(mp):
             raise NotFoundError(f"{mp.text} does not exist")
         self.safe.write(mp.parts, mp.text, text.encode("utf-8"), must_exist=True)
@@ -194,7 +202,7 @@ class Store:
         return mp
 
     def delete(self, path: str | MemoryPath) -> list[str]:
-        mp, _ = self.resolve(path)
+        mp = self.parse(path)
         if mp.is_root:
             raise PathError("the memory root cannot be deleted; delete the files or folders inside it")
         if not self.exists(mp):
@@ -206,8 +214,8 @@ class Store:
         return gone
 
     def rename(self, old: str | MemoryPath, new: str | MemoryPath) -> tuple[MemoryPath, MemoryPath]:
-        omp, _ = self.resolve(old)
-        nmp, _ = self.resolve(new)
+        omp = self.parse(old)
+        nmp = self.parse(new)
         if omp.is_root or nmp.is_root:
             raise PathError("the memory root itself cannot be renamed")
         if not self.exists(omp):

@@ -75,27 +75,27 @@ class GuardedStore(Store):
 
     # -- the hooks: each runs before the parent performs the write ----------------------
     def create(self, path: str | MemoryPath, text: str) -> MemoryPath:
-        mp, _ = self.resolve(path)
+        mp = self.parse(path)
         self._check_fanout(mp, None)
         self._check_core(mp, text)
         return super().create(mp, text)
 
     def write(self, path: str | MemoryPath, text: str) -> MemoryPath:
-        mp, _ = self.resolve(path)
+        mp = self.parse(path)
         self._check_core(mp, text)
         self._check_preserved([mp], {mp.text: text})
         return super().write(mp, text)
 
     def delete(self, path: str | MemoryPath) -> list[str]:
-        mp, _ = self.resolve(path)
+        mp = self.parse(path)
         if not mp.is_root and self.exists(mp):
             gone = [e.path for e in self.walk(mp) if not e.is_dir] if self.is_dir(mp) else [mp]
             self._check_preserved(gone, {})
         return super().delete(mp)
 
     def rename(self, old: str | MemoryPath, new: str | MemoryPath) -> tuple[MemoryPath, MemoryPath]:
-        omp, _ = self.resolve(old)
-        nmp, _ = self.resolve(new)
+        omp = self.parse(old)
+        nmp = self.parse(new)
         self._check_fanout(nmp, omp)
         if _is_core(nmp) and not _is_core(omp) and self.exists(omp) and not self.is_dir(omp):
             self._check_core(nmp, self._text(omp))
