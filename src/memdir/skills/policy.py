@@ -143,10 +143,7 @@ class OfflinePolicy:
         out: list[str] = []
         for inst, where in known:
             out += [f"take {inst} from {where}", f"go to {where}"]
-        if st.here:
-            out.append(f"open {st.here}")
-        out += [f"go to {r}" for r in st.order if r not in st.visited]
-        return out
+        return out + self._explore(st)
 
     def _use_lamp(self, st: _State) -> list[str]:
         lamp = st.goal.lamp or "desklamp"
@@ -154,10 +151,13 @@ class OfflinePolicy:
         out: list[str] = []
         for inst, where in lamps:
             out += [f"use {inst}", f"go to {where}"]
-        if st.here:
-            out.append(f"open {st.here}")
-        out += [f"go to {r}" for r in st.order if r not in st.visited]
-        return out
+        return out + self._explore(st)
+
+    @staticmethod
+    def _explore(st: _State) -> list[str]:
+        """The fallback once nothing known applies: open what is here, then go on searching."""
+        out = [f"open {st.here}"] if st.here else []
+        return out + [f"go to {r}" for r in st.order if r not in st.visited]
 
     def _place(self, st: _State) -> list[str]:
         target = st.goal.target or ""
