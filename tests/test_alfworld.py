@@ -125,18 +125,25 @@ def test_grep_retrieval_ranks_whole_entries_by_the_task_words(tmp_path: Path) ->
     assert grep_retrieve(search, "juggle the xylophone", 3) == []
 
 
-def test_cli_refuses_models_and_variants_it_cannot_run(tmp_path: Path) -> None:
+def test_cli_refuses_what_it_cannot_run_before_writing_anything(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     runner = CliRunner()
-    res = runner.invoke(
-        cli, ["skills", "--variants", "no-store", "--model", "gpt-x", "--out", str(tmp_path / "r")]
-    )
-    assert res.exit_code != 0 and "agents issue" in str(res.exception)
-    res = runner.invoke(
-        cli, ["skills", "--variants", "curated-skills-mem-gs", "--tasks", "1", "--out", str(tmp_path / "r")]
-    )
-    assert res.exit_code != 0 and "needs a model" in str(res.exception)
-    res = runner.invoke(cli, ["skills", "--variants", "bogus", "--tasks", "1", "--out", str(tmp_path / "r")])
-    assert res.exit_code != 0 and "unknown variant" in str(res.exception)
+    out = tmp_path / "r"
+
+    def refused(*args: str) -> str:
+        res = runner.invoke(cli, ["skills", "--tasks", "1", "--out", str(out), *args])
+        assert res.exit_code != 0 and isinstance(res.exception, MemdirError), res.output
+        return str(res.exception)
+
+    assert "unknown model 'gpt-x'" in refused("--variants", "no-store", "--model", "gpt-x")
+    assert "set OPENAI_API_KEY" in refused("--variants", "no-store", "--model", "openai/gpt-x")
+    assert "set OPENAI_API_KEY" in refused("--variants", "curated-skills", "--curator-model", "openai/gpt-x")
+    assert "unknown variant(s) bogus" in refused("--variants", "no-store,bogus")
+    assert "no price card" in refused("--variants", "no-store", "--price-card", "nope")
+    assert not out.exists()
     assert set(FAMILIES.values()) == set(FAMILY_ORDER)
 
 

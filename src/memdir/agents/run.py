@@ -217,12 +217,18 @@ async def closed_book(
 
 
 async def guidance(
-    model: Model, store: Store, task: str, *, task_id: str | None = None, record: RunRecord | None = None
+    model: Model,
+    store: Store,
+    task: str,
+    *,
+    task_id: str | None = None,
+    record: RunRecord | None = None,
+    profile: str | None = None,
 ) -> RoleOutput:
     """Guidance synthesis (skill setting, GS variant): task-specific advice written from the store."""
     if model.is_offline:
         raise MemdirError("the offline baselines do not synthesize guidance; use a model")
-    role = get_role("guidance")
+    role = get_role("guidance", profile=profile)
     harness = Harness(
         store, role.profile or "search", role=role.name, task=task_id, variant="curated-skills-mem-gs"
     )

@@ -134,13 +134,22 @@ async def manage_trajectory(
     *,
     notes: bool = True,
     record: RunRecord | None = None,
+    profile: str | None = None,
+    variant: str | None = None,
 ) -> RoleOutput:
-    """Distil one attempt into the store: skills only (curated skills) or skills and notes (+mem)."""
+    """Distil one attempt into the store: skills only (curated skills) or skills and notes (+mem).
+
+    The harness carries the attempt's outcome in its meta, so a store that enforces the outcome
+    gate (`Guards(outcome_gate=True)`) can refuse a failed attempt's additions to a procedure.
+    """
     if model.is_offline:
         raise MemdirError("the offline baselines do not distil skills; use a model")
-    variant = "curated-skills-mem" if notes else "curated-skills"
-    role = get_role("management_skills")
-    harness = Harness(store, role.profile or "manage", role=role.name, task=traj.episode, variant=variant)
+    variant = variant or ("curated-skills-mem" if notes else "curated-skills")
+    role = get_role("management_skills", profile=profile)
+    outcome = "success" if traj.success else "failure"
+    harness = Harness(
+        store, role.profile or "manage", role=role.name, task=traj.episode, variant=variant, outcome=outcome
+    )
     ep = await run_role(
         model,
         harness,
@@ -150,7 +159,7 @@ async def manage_trajectory(
         core_memory=spec.context(store).text,
         chunk=traj.render(),
         chunk_id=f"E{traj.episode}",
-        outcome="success" if traj.success else "failure",
+        outcome=outcome,
         notes_rule=NOTES_RULE if notes else NO_NOTES_RULE,
     )
     return RoleOutput(role.name, model.name, ep.final, episode=ep)

@@ -24,6 +24,43 @@ def _retriever(harness: str) -> Any:
     )
 
 
+def _roles(model: str, curator_model: str | None, harness: str, record: Any) -> tuple[Any, Any]:
+    """(executor, Roles): `offline` for a role means its no-model baseline."""
+    from memdir.models import get_model
+    from memdir.skills.variants import Roles
+    from memdir.variants.base import HARNESSES as PROFILES
+
+    manage_profile, search_profile = PROFILES[harness]
+    from memdir.models import ModelError
+
+    try:
+        executor = None if model == "offline" else get_model(model)
+        if curator_model not in (None, "offline", model):
+            get_model(curator_model)
+    except ModelError as exc:
+        raise MemdirError(str(exc)) from None
+    curator_name = curator_model or model
+    curator = None if curator_name == "offline" else (
+        executor if curator_name == model else get_model(curator_name)
+    )  # fmt: skip
+    for m in {m for m in (executor, curator) if m is not None}:
+        _ready(m)
+    roles = Roles(curator, executor, record, manage_profile, search_profile)
+    return executor, roles
+
+
+def _ready(model: Any) -> None:
+    """Fail before any game is loaded when a provider cannot be called (no key in the environment)."""
+    from memdir.models import ModelError
+
+    client = getattr(model.api, "client", None)
+    if client is not None:
+        try:
+            client()
+        except ModelError as exc:
+            raise MemdirError(f"--model/--curator-model {model.name}: {exc}") from None
+
+
 @click.command("skills")
 @click.option(
     "--variants",
@@ -37,8 +74,12 @@ def _retriever(harness: str) -> Any:
     help="Execution model; 'offline' is the no-model policy (a baseline).",
 )
 @click.option(
-    "--curator-model", default=None, help="Model of the management agent (model-backed variants only)."
+    "--curator-model",
+    default=None,
+    help="Model of the management agent that curates skills (default: --model; 'offline' is the "
+    "mechanical distiller, a baseline).",
 )
+@click.option("--price-card", default="gpt-5.4-mini", show_default=True, help="Rate card that prices tokens.")
 @click.option(
     "--protocol",
     type=click.Choice(["full", "three"]),
@@ -71,19 +112,31 @@ def skills_cmd(
     n_tasks: int | None,
     harness: str,
     out: Path,
+    price_card: str,
 ) -> None:
-    """Run task chains for each variant and write a run folder with summary, report and plots."""
+    """Run task chains for each variant and write a run folder with summary, report and plots.
+
+    `--model` plays the tasks and writes GS guidance; `--curator-model` curates the skill stores.
+    """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from memdir.agents.record import RunRecord
     from memdir.bench.alfworld import chains, load_games
-    from memdir.skills.chain import check_model, run_chains
+    from memdir.models import price_card as find_card
+    from memdir.skills.chain import run_chains
     from memdir.skills.report import write_report
+    from memdir.skills.variants import VARIANT_NAMES
 
     names = [v.strip() for v in variants.split(",") if v.strip()]
-    check_model(model)
-    if curator_model and curator_model != "offline":
-        raise MemdirError("--curator-model needs the model-backed management agent (the agents issue)")
+    unknown = [v for v in names if v not in VARIANT_NAMES]
+    if unknown:
+        raise MemdirError(f"unknown variant(s) {', '.join(unknown)}; choose from {', '.join(VARIANT_NAMES)}")
+    card = find_card(price_card)
+    if card is None:
+        raise MemdirError(f"no price card {price_card!r}; see memdir/models/prices.json")
     retriever = _retriever(harness)
+    executor, roles = _roles(model, curator_model, harness, None)
+    roles.record = RunRecord(out / "record.jsonl")  # after the checks: a refused run writes nothing
     total = sum(len(c) for c in chains(load_games(), protocol, n_tasks))
     solved: dict[str, int] = dict.fromkeys(names, 0)
     start = time.perf_counter()
@@ -98,8 +151,9 @@ def skills_cmd(
             progress.update(bars[v], advance=1, description=f"{v} ({solved[v]} solved)")
 
         run_chains(
-            out, names, model=model, protocol=protocol, n_tasks=n_tasks, retriever=retriever, on_task=on_task
-        )
+            out, names, model=executor or "offline", roles=roles, price_card=card, protocol=protocol,
+            n_tasks=n_tasks, retriever=retriever, on_task=on_task,
+        )  # fmt: skip
     cells = write_report(out)
     click.echo(f"{total} tasks x {len(names)} variants in {time.perf_counter() - start:.0f} s")
     for c in cells:

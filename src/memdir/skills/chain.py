@@ -5,10 +5,16 @@ written after the episode ends, never during it. All variants of a run advance i
 over the same chain, so each game is loaded once and reset per variant (loading dominates a
 short episode). Every task appends one row to `tasks.jsonl` as it finishes; `summary.json`,
 `report.md` and the plots are derived from the folder afterwards (see `report.py`).
+
+The executor is the offline policy (model `offline`, a baseline) or the execution agent over a
+model; the curator and the guidance writer are models when `Roles` names them. Model calls go
+to `record.jsonl`; a row's deploy cost is the execution and guidance calls of its task, its
+build cost the curator's calls, both priced with the run's price card.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import time
@@ -21,13 +27,17 @@ from typing import Any
 
 from filelock import FileLock
 
+from memdir.agents.skills import execute
 from memdir.bench.alfworld import SEED, Game, chains, load_games
-from memdir.bench.alfworld_env import STEP_CAP, AlfworldEnv
+from memdir.bench.alfworld_env import STEP_CAP, AlfworldEnv, Observation
 from memdir.errors import MemdirError
+from memdir.models import Model, PriceCard, Usage
 from memdir.skills.policy import OfflinePolicy
 from memdir.skills.retrieve import DEFAULT, Retriever
-from memdir.skills.variants import Variant, make_variant
+from memdir.skills.variants import Roles, Variant, make_variant
 from memdir.store.store import Store
+from memdir.tokens import count_tokens
+from memdir.tools.guards import GuardedStore, Guards
 
 OFFLINE_MODEL = "offline"
 EARLY_FRACTION = 0.25
@@ -71,19 +81,34 @@ def fate(early: dict[str, str], late: dict[str, str]) -> dict[str, int]:
     return out
 
 
-def check_model(model: str) -> None:
-    if model != OFFLINE_MODEL:
-        raise MemdirError(
-            f"model {model!r} needs the model-backed execution agent (the agents issue); "
-            f"only --model {OFFLINE_MODEL} (the no-model policy, a baseline) runs for now"
-        )
+class TextEnv:
+    """An ALFWorld game as the execution agent's environment: the chain's reset observation
+    first, then each step's text with the admissible actions listed (the prompt asks for one
+    of them, so the model must see them)."""
+
+    def __init__(self, env: AlfworldEnv, first: Observation) -> None:
+        self.env = env
+        self.first = first
+
+    @staticmethod
+    def show(obs: Observation) -> str:
+        return f"{obs.text}\nAdmissible actions: {', '.join(obs.admissible)}"
+
+    def reset(self) -> str:
+        return self.show(self.first)
+
+    def step(self, action: str) -> tuple[str, bool, bool]:
+        obs = self.env.step(action)
+        return self.show(obs), obs.done, obs.won
 
 
 def run_chains(
     out: Path,
     variants: list[str],
     *,
-    model: str = OFFLINE_MODEL,
+    model: str | Model = OFFLINE_MODEL,
+    roles: Roles | None = None,
+    price_card: PriceCard | None = None,
     protocol: str = "full",
     n_tasks: int | None = None,
     games: list[Game] | None = None,
@@ -91,13 +116,43 @@ def run_chains(
     on_task: Callable[[dict[str, Any]], None] | None = None,
     step_cap: int = STEP_CAP,
 ) -> list[dict[str, Any]]:
-    """Play every chain of `protocol` for every variant; returns (and appends) the task rows."""
-    check_model(model)
+    """Play every chain of `protocol` for every variant; returns (and appends) the task rows.
+
+    `model` is the executor: `offline` (the no-model policy) or a :class:`Model`.
+    """
+    return asyncio.run(
+        _run_chains(
+            out, variants, model=model, roles=roles or Roles(), price_card=price_card, protocol=protocol,
+            n_tasks=n_tasks, games=games, retriever=retriever, on_task=on_task, step_cap=step_cap,
+        )
+    )  # fmt: skip
+
+
+async def _run_chains(
+    out: Path,
+    variants: list[str],
+    *,
+    model: str | Model,
+    roles: Roles,
+    price_card: PriceCard | None,
+    protocol: str,
+    n_tasks: int | None,
+    games: list[Game] | None,
+    retriever: Retriever,
+    on_task: Callable[[dict[str, Any]], None] | None,
+    step_cap: int,
+) -> list[dict[str, Any]]:
+    executor = None if isinstance(model, str) and model == OFFLINE_MODEL else model
+    if isinstance(executor, str):
+        raise MemdirError(f"pass the model {executor!r} as a Model (memdir.models.get_model)")
+    if price_card is None and (executor is not None or roles.curator or roles.searcher):
+        raise MemdirError("a run with model calls needs a price card to account its cost")
+    model_name = executor.name if executor is not None else OFFLINE_MODEL
     for v in variants:
-        make_variant(v, None)  # fail fast on an unknown or model-only variant name
+        make_variant(v, None)  # fail fast on an unknown variant name
     chain_list = chains(games if games is not None else load_games(), protocol, n_tasks)
     out.mkdir(parents=True, exist_ok=True)
-    _write_manifest(out, variants, model, protocol, n_tasks, chain_list, retriever)
+    _write_manifest(out, variants, model_name, roles, price_card, protocol, n_tasks, chain_list, retriever)
     rows: list[dict[str, Any]] = []
     policy = OfflinePolicy()
     lock = FileLock(str(out / ".tasks.lock"))
@@ -107,15 +162,16 @@ def run_chains(
             store_dir = None if v == "no-store" else out / "stores" / v / f"chain-{ci + 1}"
             if store_dir is not None and store_dir.exists() and any(store_dir.iterdir()):
                 raise MemdirError(f"{store_dir} already holds a store; use a fresh --out folder")
-            store = Store(store_dir, create=True) if store_dir else None
-            cells.append(Cell(make_variant(v, store, retriever), ci + 1, store_dir))
+            store = GuardedStore(store_dir, Guards(outcome_gate=True), create=True) if store_dir else None
+            cells.append(Cell(make_variant(v, store, retriever, roles), ci + 1, store_dir))
         early_at = max(1, round(len(chain) * EARLY_FRACTION))
         for index, game in enumerate(chain, start=1):
             t_load = time.perf_counter()
             with AlfworldEnv(game, step_cap) as env:
                 load_s = time.perf_counter() - t_load
                 for cell in cells:
-                    row = _play(env, policy, cell, index, game, model, protocol, load_s)
+                    play = _Play(env, policy, executor, roles, price_card)
+                    row = await play.run(cell, index, game, model_name, protocol, load_s)
                     if index == early_at:
                         cell.early = _hashes(cell.variant.store)
                     if index == len(chain):
@@ -128,35 +184,59 @@ def run_chains(
     return rows
 
 
-def _play(
-    env: AlfworldEnv, policy: OfflinePolicy, cell: Cell, index: int, game: Game, model: str, protocol: str,
-    load_s: float,
-) -> dict[str, Any]:  # fmt: skip
-    start = time.perf_counter()
-    variant = cell.variant
-    obs = env.reset()
-    assert env.episode is not None
-    task = env.episode.task
-    docs = variant.serve(index, task, game.family)
-    served = time.perf_counter()
-    episode = policy.play(env, obs, [(d.path, d.text) for d in docs])
-    played = time.perf_counter()
-    variant.record(index, episode)
-    files, kb = store_size(variant.store)
-    return {
-        "variant": variant.name, "model": model, "protocol": protocol, "chain": cell.chain, "index": index,
-        "game": game.id, "family": game.family, "task": task, "success": episode.won,
-        "steps": episode.n_steps, "served": [d.path for d in docs],
-        "hint_sources": policy.hints.sources if policy.hints else [],
-        "store_files": files, "store_kb": kb, "deploy_cost_usd": 0.0, "build_cost_usd": 0.0,
-        "seconds": {"load": round(load_s, 3), "reset_serve": round(served - start, 3),
-                    "play": round(played - served, 3), "record": round(time.perf_counter() - played, 3)},
-    }  # fmt: skip
+@dataclass
+class _Play:
+    env: AlfworldEnv
+    policy: OfflinePolicy
+    executor: Model | None
+    roles: Roles
+    card: PriceCard | None
+
+    def cost(self, usage: Usage) -> float:
+        return self.card.cost(usage) if self.card is not None and usage.calls else 0.0
+
+    async def run(
+        self, cell: Cell, index: int, game: Game, model: str, protocol: str, load_s: float
+    ) -> dict[str, Any]:
+        start = time.perf_counter()
+        variant = cell.variant
+        obs = self.env.reset()
+        episode = self.env.episode
+        assert episode is not None
+        task = episode.task
+        served = await variant.serve(index, task, game.family)
+        t_served = time.perf_counter()
+        deploy = served.usage
+        if self.executor is None:
+            self.policy.play(self.env, obs, served.pairs())
+            hint_sources = self.policy.hints.sources if self.policy.hints else []
+        else:
+            traj = await execute(
+                self.executor, TextEnv(self.env, obs), task, episode=index, guidance=served.text(),
+                record=self.roles.record, variant=variant.name,
+            )  # fmt: skip
+            deploy = deploy + traj.usage
+            hint_sources = []
+        t_played = time.perf_counter()
+        build = await variant.record(index, episode)
+        files, kb = store_size(variant.store)
+        return {
+            "variant": variant.name, "model": model, "protocol": protocol, "chain": cell.chain,
+            "index": index, "game": game.id, "family": game.family, "task": task,
+            "success": episode.won, "steps": episode.n_steps, "served": served.paths,
+            "served_tokens": count_tokens(served.text()) if served.docs or served.guidance else 0,
+            "hint_sources": hint_sources, "store_files": files, "store_kb": kb,
+            "deploy_usage": deploy.as_dict(), "build_usage": build.as_dict(),
+            "deploy_cost_usd": round(self.cost(deploy), 6), "build_cost_usd": round(self.cost(build), 6),
+            "seconds": {"load": round(load_s, 3), "reset_serve": round(t_served - start, 3),
+                        "play": round(t_played - t_served, 3),
+                        "record": round(time.perf_counter() - t_played, 3)},
+        }  # fmt: skip
 
 
 def _write_manifest(
-    out: Path, variants: list[str], model: str, protocol: str, n_tasks: int | None,
-    chain_list: list[list[Game]], retriever: Retriever,
+    out: Path, variants: list[str], model: str, roles: Roles, card: PriceCard | None, protocol: str,
+    n_tasks: int | None, chain_list: list[list[Game]], retriever: Retriever,
 ) -> None:  # fmt: skip
     path = out / "manifest.json"
     old = json.loads(path.read_text()) if path.exists() else None
@@ -169,6 +249,10 @@ def _write_manifest(
     manifest = {
         "benchmark": "alfworld valid_seen (140 games)",
         "model": model,
+        "curator_model": roles.curator.name if roles.curator else OFFLINE_MODEL,
+        "guidance_model": roles.searcher.name if roles.searcher else OFFLINE_MODEL,
+        "harness": {"manage": roles.manage_profile, "search": roles.search_profile},
+        "price_card": card.name if card else None,
         "protocol": protocol,
         "n_tasks": n_tasks,
         "seed": SEED,

@@ -3,8 +3,9 @@
 Retrieved text is read the way a careful reader would read it, by its visible phrasing only:
 observations of an episode (`On the countertop 2, you see a apple 1, ...`, `You open the
 fridge 1. ... In it, you see ...`), its actions (`take apple 1 from countertop 2`), and the
-fact lines of curated entries (`- apple: found in countertop 2 [E12]`). Instance names
-(`countertop 2`) are trusted only when the entry was written in the same room (the same
+fact lines of curated entries (`- apple: found in countertop 2 [E12]`; a synthesized
+guidance line may say how often: `- apple: found in countertop 2 (room 3fa2b1c0d9) x3 [E12]`).
+Instance names (`countertop 2`) are trusted only when the entry was written in the same room (the same
 listing of receptacles); otherwise only the receptacle type (`countertop`) carries over.
 """
 
@@ -18,7 +19,9 @@ _ROOM = re.compile(r"(?:room|Room): (.+)$", re.MULTILINE)
 _ON = re.compile(r"On the ([a-z]+ \d+), you see ([^.]*)\.")
 _IN = re.compile(r"You open the ([a-z]+ \d+)\. The [a-z]+ \d+ is open\. In it, you see ([^.]*)\.")
 _TAKE = re.compile(r"take ([a-z]+) \d+ from ([a-z]+ \d+)")
-_FACT = re.compile(r"^- ([a-z]+): (found|seen) in ([a-z]+(?: \d+)?)(?: \(room ([0-9a-f]+)\))?", re.MULTILINE)
+_FACT = re.compile(
+    r"^- ([a-z]+): (found|seen) in ([a-z]+(?: \d+)?)(?: \(room ([0-9a-f]+)\))?(?: x(\d+))?", re.MULTILINE
+)
 _ITEM = re.compile(r"\b(?:a|an) ([a-z]+) \d+")
 
 W_TAKEN, W_SEEN = 3.0, 1.0  # a place an object was taken from is stronger evidence than a sighting
@@ -89,9 +92,10 @@ def read_hints(docs: list[tuple[str, str]], room: str, objects: set[str]) -> Hin
             if obj in objects:
                 hints.add(obj, place(recep), W_TAKEN)
                 used = True
-        for obj, kind, recep, doc_room in _FACT.findall(text):
+        for obj, kind, recep, doc_room, times in _FACT.findall(text):
             if obj in objects:
-                hints.add(obj, place(recep, doc_room or None), W_TAKEN if kind == "found" else W_SEEN)
+                weight = (W_TAKEN if kind == "found" else W_SEEN) * int(times or 1)
+                hints.add(obj, place(recep, doc_room or None), weight)
                 used = True
         if used:
             hints.sources.append(path)

@@ -67,10 +67,18 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 round(sum(r["steps"] for r in rs if r["success"]) / solved, 2) if solved else None
             ),
             "served_per_task": round(sum(len(r["served"]) for r in rs) / len(rs), 2),
+            "served_tokens_per_task": round(sum(r.get("served_tokens", 0) for r in rs) / len(rs), 1),
+            "deploy_tokens_per_task": round(sum(_tokens(r.get("deploy_usage")) for r in rs) / len(rs), 1),
+            "build_tokens": sum(_tokens(r.get("build_usage")) for r in rs),
             "early_file_fate": dict(fates),
             "wall_seconds": round(sum(sum(r["seconds"].values()) for r in rs), 1),
         })  # fmt: skip
     return cells
+
+
+def _tokens(usage: dict[str, Any] | None) -> int:
+    u = usage or {}
+    return int(u.get("input_uncached", 0) + u.get("input_cached", 0) + u.get("output", 0))
 
 
 def _by_index(rows: list[dict[str, Any]], variant: str, field: str) -> list[float]:
@@ -160,10 +168,14 @@ def write_report(run: Path) -> list[dict[str, Any]]:
     lines = [
         f"# Skill run: {manifest['benchmark']}, protocol {manifest['protocol']}, model {manifest['model']}",
         "",
+        f"Curator model {manifest.get('curator_model', 'offline')}, guidance model "
+        f"{manifest.get('guidance_model', 'offline')}, harness {manifest.get('harness')}, price card "
+        f"{manifest.get('price_card')}.",
         f"Retriever: {manifest['retriever']}; step cap {manifest['step_cap']}; seed {manifest['seed']}; "
         f"versions {manifest['versions']}.",
         "The offline model is the no-model execution policy and the offline curators are mechanical "
-        "distillers: **baselines**, not the study's agents.",
+        "distillers (offline GS: guidance written mechanically from the served entries): "
+        "**baselines**, not the study's agents.",
         "",
         "## Success by family (%)",
         "",
@@ -182,8 +194,8 @@ def write_report(run: Path) -> list[dict[str, Any]]:
         "## Cost, steps and store",
         "",
         "| variant | deploy $/task | deploy $/solved | build $ | mean steps | steps when solved "
-        "| served/task | store files | store KB | wall s |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| served files/task | served tokens/task | model tokens/task | store files | store KB | wall s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in cells:
         per_solved = c["deploy_cost_per_solved_usd"]
@@ -191,7 +203,7 @@ def write_report(run: Path) -> list[dict[str, Any]]:
             f"| {c['variant']} | {c['deploy_cost_per_task_usd']:.4f} | "
             f"{'–' if per_solved is None else format(per_solved, '.4f')} | "
             f"{c['build_cost_usd']:.4f} | {c['mean_steps']} | {c['mean_steps_solved']} | "
-            f"{c['served_per_task']} | "
+            f"{c['served_per_task']} | {c['served_tokens_per_task']} | {c['deploy_tokens_per_task']} | "
             f"{c['store_files']} | {c['store_kb']} | {c['wall_seconds']} |"
         )
     lines += ["", "## Fate of early files (present at 25% of each chain, at its end)", ""]

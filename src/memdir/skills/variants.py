@@ -1,28 +1,37 @@
-"""The skill variants that need no model: what each serves to the executor and what it records.
+"""The skill variants: what each serves the executor before a task and records after it.
 
 * ``no-store``: nothing is served or recorded.
 * ``episode-log``: every rendered trajectory is appended verbatim as its own file
   (`metadata.type: episode`), zero model cost; retrieval serves whole episode files.
-* ``curated-skills`` (offline baseline): a mechanical distiller, not a model. Only a successful
-  attempt may create or extend a family's procedure file (`metadata.type: skill`): the winning
+* ``curated-skills``: the management agent (`--curator-model`) distils procedures
+  (`metadata.type: skill`). Offline, a mechanical distiller stands in (a baseline): the winning
   action sequence with its objects abstracted to placeholders, plus fact lines saying where
-  the objects were found. Failures write nothing (the outcome gate).
-* ``curated-skills-mem`` (offline baseline): the same skills, plus notes from every attempt
-  (`metadata.type: note`, one file per object type: where it was seen, in which room), and
-  strict serving: only the task family's skill and the notes on the task's own objects.
+  the objects were found.
+* ``curated-skills-mem``: the same skills plus notes from every attempt (`metadata.type: note`;
+  offline: one file per object type, where it was seen, in which room), and strict serving:
+  only the task family's skill and the notes on the task's own objects.
+* ``curated-skills-mem-gs``: the same store, but the search agent writes task-specific guidance
+  instead of serving files (offline: :mod:`memdir.skills.guidance`).
 
-Every write goes through the `manage` harness with `role` and `task` meta, so each task is one
-journal step per tool call.
+The outcome gate (only a successful attempt may create or extend a procedure) is enforced by
+the store the chain opens (`Guards(outcome_gate=True)`), not only asked of the curator. Every
+write goes through a `manage`-type harness with `role`, `task` and `outcome` meta, so each tool
+call is one journal step.
 """
 
 from __future__ import annotations
 
-import re
-from collections import defaultdict
+from dataclasses import dataclass, field
 
-from memdir.bench.alfworld import STATIONS, parse_goal
+from memdir.agents.record import RunRecord
+from memdir.agents.run import guidance as model_guidance
+from memdir.agents.skills import Trajectory, manage_trajectory
+from memdir.bench.alfworld import parse_goal
 from memdir.bench.alfworld_env import Episode
 from memdir.errors import MemdirError
+from memdir.models import Model, Usage
+from memdir.skills.distill import PHRASES, found_places, procedure, sightings
+from memdir.skills.guidance import synthesize
 from memdir.skills.hints import room_key
 from memdir.skills.policy import room_receptacles
 from memdir.skills.render import episode_name, render_episode
@@ -31,14 +40,9 @@ from memdir.store import frontmatter, spec
 from memdir.store.store import Store
 from memdir.tools.profiles import Harness
 
-OFFLINE_VARIANTS = ("no-store", "episode-log", "curated-skills", "curated-skills-mem")
-MODEL_VARIANTS = ("curated-skills-mem-gs",)
-ALL_VARIANTS = (*OFFLINE_VARIANTS, *MODEL_VARIANTS)
+VARIANT_NAMES = ("no-store", "episode-log", "curated-skills", "curated-skills-mem", "curated-skills-mem-gs")
 TOP_K = 3
 
-_ON = re.compile(r"On the ([a-z]+ \d+), you see ([^.]*)\.")
-_IN = re.compile(r"You open the ([a-z]+ \d+)\. The [a-z]+ \d+ is open\. In it, you see ([^.]*)\.")
-_ITEM = re.compile(r"\b(?:a|an) ([a-z]+) \d+")
 _FOLDER_INDEX = {
     "episodes": "Episode log: one file per attempted task, verbatim (task, room, actions, outcome).",
     "skills": "Procedures (skills), one per task family, distilled only from successful attempts.",
@@ -46,28 +50,70 @@ _FOLDER_INDEX = {
 }
 
 
+@dataclass
+class Roles:
+    """The model-backed roles around a chain's stores; a role whose model is None runs offline."""
+
+    curator: Model | None = None  # the management agent (curated variants)
+    searcher: Model | None = None  # the guidance writer (GS)
+    record: RunRecord | None = None
+    manage_profile: str = "manage"
+    search_profile: str = "search"
+
+
+@dataclass
+class Served:
+    """What the executor gets before a task: whole entries, or a guidance text (GS)."""
+
+    docs: list[Doc] = field(default_factory=list)
+    guidance: str | None = None
+    cited: list[str] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+
+    @property
+    def paths(self) -> list[str]:
+        return self.cited if self.guidance is not None else [d.path for d in self.docs]
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """(source, text) pairs for the offline policy."""
+        if self.guidance is not None:
+            return [("guidance", self.guidance)]
+        return [(d.path, d.text) for d in self.docs]
+
+    def text(self) -> str:
+        """The prompt block a model executor reads."""
+        if self.guidance is not None:
+            return self.guidance.strip()
+        return "\n\n".join(f"### {d.path}\n{d.text.strip()}" for d in self.docs)
+
+
 class Variant:
     """No store: the floor every other variant is compared with."""
 
     name = "no-store"
 
-    def __init__(self, store: Store | None = None, retriever: Retriever = DEFAULT) -> None:
+    def __init__(
+        self, store: Store | None = None, retriever: Retriever = DEFAULT, roles: Roles | None = None
+    ) -> None:
         self.store = store
         self.retriever = retriever
+        self.roles = roles or Roles()
         if store is not None:
             spec.init(store)
-            self.search = Harness(store, "search", role="search")
+            self.search = Harness(store, self.roles.search_profile, role="search", variant=self.name)
 
-    def serve(self, index: int, task: str, family: str) -> list[Doc]:
-        return []
+    async def serve(self, index: int, task: str, family: str) -> Served:
+        return Served()
 
-    def record(self, index: int, episode: Episode) -> None:
-        return None
+    async def record(self, index: int, episode: Episode) -> Usage:
+        """Integrate the finished episode; returns what the model calls cost (zero offline)."""
+        return Usage()
 
     # -- helpers for the store-backed variants -------------------------------------------
-    def _manage(self, index: int, role: str) -> Harness:
+    def _manage(self, index: int, role: str, episode: Episode) -> Harness:
         assert self.store is not None
-        return Harness(self.store, "manage", role=role, task=index)
+        outcome = "success" if episode.won else "failure"
+        return Harness(self.store, "manage", role=role, task=index, variant=self.name, outcome=outcome)
 
     def _folder(self, h: Harness, folder: str) -> None:
         assert self.store is not None
@@ -84,11 +130,11 @@ class Variant:
 class EpisodeLog(Variant):
     name = "episode-log"
 
-    def serve(self, index: int, task: str, family: str) -> list[Doc]:
-        return self.retriever(self.search, task, TOP_K)
+    async def serve(self, index: int, task: str, family: str) -> Served:
+        return Served(self.retriever(self.search, task, TOP_K))
 
-    def record(self, index: int, episode: Episode) -> None:
-        h = self._manage(index, "recorder")
+    async def record(self, index: int, episode: Episode) -> Usage:
+        h = self._manage(index, "recorder", episode)
         self._folder(h, "episodes")
         name = episode_name(index, episode)
         h.call_or_raise(
@@ -97,93 +143,43 @@ class EpisodeLog(Variant):
         self._append(
             h, "/memories/episodes/MEMORY.md", f"- {name}.md: {episode.task} ({episode.game.family})"
         )
+        return Usage()
 
 
-def sightings(episode: Episode) -> dict[str, list[str]]:
-    """{object type: receptacles it was seen in}, from the episode's observations."""
-    seen: dict[str, list[str]] = defaultdict(list)
-    texts = [episode.intro, *(obs for _, obs in episode.steps)]
-    here: str | None = None
-    for (action, _), text in zip([("", ""), *episode.steps], texts, strict=True):
-        if action.startswith("go to "):
-            here = action.removeprefix("go to ")
-        for recep, listing in [*_ON.findall(text), *_IN.findall(text)]:
-            for obj in _ITEM.findall(listing):
-                if recep not in seen[obj]:
-                    seen[obj].append(recep)
-        if "In it, you see" in text and here and not _IN.search(text):
-            for obj in _ITEM.findall(text.split("In it, you see", 1)[1]):
-                if here not in seen[obj]:
-                    seen[obj].append(here)
-    return seen
-
-
-def procedure(episode: Episode) -> list[str]:
-    """The winning actions from the first take on, objects abstracted to placeholders."""
-    goal = parse_goal(episode.task, episode.game.family)
-    actions = [a for a, _ in episode.steps]
-    start = next((i for i, a in enumerate(actions) if a.startswith("take ")), 0)
-    subst: dict[str, str] = {}
-    for a in actions[start:]:
-        if a.startswith("take "):
-            words = a.split()
-            inst, place = " ".join(words[1:3]), " ".join(words[4:])
-            subst[inst] = "{obj}"
-            subst.setdefault(place, "{place}")
-        elif a.startswith("put "):
-            subst[" ".join(a.split()[-2:])] = "{target}"
-        elif a.startswith("use "):
-            subst[" ".join(a.split()[1:3])] = "{lamp}"
-    steps: list[str] = []
-    for a in actions[start:]:
-        for inst, ph in subst.items():
-            a = re.sub(rf"\b{re.escape(inst)}\b", ph, a)
-        if not steps or steps[-1] != a:
-            steps.append(a)
-    if goal.family in STATIONS:
-        steps.insert(0, f"find the {{obj}} (a {goal.obj} here); station: {STATIONS[goal.family][1]}")
-    return steps
-
-
-def found_places(episode: Episode) -> list[tuple[str, str]]:
-    """(object type, receptacle) for every take, and for the lamp that was switched on."""
-    out: list[tuple[str, str]] = []
-    here = ""
-    for action, obs in episode.steps:
-        if action.startswith("go to ") and obs.startswith("You arrive"):
-            here = action.removeprefix("go to ")
-        if action.startswith("take ") and obs.startswith("You pick up"):
-            out.append((action.split()[1], " ".join(action.split()[4:])))
-        if action.startswith("use ") and obs.startswith("You turn on") and here:
-            out.append((action.split()[1], here))
-    return out
-
-
-_PHRASES = {
-    "place": "put an object in or on a receptacle ('put a X in Y', 'put some X on Y')",
-    "two-object": "put two objects of one type in or on a receptacle ('put two X in Y', 'find two X')",
-    "look": "look at an object under a lamp ('look at X under the desklamp', 'examine the X with the lamp')",
-    "clean": "clean an object at the sinkbasin and place it ('put a clean X in Y', 'clean some X')",
-    "heat": "heat an object in the microwave and place it ('put a hot X in Y', 'heat some X')",
-    "cool": "cool an object in the fridge and place it ('put a cool X in Y', 'cool some X')",
-}
+def trajectory(index: int, episode: Episode) -> Trajectory:
+    """The finished episode as the chunk the management agent reads."""
+    return Trajectory(index, episode.task, episode.intro, list(episode.steps), episode.won)
 
 
 class CuratedSkills(Variant):
-    """Offline distiller with the outcome gate: successes create or extend procedures."""
+    """Procedures behind the outcome gate, by the curator model or the offline distiller."""
 
     name = "curated-skills"
+    notes = False
 
-    def serve(self, index: int, task: str, family: str) -> list[Doc]:
-        return self.retriever(self.search, task, TOP_K)
+    async def serve(self, index: int, task: str, family: str) -> Served:
+        return Served(self.retriever(self.search, task, TOP_K))
 
-    def record(self, index: int, episode: Episode) -> None:
+    async def record(self, index: int, episode: Episode) -> Usage:
+        roles = self.roles
+        if roles.curator is not None:
+            assert self.store is not None
+            out = await manage_trajectory(
+                roles.curator, self.store, trajectory(index, episode), notes=self.notes,
+                record=roles.record, profile=roles.manage_profile, variant=self.name,
+            )  # fmt: skip
+            return out.episode.usage if out.episode else Usage()
+        self._distil(index, episode)
+        return Usage()
+
+    def _distil(self, index: int, episode: Episode) -> None:
+        """The offline distiller: a success creates or extends the family's procedure."""
         if episode.won:
             self._skill(index, episode)
 
     def _skill(self, index: int, episode: Episode) -> None:
         assert self.store is not None
-        h = self._manage(index, "curator")
+        h = self._manage(index, "curator", episode)
         fam, loc = episode.game.family, f"[E{index}]"
         room = room_key(room_receptacles(episode.intro))
         path = f"/memories/skills/{fam}.md"
@@ -192,7 +188,7 @@ class CuratedSkills(Variant):
             self._folder(h, "skills")
             steps = "\n".join(f"{n}. {s}" for n, s in enumerate(procedure(episode), start=1))
             head = frontmatter.dump(
-                fam, f"Procedure (skill): {_PHRASES[fam]}", {"type": "skill", "family": fam}
+                fam, f"Procedure (skill): {PHRASES[fam]}", {"type": "skill", "family": fam}
             )
             body = (
                 f"# {fam} tasks\n\n## Procedure\nDistilled from a successful attempt {loc}; search "
@@ -201,7 +197,7 @@ class CuratedSkills(Variant):
                 + "\n".join(facts) + "\n"
             )  # fmt: skip
             h.call_or_raise("create", {"path": path, "file_text": head + body})
-            self._append(h, "/memories/skills/MEMORY.md", f"- {fam}.md: {_PHRASES[fam]}")
+            self._append(h, "/memories/skills/MEMORY.md", f"- {fam}.md: {PHRASES[fam]}")
         elif facts:
             self._append(h, path, "\n".join(facts))
 
@@ -210,24 +206,38 @@ class CuratedSkillsMem(CuratedSkills):
     """Skills behind the outcome gate, plus notes from every attempt; strict serving."""
 
     name = "curated-skills-mem"
+    notes = True
 
-    def serve(self, index: int, task: str, family: str) -> list[Doc]:
+    async def serve(self, index: int, task: str, family: str) -> Served:
+        return Served(self._strict(task, family))
+
+    def _strict(self, task: str, family: str) -> list[Doc]:
+        """Only entries that clearly apply: the family's skill, notes on the task's own objects.
+
+        Offline entries say so in their metadata (`family`, `object`); a curator model's entries
+        may not, and then a skill's text must name the family and a note's one of the objects.
+        """
         goal = parse_goal(task, family)
-        wanted = {goal.obj, goal.lamp} - {None}
-        docs = self.retriever(self.search, task, TOP_K * 3)
+        wanted = {o for o in (goal.obj, goal.lamp) if o}
         keep = []
-        for d in docs:
+        for d in self.retriever(self.search, task, TOP_K * 3):
             meta = d.metadata
-            if (meta.get("type") == "skill" and meta.get("family") == family) or (
-                meta.get("type") == "note" and meta.get("object") in wanted
-            ):
+            kind = meta.get("type")
+            if kind == "skill":
+                ok = meta.get("family") == family if "family" in meta else family in d.text.lower()
+            elif kind == "note":
+                ok = meta.get("object") in wanted if "object" in meta else any(w in d.text for w in wanted)
+            else:
+                ok = False
+            if ok:
                 keep.append(d)
         return keep
 
-    def record(self, index: int, episode: Episode) -> None:
-        super().record(index, episode)
+    def _distil(self, index: int, episode: Episode) -> None:
+        """The skill as in curated-skills, then notes on every object seen, from any attempt."""
+        super()._distil(index, episode)
         assert self.store is not None
-        h = self._manage(index, "curator")
+        h = self._manage(index, "curator", episode)
         room = room_key(room_receptacles(episode.intro))
         for obj, places in sorted(sightings(episode).items()):
             path = f"/memories/notes/{obj}.md"
@@ -245,16 +255,33 @@ class CuratedSkillsMem(CuratedSkills):
                 self._append(h, path, lines)
 
 
+class CuratedSkillsMemGS(CuratedSkillsMem):
+    """The skills+mem store, served as guidance written for the task (guidance synthesis)."""
+
+    name = "curated-skills-mem-gs"
+
+    async def serve(self, index: int, task: str, family: str) -> Served:
+        roles = self.roles
+        if roles.searcher is None:
+            g = synthesize(task, family, self._strict(task, family))
+            return Served(guidance=g.text, cited=g.cited)
+        assert self.store is not None
+        out = await model_guidance(
+            roles.searcher, self.store, task, task_id=str(index), record=roles.record,
+            profile=roles.search_profile,
+        )  # fmt: skip
+        usage = out.episode.usage if out.episode else Usage()
+        return Served(guidance=out.answer or out.text, cited=list(out.citations), usage=usage)
+
+
 VARIANTS: dict[str, type[Variant]] = {
-    v.name: v for v in (Variant, EpisodeLog, CuratedSkills, CuratedSkillsMem)
+    v.name: v for v in (Variant, EpisodeLog, CuratedSkills, CuratedSkillsMem, CuratedSkillsMemGS)
 }
 
 
-def make_variant(name: str, store: Store | None, retriever: Retriever = DEFAULT) -> Variant:
-    if name in MODEL_VARIANTS:
-        raise MemdirError(
-            f"variant {name!r} needs a model (guidance synthesis); it arrives with the agents issue"
-        )
+def make_variant(
+    name: str, store: Store | None, retriever: Retriever = DEFAULT, roles: Roles | None = None
+) -> Variant:
     if name not in VARIANTS:
-        raise MemdirError(f"unknown variant {name!r}; choose from {', '.join(ALL_VARIANTS)}")
-    return VARIANTS[name](None if name == "no-store" else store, retriever)
+        raise MemdirError(f"unknown variant {name!r}; choose from {', '.join(VARIANT_NAMES)}")
+    return VARIANTS[name](None if name == "no-store" else store, retriever, roles)

@@ -11,6 +11,9 @@ store (the file tools, the Anthropic memory adapter, the MCP server) is held to 
 - fanout cap: a create or rename may not give a folder more than N entries (design rule 2).
 - preservation: in a step marked as reorganization (meta `reorganize=True`), a write may not
   make a fact line (a line with a source locator) disappear from the store (design rule 4).
+- outcome gate (skill setting): in a step integrating a failed attempt (meta
+  `outcome="failure"`), a write may not create a procedure (`metadata.type: skill`) or add a
+  line to one; it may still remove or narrow lines, and write notes anywhere.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memdir.errors import ToolError
+from memdir.store import frontmatter
 from memdir.store.paths import MemoryPath
 from memdir.store.store import Store
 from memdir.tokens import count_tokens
@@ -43,10 +47,16 @@ class Guards:
     core_budget: int | None = None
     fanout_cap: int | None = None
     preserve_facts: bool = False
+    outcome_gate: bool = False
 
     @property
     def any(self) -> bool:
-        return self.core_budget is not None or self.fanout_cap is not None or self.preserve_facts
+        return (
+            self.core_budget is not None
+            or self.fanout_cap is not None
+            or self.preserve_facts
+            or self.outcome_gate
+        )
 
 
 def fact_key(line: str) -> str | None:
@@ -78,12 +88,14 @@ class GuardedStore(Store):
         mp = self.parse(path)
         self._check_fanout(mp, None)
         self._check_core(mp, text)
+        self._check_outcome(mp, text, creating=True)
         return super().create(mp, text)
 
     def write(self, path: str | MemoryPath, text: str) -> MemoryPath:
         mp = self.parse(path)
         self._check_core(mp, text)
         self._check_preserved([mp], {mp.text: text})
+        self._check_outcome(mp, text, creating=False)
         return super().write(mp, text)
 
     def delete(self, path: str | MemoryPath) -> list[str]:
@@ -141,6 +153,22 @@ class GuardedStore(Store):
                     )
                 return
             cur = nxt
+
+    def _check_outcome(self, mp: MemoryPath, new_text: str, *, creating: bool) -> None:
+        step = getattr(self._local, "step", None)
+        if not self.guards.outcome_gate or step is None or step.meta.get("outcome") != "failure":
+            return
+        if frontmatter.parse(new_text).metadata.get("type") != "skill":
+            return
+        old = set() if creating or not self.exists(mp) else set(self._text(mp).split("\n"))
+        added = [line for line in new_text.split("\n") if line.strip() and line not in old]
+        if added:
+            raise GuardError(
+                f"refused: this attempt failed, and only a successful attempt may create or extend a "
+                f"procedure (a file with metadata type: skill); this write would add {added[0]!r} to "
+                f"{mp.text}. Nothing was written. Record what the failure taught as a note "
+                "(metadata: {type: note}) in a separate file instead"
+            )
 
     def _entries(self, folder: MemoryPath) -> Iterable[str]:
         with self.safe.dir_fd(folder.parts, folder.text) as fd, os.scandir(fd) as it:
