@@ -17,6 +17,7 @@ from memdir.skills.retrieve import (
     RETRIEVALS,
     bm25_retrieve,
     grep_retrieve,
+    rank,
     retrieval,
     shell_retrieve,
 )
@@ -170,3 +171,17 @@ def test_shell_retrieval_reads_odd_file_names(tmp_path: Path) -> None:
     got = shell_retrieve(Harness(st, "shell"), TASK, 3)
     assert [(d.path, d.text) for d in got] == [(odd, note("x", "hot apple", "no newline at end"))]
     assert got == grep_retrieve(Harness(st, "search"), TASK, 3)
+
+
+def test_rank_weighs_rare_words_and_breaks_ties_by_path() -> None:
+    found = {
+        "/memories/a.md": {"apple"},
+        "/memories/b.md": {"apple"},
+        "/memories/c.md": {"fridge", "apple"},
+        "/memories/d.md": {"apple", "fridge"},
+        "/memories/e.md": {"hot"},
+        "/memories/f.md": set(),
+    }
+    # hot (1 file) outweighs apple (4 files); equal scores: later paths first; no word: not ranked
+    assert rank(found, 10) == [f"/memories/{c}.md" for c in "dceba"]
+    assert rank(found, 2) == ["/memories/d.md", "/memories/c.md"] and rank(found, 0) == []

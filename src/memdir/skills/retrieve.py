@@ -109,7 +109,8 @@ def rank(found: dict[str, set[str]], k: int) -> list[str]:
         for w in ws:
             df[w] += 1
     n = len(found)
-    score = {p: sum(math.log(1 + n / df[w]) for w in ws) for p, ws in found.items()}
+    # summed in word order: files with the same words tie exactly, whatever the set order
+    score = {p: sum(math.log(1 + n / df[w]) for w in sorted(ws)) for p, ws in found.items()}
     return sorted(score, key=lambda p: (-score[p], [-ord(c) for c in p]))[:k]  # ties: later files first
 
 
