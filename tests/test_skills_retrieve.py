@@ -185,3 +185,15 @@ def test_rank_weighs_rare_words_and_breaks_ties_by_path() -> None:
     # hot (1 file) outweighs apple (4 files); equal scores: later paths first; no word: not ranked
     assert rank(found, 10) == [f"/memories/{c}.md" for c in "dceba"]
     assert rank(found, 2) == ["/memories/d.md", "/memories/c.md"] and rank(found, 0) == []
+
+
+@needs_sandbox
+def test_shell_reads_in_pages_when_output_exceeds_the_tool_limit(store: Store) -> None:
+    """A shell that shows 250 characters a call still gives the whole ranking and whole files."""
+    small = Harness(store, "shell", config={"shell": {"output_chars": 250}})
+    docs = shell_retrieve(small, TASK, 10)
+    assert [(d.path, d.text) for d in docs] == run(store, "center", TASK, 10)
+    assert small.meter.calls > 2 * 2  # both the grep and the cat took several pages
+    tiny = Harness(store, "shell", config={"shell": {"output_chars": 150}})  # 30-byte pages
+    with pytest.raises(MemdirError, match="longer than the shell shows"):
+        shell_retrieve(tiny, TASK, 3)

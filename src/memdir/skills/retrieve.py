@@ -45,6 +45,7 @@ STOP = frozenset(
         "to",
     ]
 )
+PAGE_OVERHEAD = 120  # the shell paging's counts line and marker, with room to spare
 BM25_MAX_TOP_K = 50  # bm25_full_search answers at most this many files
 _HIT = re.compile(r"^(/memories/.+?\.md):(\d+): ", re.MULTILINE)
 _BM25_HIT = re.compile(r"^\d+\. (/memories/.+?\.md) \(score (-?[0-9.]+(?:e[-+]?\d+)?)\)", re.MULTILINE)
@@ -145,54 +146,90 @@ def bm25_retrieve(harness: Harness, task: str, k: int) -> list[Doc]:
 def shell_retrieve(harness: Harness, task: str, k: int) -> list[Doc]:
     """`grep_retrieve`'s ranking done with the `bash` tool: one grep, then one cat of the top k.
 
-    `grep -rwoiE` prints each matched word with its file; `sort -u` and a bash loop fold that
-    into one line per file (`path<TAB> w1 w2 ...`), so the output stays small on a large store.
+    `grep -rIwoiE` prints each matched word with its file (binary files skipped, as rg skips
+    them); `sort -u` and a bash loop fold that into one line per file (`path<TAB> w1 w2 ...`).
     Hidden folders and files (`.memdir`, though the sandbox's copy leaves it out anyway) and
     folder indexes are excluded by grep itself.
+    Both outputs are read in pages that fit the tool's output limit (:func:`_paged`).
     """
     words = terms(task)
     if not words or k < 1:
         return []
     command = (
-        "set -o pipefail; grep -rwoiE --include='*.md' --exclude='.*' --exclude=MEMORY.md "
-        "--exclude-dir='.[!.]*' "
-        f"-e '({'|'.join(words)})' /memories | sort -u | "
+        "set -o pipefail; grep -rIwoiE --include='*.md' --exclude='.*' --exclude=MEMORY.md "
+        f"--exclude-dir='.[!.]*' -e '({'|'.join(words)})' /memories | sort -u | "
         "{ prev=; while IFS= read -r l; do p=${l%:*}; w=${l##*:}; "
         'if [[ $p != "$prev" ]]; then [[ -n $prev ]] && echo; printf \'%s\t\' "$p"; prev=$p; fi; '
         "printf ' %s' \"${w,,}\"; done; [[ -n $prev ]] && echo; true; }"
     )
-    out = _bash(harness, command, ok=(0, 1))  # grep: 1 is 'no match', 2 an error
     found: dict[str, set[str]] = defaultdict(set)
-    for line in out.splitlines():
+    for line in _paged(harness, command, ok=(0, 1)):  # grep: 1 is 'no match', 2 an error
         path, tab, got = line.partition("\t")
         if tab and not _is_index(path):
             found[path] |= set(got.split()) & set(words)
     return _cat(harness, rank(found, k))
 
 
-def _bash(harness: Harness, command: str, ok: tuple[int, ...] = (0,)) -> str:
-    """The command's stdout. The tool appends `[exit status N]` (after `[stderr]` and the
-    like); any status but `ok`, or a truncated answer, is an error: never a partial ranking."""
-    res = harness.call("bash", {"command": command})
-    body, sep, status = ("\n" + res.text).rpartition("\n[exit status ")
-    code = status.removesuffix("]")
-    if res.is_error or not sep or not code.isdigit() or int(code) not in ok:
-        raise MemdirError(f"the retrieval command failed in the shell sandbox: {res.text[-2000:]}")
-    if "[output truncated:" in body:
-        raise MemdirError("the retrieval command printed more than the shell tool shows; store too large")
-    return body[1:]
+def _paged(harness: Harness, command: str, ok: tuple[int, ...] = (0,)) -> list[str]:
+    """The lines `command` prints, read in pages that fit the shell tool's output limit.
+
+    Each call runs `command` (a subshell) into the sandbox's private /tmp and prints the line count, the
+    page's byte count and one page (`tail -n +START | head -c PAGE`) before a marker line, so
+    the page's text is exact (the tool strips trailing newlines from output). A page cut by
+    `head` loses its last, partial line, which the next page starts with. A status outside `ok`
+    or a truncated answer is an error: never a partial ranking.
+    """
+    from memdir.tools.shell import limits_from
+
+    shown = limits_from(harness.config).output_chars
+    page = shown - PAGE_OVERHEAD  # bytes of output per call, beside the counts and the marker
+    if page < 1:
+        raise MemdirError(f"the shell shows {shown} characters a call, too few to page through output")
+    mark = f"@@memdir-{secrets.token_hex(8)}"
+    lines: list[str] = []
+    while True:
+        res = harness.call(
+            "bash",
+            {
+                "command": f"( {command}\n) > /tmp/out; s=$?; n=$(grep -c '' /tmp/out); "
+                f"tail -n +{len(lines) + 1} /tmp/out | head -c {page} > /tmp/page; "
+                f'printf \'%s %s\\n\' "$n" "$(wc -c < /tmp/page)"; cat /tmp/page; '
+                f"printf '\\n%s\\n' {mark}; exit $s"
+            },
+        )
+        head, _, rest = res.text.partition("\n")
+        body, sep, status = rest.rpartition(f"\n{mark}\n[exit status ")
+        code = status.removesuffix("]")
+        counts = head.split()
+        if res.is_error or not sep or not code.isdigit() or int(code) not in ok or len(counts) != 2:
+            raise MemdirError(f"the retrieval command failed in the shell sandbox: {res.text[-2000:]}")
+        total, size = int(counts[0]), int(counts[1])
+        got = body.split("\n")
+        cut = size >= page
+        if cut or body.endswith("\n"):
+            got.pop()  # the partial line, or the empty string after the last newline
+        if cut and not got:
+            raise MemdirError(f"a line of the retrieval output is longer than the shell shows ({page} bytes)")
+        lines += got if body or cut else []
+        if not cut or len(lines) >= total:
+            return lines
 
 
 def _cat(harness: Harness, paths: list[str]) -> list[Doc]:
-    """The files' whole texts from one bash call, each framed by a marker line no file holds."""
+    """The files' whole texts through bash, each framed by a marker line no file holds."""
     if not paths:
         return []
     mark = f"@@memdir-{secrets.token_hex(8)}"
-    command = "".join(
-        f"printf '%s\\n' {shlex.quote(mark + ' ' + p)}; cat -- {shlex.quote(p)}; printf '\\n%s\\n' {mark}; "
-        for p in paths
+    command = (
+        "s=0; "
+        + "".join(
+            f"printf '%s\\n' {shlex.quote(mark + ' ' + p)}; cat -- {shlex.quote(p)} || s=1; "
+            f"printf '\\n%s\\n' {mark}; "
+            for p in paths
+        )
+        + "exit $s"
     )
-    out = _bash(harness, command)
+    out = "\n".join(_paged(harness, command))
     texts = {
         m.group(1): m.group(2) for m in re.finditer(rf"^{mark} (.*)\n((?s:.*?))\n{mark}$", out, re.MULTILINE)
     }
