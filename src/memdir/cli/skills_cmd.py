@@ -14,14 +14,9 @@ HARNESSES = ("center", "center-bm25", "shell")
 
 
 def _retriever(harness: str) -> Any:
-    from memdir.skills import retrieve
+    from memdir.skills.retrieve import retrieval
 
-    if harness == "center":
-        return retrieve.DEFAULT
-    raise MemdirError(
-        f"--harness {harness} is not available to the offline executor yet (it retrieves with grep "
-        "through the center profile); use --harness center"
-    )
+    return retrieval(harness).fn
 
 
 def _roles(model: str, curator_model: str | None, harness: str, record: Any) -> tuple[Any, Any]:
