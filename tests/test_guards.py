@@ -157,3 +157,30 @@ def test_fact_key() -> None:
     assert fact_key("  - a  b [S1T2]") == fact_key("* a b [S1T2]") == "a b [S1T2]"
     assert fact_key("x [B3M12, S1T1]") == "x [B3M12, S1T1]"
     assert fact_key("x [T1]") is None
+
+
+SKILL = "---\nname: heat\ndescription: heat procedure\nmetadata:\n  type: skill\n---\n# Heat\n1. take [E1]\n"
+
+
+def test_outcome_gate_keeps_failed_attempts_out_of_procedures(tmp_path: Path) -> None:
+    Memory(tmp_path / "m")
+    store = GuardedStore(tmp_path / "m", Guards(outcome_gate=True))
+    failed = Harness(store, "manage", role="curator", outcome="failure")
+    r = failed.call("create", {"path": "/memories/skills/heat.md", "file_text": SKILL})
+    assert r.is_error and "only a successful attempt" in r.text and "note" in r.text
+    assert not (tmp_path / "m" / "skills").exists()
+    won = Harness(store, "manage", role="curator", outcome="success")
+    assert not won.call("create", {"path": "/memories/skills/heat.md", "file_text": SKILL}).is_error
+    before = snap(tmp_path / "m")
+    r = failed.call("insert", {"path": "/memories/skills/heat.md", "insert_line": 8, "insert_text": "2. x"})
+    assert r.is_error and "'2. x'" in r.text and snap(tmp_path / "m") == before
+    # A failure may still narrow a procedure, and may write notes anywhere.
+    fix = {"path": "/memories/skills/heat.md", "old_str": "1. take [E1]\n", "new_str": ""}
+    assert not failed.call("str_replace", fix).is_error
+    note = SKILL.replace("type: skill", "type: note").replace("name: heat", "name: oops")
+    assert not failed.call("create", {"path": "/memories/notes/oops.md", "file_text": note}).is_error
+    # Without the guard (or without an outcome in the step) nothing is refused.
+    plain = Harness(GuardedStore(tmp_path / "m", Guards()), "manage", outcome="failure")
+    assert not plain.call(
+        "insert", {"path": "/memories/skills/heat.md", "insert_line": 7, "insert_text": "x"}
+    ).is_error

@@ -1,0 +1,163 @@
+"""The skill chain with model-backed roles (scripted at the LLM boundary) over real ALFWorld
+games, and the offline guidance synthesizer: what each role sees, what it may write, and
+what the run folder accounts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memdir.agents.record import RunRecord, read_record
+from memdir.bench.alfworld import load_games
+from memdir.models import ChatMessage, get_model, price_card
+from memdir.models.scripted import answer, call
+from memdir.skills.guidance import synthesize
+from memdir.skills.hints import read_hints
+from memdir.skills.retrieve import Doc
+from memdir.skills.variants import Roles
+from memdir.store.store import Store
+
+SKILL = (
+    "---\nname: heat\ndescription: Procedure (skill): heat an object\nmetadata:\n  type: skill\n"
+    "  family: heat\n---\n# heat tasks\n\n## Procedure\n1. take {obj} from {place}\n"
+    "2. heat {obj} with microwave 1\n3. put {obj} in/on {target}\n\n## Where objects were found\n"
+    "- apple: found in countertop 2 (room aaaa000001) [E3]\n"
+)
+NOTE = (
+    "---\nname: apple\ndescription: Note: where apple objects were seen\nmetadata:\n  type: note\n"
+    "  object: apple\n---\n# apple\n\n## Sightings\n- apple: seen in countertop 2 (room aaaa000001) [E3]\n"
+    "- apple: seen in countertop 2 (room aaaa000001) [E7]\n- apple: seen in fridge 1 (room bbbb000002) [E9]\n"
+    "- bread: seen in countertop 1 (room aaaa000001) [E9]\n"
+)
+
+
+def test_offline_guidance_substitutes_the_task_and_keeps_the_evidence() -> None:
+    docs = [Doc("/memories/skills/heat.md", SKILL), Doc("/memories/notes/apple.md", NOTE)]
+    g = synthesize("heat some apple and put it in garbagecan.", "heat", docs)
+    assert "1. take apple from where the apple is" in g.text and "3. put apple in/on garbagecan" in g.text
+    assert "- apple: seen in countertop 2 (room aaaa000001) x2 [E3] [E7]" in g.text and "bread" not in g.text
+    assert g.cited == ["/memories/skills/heat.md", "/memories/notes/apple.md"]
+    # The executor reads the same evidence from the guidance as from the entries themselves.
+    raw = read_hints([(d.path, d.text) for d in docs], "aaaa000001", {"apple"})
+    via = read_hints([("guidance", g.text)], "aaaa000001", {"apple"})
+    assert raw.places["apple"] == via.places["apple"]
+    assert synthesize("cool some lettuce and put it in fridge.", "cool", docs).text.startswith(
+        "Nothing in memory"
+    )
+
+
+alfworld = pytest.importorskip("alfworld", reason="the optional 'alfworld' extra is not installed")
+
+from memdir.bench.alfworld_env import AlfworldEnv  # noqa: E402
+from memdir.skills.chain import run_chains  # noqa: E402
+from memdir.skills.policy import OfflinePolicy  # noqa: E402
+
+BY_ID = {g.id: g for g in load_games()}
+PLACE = BY_ID["pick_and_place_simple-ToiletPaper-None-ToiletPaperHanger-406/trial_T20190908_122858_883968"]
+KEYCHAIN = BY_ID["look_at_obj_in_light-KeyChain-None-DeskLamp-327/trial_T20190906_202601_548273"]
+PLACE_SKILL = (
+    "---\nname: place\ndescription: Procedure (skill): put an object in or on a receptacle\nmetadata:\n"
+    "  type: skill\n---\n# Place\n1. Find the object, take it, go to the target, put it in/on. [E1]\n"
+)
+
+
+def winning_actions(game: object) -> list[str]:
+    with AlfworldEnv(game) as env:  # type: ignore[arg-type]
+        ep = OfflinePolicy().run(env)
+    assert ep.won
+    return [a for a, _ in ep.steps]
+
+
+def test_model_roles_guide_play_and_curate_a_chain(tmp_path: Path) -> None:
+    first, second = winning_actions(PLACE), winning_actions(KEYCHAIN)
+    prompts: list[list[ChatMessage]] = []
+
+    def guided(messages: list[ChatMessage]) -> str:
+        prompts.append(list(messages))
+        return second[0]
+
+    guide = {
+        "answer": "Take the keychain to the desklamp and switch it on.",
+        "citations": ["/memories/skills/place.md"],
+    }
+    executor = get_model(
+        "scripted",
+        script=[
+            '{"answer": "Nothing in memory applies yet.", "citations": []}',  # task 1: GS over an empty store
+            *first,
+            call("view", path="/memories/skills/place.md"),  # task 2: GS reads the skill, then writes
+            json.dumps(guide),
+            guided,
+            *second[1:],
+        ],
+    )
+    curator = get_model(
+        "scripted/curator",
+        script=[
+            call("create", path="/memories/skills/place.md", file_text=PLACE_SKILL),
+            answer("created the place procedure"),
+            answer("nothing new"),
+        ],
+    )
+    out = tmp_path / "run"
+    record = RunRecord(out / "record.jsonl")
+    rows = run_chains(
+        out, ["curated-skills-mem-gs"], model=executor, roles=Roles(curator, executor, record),
+        price_card=price_card("gpt-5.4-mini"), games=[PLACE, KEYCHAIN],
+    )  # fmt: skip
+    assert [r["success"] for r in rows] == [True, True] and [r["model"] for r in rows] == ["scripted"] * 2
+    assert rows[1]["served"] == ["/memories/skills/place.md"] and rows[0]["served"] == []
+    # The guidance is in the executor's system prompt; each observation lists the admissible actions.
+    system = prompts[0][0].content
+    assert guide["answer"] in system and "Task: " + rows[1]["task"] in prompts[0][1].content
+    assert "Admissible actions: " in prompts[0][1].content
+    # Deployment = guidance + execution calls; build = the curator's calls; both priced.
+    assert rows[0]["deploy_usage"]["calls"] == 1 + len(first) and rows[1]["deploy_usage"]["calls"] == 2 + len(
+        second
+    )
+    assert rows[0]["build_usage"]["calls"] == 2 and rows[1]["build_usage"]["calls"] == 1
+    assert all(r["deploy_cost_usd"] > 0 and r["build_cost_usd"] > 0 for r in rows)
+    store = Store(out / "stores" / "curated-skills-mem-gs" / "chain-1")
+    assert store.read_text("/memories/skills/place.md") == PLACE_SKILL
+    kinds = [(e["kind"], e.get("role")) for e in read_record(out / "record.jsonl")]
+    assert ("model_call", "execution") in kinds and ("episode", "guidance") in kinds
+    assert ("episode", "management_skills") in kinds
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["curator_model"] == "scripted/curator" and manifest["price_card"] == "gpt-5.4-mini"
+
+
+def test_a_model_curator_cannot_put_a_failed_attempt_into_a_procedure(tmp_path: Path) -> None:
+    executor = get_model("scripted", script=["look", "inventory"])
+    refusals: list[str] = []
+
+    def after_refusal(messages: list[ChatMessage]) -> object:
+        refusals.append(messages[-1].content)
+        note = PLACE_SKILL.replace("type: skill", "type: note").replace("name: place", "name: hanger")
+        return call("create", path="/memories/notes/hanger.md", file_text=note)
+
+    curator = get_model(
+        "scripted",
+        script=[
+            call("create", path="/memories/skills/place.md", file_text=PLACE_SKILL),
+            after_refusal,
+            answer("kept a note"),
+        ],
+    )
+    out = tmp_path / "run"
+    rows = run_chains(
+        out, ["curated-skills-mem"], model=executor, roles=Roles(curator=curator),
+        price_card=price_card("gpt-5.4-mini"), games=[PLACE], step_cap=2,
+    )  # fmt: skip
+    assert rows[0]["success"] is False and rows[0]["steps"] == 2
+    assert "only a successful attempt may create or extend a procedure" in refusals[0]
+    store = Store(out / "stores" / "curated-skills-mem" / "chain-1")
+    assert not store.exists("/memories/skills/place.md") and store.exists("/memories/notes/hanger.md")
+
+
+def test_a_model_run_needs_a_price_card(tmp_path: Path) -> None:
+    from memdir.errors import MemdirError
+
+    with pytest.raises(MemdirError, match="price card"):
+        run_chains(tmp_path / "r", ["no-store"], model=get_model("scripted", script=[]), games=[PLACE])
