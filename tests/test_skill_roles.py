@@ -161,3 +161,23 @@ def test_a_model_run_needs_a_price_card(tmp_path: Path) -> None:
 
     with pytest.raises(MemdirError, match="price card"):
         run_chains(tmp_path / "r", ["no-store"], model=get_model("scripted", script=[]), games=[PLACE])
+
+
+def test_a_cell_whose_model_fails_is_aborted_whole_and_the_others_go_on(tmp_path: Path) -> None:
+    from memdir.skills.report import write_report
+
+    first, second = winning_actions(PLACE), winning_actions(KEYCHAIN)
+    # Lockstep: no-store plays task 1, then episode-log's first call fails for good.
+    executor = get_model("scripted", script=[*first, RuntimeError("provider down"), *second])
+    out = tmp_path / "run"
+    rows = run_chains(
+        out, ["no-store", "episode-log"], model=executor, price_card=price_card("gpt-5.4-mini"),
+        games=[PLACE, KEYCHAIN],
+    )  # fmt: skip
+    assert [(r["variant"], r["index"]) for r in rows] == [("no-store", 1), ("no-store", 2)]
+    cells = write_report(out)
+    summary = json.loads((out / "summary.json").read_text())
+    assert [c["variant"] for c in cells] == ["no-store"] and cells[0]["success"] == 1.0
+    assert [(a["variant"], a["index"]) for a in summary["aborted"]] == [("episode-log", 1)]
+    assert "provider down" in summary["aborted"][0]["error"]
+    assert "## Aborted cells" in (out / "report.md").read_text()

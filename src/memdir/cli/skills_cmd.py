@@ -150,10 +150,20 @@ def skills_cmd(
             n_tasks=n_tasks, retriever=retriever, on_task=on_task,
         )  # fmt: skip
     cells = write_report(out)
+    from memdir.skills.report import load_aborted
+
+    failed = [a for a in load_aborted(out) if a["variant"] in names and a["model"] == (model or "offline")]
     click.echo(f"{total} tasks x {len(names)} variants in {time.perf_counter() - start:.0f} s")
     for c in cells:
         click.echo(f"  {c['variant']:<22} success {100 * c['success']:.1f}%  mean steps {c['mean_steps']}")
     click.echo(f"report: {out / 'report.md'}")
+    if failed:
+        raise MemdirError(
+            "aborted (model calls failed; these cells are not reported): "
+            + "; ".join(
+                f"{a['variant']} at chain {a['chain']} task {a['index']}: {a['error']}" for a in failed
+            )
+        )
 
 
 @click.command("skills-report")

@@ -31,7 +31,7 @@ from memdir.agents.skills import execute
 from memdir.bench.alfworld import SEED, Game, chains, load_games
 from memdir.bench.alfworld_env import STEP_CAP, AlfworldEnv, Observation
 from memdir.errors import MemdirError
-from memdir.models import Model, PriceCard, Usage
+from memdir.models import Model, ModelError, PriceCard, Usage
 from memdir.skills.policy import OfflinePolicy
 from memdir.skills.retrieve import DEFAULT, Retriever
 from memdir.skills.variants import Roles, Variant, make_variant
@@ -40,6 +40,7 @@ from memdir.tokens import count_tokens
 from memdir.tools.guards import GuardedStore, Guards
 
 OFFLINE_MODEL = "offline"
+ABORTED = "aborted.jsonl"
 EARLY_FRACTION = 0.25
 
 
@@ -154,6 +155,7 @@ async def _run_chains(
     out.mkdir(parents=True, exist_ok=True)
     _write_manifest(out, variants, model_name, roles, price_card, protocol, n_tasks, chain_list, retriever)
     rows: list[dict[str, Any]] = []
+    aborted: set[str] = set()
     policy = OfflinePolicy()
     lock = FileLock(str(out / ".tasks.lock"))
     for ci, chain in enumerate(chain_list):
@@ -170,8 +172,22 @@ async def _run_chains(
             with AlfworldEnv(game, step_cap) as env:
                 load_s = time.perf_counter() - t_load
                 for cell in cells:
+                    if cell.variant.name in aborted:
+                        continue
                     play = _Play(env, policy, executor, roles, price_card)
-                    row = await play.run(cell, index, game, model_name, protocol, load_s)
+                    try:
+                        row = await play.run(cell, index, game, model_name, protocol, load_s)
+                    except ModelError as exc:
+                        # The study's rule: a cell whose model calls fail is aborted whole, never
+                        # reported partially; the other variants go on.
+                        aborted.add(cell.variant.name)
+                        note = {
+                            "variant": cell.variant.name, "model": model_name, "protocol": protocol,
+                            "chain": cell.chain, "index": index, "game": game.id, "error": str(exc),
+                        }  # fmt: skip
+                        with lock, open(out / ABORTED, "a") as fh:
+                            fh.write(json.dumps(note) + "\n")
+                        continue
                     if index == early_at:
                         cell.early = _hashes(cell.variant.store)
                     if index == len(chain):

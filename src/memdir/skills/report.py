@@ -25,6 +25,14 @@ def load_rows(run: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def load_aborted(run: Path) -> list[dict[str, Any]]:
+    """Cells whose model calls failed (`aborted.jsonl`): reported as aborted, never partially."""
+    path = run / "aborted.jsonl"
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
 def _key(row: dict[str, Any]) -> tuple[str, str, str]:
     return row["variant"], row["model"], row["protocol"]
 
@@ -110,7 +118,9 @@ def plot(run: Path, rows: list[dict[str, Any]]) -> list[str]:
 
     variants = sorted({r["variant"] for r in rows}, key=_rank)
     names = []
-    base = _by_index(rows, "no-store", "running_success") if "no-store" in variants else None
+    # Relative to no-store when there is something to compare; else the plain running success.
+    compare = "no-store" in variants and len(variants) > 1
+    base = _by_index(rows, "no-store", "running_success") if compare else None
     fig, ax = plt.subplots(figsize=(7, 4))
     for v in variants:
         if v == "no-store" and base is not None:
@@ -124,7 +134,8 @@ def plot(run: Path, rows: list[dict[str, Any]]) -> list[str]:
     ax.set_xlabel("task position in chain")
     ax.set_ylabel("running success − no-store" if base is not None else "running success")
     ax.set_title("Running success relative to no store")
-    ax.legend(fontsize=8)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(run / "success_vs_nostore.png", dpi=110)
     plt.close(fig)
@@ -141,7 +152,8 @@ def plot(run: Path, rows: list[dict[str, Any]]) -> list[str]:
     a1.set_ylabel("store size (KB)")
     a2.set_xlabel("task position in chain")
     a2.set_ylabel("store files")
-    a1.legend(fontsize=8)
+    if a1.get_legend_handles_labels()[0]:
+        a1.legend(fontsize=8)
     fig.suptitle("Store size along the chain")
     fig.tight_layout()
     fig.savefig(run / "store_size.png", dpi=110)
@@ -156,10 +168,12 @@ def _pct(x: float | None) -> str:
 
 def write_report(run: Path) -> list[dict[str, Any]]:
     """(Re)derive summary.json, report.md and the plots from the run folder."""
-    rows = load_rows(run)
+    aborted = load_aborted(run)
+    dead = {_key(a) for a in aborted}
+    rows = [r for r in load_rows(run) if _key(r) not in dead]
     manifest = json.loads((run / "manifest.json").read_text())
     cells = summarize(rows)
-    (run / "summary.json").write_text(json.dumps({"cells": cells}, indent=1) + "\n")
+    (run / "summary.json").write_text(json.dumps({"cells": cells, "aborted": aborted}, indent=1) + "\n")
     pngs = plot(run, rows)
     fams = [f for f in FAMILY_ORDER if any(f in c["success_by_family"] for c in cells)]
     counts = {
@@ -214,6 +228,10 @@ def write_report(run: Path) -> list[dict[str, Any]]:
             lines.append(
                 f"| {c['variant']} | {f.get('untouched', 0)} | {f.get('edited', 0)} | {f.get('deleted', 0)} |"
             )
+    if aborted:
+        lines += ["", "## Aborted cells (model calls failed; not reported partially)", ""]
+        lines += [f"- {a['variant']} ({a['model']}, {a['protocol']}): chain {a['chain']} task {a['index']}: "
+                  f"{a['error']}" for a in aborted]  # fmt: skip
     lines += ["", "## Plots", ""] + [f"![{p}]({p})" for p in pngs] + [""]
     (run / "report.md").write_text("\n".join(lines))
     return cells
