@@ -20,24 +20,21 @@ def _retriever(harness: str) -> Any:
 
 
 def _roles(model: str, curator_model: str | None, harness: str, record: Any) -> tuple[Any, Any]:
-    """(executor, Roles): `offline` for a role means its no-model baseline."""
-    from memdir.models import get_model
+    """(executor, Roles): an offline policy's name for a role means its no-model baseline."""
+    from memdir.models import ModelError, get_model
+    from memdir.skills.chain import OFFLINE_POLICIES
     from memdir.skills.variants import Roles
     from memdir.variants.base import HARNESSES as PROFILES
 
     manage_profile, search_profile = PROFILES[harness]
-    from memdir.models import ModelError
-
+    curator_name = curator_model or model
     try:
-        executor = None if model == "offline" else get_model(model)
-        if curator_model not in (None, "offline", model):
-            get_model(curator_model)
+        executor = None if model in OFFLINE_POLICIES else get_model(model)
+        curator = None if curator_name in OFFLINE_POLICIES else (
+            executor if curator_name == model else get_model(curator_name)
+        )  # fmt: skip
     except ModelError as exc:
         raise MemdirError(str(exc)) from None
-    curator_name = curator_model or model
-    curator = None if curator_name == "offline" else (
-        executor if curator_name == model else get_model(curator_name)
-    )  # fmt: skip
     for m in {m for m in (executor, curator) if m is not None}:
         _ready(m)
     roles = Roles(curator, executor, record, manage_profile, search_profile)
@@ -66,7 +63,8 @@ def _ready(model: Any) -> None:
     "--model",
     default="offline",
     show_default=True,
-    help="Execution model; 'offline' is the no-model policy (a baseline).",
+    help="Execution model (and GS guidance writer). No-model baselines: 'offline' (procedures built "
+    "in, learns where things are) and 'offline-novice' (must learn the procedures from memory too).",
 )
 @click.option(
     "--curator-model",
@@ -146,13 +144,13 @@ def skills_cmd(
             progress.update(bars[v], advance=1, description=f"{v} ({solved[v]} solved)")
 
         run_chains(
-            out, names, model=executor or "offline", roles=roles, price_card=card, protocol=protocol,
+            out, names, model=executor or model, roles=roles, price_card=card, protocol=protocol,
             n_tasks=n_tasks, retriever=retriever, on_task=on_task,
         )  # fmt: skip
     cells = write_report(out)
     from memdir.skills.report import load_aborted
 
-    failed = [a for a in load_aborted(out) if a["variant"] in names and a["model"] == (model or "offline")]
+    failed = [a for a in load_aborted(out) if a["variant"] in names and a["model"] == model]
     click.echo(f"{total} tasks x {len(names)} variants in {time.perf_counter() - start:.0f} s")
     for c in cells:
         click.echo(f"  {c['variant']:<22} success {100 * c['success']:.1f}%  mean steps {c['mean_steps']}")

@@ -6,10 +6,12 @@ over the same chain, so each game is loaded once and reset per variant (loading 
 short episode). Every task appends one row to `tasks.jsonl` as it finishes; `summary.json`,
 `report.md` and the plots are derived from the folder afterwards (see `report.py`).
 
-The executor is the offline policy (model `offline`, a baseline) or the execution agent over a
-model; the curator and the guidance writer are models when `Roles` names them. Model calls go
-to `record.jsonl`; a row's deploy cost is the execution and guidance calls of its task, its
-build cost the curator's calls, both priced with the run's price card.
+The executor is an offline policy (model `offline`: the procedures built in, only locations to
+learn; model `offline-novice`: the procedures must be learned from memory too; both baselines)
+or the execution agent over a model; the curator and the guidance writer are models when
+`Roles` names them. Model calls go to `record.jsonl`; a row's deploy cost is the execution and
+guidance calls of its task, its build cost the curator's calls, both priced with the run's
+price card.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from memdir.bench.alfworld import SEED, Game, chains, load_games
 from memdir.bench.alfworld_env import STEP_CAP, AlfworldEnv, Observation
 from memdir.errors import MemdirError
 from memdir.models import Model, ModelError, PriceCard, Usage
+from memdir.skills.novice import Novice
 from memdir.skills.policy import OfflinePolicy
 from memdir.skills.retrieve import DEFAULT, Retriever
 from memdir.skills.variants import Roles, Variant, make_variant
@@ -40,6 +43,7 @@ from memdir.tokens import count_tokens
 from memdir.tools.guards import GuardedStore, Guards
 
 OFFLINE_MODEL = "offline"
+OFFLINE_POLICIES: dict[str, type[OfflinePolicy]] = {"offline": OfflinePolicy, "offline-novice": Novice}
 ABORTED = "aborted.jsonl"
 EARLY_FRACTION = 0.25
 
@@ -119,7 +123,7 @@ def run_chains(
 ) -> list[dict[str, Any]]:
     """Play every chain of `protocol` for every variant; returns (and appends) the task rows.
 
-    `model` is the executor: `offline` (the no-model policy) or a :class:`Model`.
+    `model` is the executor: an offline policy's name (`OFFLINE_POLICIES`) or a :class:`Model`.
     """
     return asyncio.run(
         _run_chains(
@@ -143,12 +147,15 @@ async def _run_chains(
     on_task: Callable[[dict[str, Any]], None] | None,
     step_cap: int,
 ) -> list[dict[str, Any]]:
-    executor = None if isinstance(model, str) and model == OFFLINE_MODEL else model
+    executor = None if isinstance(model, str) and model in OFFLINE_POLICIES else model
     if isinstance(executor, str):
-        raise MemdirError(f"pass the model {executor!r} as a Model (memdir.models.get_model)")
+        raise MemdirError(
+            f"{executor!r} is not an offline policy ({', '.join(OFFLINE_POLICIES)}); "
+            "pass a model as a Model (memdir.models.get_model)"
+        )
     if price_card is None and (executor is not None or roles.curator or roles.searcher):
         raise MemdirError("a run with model calls needs a price card to account its cost")
-    model_name = executor.name if executor is not None else OFFLINE_MODEL
+    model_name = executor.name if executor is not None else str(model)
     for v in variants:
         make_variant(v, None)  # fail fast on an unknown variant name
     chain_list = chains(games if games is not None else load_games(), protocol, n_tasks)
@@ -156,7 +163,7 @@ async def _run_chains(
     _write_manifest(out, variants, model_name, roles, price_card, protocol, n_tasks, chain_list, retriever)
     rows: list[dict[str, Any]] = []
     aborted: set[str] = set()
-    policy = OfflinePolicy()
+    policy = OFFLINE_POLICIES[model_name]() if executor is None else OfflinePolicy()
     lock = FileLock(str(out / ".tasks.lock"))
     for ci, chain in enumerate(chain_list):
         cells = []
@@ -226,6 +233,9 @@ class _Play:
         if self.executor is None:
             self.policy.play(self.env, obs, served.pairs())
             hint_sources = self.policy.hints.sources if self.policy.hints else []
+            learned = getattr(self.policy, "learned_from", None)
+            if learned and learned not in hint_sources:
+                hint_sources = [*hint_sources, learned]
         else:
             traj = await execute(
                 self.executor, TextEnv(self.env, obs), task, episode=index, guidance=served.text(),

@@ -71,6 +71,7 @@ class OfflinePolicy:
         recs = room_receptacles(ep.intro)
         hints = read_hints(docs, room_key(recs), {goal.obj, goal.lamp} - {None}) if docs else None  # type: ignore[arg-type]
         self.hints = hints
+        self._learn(env.game.family, goal, docs or [])
         order = self._order(goal, recs, hints)
         st = _State(goal, recs, order)
         while not obs.done:
@@ -78,6 +79,9 @@ class OfflinePolicy:
             obs = env.step(action)
             self._observe(st, action, obs)
         return ep
+
+    def _learn(self, family: str, goal: Goal, docs: list[tuple[str, str]]) -> None:
+        """What a subclass takes from the served entries besides locations (nothing here)."""
 
     @staticmethod
     def _order(goal: Goal, recs: list[str], hints: Hints | None) -> list[str]:
@@ -90,8 +94,7 @@ class OfflinePolicy:
         return first + [r for r in recs if r not in first]
 
     # -- bookkeeping ---------------------------------------------------------------------
-    @staticmethod
-    def _observe(st: _State, action: str, obs: Observation) -> None:
+    def _observe(self, st: _State, action: str, obs: Observation) -> None:
         text = obs.text
         if action.startswith("go to ") and text.startswith("You arrive"):
             st.here = action.removeprefix("go to ")
