@@ -19,7 +19,9 @@ EPISODE = (
     "4. > heat apple 1 with microwave 1\n   You heat the apple 1 using the microwave 1.\n"
 )
 PROCEDURE = "## Procedure\n1. take {obj} from {place}\n2. go to microwave 1\n3. heat {obj} with microwave 1\n"
-GUIDANCE = "Guidance for: look at bowl under the desklamp.\n\nProcedure:\n1. take bowl from desk 1\n" "2. use {lamp}\n"
+GUIDANCE = (
+    "Guidance for: look at bowl under the desklamp.\n\nProcedure:\n1. take bowl from desk 1\n2. use {lamp}\n"
+)
 PLAIN = "1. > take apple 1 from fridge 1\n2. > put apple 1 in/on diningtable 1\n"
 HEAT = Goal("heat", "apple", "diningtable")
 LOOK = Goal("look", "bowl", lamp="desklamp")
