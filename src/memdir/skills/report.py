@@ -84,6 +84,25 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return cells
 
 
+HEALTH_KEYS = ("files", "sections", "fanout_max", "depth_max", "b1_mean", "b2", "b3", "b4")
+
+
+def store_health(run: Path, variant: str) -> dict[str, float | None] | None:
+    """The health panel (`memdir stats`) of a variant's final stores, averaged over its chains."""
+    from memdir.analytics.stats import store_stats
+    from memdir.store.store import Store
+
+    roots = sorted((run / "stores" / variant).glob("chain-*"))
+    if not roots:
+        return None
+    records = [store_stats(Store(root)).as_json() for root in roots]
+    out: dict[str, float | None] = {}
+    for k in HEALTH_KEYS:
+        vals = [r[k] for r in records if r.get(k) is not None]
+        out[k] = round(sum(vals) / len(vals), 4) if vals else None
+    return out
+
+
 def _tokens(usage: dict[str, Any] | None) -> int:
     u = usage or {}
     return int(u.get("input_uncached", 0) + u.get("input_cached", 0) + u.get("output", 0))
@@ -173,6 +192,8 @@ def write_report(run: Path) -> list[dict[str, Any]]:
     rows = [r for r in load_rows(run) if _key(r) not in dead]
     manifest = json.loads((run / "manifest.json").read_text())
     cells = summarize(rows)
+    for c in cells:
+        c["store_health"] = store_health(run, c["variant"])
     (run / "summary.json").write_text(json.dumps({"cells": cells, "aborted": aborted}, indent=1) + "\n")
     pngs = plot(run, rows)
     fams = [f for f in FAMILY_ORDER if any(f in c["success_by_family"] for c in cells)]
@@ -227,6 +248,17 @@ def write_report(run: Path) -> list[dict[str, Any]]:
             f = c["early_file_fate"]
             lines.append(
                 f"| {c['variant']} | {f.get('untouched', 0)} | {f.get('edited', 0)} | {f.get('deleted', 0)} |"
+            )
+    healthy = [c for c in cells if c.get("store_health")]
+    if healthy:
+        lines += ["", "## Store health at the end of the chain (`memdir stats`; mean over chains)", ""]
+        lines += ["| variant | " + " | ".join(HEALTH_KEYS) + " |", "|---" * (len(HEALTH_KEYS) + 1) + "|"]
+        for c in healthy:
+            h = c["store_health"]
+            lines.append(
+                f"| {c['variant']} | "
+                + " | ".join("–" if h[k] is None else f"{h[k]:g}" for k in HEALTH_KEYS)
+                + " |"
             )
     if aborted:
         lines += ["", "## Aborted cells (model calls failed; not reported partially)", ""]
