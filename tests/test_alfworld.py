@@ -24,6 +24,7 @@ from memdir.cli.main import cli
 from memdir.errors import MemdirError
 from memdir.skills.hints import read_hints
 from memdir.store import frontmatter, spec
+from memdir.store.journal import Journal
 from memdir.store.store import Store
 
 GAMES = load_games()
@@ -217,6 +218,14 @@ def test_chain_run_folder_is_leak_free_and_reports(tmp_path: Path) -> None:
             assert idx and max(idx) < r["index"], (r["variant"], r["index"], path)
     log = Store(out / "stores" / "episode-log" / "chain-1")
     assert len([e for e in log.files("/memories/episodes") if e.path.name != "MEMORY.md"]) == 3
+    # Each row names the store's snapshot after its task: the journal holds exactly tasks 1..i.
+    journal = Journal(log.root)
+    for r in rows:
+        if r["variant"] == "episode-log":
+            names = journal.git("ls-tree", "-r", "--name-only", r["snapshot"]).split()
+            assert len([n for n in names if n.startswith("episodes/e")]) == r["index"]
+        elif r["variant"] == "no-store":
+            assert r["snapshot"] is None
     assert spec.validate(log).valid
     cells = write_report(out)
     summary = json.loads((out / "summary.json").read_text())

@@ -38,6 +38,7 @@ from memdir.skills.novice import Novice
 from memdir.skills.policy import OfflinePolicy
 from memdir.skills.retrieve import DEFAULT, Retriever
 from memdir.skills.variants import Roles, Variant, make_variant
+from memdir.store.journal import Journal
 from memdir.store.store import Store
 from memdir.tokens import count_tokens
 from memdir.tools.guards import GuardedStore, Guards
@@ -246,12 +247,14 @@ class _Play:
         t_played = time.perf_counter()
         build = await variant.record(index, episode)
         files, kb = store_size(variant.store)
+        # The store's snapshot after this task: the journal commit its last write made.
+        snapshot = Journal(variant.store.root).head() if variant.store is not None else None
         return {
             "variant": variant.name, "model": model, "protocol": protocol, "chain": cell.chain,
             "index": index, "game": game.id, "family": game.family, "task": task,
             "success": episode.won, "steps": episode.n_steps, "served": served.paths,
             "served_tokens": count_tokens(served.text()) if served.docs or served.guidance else 0,
-            "hint_sources": hint_sources, "store_files": files, "store_kb": kb,
+            "hint_sources": hint_sources, "store_files": files, "store_kb": kb, "snapshot": snapshot,
             "deploy_usage": deploy.as_dict(), "build_usage": build.as_dict(),
             "deploy_cost_usd": round(self.cost(deploy), 6), "build_cost_usd": round(self.cost(build), 6),
             "seconds": {"load": round(load_s, 3), "reset_serve": round(t_served - start, 3),

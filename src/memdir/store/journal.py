@@ -198,6 +198,15 @@ class Journal:
         if random.random() < 1 / GC_EVERY:
             self.git("gc", "--auto", "--quiet")
 
+    def head(self) -> str | None:
+        """The commit of the newest step: the id of the store's snapshot as it is now."""
+        if not self.exists:
+            return None
+        try:
+            return self.git("rev-parse", "--verify", "-q", "HEAD").strip() or None
+        except MemdirError:
+            return None
+
     def steps(self, *, raw: bool = False) -> list[JournalStep]:
         """Every step, oldest first; with `raw`, each step's file blobs changed (for replay)."""
         if not self.exists:
