@@ -129,6 +129,15 @@ def _by_index(rows: list[dict[str, Any]], variant: str, field: str) -> list[floa
     return [sum(s[i] for s in series) / len(series) for i in range(n)]
 
 
+_DASHES = ("-", "--", "-.", ":", (0, (5, 1, 1, 1)))
+
+
+def _style(variant: str) -> dict[str, Any]:
+    """A fixed colour and dash per variant: identical curves (GS and skills+mem offline) stay visible."""
+    rank = _rank(variant)
+    return {"color": f"C{rank}", "linestyle": _DASHES[rank % len(_DASHES)], "linewidth": 1.6}
+
+
 def plot(run: Path, rows: list[dict[str, Any]]) -> list[str]:
     import matplotlib
 
@@ -148,7 +157,7 @@ def plot(run: Path, rows: list[dict[str, Any]]) -> list[str]:
         if base is not None:
             n = min(len(ys), len(base))
             ys = [ys[i] - base[i] for i in range(n)]
-        ax.plot(range(1, len(ys) + 1), ys, label=v)
+        ax.plot(range(1, len(ys) + 1), ys, label=v, **_style(v))
     ax.axhline(0, color="grey", lw=0.8)
     ax.set_xlabel("task position in chain")
     ax.set_ylabel("running success − no-store" if base is not None else "running success")
@@ -165,8 +174,8 @@ def plot(run: Path, rows: list[dict[str, Any]]) -> list[str]:
             continue
         kb = _by_index(rows, v, "store_kb")
         files = _by_index(rows, v, "store_files")
-        a1.plot(range(1, len(kb) + 1), kb, label=v)
-        a2.plot(range(1, len(files) + 1), files, label=v)
+        a1.plot(range(1, len(kb) + 1), kb, label=v, **_style(v))
+        a2.plot(range(1, len(files) + 1), files, label=v, **_style(v))
     a1.set_xlabel("task position in chain")
     a1.set_ylabel("store size (KB)")
     a2.set_xlabel("task position in chain")
