@@ -11,9 +11,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-_ONE = r"(?:S\d+T\d+|B\d+M\d+|E\d+)"
-LOCATOR = re.compile(rf"\[({_ONE}(?:,\s*{_ONE})*)\]")
-"""A source locator group, e.g. `[S6T5]` or `[S6T5, S7T2]` (the regex of the conventions doc)."""
+from memdir.locators import LOCATOR
 
 _DATE = r"(?:\d{4}-\d{2}-\d{2}|unknown)"
 _LOC_TAIL = rf"\s*(?P<loc>{LOCATOR.pattern})\s*$"

@@ -25,14 +25,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from memdir.errors import ToolError
+from memdir.locators import LOCATOR
 from memdir.store import frontmatter
 from memdir.store.paths import MemoryPath
 from memdir.store.store import Store
 from memdir.tokens import count_tokens
 
-# The locator grammar of docs/conventions.md. analytics/facts.py (memdir diff --facts) keeps its
-# own normalization; the two should become one.
-LOCATOR = re.compile(r"\[((?:S\d+T\d+|B\d+M\d+|E\d+)(?:,\s*(?:S\d+T\d+|B\d+M\d+|E\d+))*)\]")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
 
