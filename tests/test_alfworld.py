@@ -256,3 +256,20 @@ def test_three_chain_protocol_resets_the_store_between_chains(tmp_path: Path) ->
     assert all(r["served"] == [] and r["store_files"] == 3 for r in rows)  # MEMORY.md x2 + one episode
     cells = write_report(tmp_path / "run")
     assert cells[0]["chains"] == 3 and cells[0]["n_tasks"] == 3 and cells[0]["protocol"] == "three"
+
+
+def test_cli_harness_picks_the_retrieval_and_profiles(tmp_path: Path) -> None:
+    """`--harness center-bm25` retrieves with BM25 through the search-bm25 profile, end to end."""
+    out = tmp_path / "run"
+    args = ["skills", "--variants", "episode-log", "--harness", "center-bm25", "--tasks", "2"]
+    res = CliRunner().invoke(cli, [*args, "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["retriever"] == "bm25_retrieve"
+    assert manifest["harness"] == {"manage": "manage-bm25", "search": "search-bm25"}
+    rows = [json.loads(line) for line in (out / "tasks.jsonl").read_text().splitlines()]
+    goal = parse_goal(rows[0]["task"], rows[0]["family"])
+    first = f"/memories/episodes/e001-{rows[0]['family']}-{goal.obj}.md"
+    assert rows[0]["served"] == [] and set(rows[1]["served"]) <= {first}  # only what task 1 wrote
+    # Task 2's retrieval went through BM25: the store now has its search index.
+    assert (out / "stores" / "episode-log" / "chain-1" / ".memdir" / "index" / "manifest.sqlite").is_file()
