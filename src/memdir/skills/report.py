@@ -194,6 +194,20 @@ def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.1f}"
 
 
+def _baseline_line(manifest: dict[str, Any]) -> str:
+    """Say which roles were no-model baselines, so an offline table is never read as the study's."""
+    keys = (("execution", "model"), ("curator", "curator_model"), ("GS guidance", "guidance_model"))
+    offline = [role for role, key in keys if str(manifest.get(key, "offline")).startswith("offline")]
+    if not offline:
+        return "Every role ran on a model."
+    return (
+        f"Roles played by no-model baselines: {', '.join(offline)} (`offline`: procedures built in; "
+        "`offline-novice`: procedures learned from memory; offline curators are mechanical distillers; "
+        "offline GS writes guidance mechanically from the served entries). **Baselines**, not the "
+        "study's agents."
+    )
+
+
 def write_report(run: Path) -> list[dict[str, Any]]:
     """(Re)derive summary.json, report.md and the plots from the run folder."""
     aborted = load_aborted(run)
@@ -217,9 +231,7 @@ def write_report(run: Path) -> list[dict[str, Any]]:
         f"{manifest.get('price_card')}.",
         f"Retriever: {manifest['retriever']}; step cap {manifest['step_cap']}; seed {manifest['seed']}; "
         f"versions {manifest['versions']}.",
-        "The offline model is the no-model execution policy and the offline curators are mechanical "
-        "distillers (offline GS: guidance written mechanically from the served entries): "
-        "**baselines**, not the study's agents.",
+        _baseline_line(manifest),
         "",
         "## Success by family (%)",
         "",
