@@ -181,3 +181,57 @@ def test_a_cell_whose_model_fails_is_aborted_whole_and_the_others_go_on(tmp_path
     assert [(a["variant"], a["index"]) for a in summary["aborted"]] == [("episode-log", 1)]
     assert "provider down" in summary["aborted"][0]["error"]
     assert "## Aborted cells" in (out / "report.md").read_text()
+
+
+def test_a_model_search_agent_chooses_the_entries_served_whole(tmp_path: Path) -> None:
+    first, second = winning_actions(PLACE), winning_actions(KEYCHAIN)
+    prompts: list[str] = []
+
+    def choose(messages: list[ChatMessage]) -> str:
+        prompts.append(messages[0].content)
+        cites = ["/memories/skills/place.md:1-9", "/memories/skills/MEMORY.md", "/memories/nope.md"]
+        return json.dumps({"answer": "the place procedure", "citations": cites})
+
+    executor = get_model(
+        "scripted", script=['{"answer": "empty store", "citations": []}', *first, choose, *second]
+    )
+    out = tmp_path / "run"
+    rows = run_chains(
+        out, ["curated-skills-mem"], model=executor, roles=Roles(searcher=executor),
+        price_card=price_card("gpt-5.4-mini"), games=[PLACE, KEYCHAIN],
+    )  # fmt: skip
+    assert [r["served"] for r in rows] == [[], ["/memories/skills/place.md"]]  # indexes, ghosts dropped
+    assert "Strict serving" in prompts[0] and "at most 6" in prompts[0]
+    store = Store(out / "stores" / "curated-skills-mem" / "chain-1")
+    assert rows[1]["served_tokens"] > 0 and store.exists("/memories/skills/place.md")
+    assert rows[1]["deploy_usage"]["calls"] == 1 + len(second)
+
+
+NO_SANDBOX = __import__("memdir.tools.sandbox", fromlist=["_probe"])._probe()
+
+
+@pytest.mark.skipif(NO_SANDBOX is not None, reason=f"no confining sandbox here: {NO_SANDBOX}")
+def test_a_shell_search_agent_cannot_change_the_store(tmp_path: Path) -> None:
+    import asyncio
+
+    from memdir.skills.serving import select
+    from memdir.store import spec
+
+    store = Store(tmp_path / "mem", create=True)
+    spec.init(store)
+    before = sorted(p.name for p in (tmp_path / "mem").iterdir())
+    seen: list[str] = []
+
+    def after(messages: list[ChatMessage]) -> str:
+        seen.append(messages[-1].content)  # the bash result, as the model saw it
+        return '{"answer": "nothing", "citations": ["/memories/planted.md"]}'
+
+    command = "echo '# x' > /memories/planted.md && rm -f /memories/MEMORY.md && ls /memories"
+    model = get_model("scripted", script=[call("bash", command=command), after])
+    task = "put a apple in fridge."
+    docs, usage = asyncio.run(
+        select(model, store, task, strict=True, k=3, variant="v", index=1, record=None, profile="shell")
+    )
+    assert "planted.md" in seen[0] and "MEMORY.md" not in seen[0]  # the command did write, in the copy
+    assert docs == [] and usage.calls == 2
+    assert sorted(p.name for p in (tmp_path / "mem").iterdir()) == before

@@ -63,6 +63,9 @@ ROLES: dict[str, Role] = {
     "folder": Role("folder", "folder", "folder", BUILD_ROUNDS, CURATION_OUTPUT),
     "execution": Role("execution", "execution", None, 50, SEARCH_OUTPUT, temperature=0.0),
     "guidance": Role("guidance", "guidance", "search", SEARCH_ROUNDS_ORGANIZED, SEARCH_OUTPUT, answers=True),
+    "skill_search": Role(
+        "skill_search", "skill_search", "search", SEARCH_ROUNDS_ORGANIZED, SEARCH_OUTPUT, answers=True
+    ),
 }
 
 

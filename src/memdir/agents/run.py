@@ -238,6 +238,38 @@ async def guidance(
     return RoleOutput(role.name, model.name, ep.final, parsed.answer, parsed.citations, ep)
 
 
+STRICT_RULE = (
+    "Strict serving: cite an entry only when it clearly applies to this task (its kind of task, "
+    "or the very objects it names). Citing nothing is better than citing entries that do not apply."
+)
+LOOSE_RULE = "Cite the entries most likely to help with this task."
+
+
+async def select_entries(
+    model: Model,
+    store: Store,
+    task: str,
+    *,
+    strict: bool,
+    k: int,
+    variant: str,
+    task_id: str | None = None,
+    record: RunRecord | None = None,
+    profile: str | None = None,
+) -> RoleOutput:
+    """The skill setting's search agent: which whole entries to serve for `task` (its citations)."""
+    if model.is_offline:
+        raise MemdirError("the offline baselines select entries mechanically; use a model")
+    role = get_role("skill_search", profile=profile)
+    harness = Harness(store, role.profile or "search", role=role.name, task=task_id, variant=variant)
+    ids = {"variant": variant, "task": task_id}
+    rule = STRICT_RULE if strict else LOOSE_RULE
+    core = spec.context(store).text
+    ep = await run_role(model, harness, role, record, ids, core_memory=core, task=task, strict_rule=rule, k=k)
+    parsed = parse_answer(ep.final)
+    return RoleOutput(role.name, model.name, ep.final, parsed.answer, parsed.citations, ep)
+
+
 async def search_many(
     model: Model,
     store: Store,

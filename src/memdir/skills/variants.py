@@ -13,6 +13,9 @@
 * ``curated-skills-mem-gs``: the same store, but the search agent writes task-specific guidance
   instead of serving files (offline: :mod:`memdir.skills.guidance`).
 
+With a model as searcher (`Roles.searcher`), the curated variants' entries are chosen by the
+search agent (strictly for skills+mem) and served whole; offline, by the lexical retriever.
+
 The outcome gate (only a successful attempt may create or extend a procedure) is enforced by
 the store the chain opens (`Guards(outcome_gate=True)`), not only asked of the curator. Every
 write goes through a `manage`-type harness with `role`, `task` and `outcome` meta, so each tool
@@ -24,7 +27,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from memdir.agents.record import RunRecord
-from memdir.agents.run import guidance as model_guidance
 from memdir.agents.skills import Trajectory, manage_trajectory
 from memdir.bench.alfworld import parse_goal
 from memdir.bench.alfworld_env import Episode
@@ -36,6 +38,7 @@ from memdir.skills.hints import room_key
 from memdir.skills.policy import room_receptacles
 from memdir.skills.render import episode_name, render_episode
 from memdir.skills.retrieve import DEFAULT, Doc, Retriever
+from memdir.skills.serving import guide, select
 from memdir.store import frontmatter, spec
 from memdir.store.store import Store
 from memdir.tools.profiles import Harness
@@ -158,7 +161,18 @@ class CuratedSkills(Variant):
     notes = False
 
     async def serve(self, index: int, task: str, family: str) -> Served:
+        if self.roles.searcher is not None:
+            return await self._select(index, task, strict=False, k=TOP_K)
         return Served(self.retriever(self.search, task, TOP_K))
+
+    async def _select(self, index: int, task: str, *, strict: bool, k: int) -> Served:
+        """The search agent (a model) chooses the entries; they are served whole."""
+        assert self.store is not None and self.roles.searcher is not None
+        docs, usage = await select(
+            self.roles.searcher, self.store, task, strict=strict, k=k, variant=self.name, index=index,
+            record=self.roles.record, profile=self.roles.search_profile,
+        )  # fmt: skip
+        return Served(docs, usage=usage)
 
     async def record(self, index: int, episode: Episode) -> Usage:
         roles = self.roles
@@ -209,6 +223,8 @@ class CuratedSkillsMem(CuratedSkills):
     notes = True
 
     async def serve(self, index: int, task: str, family: str) -> Served:
+        if self.roles.searcher is not None:
+            return await self._select(index, task, strict=True, k=TOP_K * 2)
         return Served(self._strict(task, family))
 
     def _strict(self, task: str, family: str) -> list[Doc]:
@@ -266,12 +282,10 @@ class CuratedSkillsMemGS(CuratedSkillsMem):
             g = synthesize(task, family, self._strict(task, family))
             return Served(guidance=g.text, cited=g.cited)
         assert self.store is not None
-        out = await model_guidance(
-            roles.searcher, self.store, task, task_id=str(index), record=roles.record,
-            profile=roles.search_profile,
-        )  # fmt: skip
-        usage = out.episode.usage if out.episode else Usage()
-        return Served(guidance=out.answer or out.text, cited=list(out.citations), usage=usage)
+        text, cited, usage = await guide(
+            roles.searcher, self.store, task, index=index, record=roles.record, profile=roles.search_profile
+        )
+        return Served(guidance=text, cited=cited, usage=usage)
 
 
 VARIANTS: dict[str, type[Variant]] = {

@@ -1,0 +1,80 @@
+"""Model-backed serving in the skill setting: the search agent picks the whole entries to serve
+(curated variants) or writes guidance (GS), always over a store it cannot change.
+
+Under the shell harness the search role holds `bash`, which can write. As in the conversational
+study's shell search, it then works on a scratch copy of the store (derived state left out);
+its citations name paths, which are resolved against the original.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from memdir.agents.record import RunRecord
+from memdir.agents.run import RoleOutput, select_entries
+from memdir.agents.run import guidance as write_guidance
+from memdir.models import Model, Usage
+from memdir.skills.retrieve import Doc
+from memdir.store.store import Store
+
+
+@contextmanager
+def read_only(store: Store, profile: str) -> Iterator[Store]:
+    """The store itself for read-only profiles; a throwaway copy for the shell."""
+    if profile != "shell":
+        yield store
+        return
+    with tempfile.TemporaryDirectory(prefix="memdir-skill-search-") as tmp:
+        copy = Path(tmp) / "store"
+        shutil.copytree(store.root, copy, ignore=shutil.ignore_patterns(".memdir"), symlinks=True)
+        yield Store(copy, observers=False)
+
+
+def cited_files(citations: list[str], store: Store, k: int) -> list[str]:
+    """Distinct entry files named by citations (`path`, `path:12-14`, `path > # Heading`), at most k."""
+    out: list[str] = []
+    for c in citations:
+        path = re.split(r"[:\s>]", c.strip(), maxsplit=1)[0]
+        if not path.endswith(".md") or path.endswith("/MEMORY.md") or path in out:
+            continue
+        try:
+            ok = store.exists(path) and not store.is_dir(path)
+        except Exception:  # a malformed path in a citation serves nothing
+            ok = False
+        if ok:
+            out.append(path)
+        if len(out) == k:
+            break
+    return out
+
+
+def _usage(out: RoleOutput) -> Usage:
+    return out.episode.usage if out.episode else Usage()
+
+
+async def select(
+    model: Model, store: Store, task: str, *, strict: bool, k: int, variant: str, index: int,
+    record: RunRecord | None, profile: str,
+) -> tuple[list[Doc], Usage]:  # fmt: skip
+    """The entries the search agent cites for `task`, served whole, and what choosing cost."""
+    with read_only(store, profile) as view:
+        out = await select_entries(
+            model, view, task, strict=strict, k=k, variant=variant, task_id=str(index), record=record,
+            profile=profile,
+        )  # fmt: skip
+    docs = [Doc(p, store.read_text(p)) for p in cited_files(out.citations, store, k)]
+    return docs, _usage(out)
+
+
+async def guide(
+    model: Model, store: Store, task: str, *, index: int, record: RunRecord | None, profile: str
+) -> tuple[str, list[str], Usage]:
+    """GS: guidance the search agent writes for `task`, the files it cites, and what it cost."""
+    with read_only(store, profile) as view:
+        out = await write_guidance(model, view, task, task_id=str(index), record=record, profile=profile)
+    return out.answer or out.text, cited_files(out.citations, store, 100), _usage(out)
