@@ -73,3 +73,25 @@ def test_live_search_over_an_offline_curated_store(name: str, key_env: str, tmp_
     assert os.environ[key_env] not in text
     episode = [e for e in read_record(tmp_path / "calls.jsonl") if e["kind"] == "episode"][-1]
     assert episode["usage"]["calls"] >= 1 and episode["bounds"]["no_cache"] > 0
+
+
+@pytest.mark.live
+@pytest.mark.parametrize(("name", "key_env"), PROVIDERS)
+def test_live_execution_agent_plays_one_alfworld_task(name: str, key_env: str, tmp_path: Path) -> None:
+    """The model-backed skill chain on the first task of the full chain: played, priced, no key kept."""
+    pytest.importorskip("alfworld", reason="the optional 'alfworld' extra is not installed")
+    from memdir.bench.alfworld import chains, load_games
+    from memdir.models import price_card
+    from memdir.skills.chain import run_chains
+    from memdir.skills.variants import Roles
+
+    model = get_model(name)
+    record = RunRecord(tmp_path / "run" / "record.jsonl")
+    first = chains(load_games(), "full", 1)[0]
+    rows = run_chains(
+        tmp_path / "run", ["no-store"], model=model, roles=Roles(searcher=model, record=record),
+        price_card=price_card("gpt-5.4-mini"), games=first,
+    )  # fmt: skip
+    assert rows[0]["steps"] >= 1 and rows[0]["deploy_usage"]["calls"] == rows[0]["steps"]
+    assert rows[0]["deploy_cost_usd"] > 0
+    assert os.environ[key_env] not in (tmp_path / "run" / "record.jsonl").read_text()
