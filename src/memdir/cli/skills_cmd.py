@@ -63,7 +63,7 @@ def _ready(model: Any) -> None:
     "--model",
     default="offline",
     show_default=True,
-    help="Execution model (and GS guidance writer). No-model baselines: 'offline' (procedures built "
+    help="Execution and search model. No-model baselines: 'offline' (procedures built "
     "in, learns where things are) and 'offline-novice' (must learn the procedures from memory too).",
 )
 @click.option(
@@ -109,7 +109,8 @@ def skills_cmd(
 ) -> None:
     """Run task chains for each variant and write a run folder with summary, report and plots.
 
-    `--model` plays the tasks and writes GS guidance; `--curator-model` curates the skill stores.
+    `--model` plays the tasks and, as the search agent, chooses the entries served (or writes GS
+    guidance); `--curator-model` curates the skill stores.
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
