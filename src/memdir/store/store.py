@@ -11,6 +11,7 @@ import contextlib
 import os
 import stat
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from typing import Any, Literal, Protocol
 from memdir.errors import ExistsError, NotFoundError, PathError
 from memdir.store.atomic import WriterLock
 from memdir.store.paths import ROOT, STATE_DIR, Confinement, MemoryPath, parse_memory_path
-from memdir.store.safefs import SafeRoot
+from memdir.store.safefs import TMP_PREFIX, SafeRoot
 
 ChangeKind = Literal["create", "modify", "delete", "rename"]
 
@@ -41,6 +42,9 @@ class Step:
     tool: str
     meta: dict[str, Any] = field(default_factory=dict)
     changes: list[Change] = field(default_factory=list)
+
+
+ORPHAN_AGE = 60.0  # seconds: a temp file older than this, seen under the writer lock, is orphaned
 
 
 class StoreObserver(Protocol):
@@ -75,6 +79,7 @@ class Store:
         self.safe = SafeRoot(self.root)
         self._lock: WriterLock | None = None
         self._local = threading.local()
+        self._swept = False
         from memdir.store.observers import default_factories
 
         self.observers: list[StoreObserver] = [f(self) for f in default_factories()] if observers else []
@@ -115,6 +120,9 @@ class Store:
             return
         step = Step(tool, {k: v for k, v in meta.items() if v is not None})
         with self.writer_lock.hold():
+            if not self._swept:
+                self._swept = True
+                self.sweep_orphans()
             for obs in self.observers:  # optional hook: see the store as it is before this step
                 before = getattr(obs, "before_step", None)
                 if before is not None:
@@ -128,6 +136,30 @@ class Store:
                 if step.changes:
                     for obs in self.observers:
                         obs.on_step(self, step)
+
+    def sweep_orphans(self, older_than: float = ORPHAN_AGE) -> list[str]:
+        """Remove the temp files killed writers left (`.memdir-tmp-*`); returns their names.
+
+        Runs on a Store's first step, with the writer lock held: every write into the memory
+        tree happens under that lock, so a temp file present then belongs to no live writer. The
+        age margin also spares a file someone made by hand with that prefix a moment ago. The
+        walk uses directory descriptors and never follows links, and derived state is skipped.
+        """
+        cutoff = time.time() - older_than
+        gone: list[str] = []
+        for _top, dirs, files, dirfd in os.fwalk(self.root):
+            dirs[:] = [d for d in dirs if d != STATE_DIR]
+            for name in files:
+                if not name.startswith(TMP_PREFIX):
+                    continue
+                try:
+                    st = os.stat(name, dir_fd=dirfd, follow_symlinks=False)
+                    if stat.S_ISREG(st.st_mode) and st.st_mtime < cutoff:
+                        os.unlink(name, dir_fd=dirfd)
+                        gone.append(name)
+                except FileNotFoundError:
+                    continue
+        return gone
 
     def _record(self, change: Change) -> None:
         step: Step | None = getattr(self._local, "step", None)
