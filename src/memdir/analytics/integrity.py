@@ -30,7 +30,7 @@ from memdir.store.outline import find_sections, outline, parse_section_path
 from memdir.store.paths import parse_memory_path
 from memdir.store.store import Store
 
-DEFAULT_FANOUT_CAP = 50
+DEFAULT_FANOUT_CAP = spec.DEFAULT_FANOUT_CAP
 _XREF_SECTION = re.compile(r"\b[Ss]ee\s+(/memories/\S+?\.md)\s+>\s+(#{1,6} [^\n]*?)\s*(?:[\])]|$|\s\[)")
 
 

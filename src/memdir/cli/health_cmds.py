@@ -138,7 +138,13 @@ def growth_cmd(root: str, every: int, out: str | None) -> None:
 @click.command("check")
 @click.argument("root", type=click.Path(exists=True, file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@click.option("--fanout-cap", type=int, default=50, show_default=True, help="Most entries a folder may hold.")
+@click.option(
+    "--fanout-cap",
+    type=int,
+    default=spec.DEFAULT_FANOUT_CAP,
+    show_default=True,
+    help="Most entries a folder may hold.",
+)
 @click.option(
     "--budget",
     type=int,

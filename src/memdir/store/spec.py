@@ -18,6 +18,7 @@ from memdir.store.store import Store
 from memdir.tokens import count_tokens
 
 DEFAULT_CORE_BUDGET = 30_000
+DEFAULT_FANOUT_CAP = 50  # most entries a folder should hold (design rule 2), as `memdir check` reports
 XREF = re.compile(r"\b[Ss]ee\s+(/memories(?:/[^\s)\]>,;`'\"]*)?)")
 GOVERNED_MARKER = "SKILL.md"
 
