@@ -165,6 +165,7 @@ async def _run_chains(
     rows: list[dict[str, Any]] = []
     aborted: set[str] = set()
     policy = OFFLINE_POLICIES[model_name]() if executor is None else OfflinePolicy()
+    play = _Play(policy, executor, roles, price_card)
     lock = FileLock(str(out / ".tasks.lock"))
     for ci, chain in enumerate(chain_list):
         cells = []
@@ -182,9 +183,8 @@ async def _run_chains(
                 for cell in cells:
                     if cell.variant.name in aborted:
                         continue
-                    play = _Play(env, policy, executor, roles, price_card)
                     try:
-                        row = await play.run(cell, index, game, model_name, protocol, load_s)
+                        row = await play.run(env, cell, index, game, model_name, protocol, load_s)
                     except ModelError as exc:
                         # The study's rule: a cell whose model calls fail is aborted whole, never
                         # reported partially; the other variants go on.
@@ -210,7 +210,8 @@ async def _run_chains(
 
 @dataclass
 class _Play:
-    env: AlfworldEnv
+    """One task of one cell: serve, play (offline policy or execution agent), record, a row."""
+
     policy: OfflinePolicy
     executor: Model | None
     roles: Roles
@@ -220,26 +221,26 @@ class _Play:
         return self.card.cost(usage) if self.card is not None and usage.calls else 0.0
 
     async def run(
-        self, cell: Cell, index: int, game: Game, model: str, protocol: str, load_s: float
+        self, env: AlfworldEnv, cell: Cell, index: int, game: Game, model: str, protocol: str, load_s: float
     ) -> dict[str, Any]:
         start = time.perf_counter()
         variant = cell.variant
-        obs = self.env.reset()
-        episode = self.env.episode
+        obs = env.reset()
+        episode = env.episode
         assert episode is not None
         task = episode.task
         served = await variant.serve(index, task, game.family)
         t_served = time.perf_counter()
         deploy = served.usage
         if self.executor is None:
-            self.policy.play(self.env, obs, served.pairs())
+            self.policy.play(env, obs, served.pairs())
             hint_sources = self.policy.hints.sources if self.policy.hints else []
             learned = getattr(self.policy, "learned_from", None)
             if learned and learned not in hint_sources:
                 hint_sources = [*hint_sources, learned]
         else:
             traj = await execute(
-                self.executor, TextEnv(self.env, obs), task, episode=index, guidance=served.text(),
+                self.executor, TextEnv(env, obs), task, episode=index, guidance=served.text(),
                 record=self.roles.record, variant=variant.name,
             )  # fmt: skip
             deploy = deploy + traj.usage
@@ -253,7 +254,7 @@ class _Play:
             "variant": variant.name, "model": model, "protocol": protocol, "chain": cell.chain,
             "index": index, "game": game.id, "family": game.family, "task": task,
             "success": episode.won, "steps": episode.n_steps, "served": served.paths,
-            "served_tokens": count_tokens(served.text()) if served.docs or served.guidance else 0,
+            "served_tokens": count_tokens(served.text()),
             "hint_sources": hint_sources, "store_files": files, "store_kb": kb, "snapshot": snapshot,
             "deploy_usage": deploy.as_dict(), "build_usage": build.as_dict(),
             "deploy_cost_usd": round(self.cost(deploy), 6), "build_cost_usd": round(self.cost(build), 6),

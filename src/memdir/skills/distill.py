@@ -13,10 +13,7 @@ from collections import defaultdict
 
 from memdir.bench.alfworld import STATIONS, parse_goal
 from memdir.bench.alfworld_env import Episode
-
-_ON = re.compile(r"On the ([a-z]+ \d+), you see ([^.]*)\.")
-_IN = re.compile(r"You open the ([a-z]+ \d+)\. The [a-z]+ \d+ is open\. In it, you see ([^.]*)\.")
-_ITEM = re.compile(r"\b(?:a|an) ([a-z]+) \d+")
+from memdir.skills.hints import IN, ITEM, ON
 
 
 def sightings(episode: Episode) -> dict[str, list[str]]:
@@ -27,12 +24,12 @@ def sightings(episode: Episode) -> dict[str, list[str]]:
     for (action, _), text in zip([("", ""), *episode.steps], texts, strict=True):
         if action.startswith("go to "):
             here = action.removeprefix("go to ")
-        for recep, listing in [*_ON.findall(text), *_IN.findall(text)]:
-            for obj in _ITEM.findall(listing):
+        for recep, listing in [*ON.findall(text), *IN.findall(text)]:
+            for obj in ITEM.findall(listing):
                 if recep not in seen[obj]:
                     seen[obj].append(recep)
-        if "In it, you see" in text and here and not _IN.search(text):
-            for obj in _ITEM.findall(text.split("In it, you see", 1)[1]):
+        if "In it, you see" in text and here and not IN.search(text):
+            for obj in ITEM.findall(text.split("In it, you see", 1)[1]):
                 if here not in seen[obj]:
                     seen[obj].append(here)
     return seen

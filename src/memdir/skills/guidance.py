@@ -16,15 +16,11 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from memdir.bench.alfworld import parse_goal
-from memdir.skills.hints import W_SEEN, W_TAKEN
+from memdir.skills.hints import FACT, W_SEEN, W_TAKEN
 from memdir.skills.retrieve import Doc
 
 _PROCEDURE = re.compile(r"^## Procedure\n(.*?)(?=^## |\Z)", re.MULTILINE | re.DOTALL)
 _STEP = re.compile(r"^\d+\. (.+)$", re.MULTILINE)
-_FACT = re.compile(
-    r"^- ([a-z]+): (found|seen) in ([a-z]+(?: \d+)?)(?: \(room ([0-9a-f]+)\))?(?: x\d+)?((?: \[E\d+\])*)",
-    re.MULTILINE,
-)
 _LOC = re.compile(r"E\d+")
 MAX_LOCATORS = 3  # per guidance line: enough to trace it, few enough to stay short
 
@@ -68,11 +64,11 @@ def synthesize(task: str, family: str, docs: list[Doc]) -> Guidance:
     locs: dict[tuple[str, str, str, str], list[str]] = defaultdict(list)
     for d in docs:
         used = False
-        for obj, kind, recep, room, loc_text in _FACT.findall(d.text):
+        for obj, kind, recep, room, times, loc_text in FACT.findall(d.text):
             if obj not in wanted:
                 continue
             key = (obj, kind, recep, room)
-            weight[key] += 1
+            weight[key] += int(times or 1)
             locs[key] += [x for x in _LOC.findall(loc_text) if x not in locs[key]]
             used = True
         if used and d.path not in cited:

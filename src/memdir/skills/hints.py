@@ -16,13 +16,17 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 _ROOM = re.compile(r"(?:room|Room): (.+)$", re.MULTILINE)
-_ON = re.compile(r"On the ([a-z]+ \d+), you see ([^.]*)\.")
-_IN = re.compile(r"You open the ([a-z]+ \d+)\. The [a-z]+ \d+ is open\. In it, you see ([^.]*)\.")
-_TAKE = re.compile(r"take ([a-z]+) \d+ from ([a-z]+ \d+)")
-_FACT = re.compile(
-    r"^- ([a-z]+): (found|seen) in ([a-z]+(?: \d+)?)(?: \(room ([0-9a-f]+)\))?(?: x(\d+))?", re.MULTILINE
+# The phrasing of ALFWorld observations and of our fact lines, shared with the distiller and
+# the offline guidance writer so that what is written and what is read cannot drift apart.
+ON = re.compile(r"On the ([a-z]+ \d+), you see ([^.]*)\.")
+IN = re.compile(r"You open the ([a-z]+ \d+)\. The [a-z]+ \d+ is open\. In it, you see ([^.]*)\.")
+ITEM = re.compile(r"\b(?:a|an) ([a-z]+) \d+")
+FACT = re.compile(
+    r"^- ([a-z]+): (found|seen) in ([a-z]+(?: \d+)?)(?: \(room ([0-9a-f]+)\))?(?: x(\d+))?((?: \[E\d+\])*)",
+    re.MULTILINE,
 )
-_ITEM = re.compile(r"\b(?:a|an) ([a-z]+) \d+")
+"""A fact line: object, found|seen, receptacle, room (optional), times (optional), locators."""
+_TAKE = re.compile(r"take ([a-z]+) \d+ from ([a-z]+ \d+)")
 
 W_TAKEN, W_SEEN = 3.0, 1.0  # a place an object was taken from is stronger evidence than a sighting
 
@@ -66,7 +70,7 @@ class Hints:
 
 
 def _items(listing: str) -> list[str]:
-    return _ITEM.findall(listing)
+    return ITEM.findall(listing)
 
 
 def read_hints(docs: list[tuple[str, str]], room: str, objects: set[str]) -> Hints:
@@ -83,7 +87,7 @@ def read_hints(docs: list[tuple[str, str]], room: str, objects: set[str]) -> Hin
             here = same_room if doc_room is None else doc_room == room
             return recep if here else recep.rsplit(" ", 1)[0]
 
-        for recep, listing in [*_ON.findall(text), *_IN.findall(text)]:
+        for recep, listing in [*ON.findall(text), *IN.findall(text)]:
             for obj in _items(listing):
                 if obj in objects:
                     hints.add(obj, place(recep), W_SEEN)
@@ -92,7 +96,7 @@ def read_hints(docs: list[tuple[str, str]], room: str, objects: set[str]) -> Hin
             if obj in objects:
                 hints.add(obj, place(recep), W_TAKEN)
                 used = True
-        for obj, kind, recep, doc_room, times in _FACT.findall(text):
+        for obj, kind, recep, doc_room, times, _locs in FACT.findall(text):
             if obj in objects:
                 weight = (W_TAKEN if kind == "found" else W_SEEN) * int(times or 1)
                 hints.add(obj, place(recep, doc_room or None), weight)

@@ -18,6 +18,7 @@ from pathlib import Path
 from memdir.agents.record import RunRecord
 from memdir.agents.run import RoleOutput, select_entries
 from memdir.agents.run import guidance as write_guidance
+from memdir.errors import ToolError
 from memdir.models import Model, Usage
 from memdir.skills.retrieve import Doc
 from memdir.store.store import Store
@@ -44,7 +45,7 @@ def cited_files(citations: list[str], store: Store, k: int) -> list[str]:
             continue
         try:
             ok = store.exists(path) and not store.is_dir(path)
-        except Exception:  # a malformed path in a citation serves nothing
+        except ToolError:  # a malformed path in a citation serves nothing
             ok = False
         if ok:
             out.append(path)

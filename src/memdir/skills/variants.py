@@ -58,7 +58,7 @@ class Roles:
     """The model-backed roles around a chain's stores; a role whose model is None runs offline."""
 
     curator: Model | None = None  # the management agent (curated variants)
-    searcher: Model | None = None  # the guidance writer (GS)
+    searcher: Model | None = None  # the search agent: picks the entries served, or writes GS guidance
     record: RunRecord | None = None
     manage_profile: str = "manage"
     search_profile: str = "search"
