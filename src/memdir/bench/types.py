@@ -2,9 +2,39 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 
+from memdir.errors import MemdirError
 from memdir.stream import Chunk, Turn, chunk_stream
+
+_SESSIONS = re.compile(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", re.ASCII)
+
+
+def parse_sessions(text: str) -> tuple[int, int]:
+    """`"3-7"` -> (3, 7), `"4"` -> (4, 4): a slice of sessions, both ends inclusive, counted
+    from 1. Anything else is a MemdirError saying what to write."""
+    m = _SESSIONS.fullmatch(text)
+    if not m:
+        raise MemdirError(f"{text!r} is not A-B or N; write e.g. 1-2 (sessions 1 to 2) or 3 (session 3 only)")
+    first = int(m.group(1))
+    last = int(m.group(2) or first)
+    if min(first, last) < 1:
+        raise MemdirError(f"{text!r} names session 0; sessions count from 1, e.g. 1-{max(first, last, 1)}")
+    if last < first:
+        raise MemdirError(f"{text!r} ends before it starts; write the lower session first: {last}-{first}")
+    return first, last
+
+
+def _spans(numbers: list[int]) -> str:
+    """[1, 2, 3, 5] -> "1-3, 5"."""
+    runs: list[list[int]] = []
+    for n in sorted(set(numbers)):
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
 
 
 @dataclass(frozen=True)
@@ -81,6 +111,43 @@ class Sample:
     def defective_ids(self) -> list[str]:
         """Ids of questions whose gold contradicts the source: scored, and reported apart."""
         return [q.id for q in self.questions if q.defective]
+
+    def sliced(self, first: int, last: int) -> Sample:
+        """The sample cut to sessions `first`..`last` (inclusive): their turns, their dates, the
+        facts stated in them, and the questions whose every evidence locator names a kept turn.
+
+        Questions without evidence are dropped (nothing says which sessions answer them), and so
+        is every question citing a turn outside the slice. Kept questions keep their ids and
+        their `order` in the whole sample, so defective golds stay named and a sliced run's
+        rows are the full run's rows. A multiple-choice sample without evidence (PersonaMem) is
+        refused, since a slice would keep none of its questions; so is a range naming no
+        session of the sample. Ids, speakers and the benchmark stay as they are.
+        """
+        if first < 1 or last < first:
+            raise MemdirError(f"sessions {first}-{last} is an empty range; write A-B with 1 <= A <= B")
+        choice = [q for q in self.questions if q.options is not None]
+        if choice and not any(q.evidence for q in choice):
+            raise MemdirError(
+                f"{self.benchmark} {self.id} cannot be sliced by sessions: its multiple-choice questions "
+                "carry no evidence locators, so nothing says which sessions answer them; run it whole "
+                "(without --sessions) and use --questions N for a short run"
+            )
+        turns = [t for t in self.turns if first <= t.session <= last]
+        if not turns:
+            have = _spans(list(self.session_turns())) or "none"
+            raise MemdirError(
+                f"{self.benchmark} {self.id} has no session in {first}-{last}; its sessions are {have}, "
+                "choose --sessions within them"
+            )
+        kept = {t.locator for t in turns}
+        return replace(
+            self,
+            turns=turns,
+            questions=[q for q in self.questions if q.evidence and all(e in kept for e in q.evidence)],
+            session_dates={n: d for n, d in self.session_dates.items() if first <= n <= last},
+            facts=[f for f in self.facts if f.locator in kept],
+            speakers=list(self.speakers),
+        )
 
     def categories(self) -> dict[str, int]:
         counts: dict[str, int] = {}

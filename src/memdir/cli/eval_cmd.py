@@ -6,7 +6,21 @@ import time
 
 import click
 
+from memdir.cli.model_opts import build_models, endpoint_options
 from memdir.errors import MemdirError
+
+
+def _sessions(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """`--sessions` checked before anything runs, normalized to "A-B"."""
+    if value is None:
+        return None
+    from memdir.bench.types import parse_sessions
+
+    try:
+        first, last = parse_sessions(value)
+    except MemdirError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return f"{first}-{last}"
 
 
 @click.command("eval")
@@ -32,7 +46,7 @@ from memdir.errors import MemdirError
     "-m",
     default="offline",
     show_default=True,
-    help="Model of both roles: provider/model (openai/gpt-5.4-mini, anthropic/...) or offline.",
+    help="Model of both roles: provider/model (openai/gpt-5.4-mini, anthropic/...), local, or offline.",
 )
 @click.option("--builder-model", default=None, help="Model that builds stores (default: --model).")
 @click.option("--search-model", default=None, help="Model that answers questions (default: --model).")
@@ -55,8 +69,21 @@ from memdir.errors import MemdirError
     "--out", "-o", required=True, type=click.Path(file_okay=False), help="Run folder (resumed if it exists)."
 )
 @click.option(
-    "--limit", type=int, default=None, help="At most N questions per cell (a quick run; resumable)."
+    "--questions",
+    type=click.IntRange(min=0),
+    default=None,
+    help="At most N questions per cell, in evaluation order (a quick run; a later run without it "
+    "completes the cells).",
 )
+@click.option("--limit", type=click.IntRange(min=0), default=None, hidden=True)  # old name of --questions
+@click.option(
+    "--sessions",
+    default=None,
+    callback=_sessions,
+    help="Only sessions A-B (or N) of each conversation: their turns, and the questions whose "
+    "evidence all lies in them (questions without evidence are dropped).",
+)
+@endpoint_options
 @click.option("--in-flight", type=int, default=8, show_default=True, help="Questions answered at once.")
 @click.option("--no-progress", is_flag=True, help="No progress bars.")
 def eval_cmd(
@@ -70,7 +97,11 @@ def eval_cmd(
     harness: str,
     price_card: str,
     out: str,
+    questions: int | None,
     limit: int | None,
+    sessions: str | None,
+    base_url: str | None,
+    tool_protocol: str | None,
     in_flight: int,
     no_progress: bool,
 ) -> None:
@@ -81,6 +112,8 @@ def eval_cmd(
     from memdir.eval.runner import RunConfig, run_eval
     from memdir.variants import parse_variants
 
+    if questions is not None and limit is not None and questions != limit:
+        raise click.UsageError(f"--questions {questions} and --limit {limit} disagree; give --questions only")
     try:
         convs = [c.strip() for c in (conversation or DEFAULTS[benchmark]).split(",") if c.strip()]
         config = RunConfig(
@@ -93,10 +126,12 @@ def eval_cmd(
             harness,
             price_card,
             in_flight,
-            limit,
+            questions if questions is not None else limit,
+            sessions,
         )
+        models = build_models([config.builder_model, config.search_model, judge], base_url, tool_protocol)
         start = time.perf_counter()
-        summary = run_eval(config, out, progress=not no_progress)
+        summary = run_eval(config, out, progress=not no_progress, models=models)
         report = write_report(out)
     except MemdirError as exc:
         raise click.ClickException(str(exc)) from None

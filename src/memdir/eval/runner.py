@@ -26,7 +26,7 @@ from memdir.agents import RunRecord, choose_option, closed_book, search
 from memdir.agents.run import map_choice
 from memdir.analytics.stats import store_stats
 from memdir.bench import load_sample
-from memdir.bench.types import Question, Sample
+from memdir.bench.types import Question, Sample, parse_sessions
 from memdir.errors import MemdirError
 from memdir.eval.citations import resolve_all
 from memdir.eval.judges import judge_item
@@ -59,6 +59,7 @@ IDENTITY = (
     "judge",
     "harness",
     "price_card",
+    "sessions",
 )
 
 
@@ -74,9 +75,23 @@ class RunConfig:
     price_card: str = "gpt-5.4-mini"
     in_flight: int = 8
     limit: int | None = None  # at most this many questions per cell (quick runs; resume continues)
+    sessions: str | None = None  # "A-B": only these sessions of each sample (Sample.sliced)
+
+    def __post_init__(self) -> None:
+        if self.sessions is not None:
+            first, last = parse_sessions(self.sessions)
+            self.sessions = f"{first}-{last}"
 
     def identity(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in IDENTITY}
+        """The settings a resumed run must share. `sessions` is left out while unset, so run
+        folders made before the option existed still resume."""
+        return {k: getattr(self, k) for k in IDENTITY if k != "sessions" or self.sessions is not None}
+
+    def apply_sessions(self, sample: Sample) -> Sample:
+        """The sample as this run sees it: cut to `sessions` when set."""
+        if self.sessions is None:
+            return sample
+        return sample.sliced(*parse_sessions(self.sessions))
 
 
 class CellAborted(MemdirError):
@@ -246,16 +261,26 @@ class Runner:
             self.models[name] = get_model(name)
         return self.models[name]
 
+    def model_settings(self) -> dict[str, Any]:
+        """How each model of the run is reached: its tool protocol and server (never a key)."""
+        names = {self.config.builder_model, self.config.search_model, self.config.judge} - {"offline"}
+        out: dict[str, Any] = {}
+        for name in sorted(names):
+            api = self.model(name).api
+            out[name] = {"tool_protocol": api.tool_protocol, "base_url": getattr(api, "base_url", None)}
+        return out
+
     def check_manifest(self) -> None:
         path = self.folder.out / "manifest.json"
         mine = self.config.identity()
         if path.exists():
             old = json.loads(path.read_text())
             if old.get("config") != mine:
+                theirs = old.get("config", {})
                 diff = {
-                    k: (old.get("config", {}).get(k), v)
-                    for k, v in mine.items()
-                    if old.get("config", {}).get(k) != v
+                    k: (theirs.get(k), mine.get(k))
+                    for k in sorted(set(theirs) | set(mine))
+                    if theirs.get(k) != mine.get(k)
                 }
                 raise MemdirError(
                     f"{self.folder.out} holds a run with other settings {diff}; resume with the same "
@@ -269,16 +294,21 @@ class Runner:
             "memdir": __version__,
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "in_flight": self.config.in_flight,
+            "models": self.model_settings(),
         }
         write_atomic(path, json.dumps(manifest, indent=2).encode())
 
     async def run(self) -> dict[str, Any]:
+        # every sample loaded (and sliced) first: a bad id or slice is refused before the manifest
+        samples = [
+            self.config.apply_sessions(load_sample(self.config.benchmark, c))
+            for c in self.config.conversations
+        ]
         self.check_manifest()
         self.folder.repair()
         cells: list[Cell] = []
         with _Progress(self.progress) as bars:
-            for conv in self.config.conversations:
-                sample = load_sample(self.config.benchmark, conv)
+            for sample in samples:
                 for variant in self.config.variants:
                     cell = await self.run_cell(sample, variant, bars)
                     cells.append(cell)
