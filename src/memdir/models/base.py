@@ -45,6 +45,9 @@ class ChatMessage:
     reasoning: str | None = None
     # Provider blocks that must be sent back verbatim (Anthropic thinking signatures).
     raw_blocks: list[dict[str, Any]] | None = None
+    # The reply exactly as the model wrote it, when its tool calls were parsed out of the text
+    # (models/protocols.py): sent back verbatim so the server's prefix cache keeps matching.
+    raw_text: str | None = None
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,15 @@ class ModelOutput:
 
 
 class ModelAPI(ABC):
-    """One provider. `generate` makes exactly one attempt; the wrapper decides about retries."""
+    """One provider. `generate` makes exactly one attempt; the wrapper decides about retries.
+
+    `tool_protocol` says how tools reach the model (models/protocols.py; None where the API has
+    only one way); `context_window` is the prompt budget in tokens where the server has a small
+    one (a local model), so the loop can compact before the server refuses.
+    """
+
+    tool_protocol: str | None = None
+    context_window: int | None = None
 
     def __init__(self, model_name: str) -> None:
         self.model_name = model_name
@@ -108,6 +119,8 @@ class CallRecord:
     seconds: float
     attempts: int
     tool_calls: list[dict[str, Any]]
+    reply: str = ""  # the reply's text as the model wrote it (calls written as text included)
+    protocol: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -117,7 +130,21 @@ class CallRecord:
             "seconds": round(self.seconds, 6),
             "attempts": self.attempts,
             "tool_calls": self.tool_calls,
+            "reply": self.reply,
+            "protocol": self.protocol,
         }
+
+
+def call_dicts(calls: list[ToolCall]) -> list[dict[str, Any]]:
+    """Tool calls as the logs keep them: name, arguments, and why they did not parse."""
+    return [
+        {"name": c.name, "args": c.arguments} | ({"parse_error": c.parse_error} if c.parse_error else {})
+        for c in calls
+    ]
+
+
+def reply_text(m: ChatMessage) -> str:
+    return m.raw_text if m.raw_text is not None else m.content
 
 
 @dataclass(frozen=True)
@@ -192,7 +219,9 @@ class Model:
             out.stop_reason,
             seconds,
             attempt,
-            [{"name": c.name, "args": c.arguments} for c in out.message.tool_calls],
+            call_dicts(out.message.tool_calls),
+            reply_text(out.message),
+            self.api.tool_protocol,
         )
         self.calls.append(record)
         if self.on_call is not None:

@@ -1,15 +1,22 @@
 """OpenAI Chat Completions, and every server that speaks it (vLLM, Ollama, llama.cpp) via base_url.
 
 `to_wire` and `from_wire` are pure: they turn neutral messages into the request body and a
-response body (a dict, as the API returns it) into a :class:`ModelOutput`. The SDK is imported
-only when a client is made, and its own retries are off: :class:`Model` owns them.
+response body (a dict, as the API returns it) into a :class:`ModelOutput`, under one of the tool
+protocols of `models/protocols.py`. The SDK is imported only when a client is made, and its own
+retries are off: :class:`Model` owns them.
+
+Real servers differ from the API: llama.cpp's server rejects an assistant turn whose `content` is
+null (HTTP 500), so content is always a string, and it returns calls as text in `content`, which
+`from_wire` recovers under every protocol.
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import os
+from dataclasses import replace
 from typing import Any
 
 from memdir.models.base import (
@@ -22,6 +29,7 @@ from memdir.models.base import (
     ToolCall,
     ToolInfo,
 )
+from memdir.models.protocols import ToolProtocol, as_text_messages, recover_calls, reply_schema
 from memdir.models.usage import Usage
 
 _STOP: dict[str, StopReason] = {"stop": "stop", "tool_calls": "tool_calls", "function_call": "tool_calls",
@@ -32,7 +40,7 @@ def message_to_wire(m: ChatMessage) -> dict[str, Any]:
     if m.role == "tool":
         return {"role": "tool", "tool_call_id": m.tool_call_id or "", "content": m.content}
     if m.role == "assistant":
-        out: dict[str, Any] = {"role": "assistant", "content": m.content or None}
+        out: dict[str, Any] = {"role": "assistant", "content": m.content or ""}
         if m.tool_calls:
             out["tool_calls"] = [
                 {
@@ -52,9 +60,15 @@ def to_wire(
     tools: list[ToolInfo],
     config: GenerateConfig,
     max_tokens_field: str = "max_completion_tokens",
+    protocol: ToolProtocol = "native",
 ) -> dict[str, Any]:
-    body: dict[str, Any] = {"model": model, "messages": [message_to_wire(m) for m in messages]}
-    if tools:
+    native = protocol == "native"
+    wire = as_text_messages(messages, tools, protocol, only_text_turns=native)
+    body: dict[str, Any] = {"model": model, "messages": [message_to_wire(m) for m in wire]}
+    if protocol == "json-schema" and tools:
+        # llama.cpp's form: a json_object response constrained by a schema (a grammar server-side).
+        body["response_format"] = {"type": "json_object", "schema": reply_schema(tools)}
+    if tools and native:
         body["tools"] = [
             {
                 "type": "function",
@@ -97,7 +111,11 @@ def usage_from_wire(raw: dict[str, Any] | None) -> Usage:
     )
 
 
-def from_wire(payload: dict[str, Any]) -> ModelOutput:
+def from_wire(
+    payload: dict[str, Any], tools: list[ToolInfo] | None = None, protocol: ToolProtocol = "native"
+) -> ModelOutput:
+    """The response as a neutral output; calls the model wrote as text are recovered when
+    `tools` were offered (under every protocol: a server may template tools it cannot parse)."""
     choices = payload.get("choices") or []
     if not choices:
         raise ModelError(f"response has no choices: {json.dumps(payload)[:300]}")
@@ -105,17 +123,19 @@ def from_wire(payload: dict[str, Any]) -> ModelOutput:
     msg = choice.get("message") or {}
     calls = [_tool_call(c) for c in msg.get("tool_calls") or []]
     reasoning = msg.get("reasoning_content") or msg.get("reasoning")
+    message = ChatMessage(
+        "assistant",
+        msg.get("content") or "",
+        calls,
+        reasoning=reasoning if isinstance(reasoning, str) else None,
+    )
+    message = recover_calls(message, tools or [], protocol)
     finish = choice.get("finish_reason") or "stop"
     stop = _STOP.get(finish, "other")
-    if calls and stop == "stop":
+    if message.tool_calls and stop == "stop":
         stop = "tool_calls"  # some compatible servers say "stop" alongside tool calls
     return ModelOutput(
-        message=ChatMessage(
-            "assistant",
-            msg.get("content") or "",
-            calls,
-            reasoning=reasoning if isinstance(reasoning, str) else None,
-        ),
+        message=message,
         stop_reason=stop,
         usage=usage_from_wire(payload.get("usage")),
         model=payload.get("model") or "",
@@ -130,8 +150,12 @@ class OpenAIAPI(ModelAPI):
         base_url: str | None = None,
         api_key_env: str = "OPENAI_API_KEY",
         max_tokens_field: str | None = None,
+        tool_protocol: ToolProtocol = "native",
+        max_output: int | None = None,
     ) -> None:
         super().__init__(model_name)
+        self.tool_protocol: ToolProtocol = tool_protocol
+        self.max_output = max_output  # the server's own cap on output tokens per call, if lower
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL")
         self.api_key_env = api_key_env
         # Local servers (llama.cpp, older vLLM) know only max_tokens; OpenAI wants the new name.
@@ -139,9 +163,19 @@ class OpenAIAPI(ModelAPI):
             "max_tokens" if self.base_url else "max_completion_tokens"
         )
         self._client: Any = None
+        self._client_loop: int | None = None
 
     def client(self) -> Any:
+        # The SDK's async client belongs to the event loop it was first used in; a Model reused
+        # across asyncio.run calls (the Python API, tests) gets a fresh client per loop.
+        try:
+            loop: int | None = id(asyncio.get_running_loop())
+        except RuntimeError:
+            loop = None
+        if self._client is not None and loop is not None and self._client_loop not in (None, loop):
+            self._client = None
         if self._client is None:
+            self._client_loop = loop
             import openai
 
             key = os.environ.get(self.api_key_env)
@@ -155,13 +189,15 @@ class OpenAIAPI(ModelAPI):
         self, messages: list[ChatMessage], tools: list[ToolInfo], config: GenerateConfig
     ) -> ModelOutput:
         client = self.client()
-        body = to_wire(self.model_name, messages, tools, config, self.max_tokens_field)
+        if self.max_output is not None:
+            config = replace(config, max_tokens=min(config.max_tokens or self.max_output, self.max_output))
+        body = to_wire(self.model_name, messages, tools, config, self.max_tokens_field, self.tool_protocol)
         create = client.chat.completions.create
         known = set(inspect.signature(create).parameters)
         kwargs = {k: v for k, v in body.items() if k in known}
         extra = {k: v for k, v in body.items() if k not in known}
         resp = await create(**kwargs, extra_body=extra or None, timeout=config.timeout or 600.0)
-        return from_wire(resp.model_dump(mode="json"))
+        return from_wire(resp.model_dump(mode="json"), tools, self.tool_protocol)
 
     def is_retryable(self, exc: BaseException) -> bool:
         import openai
