@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test setup system lint typecheck
+.PHONY: run test setup system lint typecheck local-model
 
 # The venv is (re)built when it is missing or pyproject.toml changed.
 $(BIN)/memdir: pyproject.toml
@@ -14,6 +14,19 @@ $(BIN)/memdir: pyproject.toml
 
 system:
 	@bash scripts/setup-system.sh
+
+# The local model (docs/local-model.md): llama.cpp's server, built from source once (about 8 min on
+# 2 cores) into a wheel kept in the user cache, portable across x86-64 CPUs (GGML_NATIVE=OFF: a
+# native build used AMX instructions a virtual CPU advertised but refused), then the weights.
+LLAMA_VERSION := 0.3.36
+WHEELS := $(HOME)/.cache/memdir/wheels
+local-model: setup
+	@ls $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || { \
+		echo "local-model: building llama-cpp-python $(LLAMA_VERSION) from source (about 8 minutes)"; \
+		CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/python -m pip wheel -q --no-deps --no-cache-dir \
+			-w $(WHEELS) llama-cpp-python==$(LLAMA_VERSION); }
+	$(BIN)/python -m pip install -q --find-links $(WHEELS) -e '.[dev,alfworld,local]'
+	$(BIN)/memdir local-model install
 
 setup: system $(BIN)/memdir
 

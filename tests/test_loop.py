@@ -99,7 +99,7 @@ def test_dispatch_writes_through_the_harness_and_records_every_call(tmp_path: Pa
 
 def test_round_cap_stops_and_forces_an_answer(tmp_path: Path) -> None:
     store = new_store(tmp_path / "mem")
-    loops = [call("view", path="/memories") for _ in range(4)]
+    loops = [call("grep", pattern=f"word{i}") for i in range(4)]  # distinct calls: no repeat stop
     model = get_model("scripted", script=[*loops, answer('{"answer": "nothing", "citations": []}')])
     role = replace(get_role("search"), round_cap=4)
     harness = Harness(store, "search", role="search")
@@ -112,7 +112,7 @@ def test_round_cap_stops_and_forces_an_answer(tmp_path: Path) -> None:
     assert nudge.role == "user" and "used all 4 tool rounds" in nudge.content
     assert [e.get("final_answer_call") for e in record.entries if e["kind"] == "model_call"][-1] is True
     # a writing role is simply stopped at its cap
-    model2 = get_model("scripted", script=[call("view", path="/memories") for _ in range(3)])
+    model2 = get_model("scripted", script=[call("grep", pattern=f"w{i}") for i in range(3)])
     role2 = replace(get_role("management"), round_cap=2)
     ep2 = _run(run_loop(model2, Harness(store, "manage"), role2, "s", "u"))
     assert ep2.rounds == 2 and ep2.stop == "round_cap"
@@ -154,7 +154,7 @@ class _Worker:
         self.n += 1
         if self.n > self.rounds:
             return answer("done")
-        return call("view", path="/memories/big.md")
+        return call("view", path="/memories/big.md", start_line=self.n, end_line=-1)
 
 
 def test_compaction_keeps_summary_and_three_recent_turns(tmp_path: Path) -> None:

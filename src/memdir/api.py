@@ -29,7 +29,11 @@ from memdir.tools.schemas import render
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
+    from memdir.agents.ingest import IngestResult
+    from memdir.agents.run import RoleOutput
     from memdir.integrations.anthropic_memory import MemdirMemoryTool
+    from memdir.models import Model
+    from memdir.stream import Turn
 
 Format = Literal["openai", "anthropic", "mcp"]
 
@@ -89,6 +93,37 @@ class Memory:
                 )
         reorganize = bool(meta.pop("reorganize", False))
         return self.harness(profile, reorganize=reorganize).call(name, args, **meta)
+
+    def ingest(
+        self, turns: list[Turn] | str | os.PathLike[str], *, model: str | Model = "offline", **kw: Any
+    ) -> IngestResult:
+        """Run the management role over `turns` (a list, or a JSONL / JSON file of them).
+
+        `model` is a name (`local`, `openai/...`, `offline`) or a Model. Chunks whose episode
+        changed nothing are listed in the result's `unchanged` and raise a `NoOpWarning`.
+        """
+        import asyncio
+
+        from memdir.agents.ingest import ingest
+        from memdir.stream import load_turns
+
+        if isinstance(turns, str | os.PathLike):
+            turns = load_turns(os.fspath(turns))
+        return asyncio.run(ingest(self._model(model), self.store, turns, **kw))
+
+    def ask(self, question: str, *, model: str | Model = "offline", **kw: Any) -> RoleOutput:
+        """Answer `question` from the store with the search role (read-only), with citations."""
+        import asyncio
+
+        from memdir.agents.run import search
+
+        return asyncio.run(search(self._model(model), self.store, question, **kw))
+
+    @staticmethod
+    def _model(model: str | Model) -> Model:
+        from memdir.models import get_model
+
+        return get_model(model) if isinstance(model, str) else model
 
     def context(self, budget: int = spec.DEFAULT_CORE_BUDGET) -> str:
         """The core-memory prompt block: every root .md file, then the child directories to descend."""

@@ -1,6 +1,7 @@
 """Agents: roles over a store through a tool profile, driven by a model or an offline policy."""
 
 from memdir.agents.answer import Answer, parse_answer
+from memdir.agents.ingest import IngestResult, NoOpWarning, ingest
 from memdir.agents.loop import Episode, run_loop
 from memdir.agents.record import RunRecord, read_record
 from memdir.agents.restructure import FolderingError, folder, reorganize, verify_moves
@@ -22,6 +23,8 @@ __all__ = [
     "Environment",
     "Episode",
     "FolderingError",
+    "IngestResult",
+    "NoOpWarning",
     "Role",
     "RoleOutput",
     "RunRecord",
@@ -32,6 +35,7 @@ __all__ = [
     "folder",
     "get_role",
     "guidance",
+    "ingest",
     "manage_chunk",
     "manage_trajectory",
     "parse_answer",

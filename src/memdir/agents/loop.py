@@ -1,9 +1,12 @@
 """The tool loop: a model, a role and a harness, round after round until the model answers.
 
 One round = one model call plus the tool calls it asked for. The loop enforces the role's
-round cap and output cap, compacts the context when the prompt passes the role's threshold
-(older rounds replaced by a running summary, the 3 most recent kept), and appends every model
-call, compaction and the episode's totals to the run record.
+round cap and output cap, compacts the context when the prompt passes the role's threshold (or
+half a small model's context window; older rounds replaced by a running summary, the 3 most
+recent kept), stops a model that repeats the same calls with the same results, and appends
+every model call (its reply text and parsed calls included), compaction and the episode's
+totals to the run record. Messages are only ever appended between compactions, so each round's
+prompt extends the previous one and a server's prefix cache can serve it.
 """
 
 from __future__ import annotations
@@ -28,11 +31,18 @@ from memdir.models import (
     episode_bounds,
     price_card,
 )
+from memdir.models.base import call_dicts, reply_text
 from memdir.tokens import count_tokens
 from memdir.tools.profiles import Harness
 
 KEEP_RECENT = 3
 SUMMARY_OUTPUT = 4_096
+# Rounds in a row whose calls and results equal the round before: at this many the episode stops.
+REPEAT_LIMIT = 2
+REPEAT_NOTE = (
+    "\n\nNote: this call is identical to your previous one and returned the same result. Do not repeat "
+    "it: use the result above, make a different call, or finish."
+)
 _CLIP_ARGS = 2_000
 _CLIP_RESULT = 4_000
 
@@ -52,11 +62,14 @@ class Episode:
     messages: list[ChatMessage]
     rounds: int = 0
     tool_calls: int = 0
-    stop: str = "answer"  # answer | round_cap | max_tokens
+    stop: str = "answer"  # answer | round_cap | max_tokens | repeated_calls
+    stop_reason: str | None = None  # said in words when the loop, not the model, ended the episode
     usage: Usage = field(default_factory=Usage)
     round_usage: list[Usage] = field(default_factory=list)
     compactions: int = 0
     seconds: float = 0.0
+    writes: int = 0  # file-level changes the episode's tool calls made
+    files_opened: int = 0  # distinct files whose content a call returned (view, grep hit, section)
 
     @property
     def bounds(self) -> Bounds:
@@ -123,9 +136,13 @@ class Loop:
         self.ids = {k: v for k, v in ids.items() if v is not None}
         self.tools = tool_infos(self.harness)
         self.config = GenerateConfig(max_tokens=role.output_cap, temperature=role.temperature)
+        window = model.api.context_window
+        self.compact_at = min(role.compact_at, window // 2) if window and role.compact_at else role.compact_at
         self.tokens = _TokenCache()
         self.summary = ""
         self.last_summary_usage = Usage()
+        self._last_round = ""
+        self._repeat_run = 0
 
     def _log(self, kind: str, **fields: Any) -> None:
         if self.record is not None:
@@ -197,7 +214,7 @@ class Loop:
         ep = Episode(final="", messages=messages)
         meter_before = self.harness.meter.as_dict() if self.harness else None
         while True:
-            if self.role.compact_at and self.tokens.total(messages) > self.role.compact_at:
+            if self.compact_at and self.tokens.total(messages) > self.compact_at:
                 compacted = await self._compact(messages, task)
                 if compacted is not messages:
                     ep.compactions += 1
@@ -210,15 +227,23 @@ class Loop:
             messages.append(out.message)
             capped = ep.rounds >= self.role.round_cap
             replies, sizes = ([], []) if capped and self.harness is None else await self._call_tools(out)
+            repeated = self._repeats(out.message, replies)
+            if repeated and replies:
+                last = replies[-1]
+                replies[-1] = ChatMessage("tool", last.content + REPEAT_NOTE, tool_call_id=last.tool_call_id,
+                                          tool_name=last.tool_name, is_error=last.is_error)  # fmt: skip
             messages.extend(replies)
             ep.tool_calls += len(out.message.tool_calls)
             self._log(
                 "model_call",
                 round=ep.rounds,
                 model=self.model.name,
+                protocol=self.model.api.tool_protocol,
                 usage=out.usage.as_dict(),
                 stop_reason=out.stop_reason,
-                tool_calls=[{"name": c.name, "args": c.arguments} for c in out.message.tool_calls],
+                reply=reply_text(out.message),
+                tool_calls=call_dicts(out.message.tool_calls),
+                repeated=repeated or None,
                 results=sizes,
                 seconds=round(out.usage.seconds, 6),
                 attempts=self.model.calls[-1].attempts if self.model.calls else 1,
@@ -228,8 +253,15 @@ class Loop:
                 ep.final = out.message.content
                 ep.stop = "max_tokens" if out.stop_reason == "max_tokens" else "answer"
                 break
-            if capped:
-                ep.stop = "round_cap"
+            if capped or repeated >= REPEAT_LIMIT:
+                if capped:
+                    ep.stop = "round_cap"
+                else:
+                    ep.stop = "repeated_calls"
+                    ep.stop_reason = (
+                        f"the model made the same call(s) with the same result {repeated + 1} rounds in a "
+                        f"row ({', '.join(c.name for c in out.message.tool_calls)}); stopped without progress"
+                    )
                 ep.final = out.message.content
                 if self.role.answers and self.harness is not None:
                     ep.final = await self._final_answer(messages, ep)
@@ -239,13 +271,31 @@ class Loop:
         self._episode_summary(ep, meter_before)
         return ep
 
+    def _repeats(self, message: ChatMessage, replies: list[ChatMessage]) -> int:
+        """How many rounds in a row (this one included) repeated the round before, call for call."""
+        key = json.dumps(
+            [[c.name, c.arguments, r.content] for c, r in zip(message.tool_calls, replies, strict=False)],
+            ensure_ascii=False, sort_keys=True, default=str,
+        )  # fmt: skip
+        if not message.tool_calls or key != self._last_round:
+            self._last_round, self._repeat_run = key, 0
+            return 0
+        self._repeat_run += 1
+        return self._repeat_run
+
     async def _final_answer(self, messages: list[ChatMessage], ep: Episode) -> str:
-        """At the round cap an answering role gets one last call to answer from what it has read."""
+        """At the round cap (or when stopped for repeating) an answering role gets one last call
+        to answer from what it has read."""
+        why = (
+            f"You have used all {self.role.round_cap} tool rounds."
+            if ep.stop == "round_cap"
+            else "You are repeating the same call."
+        )
         messages.append(
             ChatMessage(
                 "user",
-                f"You have used all {self.role.round_cap} tool rounds. Do not call any more tools: give your "
-                "final answer now, from what you have read, in the required format.",
+                f"{why} Do not call any more tools: give your final answer now, from what you have read, "
+                "in the required format.",
             )
         )
         out = await self.model.generate(messages, self.tools, self.config)
@@ -259,7 +309,8 @@ class Loop:
             model=self.model.name,
             usage=out.usage.as_dict(),
             stop_reason=out.stop_reason,
-            tool_calls=[{"name": c.name, "args": c.arguments} for c in out.message.tool_calls],
+            reply=reply_text(out.message),
+            tool_calls=call_dicts(out.message.tool_calls),
             ignored_tool_calls=len(out.message.tool_calls),
             results=[],
             seconds=round(out.usage.seconds, 6),
@@ -270,14 +321,22 @@ class Loop:
         harness_meter = None
         if self.harness is not None and meter_before is not None:
             after = self.harness.meter.as_dict()
-            harness_meter = {k: after[k] - meter_before[k] for k in ("calls", "bytes_returned", "bytes_read")}
+            keys = ("calls", "bytes_returned", "bytes_read", "writes", "files_touched")
+            harness_meter = {k: after[k] - meter_before[k] for k in keys}
+            ep.writes, ep.files_opened = harness_meter["writes"], harness_meter["files_touched"]
         card = price_card(self.model.name)
+        writer = self.harness is not None and not self.harness.read_only
         self._log(
             "episode",
             model=self.model.name,
+            protocol=self.model.api.tool_protocol,
             rounds=ep.rounds,
             tool_calls=ep.tool_calls,
             stop=ep.stop,
+            stop_reason=ep.stop_reason,
+            # No silent no-ops: a writing episode that changed nothing, an answer that read nothing.
+            wrote_nothing=(ep.writes == 0) if writer else None,
+            opened_nothing=(ep.files_opened == 0) if self.harness is not None and not writer else None,
             compactions=ep.compactions,
             usage=ep.usage.as_dict(),
             cost_usd=round(card.cost(ep.usage), 8) if card else None,

@@ -53,6 +53,8 @@ class RoleOutput:
                 "stop": ep.stop,
                 "usage": ep.usage.as_dict(),
             }
+            if ep.stop_reason:
+                d["stop_reason"] = ep.stop_reason
         return d | self.extra
 
 
@@ -109,7 +111,9 @@ async def manage_chunk(
         _offline_record(record, role.name, harness, result.tool_calls, start, **ids)
         r = result
         summary = f"{r.facts_written} fact line(s), {r.keyed_written} keyed, {r.superseded} superseded"
-        return RoleOutput(role.name, "offline", summary, baseline=True)
+        return RoleOutput(
+            role.name, "offline", summary, baseline=True, extra={"writes": harness.meter.writes}
+        )
     ep = await run_role(
         model,
         harness,
@@ -120,7 +124,7 @@ async def manage_chunk(
         chunk=chunk.render(),
         chunk_id=chunk.id,
     )
-    return RoleOutput(role.name, model.name, ep.final, episode=ep)
+    return RoleOutput(role.name, model.name, ep.final, episode=ep, extra={"writes": ep.writes})
 
 
 async def search(
@@ -144,14 +148,14 @@ async def search(
         res = await asyncio.to_thread(LexicalSearcher(harness).search, question)
         _offline_record(record, role.name, harness, res.tool_calls, start, **ids, answer=res.answer,
                         citations=res.citations)  # fmt: skip
-        return RoleOutput(role.name, "offline", res.answer, res.answer, res.citations, baseline=True)
+        return RoleOutput(role.name, "offline", res.answer, res.answer, res.citations, baseline=True,
+                          extra={"files_opened": len(harness.meter.files_touched)})  # fmt: skip
     ep = await run_role(
         model, harness, role, record, ids, core_memory=spec.context(store).text, question=question
     )
     parsed = parse_answer(ep.final)
-    return RoleOutput(
-        role.name, model.name, ep.final, parsed.answer, parsed.citations, ep, extra={"parsed": parsed.parsed}
-    )
+    extra = {"parsed": parsed.parsed, "files_opened": ep.files_opened}
+    return RoleOutput(role.name, model.name, ep.final, parsed.answer, parsed.citations, ep, extra=extra)
 
 
 def map_choice(answer: str, options: list[str]) -> int | None:

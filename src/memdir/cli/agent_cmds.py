@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
 import click
 
+from memdir.agents.ingest import IngestResult, NoOpWarning, ingest
 from memdir.agents.record import RunRecord
-from memdir.agents.run import choose_option, manage_chunk, search
+from memdir.agents.run import choose_option, search
+from memdir.cli.model_opts import endpoint_options
 from memdir.errors import MemdirError
 from memdir.models import Model, ModelError, get_model, price_card
 from memdir.models.scripted import load_script
@@ -25,10 +28,14 @@ from memdir.stream import chunk_stream, load_turns
 CALL_LOG = "calls.jsonl"
 
 
-def _model(name: str, base_url: str | None, api_key_env: str | None, script: str | None) -> Model:
+def _model(
+    name: str, base_url: str | None, api_key_env: str | None, script: str | None, protocol: str | None = None
+) -> Model:
     try:
         steps = load_script(json.loads(Path(script).read_text(encoding="utf-8"))) if script else None
-        return get_model(name, base_url=base_url, api_key_env=api_key_env, script=steps)
+        return get_model(
+            name, base_url=base_url, api_key_env=api_key_env, script=steps, tool_protocol=protocol
+        )
     except (ModelError, ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -37,10 +44,10 @@ def _model_options(fn: Any) -> Any:
     fn = click.option("--script", type=click.Path(exists=True, dir_okay=False), default=None,
                       help="For --model scripted: a JSON list of replies to replay.")(fn)  # fmt: skip
     fn = click.option("--api-key-env", default=None, help="Environment variable holding the API key.")(fn)
-    fn = click.option(
-        "--base-url", default=None, help="OpenAI-compatible server URL (vLLM, Ollama, llama.cpp)."
-    )(fn)
-    help_model = "provider/model (openai/gpt-5.4-mini, anthropic/...), scripted, or offline."
+    fn = endpoint_options(fn)
+    help_model = (
+        "provider/model (openai/gpt-5.4-mini, anthropic/...), local (the local model), scripted, or offline."
+    )
     fn = click.option("--model", "model_name", required=True, help=help_model)(fn)
     return fn
 
@@ -70,40 +77,50 @@ def _usage_line(model: Model) -> str:
 @click.option("--profile", default=None, help="Tool profile for the management role (default: manage).")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 def ingest_cmd(
-    root: str, model_name: str, base_url: str | None, api_key_env: str | None, script: str | None,
-    variant: str, profile: str | None, file: str,
+    root: str, model_name: str, base_url: str | None, tool_protocol: str | None, api_key_env: str | None,
+    script: str | None, variant: str, profile: str | None, file: str,
 ) -> None:  # fmt: skip
     """Integrate a stream of turns (FILE: JSONL or a JSON list of {locator, speaker, text, date}).
 
     The stream is cut into chunks of at most 8 turns, closed early at 3,000 characters; the
-    management role integrates them one by one.
+    management role integrates them one by one. Chunks whose episode changed nothing are counted
+    and named (a warning); when no chunk changed anything the command exits with status 1.
     """
     try:
         turns = load_turns(file)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
+    model = _model(model_name, base_url, api_key_env, script, tool_protocol)
     store = Store(root, create=True)
     spec.init(store)
-    model = _model(model_name, base_url, api_key_env, script)
     record = _record(store, command="ingest")
-    chunks = chunk_stream(turns)
+    n_chunks = len(chunk_stream(turns))
 
-    async def run() -> None:
+    async def run() -> IngestResult:
         from rich.progress import Progress
 
         with Progress(transient=True) as bar:
-            task = bar.add_task(f"integrating {len(chunks)} chunk(s)", total=len(chunks))
-            for chunk in chunks:
-                await manage_chunk(model, store, chunk, variant=variant, record=record, profile=profile)
-                bar.advance(task)
+            task = bar.add_task(f"integrating {n_chunks} chunk(s)", total=n_chunks)
+            return await ingest(model, store, turns, variant=variant, record=record, profile=profile,
+                                on_chunk=lambda _out: bar.advance(task))  # fmt: skip
 
     try:
-        asyncio.run(run())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NoOpWarning)  # said below, in words and in the exit status
+            result = asyncio.run(run())
     except (ModelError, MemdirError) as exc:
         raise click.ClickException(f"{exc} (calls so far are in {record.path})") from None
-    click.echo(f"integrated {len(turns)} turn(s) in {len(chunks)} chunk(s) into {store.root}")
+    click.echo(f"{result.summary()} into {store.root}")
     click.echo(_usage_line(model))
     click.echo(f"call log: {record.path}")
+    if result.unchanged:
+        click.echo(
+            f"warning: {len(result.unchanged)} of {len(result.chunks)} chunk(s) changed nothing in the "
+            f"store; their episodes (replies and tool calls) are in {record.path}",
+            err=True,
+        )
+    if result.changed_nothing:
+        raise SystemExit(1)
 
 
 @click.command("ask")
@@ -119,12 +136,16 @@ def ingest_cmd(
 @click.option("--json", "as_json", is_flag=True, help="Print the answer, citations and cost as JSON.")
 @click.argument("question")
 def ask_cmd(
-    root: str, model_name: str, base_url: str | None, api_key_env: str | None, script: str | None,
-    variant: str | None, profile: str | None, options: tuple[str, ...], as_json: bool, question: str,
+    root: str, model_name: str, base_url: str | None, tool_protocol: str | None, api_key_env: str | None,
+    script: str | None, variant: str | None, profile: str | None, options: tuple[str, ...],
+    as_json: bool, question: str,
 ) -> None:  # fmt: skip
-    """Answer QUESTION from the store (read-only) and print the answer with its citations."""
+    """Answer QUESTION from the store (read-only) and print the answer with its citations.
+
+    An answer given without opening any file is marked as such (it cannot come from the store).
+    """
     store = Store(root)
-    model = _model(model_name, base_url, api_key_env, script)
+    model = _model(model_name, base_url, api_key_env, script, tool_protocol)
     record = _record(store, command="ask")
     try:
         if options:
@@ -144,6 +165,8 @@ def ask_cmd(
     click.echo(f"answer{label}: {out.answer}")
     for c in out.citations:
         click.echo(f"  cite: {c}")
+    if out.extra.get("files_opened") == 0:
+        click.echo("warning: the answer was given without opening any file of the store", err=True)
     click.echo(_usage_line(model), err=True)
 
 

@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "memdir.cli.token_cmd",
     "memdir.cli.eval_cmd",
     "memdir.cli.skills_cmd",
+    "memdir.cli.local_cmd",
 )
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from memdir.cli.model_opts import endpoint_options
 from memdir.errors import MemdirError
 
 HARNESSES = ("center", "center-bm25", "shell")
@@ -19,7 +20,10 @@ def _retriever(harness: str) -> Any:
     return retrieval(harness).fn
 
 
-def _roles(model: str, curator_model: str | None, harness: str, record: Any) -> tuple[Any, Any]:
+def _roles(
+    model: str, curator_model: str | None, harness: str, record: Any,
+    base_url: str | None = None, tool_protocol: str | None = None,
+) -> tuple[Any, Any]:  # fmt: skip
     """(executor, Roles): an offline policy's name for a role means its no-model baseline."""
     from memdir.models import ModelError, get_model
     from memdir.skills.chain import OFFLINE_POLICIES
@@ -29,9 +33,13 @@ def _roles(model: str, curator_model: str | None, harness: str, record: Any) -> 
     manage_profile, search_profile = PROFILES[harness]
     curator_name = curator_model or model
     try:
-        executor = None if model in OFFLINE_POLICIES else get_model(model)
+
+        def build(name: str) -> Any:
+            return get_model(name, base_url=base_url, tool_protocol=tool_protocol)
+
+        executor = None if model in OFFLINE_POLICIES else build(model)
         curator = None if curator_name in OFFLINE_POLICIES else (
-            executor if curator_name == model else get_model(curator_name)
+            executor if curator_name == model else build(curator_name)
         )  # fmt: skip
     except ModelError as exc:
         raise MemdirError(str(exc)) from None
@@ -97,6 +105,7 @@ def _ready(model: Any) -> None:
 @click.option(
     "--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Run folder to write."
 )
+@endpoint_options
 def skills_cmd(
     variants: str,
     model: str,
@@ -106,6 +115,8 @@ def skills_cmd(
     harness: str,
     out: Path,
     price_card: str,
+    base_url: str | None,
+    tool_protocol: str | None,
 ) -> None:
     """Run task chains for each variant and write a run folder with summary, report and plots.
 
@@ -129,7 +140,7 @@ def skills_cmd(
     if card is None:
         raise MemdirError(f"no price card {price_card!r}; see memdir/models/prices.json")
     retriever = _retriever(harness)
-    executor, roles = _roles(model, curator_model, harness, None)
+    executor, roles = _roles(model, curator_model, harness, None, base_url, tool_protocol)
     roles.record = RunRecord(out / "record.jsonl")  # after the checks: a refused run writes nothing
     total = sum(len(c) for c in chains(load_games(), protocol, n_tasks))
     solved: dict[str, int] = dict.fromkeys(names, 0)

@@ -1,5 +1,5 @@
 """Models by name, `provider/model` as on the command line: openai/gpt-5.4-mini,
-anthropic/claude-sonnet-4-5, scripted, offline."""
+anthropic/claude-sonnet-4-5, local (the local model, `local/qwen2.5-coder-1.5b`), scripted, offline."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from memdir.models.base import (
     OfflineModel,
     RetryPolicy,
 )
+from memdir.models.protocols import check_protocol
 
 
 def get_model(
@@ -26,20 +27,41 @@ def get_model(
     retry: RetryPolicy | None = None,
     script: Iterable[Any] | None = None,
     on_call: Callable[[CallRecord], None] | None = None,
+    tool_protocol: str | None = None,
 ) -> Model:
-    """Build a model. Keys are read from the environment variable `api_key_env` only."""
+    """Build a model. Keys are read from the environment variable `api_key_env` only.
+
+    `tool_protocol` (native, text, json-schema) overrides the provider's default for
+    OpenAI-compatible servers and the local model.
+    """
     if name == "offline":
         return OfflineModel()
     provider, _, model_name = name.partition("/")
+    protocol = check_protocol(tool_protocol) if tool_protocol else None
     api: ModelAPI
-    if provider == "scripted":
+    if provider == "local":
+        from memdir.models.local import local_spec, missing_reason
+        from memdir.models.local_api import LocalAPI
+
+        spec = local_spec(name)
+        if base_url is None:
+            reason = missing_reason(spec)
+            if reason is not None:
+                raise ModelError(reason)
+        api = LocalAPI(spec, base_url, protocol)
+        name = f"local/{spec.alias}"
+        # Greedy and seeded unless asked otherwise: a 1.5B model keeps its call format best at 0.
+        config = config or GenerateConfig(temperature=0.0, seed=42)
+    elif provider == "scripted":
         from memdir.models.scripted import ScriptedAPI
 
         api = ScriptedAPI(script or [], model_name or "scripted")
     elif provider == "openai" and model_name:
         from memdir.models.openai import OpenAIAPI
 
-        api = OpenAIAPI(model_name, base_url, api_key_env or "OPENAI_API_KEY")
+        api = OpenAIAPI(
+            model_name, base_url, api_key_env or "OPENAI_API_KEY", tool_protocol=protocol or "native"
+        )
     elif provider == "anthropic" and model_name:
         from memdir.models.anthropic import AnthropicAPI
 
@@ -47,6 +69,6 @@ def get_model(
     else:
         raise ModelError(
             f"unknown model {name!r}; use openai/<model> (any OpenAI-compatible server with --base-url), "
-            "anthropic/<model>, scripted, or offline"
+            "anthropic/<model>, local (the local model), scripted, or offline"
         )
     return Model(api, name, config, retry, on_call)

@@ -31,9 +31,11 @@ class Meter:
     bytes_read: int = 0
     files_touched: set[str] = field(default_factory=set)
     seconds: float = 0.0
+    writes: int = 0  # file-level changes the calls made (a call that wrote nothing adds 0)
 
     def add(self, other: Meter) -> None:
         self.calls += other.calls
+        self.writes += other.writes
         self.bytes_returned += other.bytes_returned
         self.bytes_read += other.bytes_read
         self.files_touched |= other.files_touched
@@ -45,6 +47,7 @@ class Meter:
             "bytes_returned": self.bytes_returned,
             "bytes_read": self.bytes_read,
             "files_touched": len(self.files_touched),
+            "writes": self.writes,
             "seconds": round(self.seconds, 6),
         }
 
@@ -209,8 +212,11 @@ def run_tool(
         if spec.read_only:
             text = spec.fn(ctx, **bound)
         else:
-            with store.step(spec.name, **meta):
-                text = spec.fn(ctx, **bound)
+            with store.step(spec.name, **meta) as step:
+                try:
+                    text = spec.fn(ctx, **bound)
+                finally:
+                    meter.writes = len(step.changes)
         is_error = False
     except ToolError as exc:
         text, is_error = f"Error: {exc}", True

@@ -1,0 +1,93 @@
+"""A stream of turns into a store, chunk by chunk, saying plainly which chunks changed nothing.
+
+A model that answers without calling a tool (a small local model whose calls the server did not
+parse, a model that only talks) leaves the store as it was; a run that reports "integrated" then
+is a silent no-op. `ingest` counts the writes of every management episode, names the chunks that
+wrote nothing in the run record, and the CLI and the API warn (and the CLI exits non-zero when
+no chunk changed anything).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from memdir.agents.record import RunRecord
+from memdir.agents.run import RoleOutput, manage_chunk
+from memdir.models import Model
+from memdir.store.store import Store
+from memdir.stream import Turn, chunk_stream
+
+
+class NoOpWarning(UserWarning):
+    """Some management episodes of an ingest changed nothing in the store."""
+
+
+@dataclass
+class IngestResult:
+    turns: int
+    chunks: list[int]
+    writes: dict[int, int] = field(default_factory=dict)  # chunk id -> file changes it made
+    outputs: list[RoleOutput] = field(default_factory=list)
+
+    @property
+    def unchanged(self) -> list[int]:
+        """Chunks whose episode wrote nothing."""
+        return [c for c in self.chunks if self.writes.get(c, 0) == 0]
+
+    @property
+    def changed_nothing(self) -> bool:
+        return bool(self.chunks) and len(self.unchanged) == len(self.chunks)
+
+    def summary(self) -> str:
+        n, bad = len(self.chunks), len(self.unchanged)
+        line = f"integrated {self.turns} turn(s) in {n} chunk(s): {n - bad} changed the store"
+        if bad:
+            named = ", ".join(map(str, self.unchanged[:10])) + (" ..." if bad > 10 else "")
+            line += f", {bad} changed nothing ({named})"
+        return line
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "turns": self.turns,
+            "chunks": len(self.chunks),
+            "writes": self.writes,
+            "unchanged": self.unchanged,
+        }
+
+
+async def ingest(
+    model: Model,
+    store: Store,
+    turns: list[Turn],
+    *,
+    variant: str = "agent-curated",
+    record: RunRecord | None = None,
+    profile: str | None = None,
+    on_chunk: Callable[[RoleOutput], None] | None = None,
+) -> IngestResult:
+    """Integrate `turns` (chunked as in the study) with the management role; warn on no-ops."""
+    chunks = chunk_stream(turns)
+    result = IngestResult(len(turns), [c.id for c in chunks])
+    for chunk in chunks:
+        out = await manage_chunk(model, store, chunk, variant=variant, record=record, profile=profile)
+        writes = int(out.extra.get("writes", 0))
+        result.writes[chunk.id] = writes
+        result.outputs.append(out)
+        if writes == 0 and record is not None:
+            record.write(
+                "no_op",
+                role="management",
+                variant=variant,
+                chunk=chunk.id,
+                model=model.name,
+                reason="the management episode changed nothing in the store",
+                reply=out.text[:2000],
+            )
+        if on_chunk is not None:
+            on_chunk(out)
+    if result.unchanged:
+        warnings.warn(NoOpWarning(result.summary()), stacklevel=2)
+    return result

@@ -1,0 +1,137 @@
+"""The local_model tier: the real local model (Qwen2.5-Coder-1.5B behind llama.cpp's server)
+drives memdir's roles, the judge and the MCP server. Runs when the model is installed (`make
+local-model`, which CI runs first) and is skipped with the reason otherwise. Temperature 0,
+seed 42; the assertions are about structure (calls made, files valid, citations resolving),
+not exact text. Run just these with `pytest -m local_model`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.test_mcp import stdio
+
+from agent_helpers import new_store
+from memdir.agents import RunRecord, manage_chunk, search
+from memdir.eval.citations import resolve_all
+from memdir.eval.judges import judge_correctness
+from memdir.models import ChatMessage, GenerateConfig, Model, ToolInfo, get_model
+from memdir.models.local import missing_reason
+from memdir.store import spec
+from memdir.stream import Chunk, Turn
+
+REASON = missing_reason()
+pytestmark = [
+    pytest.mark.local_model,
+    pytest.mark.skipif(REASON is not None, reason=f"local model not available: {REASON}"),
+]
+
+ALICE = (
+    "---\nname: alice\ndescription: Alice: diet, job and home\n---\n# Alice\n## Diet\n"
+    "- alice | diet: vegan (since 2023-05-02) [S2T1]\n"
+    "- ~~alice | diet: vegetarian~~ (until 2023-05-02) [S1T4]\n"
+    "## Work\n- 2023-03-01: Alice started as a nurse at St. Mary's hospital [S1T2]\n"
+)
+BOB = "---\nname: bob\ndescription: Bob: hobbies\n---\n# Bob\n## Hobbies\n- Bob plays the cello [S1T3]\n"
+
+
+@pytest.fixture(scope="module")
+def model() -> Model:
+    return get_model("local")
+
+
+def _seeded(tmp: Path) -> Any:
+    store = new_store(tmp / "mem")
+    with store.step("seed"):
+        store.create("/memories/people/alice.md", ALICE)
+        store.create("/memories/people/bob.md", BOB)
+        store.create(
+            "/memories/people/MEMORY.md",
+            "---\nname: MEMORY\ndescription: people index\n---\n- alice.md: Alice\n- bob.md: Bob\n",
+        )
+    return store
+
+
+def test_management_episode_creates_a_valid_file_with_a_located_fact(model: Model, tmp_path: Path) -> None:
+    store = new_store(tmp_path / "mem")
+    chunk = Chunk(
+        1,
+        (
+            Turn("S1T1", "Alice", "Big news: I adopted a dog yesterday, a beagle named Max!", "2023-05-08"),
+            Turn("S1T2", "Bob", "Congratulations! Max is a great name.", "2023-05-08"),
+        ),
+    )
+    record = RunRecord(tmp_path / "calls.jsonl")
+    out = asyncio.run(manage_chunk(model, store, chunk, record=record))
+    assert out.episode is not None and out.episode.tool_calls >= 1
+    assert out.extra["writes"] >= 1, [e.get("reply") for e in record.entries if e["kind"] == "model_call"]
+    report = spec.validate(store)
+    assert report.valid, report.violations
+    written = [p for p in (tmp_path / "mem").rglob("*.md") if p.name != "MEMORY.md"]
+    located = [p for p in written if re.search(r"\[[^\]\n]*\bS1T[12]\b", p.read_text())]
+    assert located, {str(p): p.read_text() for p in written}
+    # every call the model made is in the record with its reply text
+    calls = [e for e in record.entries if e["kind"] == "model_call"]
+    assert calls and all("reply" in e for e in calls) and calls[0]["protocol"] == model.api.tool_protocol
+
+
+def test_search_episode_opens_the_store_and_cites_a_file_that_holds_the_answer(
+    model: Model, tmp_path: Path
+) -> None:
+    store = _seeded(tmp_path)
+    out = asyncio.run(search(model, store, "What diet does Alice follow now?"))
+    assert out.episode is not None and out.episode.tool_calls >= 1 and out.extra["files_opened"] >= 1
+    resolved = [r for r in resolve_all(store, out.citations) if r.text is not None]
+    assert resolved, (out.text, out.citations)
+    assert any("vegan" in (r.text or "") for r in resolved), [r.text for r in resolved]
+
+
+def test_judge_verdict_parses(model: Model) -> None:
+    from memdir.eval.runner import _JudgeModel
+
+    verdict = asyncio.run(
+        judge_correctness(_JudgeModel(model), "What diet does Alice follow?", "vegan", "Alice is vegan.")
+    )
+    assert verdict.score is not None, verdict.reply
+
+
+async def test_the_model_drives_memdir_serve_over_mcp(model: Model, tmp_path: Path) -> None:
+    store = _seeded(tmp_path)
+    async with stdio(store.root, "search") as client:
+        listed = await client.list_tools()
+        tools = [ToolInfo(t.name, t.description or "", t.input_schema) for t in listed.tools]
+        messages = [
+            ChatMessage(
+                "system",
+                "You answer questions about a memory stored under /memories. Use the tools "
+                "to look before you answer; answer in one short sentence.",
+            ),
+            ChatMessage("user", "What instrument does Bob play? Start by viewing /memories/people."),
+        ]
+        served: list[dict[str, Any]] = []
+        for _ in range(6):
+            out = await model.generate(messages, tools, GenerateConfig(max_tokens=512, temperature=0.0))
+            messages.append(out.message)
+            if not out.message.tool_calls:
+                break
+            for call in out.message.tool_calls:
+                result = await client.call_tool(call.name, call.arguments)
+                body = "".join(getattr(c, "text", "") for c in result.content)
+                served.append({"name": call.name, "error": result.is_error, "text": body})
+                messages.append(
+                    ChatMessage(
+                        "tool",
+                        body,
+                        tool_call_id=call.id,
+                        tool_name=call.name,
+                        is_error=bool(result.is_error),
+                    )
+                )
+    ok = [s for s in served if not s["error"]]
+    assert ok, json.dumps(served)[:2000]
+    assert messages[-1].role == "assistant" and messages[-1].content.strip()

@@ -1,0 +1,109 @@
+"""No silent no-ops and no endless repeats: what the loop, `ingest` and `ask` say when a model
+does nothing useful (scripted at the LLM boundary; the store, harness and CLI are real)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import warnings
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from agent_helpers import new_store
+from memdir.agents import NoOpWarning, RunRecord, get_role, ingest, read_record, render, run_loop
+from memdir.cli.main import cli
+from memdir.models import get_model
+from memdir.models.scripted import Step, answer, call
+from memdir.stream import Turn
+from memdir.tools.profiles import Harness
+
+TURNS = [
+    Turn("S1T1", "Alice", "I became vegan last week.", "2023-05-09"),
+    Turn("S1T2", "Bob", "Good for you!", "2023-05-09"),
+]
+GOOD_FILE = (
+    "---\nname: alice\ndescription: Alice's diet\n---\n- alice | diet: vegan (since 2023-05-02) [S1T1]\n"
+)
+
+
+def test_same_call_with_same_result_is_stopped_with_a_reason(tmp_path: Path) -> None:
+    store = new_store(tmp_path / "mem")
+    model = get_model("scripted", script=[call("view", path="/memories")] * 5 + [answer('{"answer": "x"}')])
+    role = get_role("search")
+    system, user = render(role, core_memory="", question="anything?")
+    record = RunRecord(None)
+    ep = asyncio.run(run_loop(model, Harness(store, "search"), role, system, user, record=record))
+    assert ep.stop == "repeated_calls" and ep.rounds == 3
+    assert ep.stop_reason is not None and "same result 3 rounds in a row" in ep.stop_reason
+    calls = [e for e in record.entries if e["kind"] == "model_call"]
+    # the second identical round was told so in its tool result; the answer call came after the stop
+    assert [c.get("repeated") for c in calls[:3]] == [None, 1, 2] and calls[-1]["final_answer_call"]
+    assert "identical to your previous one" in ep.messages[5].content
+    episode = next(e for e in record.entries if e["kind"] == "episode")
+    assert episode["stop"] == "repeated_calls" and "stopped without progress" in episode["stop_reason"]
+
+
+def test_the_record_keeps_reply_text_and_parse_errors(tmp_path: Path) -> None:
+    store = new_store(tmp_path / "mem")
+    model = get_model(
+        "scripted",
+        script=[Step(content="Let me look.", tool_calls=[("view", {"path": "/memories"})]), answer("done")],
+    )
+    record = RunRecord(None)
+    asyncio.run(run_loop(model, Harness(store, "search"), get_role("search"), "s", "u", record=record))
+    first = next(e for e in record.entries if e["kind"] == "model_call")
+    assert first["reply"] == "Let me look." and first["tool_calls"] == [
+        {"name": "view", "args": {"path": "/memories"}}
+    ]
+    assert model.calls[0].as_dict()["reply"] == "Let me look."
+
+
+def test_ingest_names_chunks_that_changed_nothing(tmp_path: Path) -> None:
+    store = new_store(tmp_path / "mem")
+    record = RunRecord(tmp_path / "calls.jsonl")
+    talker = get_model("scripted", script=[answer("I have noted that Alice is vegan.")])
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        result = asyncio.run(ingest(talker, store, TURNS, record=record))
+    assert result.unchanged == [1] and result.changed_nothing
+    assert any(issubclass(w.category, NoOpWarning) for w in seen)
+    lines = read_record(tmp_path / "calls.jsonl")
+    no_op = [e for e in lines if e["kind"] == "no_op"]
+    assert len(no_op) == 1 and no_op[0]["chunk"] == 1 and "noted that Alice" in no_op[0]["reply"]
+    episode = next(e for e in lines if e["kind"] == "episode")
+    assert episode["wrote_nothing"] is True
+    writer = get_model(
+        "scripted",
+        script=[call("create", path="/memories/alice.md", file_text=GOOD_FILE), answer("created alice.md")],
+    )
+    result = asyncio.run(ingest(writer, store, TURNS))
+    assert result.unchanged == [] and result.writes == {1: 1}
+
+
+def test_ingest_cli_exits_non_zero_when_nothing_changed(tmp_path: Path) -> None:
+    turns = tmp_path / "turns.jsonl"
+    turns.write_text("".join(json.dumps(t.__dict__) + "\n" for t in TURNS))
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["I will remember that."]))
+    root = tmp_path / "mem"
+    res = CliRunner().invoke(
+        cli, ["ingest", "--root", str(root), "--model", "scripted", "--script", str(script), str(turns)]
+    )
+    assert res.exit_code == 1, res.output
+    assert "0 changed the store, 1 changed nothing (1)" in res.output
+    assert "1 of 1 chunk(s) changed nothing in the store" in res.output
+    assert sorted(p.name for p in root.iterdir() if p.suffix == ".md") == ["MEMORY.md"]
+
+
+def test_ask_warns_when_the_answer_opened_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    new_store(root)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(['{"answer": "vegan", "citations": ["/memories/alice.md:5"]}']))
+    res = CliRunner().invoke(
+        cli,
+        ["ask", "--root", str(root), "--model", "scripted", "--script", str(script), "What does Alice eat?"],
+    )
+    assert res.exit_code == 0, res.output
+    assert "answer: vegan" in res.output and "without opening any file" in res.output
