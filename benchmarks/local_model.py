@@ -100,8 +100,8 @@ async def management(model: Model, reps: int, root: Path) -> list[dict[str, Any]
 def dump_store(root: Path) -> tuple[Store, list[Any]]:
     sample = load_sample("locomo", "conv-50").sliced(1, 4)
     store = Store(root, create=True)
-    spec.init(store)
-    write_dump(store, sample)
+    with store.step("dump"):
+        write_dump(store, sample)
     return store, sorted(sample.questions, key=lambda q: q.order)
 
 

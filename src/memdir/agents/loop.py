@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memdir.agents.record import RunRecord
@@ -36,6 +36,12 @@ from memdir.tokens import count_tokens
 from memdir.tools.profiles import Harness
 
 KEEP_RECENT = 3
+# The final answer of answering roles (prompts/_answer_format.md), for protocols that constrain output.
+ANSWER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"answer": {"type": "string"}, "citations": {"type": "array", "items": {"type": "string"}}},
+    "required": ["answer", "citations"],
+}
 SUMMARY_OUTPUT = 4_096
 # Rounds in a row whose calls and results equal the round before: at this many the episode stops.
 REPEAT_LIMIT = 2
@@ -220,7 +226,7 @@ class Loop:
                     ep.compactions += 1
                     ep.usage = ep.usage + self.last_summary_usage  # metered, but not a round of the bounds
                     messages = compacted
-            out = await self.model.generate(messages, self.tools, self.config)
+            out = await self.model.generate(messages, self.tools, self._round_config(ep.rounds + 1))
             ep.rounds += 1
             ep.usage = ep.usage + out.usage
             ep.round_usage.append(out.usage)
@@ -271,6 +277,16 @@ class Loop:
         self._episode_summary(ep, meter_before)
         return ep
 
+    def _round_config(self, round_no: int) -> GenerateConfig:
+        """The call's settings: a structured answer for answering roles, and on a model that
+        answers before looking (`require_first_call`) a tool call required in round 1."""
+        config = self.config
+        if self.tools and self.role.answers:
+            config = replace(config, answer_schema=ANSWER_SCHEMA)
+        if self.tools and round_no == 1 and self.model.api.require_first_call:
+            config = replace(config, tool_choice="required")
+        return config
+
     def _repeats(self, message: ChatMessage, replies: list[ChatMessage]) -> int:
         """How many rounds in a row (this one included) repeated the round before, call for call."""
         key = json.dumps(
@@ -298,7 +314,9 @@ class Loop:
                 "in the required format.",
             )
         )
-        out = await self.model.generate(messages, self.tools, self.config)
+        out = await self.model.generate(
+            messages, self.tools, replace(self.config, answer_schema=ANSWER_SCHEMA)
+        )
         messages.append(out.message)
         ep.usage = ep.usage + out.usage
         ep.round_usage.append(out.usage)

@@ -17,7 +17,7 @@ def endpoint_options(fn: Any) -> Any:
         default=None,
         help="How tools reach the model: native (the API's tools parameter), text (described in the "
         "prompt, calls parsed from the reply) or json-schema (replies constrained to one call). "
-        "Default: the provider's (text for local, native otherwise).",
+        "Default: the provider's (json-schema for local, native otherwise).",
     )(fn)
     fn = click.option(
         "--base-url",

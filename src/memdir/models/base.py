@@ -65,6 +65,11 @@ class GenerateConfig:
     reasoning_effort: str | None = None
     timeout: float | None = None  # seconds per attempt; None = 600
     cache: bool | None = None  # ask for prompt caching where the API needs asking; None = yes
+    # "required": this call must be a tool call (OpenAI's tool_choice; the json-schema protocol
+    # leaves the final reply out of the schema). None: the model chooses.
+    tool_choice: str | None = None
+    # The shape of a final answer, for protocols that constrain output (json-schema).
+    answer_schema: dict[str, Any] | None = None
 
     def merge(self, other: GenerateConfig | None) -> GenerateConfig:
         """`other`'s set fields over ours."""
@@ -92,6 +97,9 @@ class ModelAPI(ABC):
 
     tool_protocol: str | None = None
     context_window: int | None = None
+    # Measured for small local models: without it they answer before looking (the loop then
+    # requires a tool call in an episode's first round).
+    require_first_call: bool = False
 
     def __init__(self, model_name: str) -> None:
         self.model_name = model_name

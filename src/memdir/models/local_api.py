@@ -18,7 +18,7 @@ from memdir.models.openai import OpenAIAPI
 from memdir.models.protocols import ToolProtocol
 
 # Measured on Qwen2.5-Coder-1.5B (docs/local-model.md): the protocol its roles call tools best with.
-DEFAULT_LOCAL_PROTOCOL: ToolProtocol = "text"
+DEFAULT_LOCAL_PROTOCOL: ToolProtocol = "json-schema"
 # Output tokens per call: a whole memory file fits; a runaway reply costs minutes, not an hour.
 LOCAL_MAX_OUTPUT = 3_072
 
@@ -37,6 +37,7 @@ class LocalAPI(OpenAIAPI):
         )
         self.spec = spec
         self.context_window = spec.context
+        self.require_first_call = True
         self.server: LocalServer | None = None
         self._gates: dict[int, asyncio.Lock] = {}
 

@@ -29,7 +29,13 @@ from memdir.models.base import (
     ToolCall,
     ToolInfo,
 )
-from memdir.models.protocols import ToolProtocol, as_text_messages, recover_calls, reply_schema
+from memdir.models.protocols import (
+    STOP_AFTER_CALL,
+    ToolProtocol,
+    as_text_messages,
+    recover_calls,
+    reply_schema,
+)
 from memdir.models.usage import Usage
 
 _STOP: dict[str, StopReason] = {"stop": "stop", "tool_calls": "tool_calls", "function_call": "tool_calls",
@@ -65,9 +71,14 @@ def to_wire(
     native = protocol == "native"
     wire = as_text_messages(messages, tools, protocol, only_text_turns=native)
     body: dict[str, Any] = {"model": model, "messages": [message_to_wire(m) for m in wire]}
+    if protocol == "text" and tools:
+        body["stop"] = [STOP_AFTER_CALL]
     if protocol == "json-schema" and tools:
         # llama.cpp's form: a json_object response constrained by a schema (a grammar server-side).
-        body["response_format"] = {"type": "json_object", "schema": reply_schema(tools)}
+        schema = reply_schema(
+            tools, final=config.answer_schema, call_required=config.tool_choice == "required"
+        )
+        body["response_format"] = {"type": "json_object", "schema": schema}
     if tools and native:
         body["tools"] = [
             {
@@ -76,6 +87,8 @@ def to_wire(
             }
             for t in tools
         ]
+    if tools and native and config.tool_choice is not None:
+        body["tool_choice"] = config.tool_choice
     if config.max_tokens is not None:
         body[max_tokens_field] = config.max_tokens
     if config.temperature is not None:

@@ -29,6 +29,9 @@ from memdir.models.textcalls import parse_text_calls, render_text_call
 ToolProtocol = Literal["native", "text", "json-schema"]
 PROTOCOLS: tuple[str, ...] = get_args(ToolProtocol)
 FINAL_KEY = "reply"
+# The text protocol stops generation at the end of the first call (one call per reply, and no
+# tokens spent on calls planned before the first result is known).
+STOP_AFTER_CALL = "</tool_call>"
 
 _TEXT_TOOLS = """# Tools
 
@@ -43,9 +46,9 @@ To call a function, write a JSON object with the function name and its arguments
 <tool_call>
 {{"name": "<function-name>", "arguments": {{<argument-name>: <value>, ...}}}}
 </tool_call>
-Call several functions by writing several such blocks. Each call's result comes back to you \
-inside <tool_response></tool_response>. When you are finished, reply with plain text and no \
-tool call."""
+You may write several such blocks in one reply; they run in order. The results come back to you \
+inside <tool_response></tool_response>, written by the tools, never by you. When you are \
+finished, reply with plain text and no tool call."""
 
 _SCHEMA_TOOLS = """# Tools
 
@@ -80,8 +83,15 @@ def tools_prompt(tools: list[ToolInfo], protocol: ToolProtocol) -> str:
     return _TEXT_TOOLS.format(tools=listing)
 
 
-def reply_schema(tools: list[ToolInfo]) -> dict[str, Any]:
-    """One JSON object: a call of one of `tools` (name and its arguments' schema) or the final reply."""
+def reply_schema(
+    tools: list[ToolInfo], *, final: dict[str, Any] | None = None, call_required: bool = False
+) -> dict[str, Any]:
+    """One JSON object: a call of one of `tools` (name and its arguments' schema) or the final reply.
+
+    `final` replaces the plain `{"reply": text}` with a structured answer (the search role's
+    `{"answer", "citations"}`); `call_required` leaves the final reply out (a first round that
+    must look before it answers).
+    """
     calls: list[dict[str, Any]] = [
         {
             "type": "object",
@@ -90,8 +100,10 @@ def reply_schema(tools: list[ToolInfo]) -> dict[str, Any]:
         }
         for t in tools
     ]
-    final = {"type": "object", "properties": {FINAL_KEY: {"type": "string"}}, "required": [FINAL_KEY]}
-    return {"anyOf": [*calls, final]}
+    if call_required:
+        return {"anyOf": calls}
+    plain = {"type": "object", "properties": {FINAL_KEY: {"type": "string"}}, "required": [FINAL_KEY]}
+    return {"anyOf": [*calls, final or plain]}
 
 
 def assistant_text(m: ChatMessage) -> str:
@@ -142,6 +154,8 @@ def recover_calls(message: ChatMessage, tools: list[ToolInfo], protocol: ToolPro
         final = _final_reply(raw)
         if final is not None:
             return ChatMessage("assistant", final, raw_text=raw, reasoning=message.reasoning)
+    if protocol == "text" and raw.count("<tool_call>") > raw.count("</tool_call>"):
+        raw = raw.rstrip() + "\n" + STOP_AFTER_CALL  # the server stopped on it and dropped it
     found = parse_text_calls(raw, [t.name for t in tools], id_prefix="textcall")
     if not found.calls:
         return message
@@ -151,10 +165,13 @@ def recover_calls(message: ChatMessage, tools: list[ToolInfo], protocol: ToolPro
 
 
 def _final_reply(raw: str) -> str | None:
+    """The final reply of a json-schema turn: the `reply` text, or a structured answer as is."""
     try:
         value = json.loads(raw)
     except ValueError:
         return None
-    if isinstance(value, dict) and isinstance(value.get(FINAL_KEY), str) and "name" not in value:
+    if not isinstance(value, dict) or "name" in value:
+        return None
+    if isinstance(value.get(FINAL_KEY), str):
         return str(value[FINAL_KEY])
-    return None
+    return raw if "answer" in value else None
