@@ -150,7 +150,7 @@ async def run(reps: int, tmp: Path) -> dict[str, Any]:
     result["management"] = await management(on, reps, tmp / "curated")
     store, questions = dump_store(tmp / "dump")
     result["search_on"] = await searches(on, store, questions[:reps], judge=True)
-    off_server = LocalServer(QWEN_CODER_1_5B, cache=False)
+    off_server = LocalServer(QWEN_CODER_1_5B, prefix_cache=False)
     off_server.start()
     try:
         off = get_model("local", base_url=off_server.base_url)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +18,14 @@ import pytest
 from tests.test_mcp import stdio
 
 from agent_helpers import new_store
-from memdir.agents import RunRecord, manage_chunk, search
+from memdir.agents import RunRecord, get_role, parse_answer, render, run_loop
 from memdir.eval.citations import resolve_all
 from memdir.eval.judges import judge_correctness
 from memdir.models import ChatMessage, GenerateConfig, Model, ToolInfo, get_model
 from memdir.models.local import missing_reason
 from memdir.store import spec
 from memdir.stream import Chunk, Turn
+from memdir.tools.profiles import Harness
 
 REASON = missing_reason()
 pytestmark = [
@@ -38,6 +40,11 @@ ALICE = (
     "## Work\n- 2023-03-01: Alice started as a nurse at St. Mary's hospital [S1T2]\n"
 )
 BOB = "---\nname: bob\ndescription: Bob: hobbies\n---\n# Bob\n## Hobbies\n- Bob plays the cello [S1T3]\n"
+
+
+# Rounds a test episode may take: enough for a small model to look, write and correct itself,
+# few enough that the tier fits in CI (a round of the 1.5B model takes 5-40 s on 2 cores).
+ROUNDS = 8
 
 
 @pytest.fixture(scope="module")
@@ -57,37 +64,45 @@ def _seeded(tmp: Path) -> Any:
     return store
 
 
-def test_management_episode_creates_a_valid_file_with_a_located_fact(model: Model, tmp_path: Path) -> None:
+def test_management_episode_writes_a_valid_file_with_a_located_fact(model: Model, tmp_path: Path) -> None:
     store = new_store(tmp_path / "mem")
-    chunk = Chunk(
-        1,
-        (
-            Turn("S1T1", "Alice", "Big news: I adopted a dog yesterday, a beagle named Max!", "2023-05-08"),
-            Turn("S1T2", "Bob", "Congratulations! Max is a great name.", "2023-05-08"),
-        ),
-    )
+    with store.step("seed"):
+        store.create("/memories/people/MEMORY.md",
+                     "---\nname: MEMORY\ndescription: one file per person\n---\n# People\n")  # fmt: skip
+    chunk = Chunk(1, (
+        Turn("S1T1", "Alice", "Big news: I adopted a dog yesterday, a beagle named Max!", "2023-05-08"),
+        Turn("S1T2", "Bob", "Congratulations! Max is a great name.", "2023-05-08"),
+    ))  # fmt: skip
     record = RunRecord(tmp_path / "calls.jsonl")
-    out = asyncio.run(manage_chunk(model, store, chunk, record=record))
-    assert out.episode is not None and out.episode.tool_calls >= 1
-    assert out.extra["writes"] >= 1, [e.get("reply") for e in record.entries if e["kind"] == "model_call"]
+    role = replace(get_role("management"), round_cap=ROUNDS)
+    system, user = render(role, core_memory=spec.context(store).text, chunk=chunk.render(), chunk_id=1)
+    harness = Harness(store, "manage", role="management", chunk=1)
+    ep = asyncio.run(run_loop(model, harness, role, system, user, record=record, chunk=1))
+    replies = [e.get("reply") for e in record.entries if e["kind"] == "model_call"]
+    assert ep.tool_calls >= 1 and ep.writes >= 1, replies
     report = spec.validate(store)
     assert report.valid, report.violations
-    written = [p for p in (tmp_path / "mem").rglob("*.md") if p.name != "MEMORY.md"]
-    located = [p for p in written if re.search(r"\[[^\]\n]*\bS1T[12]\b", p.read_text())]
-    assert located, {str(p): p.read_text() for p in written}
-    # every call the model made is in the record with its reply text
+    texts = {str(p): p.read_text() for p in (tmp_path / "mem").rglob("*.md")}
+    located = [p for p, t in texts.items() if re.search(r"\[[^\]\n]*\bS1T[12]\b", t)]
+    assert located, texts
+    # every call the model made is in the record with its reply text and protocol
     calls = [e for e in record.entries if e["kind"] == "model_call"]
-    assert calls and all("reply" in e for e in calls) and calls[0]["protocol"] == model.api.tool_protocol
+    assert all("reply" in e for e in calls) and calls[0]["protocol"] == model.api.tool_protocol
 
 
 def test_search_episode_opens_the_store_and_cites_a_file_that_holds_the_answer(
     model: Model, tmp_path: Path
 ) -> None:
     store = _seeded(tmp_path)
-    out = asyncio.run(search(model, store, "What diet does Alice follow now?"))
-    assert out.episode is not None and out.episode.tool_calls >= 1 and out.extra["files_opened"] >= 1
-    resolved = [r for r in resolve_all(store, out.citations) if r.text is not None]
-    assert resolved, (out.text, out.citations)
+    role = replace(get_role("search"), round_cap=ROUNDS)
+    system, user = render(
+        role, core_memory=spec.context(store).text, question="What diet does Alice follow now?"
+    )
+    ep = asyncio.run(run_loop(model, Harness(store, "search", role="search"), role, system, user))
+    answer = parse_answer(ep.final)
+    assert ep.tool_calls >= 1 and ep.files_opened >= 1, ep.final
+    resolved = [r for r in resolve_all(store, answer.citations) if r.text is not None]
+    assert resolved, (ep.final, answer.citations)
     assert any("vegan" in (r.text or "") for r in resolved), [r.text for r in resolved]
 
 

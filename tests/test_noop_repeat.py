@@ -35,7 +35,7 @@ def test_same_call_with_same_result_is_stopped_with_a_reason(tmp_path: Path) -> 
     record = RunRecord(None)
     ep = asyncio.run(run_loop(model, Harness(store, "search"), role, system, user, record=record))
     assert ep.stop == "repeated_calls" and ep.rounds == 3
-    assert ep.stop_reason is not None and "same result 3 rounds in a row" in ep.stop_reason
+    assert ep.stop_reason is not None and "same result 3 times" in ep.stop_reason
     calls = [e for e in record.entries if e["kind"] == "model_call"]
     # the second identical round was told so in its tool result; the answer call came after the stop
     assert [c.get("repeated") for c in calls[:3]] == [None, 1, 2] and calls[-1]["final_answer_call"]
@@ -107,3 +107,12 @@ def test_ask_warns_when_the_answer_opened_nothing(tmp_path: Path) -> None:
     )
     assert res.exit_code == 0, res.output
     assert "answer: vegan" in res.output and "without opening any file" in res.output
+
+
+def test_a_cycle_of_calls_is_stopped_too(tmp_path: Path) -> None:
+    store = new_store(tmp_path / "mem")
+    a, b = call("view", path="/memories/ghost.md"), call("view", path="/memories")
+    model = get_model("scripted", script=[a, b, a, b, a, b, answer("done")])
+    ep = asyncio.run(run_loop(model, Harness(store, "search"), get_role("search"), "s", "u"))
+    assert ep.stop == "repeated_calls" and ep.rounds == 5  # the third sighting of the failing view
+    assert "to make a new file, use create" in ep.messages[3].content

