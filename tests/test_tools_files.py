@@ -153,7 +153,13 @@ def test_view_directory_depth_sizes_descriptions(manage: Harness, root: Path) ->
 
 def test_view_missing_and_folder_ranges(search: Harness, root: Path, alice: Path) -> None:
     assert_unchanged_error(search, root, "view", {"path": "/memories/nope.md"}, "does not exist")
-    assert_unchanged_error(search, root, "view", {"path": "/memories/people", "start_line": 1}, "folder")
+    # a folder viewed with a line range is still listed, with a note (small models fill every parameter)
+    whole = search.call("view", {"path": "/memories/people"})
+    ranged = search.call("view", {"path": "/memories/people", "start_line": 3, "end_line": 9})
+    assert not ranged.is_error and ranged.text == (
+        "Note: /memories/people is a folder; start_line and end_line apply to files only.\n" + whole.text
+    )
+    assert search.call("view", {"path": "/memories/people", "start_line": 1, "end_line": -1}).text == whole.text
 
 
 # -- str_replace ------------------------------------------------------------------------

@@ -45,6 +45,10 @@ def _description(ctx: ToolContext, mp: MemoryPath) -> str | None:
     return frontmatter.parse(head[:4096]).description
 
 
+# Line ranges that mean "all of it": a folder viewed with one of these is listed without a note.
+FULL_RANGES = {(1, -1), (1, None), (None, -1), (0, -1)}
+
+
 @tool(
     description="""
     View a file with line numbers, or list a directory.
@@ -66,9 +70,11 @@ def view(ctx: ToolContext, path: str, start_line: int | None = None, end_line: i
         hint = "; to make a new file, use create" if mp.text.endswith(".md") else ""
         raise NotFoundError(f"{mp.text} does not exist; view {mp.parent.text} to see what is there{hint}")
     if disk.is_dir():
-        if start_line is not None or end_line is not None:
-            raise EditError(f"{mp.text} is a folder; start_line and end_line apply to files only")
-        return _list_dir(ctx, mp)
+        listing = _list_dir(ctx, mp)
+        if (start_line, end_line) != (None, None) and (start_line, end_line) not in FULL_RANGES:
+            # Small models fill every parameter in; the listing is still what they need.
+            return f"Note: {mp.text} is a folder; start_line and end_line apply to files only.\n{listing}"
+        return listing
     text = ctx.read_text(mp)
     lines = split_lines(text)
     total = len(lines)
