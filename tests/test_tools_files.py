@@ -159,7 +159,8 @@ def test_view_missing_and_folder_ranges(search: Harness, root: Path, alice: Path
     assert not ranged.is_error and ranged.text == (
         "Note: /memories/people is a folder; start_line and end_line apply to files only.\n" + whole.text
     )
-    assert search.call("view", {"path": "/memories/people", "start_line": 1, "end_line": -1}).text == whole.text
+    full = search.call("view", {"path": "/memories/people", "start_line": 1, "end_line": -1})
+    assert full.text == whole.text
 
 
 # -- str_replace ------------------------------------------------------------------------
