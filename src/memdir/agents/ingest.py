@@ -12,7 +12,6 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from memdir.agents.record import RunRecord
 from memdir.agents.run import RoleOutput, manage_chunk
@@ -48,14 +47,6 @@ class IngestResult:
             named = ", ".join(map(str, self.unchanged[:10])) + (" ..." if bad > 10 else "")
             line += f", {bad} changed nothing ({named})"
         return line
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "turns": self.turns,
-            "chunks": len(self.chunks),
-            "writes": self.writes,
-            "unchanged": self.unchanged,
-        }
 
 
 async def ingest(

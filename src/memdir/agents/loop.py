@@ -236,9 +236,7 @@ class Loop:
             replies, sizes = ([], []) if capped and self.harness is None else await self._call_tools(out)
             repeated = self._repeats(out.message, replies)
             if repeated and replies:
-                last = replies[-1]
-                replies[-1] = ChatMessage("tool", last.content + REPEAT_NOTE, tool_call_id=last.tool_call_id,
-                                          tool_name=last.tool_name, is_error=last.is_error)  # fmt: skip
+                replies[-1] = replace(replies[-1], content=replies[-1].content + REPEAT_NOTE)
             messages.extend(replies)
             ep.tool_calls += len(out.message.tool_calls)
             self._log(
@@ -320,9 +318,7 @@ class Loop:
                 "in the required format.",
             )
         )
-        out = await self.model.generate(
-            messages, self.tools, replace(self.config, answer_schema=ANSWER_SCHEMA)
-        )
+        out = await self.model.generate(messages, self.tools, self._round_config(ep.rounds + 1))
         messages.append(out.message)
         ep.usage = ep.usage + out.usage
         ep.round_usage.append(out.usage)
