@@ -116,3 +116,18 @@ def test_a_cycle_of_calls_is_stopped_too(tmp_path: Path) -> None:
     ep = asyncio.run(run_loop(model, Harness(store, "search"), get_role("search"), "s", "u"))
     assert ep.stop == "repeated_calls" and ep.rounds == 5  # the third sighting of the failing view
     assert "to make a new file, use create" in ep.messages[3].content
+
+
+def test_a_model_round_cap_lowers_the_roles_cap_and_the_answer_call_names_it(tmp_path: Path) -> None:
+    store = new_store(tmp_path / "mem")
+    paths = ["/memories", "/memories/MEMORY.md", "/memories/MEMORY.md"]
+    steps = [call("view", path=p, view_range=[1, n + 1]) for n, p in enumerate(paths)]
+    model = get_model("scripted", script=[*steps, answer('{"answer": "x", "citations": []}')])
+    model.api.round_cap = 2  # what `--round-cap 2` sets on every model of an eval or skills run
+    role = get_role("search")
+    assert role.round_cap == 20
+    system, user = render(role, core_memory="", question="anything?")
+    record = RunRecord(None)
+    ep = asyncio.run(run_loop(model, Harness(store, "search"), role, system, user, record=record))
+    assert ep.stop == "round_cap" and ep.rounds == 2 and ep.tool_calls == 2
+    assert "You have used all 2 tool rounds." in ep.messages[-2].content

@@ -137,7 +137,8 @@ class Loop:
     ) -> None:
         self.model = model
         self.harness = harness if role.profile is not None else None
-        self.role = role
+        cap = model.api.round_cap
+        self.role = role if cap is None or cap >= role.round_cap else replace(role, round_cap=cap)
         self.record = record
         self.ids = {k: v for k, v in ids.items() if v is not None}
         self.tools = tool_infos(self.harness)

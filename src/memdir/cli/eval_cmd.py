@@ -6,7 +6,7 @@ import time
 
 import click
 
-from memdir.cli.model_opts import build_models, endpoint_options
+from memdir.cli.model_opts import build_models, endpoint_options, round_cap_option
 from memdir.errors import MemdirError
 
 
@@ -84,6 +84,7 @@ def _sessions(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     "evidence all lies in them (questions without evidence are dropped).",
 )
 @endpoint_options
+@round_cap_option
 @click.option("--in-flight", type=int, default=8, show_default=True, help="Questions answered at once.")
 @click.option("--no-progress", is_flag=True, help="No progress bars.")
 def eval_cmd(
@@ -102,6 +103,7 @@ def eval_cmd(
     sessions: str | None,
     base_url: str | None,
     tool_protocol: str | None,
+    round_cap: int | None,
     in_flight: int,
     no_progress: bool,
 ) -> None:
@@ -129,7 +131,9 @@ def eval_cmd(
             questions if questions is not None else limit,
             sessions,
         )
-        models = build_models([config.builder_model, config.search_model, judge], base_url, tool_protocol)
+        models = build_models(
+            [config.builder_model, config.search_model, judge], base_url, tool_protocol, round_cap
+        )
         start = time.perf_counter()
         summary = run_eval(config, out, progress=not no_progress, models=models)
         report = write_report(out)

@@ -28,7 +28,19 @@ def endpoint_options(fn: Any) -> Any:
     return fn
 
 
-def build_models(names: list[str | None], base_url: str | None, tool_protocol: str | None) -> dict[str, Any]:
+def round_cap_option(fn: Any) -> Any:
+    return click.option(
+        "--round-cap",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Lower every role's tool-round cap to N (the study's: 60 management, 80 per "
+        "reorganization pass, 20-40 search) for a slow local model; recorded in the manifest.",
+    )(fn)
+
+
+def build_models(
+    names: list[str | None], base_url: str | None, tool_protocol: str | None, round_cap: int | None = None
+) -> dict[str, Any]:
     """Every model named (offline aside), built once, so a missing key or local model fails first."""
     from memdir.models import ModelError, get_model
 
@@ -38,6 +50,7 @@ def build_models(names: list[str | None], base_url: str | None, tool_protocol: s
             continue
         try:
             models[name] = get_model(name, base_url=base_url, tool_protocol=tool_protocol)
+            models[name].api.round_cap = round_cap
         except ModelError as exc:
             raise click.ClickException(str(exc)) from None
     return models

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from memdir.cli.model_opts import endpoint_options
+from memdir.cli.model_opts import endpoint_options, round_cap_option
 from memdir.errors import MemdirError
 
 HARNESSES = ("center", "center-bm25", "shell")
@@ -22,7 +22,7 @@ def _retriever(harness: str) -> Any:
 
 def _roles(
     model: str, curator_model: str | None, harness: str, record: Any,
-    base_url: str | None = None, tool_protocol: str | None = None,
+    base_url: str | None = None, tool_protocol: str | None = None, round_cap: int | None = None,
 ) -> tuple[Any, Any]:  # fmt: skip
     """(executor, Roles): an offline policy's name for a role means its no-model baseline."""
     from memdir.models import ModelError, get_model
@@ -35,7 +35,9 @@ def _roles(
     try:
 
         def build(name: str) -> Any:
-            return get_model(name, base_url=base_url, tool_protocol=tool_protocol)
+            built = get_model(name, base_url=base_url, tool_protocol=tool_protocol)
+            built.api.round_cap = round_cap
+            return built
 
         executor = None if model in OFFLINE_POLICIES else build(model)
         curator = None if curator_name in OFFLINE_POLICIES else (
@@ -106,6 +108,7 @@ def _ready(model: Any) -> None:
     "--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Run folder to write."
 )
 @endpoint_options
+@round_cap_option
 def skills_cmd(
     variants: str,
     model: str,
@@ -117,6 +120,7 @@ def skills_cmd(
     price_card: str,
     base_url: str | None,
     tool_protocol: str | None,
+    round_cap: int | None,
 ) -> None:
     """Run task chains for each variant and write a run folder with summary, report and plots.
 
@@ -140,7 +144,7 @@ def skills_cmd(
     if card is None:
         raise MemdirError(f"no price card {price_card!r}; see memdir/models/prices.json")
     retriever = _retriever(harness)
-    executor, roles = _roles(model, curator_model, harness, None, base_url, tool_protocol)
+    executor, roles = _roles(model, curator_model, harness, None, base_url, tool_protocol, round_cap)
     roles.record = RunRecord(out / "record.jsonl")  # after the checks: a refused run writes nothing
     total = sum(len(c) for c in chains(load_games(), protocol, n_tasks))
     solved: dict[str, int] = dict.fromkeys(names, 0)

@@ -268,6 +268,8 @@ class Runner:
         for name in sorted(names):
             api = self.model(name).api
             out[name] = {"tool_protocol": api.tool_protocol, "base_url": getattr(api, "base_url", None)}
+            if api.round_cap is not None:
+                out[name]["round_cap"] = api.round_cap
         return out
 
     def check_manifest(self) -> None:

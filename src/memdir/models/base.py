@@ -92,11 +92,15 @@ class ModelAPI(ABC):
 
     `tool_protocol` says how tools reach the model (models/protocols.py; None where the API has
     only one way); `context_window` is the prompt budget in tokens where the server has a small
-    one (a local model), so the loop can compact before the server refuses.
+    one (a local model), so the loop can compact before the server refuses; `round_cap`, when
+    set (eval and skills `--round-cap`), lowers every role's round cap for a model too slow to
+    run the study's (a 1.5B local model at 80 reorganization rounds per pass), and is recorded in
+    the run manifest.
     """
 
     tool_protocol: str | None = None
     context_window: int | None = None
+    round_cap: int | None = None
     # Measured for small local models: without it they answer before looking (the loop then
     # requires a tool call in an episode's first round).
     require_first_call: bool = False

@@ -264,6 +264,12 @@ class _Play:
         }  # fmt: skip
 
 
+def _round_cap(roles: Roles) -> int | None:
+    """The `--round-cap` the run's models were given, if any (ModelAPI.round_cap)."""
+    caps = {m.api.round_cap for m in (roles.curator, roles.searcher) if m is not None}
+    return min((c for c in caps if c is not None), default=None)
+
+
 def _write_manifest(
     out: Path, variants: list[str], model: str, roles: Roles, card: PriceCard | None, protocol: str,
     n_tasks: int | None, chain_list: list[list[Game]], retriever: Retriever,
@@ -287,6 +293,7 @@ def _write_manifest(
         "n_tasks": n_tasks,
         "seed": SEED,
         "step_cap": STEP_CAP,
+        "round_cap": _round_cap(roles),
         "retriever": getattr(retriever, "__name__", "?"),
         "variants": sorted({*(old or {}).get("variants", []), *variants}),
         "chains": [[g.id for g in c] for c in chain_list],
