@@ -9,6 +9,7 @@ not an inference from outputs.
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import secrets
@@ -322,3 +323,12 @@ def random_tool_call(rng: random.Random) -> tuple[str, dict[str, Any]]:
     if kind == 11:
         return "bm25_full_search", {"query": rng.choice(["secret canary", "root", "alice"]), "path": p()}
     return "bm25_chunk_retrieve", {"query": rng.choice(["secret canary", "root", "alice"])}
+
+
+def alias_bomb(name: str = "laughs", levels: int = 9, width: int = 9) -> str:
+    """A memory file whose frontmatter is the "billion laughs" shape: `levels` anchors, each a
+    list of `width` aliases to the one before, so under 400 bytes name width**levels values."""
+    anchors = "abcdefghijklmnopqrstuvwxyz"[:levels]
+    lines = ["---", f"name: {name}", "description: lol", "a: &a [" + ",".join(['"x"'] * width) + "]"]
+    lines += [f"{b}: &{b} [" + ",".join([f"*{a}"] * width) + "]" for a, b in itertools.pairwise(anchors)]
+    return "\n".join([*lines, "---", "body zyzzyva", ""])

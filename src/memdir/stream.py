@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 MAX_TURNS = 8
 MAX_CHARS = 3000
@@ -121,7 +122,43 @@ def sessions_of(turns: Sequence[Turn]) -> list[int]:
     return list(seen)
 
 
-def turn_from_dict(obj: dict[str, Any], where: str) -> Turn:
+# A turn is a chat message: the study's benchmarks have none over 1,200 characters. The bound (on
+# a JSONL line, or on the text of a turn in a JSON list) keeps one hostile turn (a whole document,
+# or 150 MB of nothing) from being read into memory and from reaching a model's prompt.
+MAX_TURN_BYTES = 256 * 1024
+# A JSON list is parsed whole, so the file is bounded; JSONL is read line by line and is not.
+MAX_JSON_LIST_BYTES = 64 * 1024 * 1024
+_BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark, which some editors put first
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class RepairedTurnWarning(UserWarning):
+    """A turn's text held code points no file can store (lone surrogates); they became U+FFFD."""
+
+
+def _repair(value: str, field_name: str, where: str) -> str:
+    """`value` with lone surrogates (scraped chat JSON holds `"\\ud800"`) replaced by U+FFFD.
+
+    JSON decoding joins every valid surrogate pair, so any surrogate left is lone, and it cannot
+    be encoded as UTF-8: the first write of the turn would fail. Repaired, with a warning.
+    """
+    fixed, n = _SURROGATE.subn("\ufffd", value)
+    if n:
+        warnings.warn(
+            RepairedTurnWarning(
+                f"{where}: {field_name} held {n} lone surrogate code point(s), which UTF-8 cannot "
+                "store; each was replaced by U+FFFD"
+            ),
+            stacklevel=4,
+        )
+    return fixed
+
+
+def turn_from_dict(obj: Any, where: str) -> Turn:
+    if not isinstance(obj, dict):
+        raise ValueError(
+            f"{where}: a turn is a JSON object {{locator, speaker, text, date}}, not {type(obj).__name__}"
+        )
     missing = [k for k in ("locator", "speaker", "text") if not isinstance(obj.get(k), str)]
     if missing:
         raise ValueError(f"{where}: a turn needs string fields locator, speaker, text; missing {missing}")
@@ -129,30 +166,85 @@ def turn_from_dict(obj: dict[str, Any], where: str) -> Turn:
         raise ValueError(
             f"{where}: locator {obj['locator']!r} must be S<session>T<turn> (e.g. S6T5) or B<block>M<message>"
         )
+    locator = obj["locator"].strip("[]")
+    where = f"{where} ({locator})"
     date = obj.get("date") or None
-    return Turn(obj["locator"].strip("[]"), obj["speaker"], obj["text"], str(date) if date else None)
+    return Turn(
+        locator,
+        _repair(obj["speaker"], "speaker", where),
+        _repair(obj["text"], "text", where),
+        _repair(str(date), "date", where) if date else None,
+    )
+
+
+def _json(data: bytes, where: str) -> Any:
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{where}: not valid JSON ({exc})") from None
+    except RecursionError:
+        raise ValueError(f"{where}: JSON nested too deep; a turn is one flat object") from None
+
+
+def _starts_list(fh: BinaryIO) -> bool:
+    """Whether the first non-blank byte is `[`; reads in blocks, leaves `fh` at the start."""
+    first = True
+    while block := fh.read(65536):
+        head = (block.removeprefix(_BOM) if first else block).lstrip()
+        first = False
+        if head:
+            fh.seek(0)
+            return head.startswith(b"[")
+    fh.seek(0)
+    return False
 
 
 def load_turns(path: str | Path) -> list[Turn]:
-    """Turns from a JSONL file (one object per line) or a JSON list of objects."""
-    text = Path(path).read_text(encoding="utf-8")
-    stripped = text.lstrip()
-    if stripped.startswith("["):
-        try:
-            items = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: not valid JSON ({exc})") from None
-        return [turn_from_dict(o, f"{path} item {i + 1}") for i, o in enumerate(items)]
-    turns: list[Turn] = []
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{n}: not a JSON object ({exc})") from None
-        turns.append(turn_from_dict(obj, f"{path}:{n}"))
-    return turns
+    """Turns from a JSONL file (one object per line) or a JSON list of objects.
+
+    JSONL is read line by line, each line bounded by MAX_TURN_BYTES; a JSON list is bounded by
+    MAX_JSON_LIST_BYTES and the text of each of its turns by MAX_TURN_BYTES. Every error is a ValueError
+    naming the line (or item) and what to do; a repaired turn raises a RepairedTurnWarning.
+    """
+    with open(path, "rb") as fh:
+        if _starts_list(fh):
+            data = fh.read(MAX_JSON_LIST_BYTES + 1)
+            if len(data) > MAX_JSON_LIST_BYTES:
+                raise ValueError(
+                    f"{path}: a JSON list of turns may be at most {MAX_JSON_LIST_BYTES // 2**20} MiB; "
+                    "write the stream as JSONL (one turn per line), which is read line by line"
+                )
+            items = _json(data.removeprefix(_BOM), str(path))
+            if not isinstance(items, list):
+                raise ValueError(f"{path}: a JSON stream is a list of turn objects")
+            turns = []
+            for i, obj in enumerate(items, start=1):
+                turn = turn_from_dict(obj, f"{path} item {i}")
+                if len(turn.text.encode("utf-8")) > MAX_TURN_BYTES:
+                    raise ValueError(_too_long(f"{path} item {i}"))
+                turns.append(turn)
+            return turns
+        turns = []
+        n = 0
+        while line := fh.readline(MAX_TURN_BYTES + 1):
+            n += 1
+            where = f"{path}:{n}"
+            if len(line.rstrip(b"\r\n")) > MAX_TURN_BYTES:  # read no further than the bound
+                raise ValueError(_too_long(where))
+            if n == 1:
+                line = line.removeprefix(_BOM)
+            if not line.strip():
+                continue
+            turns.append(turn_from_dict(_json(line, where), where))
+        return turns
+
+
+def _too_long(where: str) -> str:
+    return (
+        f"{where}: a turn may be at most {MAX_TURN_BYTES // 1024} KiB; split a longer text into several turns"
+    )
 
 
 def dump_turns(turns: Iterable[Turn]) -> Iterator[str]:

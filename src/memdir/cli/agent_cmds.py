@@ -23,7 +23,7 @@ from memdir.models import Model, ModelError, get_model, price_card
 from memdir.models.scripted import load_script
 from memdir.store import spec
 from memdir.store.store import Store
-from memdir.stream import chunk_stream, load_turns
+from memdir.stream import RepairedTurnWarning, chunk_stream, load_turns
 
 CALL_LOG = "calls.jsonl"
 
@@ -83,13 +83,19 @@ def ingest_cmd(
     """Integrate a stream of turns (FILE: JSONL or a JSON list of {locator, speaker, text, date}).
 
     The stream is cut into chunks of at most 8 turns, closed early at 3,000 characters; the
-    management role integrates them one by one. Chunks whose episode changed nothing are counted
-    and named (a warning); when no chunk changed anything the command exits with status 1.
+    management role integrates them one by one. A turn may be at most 256 KiB; a lone surrogate
+    in a turn's text (unstorable as UTF-8) becomes U+FFFD, with a warning naming the turn.
+    Chunks whose episode changed nothing are counted and named (a warning); when no chunk
+    changed anything the command exits with status 1.
     """
     try:
-        turns = load_turns(file)
-    except ValueError as exc:
+        with warnings.catch_warnings(record=True) as repaired:
+            warnings.simplefilter("always", RepairedTurnWarning)
+            turns = load_turns(file)
+    except (ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
+    for w in repaired:  # each names the turn, so nothing is changed unsaid
+        click.echo(f"warning: {w.message}", err=True)
     model = _model(model_name, base_url, api_key_env, script, tool_protocol)
     store = Store(root, create=True)
     spec.init(store)

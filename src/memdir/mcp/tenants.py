@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 
 from memdir.errors import MemdirError
+from memdir.store import safeyaml
 from memdir.store.atomic import write_atomic
 from memdir.tools.profiles import PROFILES
 
@@ -107,11 +108,13 @@ def load(path: str | os.PathLike[str]) -> Tenants:
         return Tenants([])
     text = p.read_text(encoding="utf-8")
     try:
+        # YAML through safeyaml: an alias bomb here would expand in the str() of each field below
         data: Any = (
-            json.loads(text) if p.suffix == ".json" or text.lstrip().startswith("[") else yaml.safe_load(text)
+            json.loads(text) if p.suffix == ".json" or text.lstrip().startswith("[") else safeyaml.load(text)
         )
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise MemdirError(f"{p}: not a valid tenants file ({exc}); it must be a JSON or YAML list") from None
+    except (json.JSONDecodeError, yaml.YAMLError, RecursionError) as exc:
+        why = "nested too deep" if isinstance(exc, RecursionError) else exc
+        raise MemdirError(f"{p}: not a valid tenants file ({why}); it must be a JSON or YAML list") from None
     if data is None:
         data = []
     if isinstance(data, dict) and isinstance(data.get("tokens"), list):
@@ -146,8 +149,7 @@ def save(path: str | os.PathLike[str], tenants: Tenants) -> None:
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     body = json.dumps([asdict(t) for t in tenants.tokens], indent=2) + "\n"
-    write_atomic(p, body.encode("utf-8"))
-    os.chmod(p, 0o600)
+    write_atomic(p, body.encode("utf-8"), mode=0o600)
 
 
 def _free_name(base: str, taken: set[str]) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,16 +73,32 @@ class DocFields:
         return f"{self.name}\n{self.description}"
 
 
-def _flatten(value: Any) -> Iterable[str]:
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield str(k)
-            yield from _flatten(v)
-    elif isinstance(value, list | tuple):
-        for v in value:
-            yield from _flatten(v)
-    elif value is not None:
-        yield str(value)
+def _flatten(value: Any, limit: int) -> Iterator[str]:
+    """Keys and scalars of a metadata value, depth first, until `limit` characters are out.
+
+    The loader refuses aliases (store/safeyaml.py), so every value is written out in the file
+    and the file's length (`limit`) bounds what real metadata contributes. The walk is bounded
+    anyway, with no recursion, and visits each container once: a shared or cyclic value (the
+    expansion that hung indexing before aliases were refused) cannot make it run long.
+    """
+    seen: set[int] = set()
+    stack: list[Any] = [value]
+    budget = limit
+    while stack and budget > 0:
+        item = stack.pop()
+        if isinstance(item, dict | list | tuple):
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+            if isinstance(item, dict):
+                for k, v in reversed(item.items()):
+                    stack += [v, str(k)]  # the key pops first, then its value
+            else:
+                stack.extend(reversed(item))
+        elif item is not None:
+            text = str(item)[:budget]
+            budget -= len(text) + 1
+            yield text
 
 
 def doc_fields(filename: str, text: str) -> DocFields:
@@ -92,7 +108,7 @@ def doc_fields(filename: str, text: str) -> DocFields:
     name = stem if fm.name in (None, stem) else f"{stem} {fm.name}"
     extra = {k: v for k, v in fm.data.items() if k not in ("name", "description")}
     body = "\n".join(text.split("\n")[fm.lines :]) if fm.present else text
-    return DocFields(name, fm.description or "", " ".join(_flatten(extra)), body)
+    return DocFields(name, fm.description or "", " ".join(_flatten(extra, len(text))), body)
 
 
 @functools.lru_cache(maxsize=65536)

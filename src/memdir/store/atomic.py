@@ -24,15 +24,17 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace (or create) `path` with `data`; on any failure the old file is untouched."""
+def write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Replace (or create) `path` with `data` and permissions `mode`; on any failure the old file
+    is untouched. The temp file is created 0600 (`mkstemp`) and given `mode` before the replace,
+    so a private file (`mode=0o600`) is never readable by others, not even for a moment."""
     fd, tmp = tempfile.mkstemp(prefix=".memdir-tmp-", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

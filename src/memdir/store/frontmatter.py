@@ -3,7 +3,9 @@
 Hand- and model-written frontmatter is routinely not valid YAML (`description: Alice: vegan`)
 and YAML 1.1 silently retypes plain scalars (`NO` -> False, `12:30` -> 750). We parse with a
 loader that keeps every plain scalar a string, and fall back to a line-based reading when the
-YAML itself is broken, so a file is never lost to its own description.
+YAML itself is broken, so a file is never lost to its own description. The loader is
+`safeyaml.load`: a frontmatter holding a YAML alias (the "billion laughs" shape) or nesting too
+deep is read line by line like broken YAML, and `validate` reports it, so no write can add one.
 """
 
 from __future__ import annotations
@@ -14,10 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from memdir.store import safeyaml
+
 KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MEMORY_INDEX = "MEMORY.md"
 _FENCE = re.compile(r"^---[ \t]*$")
 NOT_A_MAPPING = "frontmatter is not a 'key: value' mapping"
+# What `safeyaml` refuses. Unlike other broken YAML (`description: Alice: vegan`, read leniently
+# and let be), `validate` reports these, so no tool write can add one.
+REFUSALS = tuple(f"frontmatter {why}" for why in (safeyaml.ALIAS_REFUSED, safeyaml.DEPTH_REFUSED))
 _END = re.compile(r"^(?:---|\.\.\.)[ \t]*$")
 
 
@@ -135,13 +142,16 @@ def parse(text: str) -> Frontmatter:
     if raw is None:
         return Frontmatter({}, 0, "")
     try:
-        loaded = yaml.load(raw, Loader=_StringLoader)
+        loaded = safeyaml.load(raw, _StringLoader)
     except yaml.YAMLError as exc:
         data, problems = _lenient(raw)
-        reason = str(exc).split("\n")[0]
-        return Frontmatter(
-            data, count, raw, lenient=True, problems=[f"not strict YAML ({reason})", *problems]
+        reason = str(exc).partition("\n")[0]
+        why = (
+            f"frontmatter {reason}"
+            if isinstance(exc, safeyaml.RefusedYAML)
+            else f"not strict YAML ({reason})"
         )
+        return Frontmatter(data, count, raw, lenient=True, problems=[why, *problems])
     if loaded is None:
         return Frontmatter({}, count, raw)
     if not isinstance(loaded, dict):
@@ -162,7 +172,7 @@ def validate(text: str, filename: str) -> list[str]:
             "missing frontmatter: the file must open with '---', 'name: "
             f"{stem}', 'description: <one line>', '---'"
         ]
-    errors.extend(p for p in fm.problems if p.startswith("duplicate") or p == NOT_A_MAPPING)
+    errors.extend(p for p in fm.problems if p.startswith("duplicate") or p in (NOT_A_MAPPING, *REFUSALS))
     if not is_index:
         if not KEBAB.match(stem):
             errors.append(
