@@ -1,15 +1,19 @@
 """Real HTTP servers for tests: an ASGI app under uvicorn, or a recorded-payload LLM stand-in,
-each on a free 127.0.0.1 port in a background thread."""
+each on a free 127.0.0.1 port in a background thread; or `memdir serve --http` in a child process."""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -36,6 +40,56 @@ def run_asgi(app: Any) -> Iterator[str]:
         server.should_exit = True
         thread.join(10)
         sock.close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def serve_process(
+    args: list[str], env: dict[str, str] | None = None
+) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """`memdir serve ARGS --http PORT` as a child process; yields it and its /mcp URL once it
+    accepts connections, and stops it (SIGTERM, then SIGKILL) afterwards."""
+    port = free_port()
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    full_env = {
+        **os.environ,
+        "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        **(env or {}),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memdir", "serve", *args, "--http", str(port)],
+        env=full_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                err = proc.stderr.read().decode() if proc.stderr else ""
+                raise RuntimeError(f"memdir serve did not start: {err}") from None
+            time.sleep(0.1)
+    try:
+        yield proc, f"http://127.0.0.1:{port}/mcp"
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if proc.stderr:
+            proc.stderr.close()
 
 
 class RecordedLLM:

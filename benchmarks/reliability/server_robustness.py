@@ -8,6 +8,13 @@ still unanswered then counts as a hang), keep its memory bounded, and still serv
 well-formed client at the end.
 
     .venv/bin/python benchmarks/reliability/server_robustness.py --requests 10000
+    .venv/bin/python benchmarks/reliability/server_robustness.py --sections limits
+
+The `limits` section measures the cases of the issue "Hostile input, second round", each on a
+fresh server so each peak RSS (VmHWM) is its own: 300 idle connections (nothing sent) against
+`initialize` (single store and tenants), a grep for 1e12 lines of a 2.6 MB file, 8 clients
+sending that grep and never reading, a `view` from a second session during a slow grep, and
+SIGTERM during a slow call.
 
 Why an earlier version of this script hung: it sent a GET with a valid session id, which opens
 the MCP standalone event stream. That stream is meant to stay open (the server pushes
@@ -19,13 +26,18 @@ is read up to its headers only, and every request has a total deadline.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import random
+import signal
 import socket
+import subprocess
 import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +52,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from memdir.mcp import tenants
+from memdir.mcp.http_limits import HEAD_TIMEOUT_S
 from memdir.mcp.server import MAX_SESSIONS
 from memdir.store import spec
 from memdir.store.store import Store
@@ -404,6 +417,295 @@ def run_target(kind: str, args: argparse.Namespace, console: Console) -> dict[st
     }
 
 
+# -- limits: the cases of "Hostile input, second round" ---------------------------------------
+
+SLOW_LINE = "a" * 26 + "b\n"  # with the pattern below, about 0.3 s of backtracking per line
+SLOW_PATTERN = "(a|aa)+$"
+
+
+def status_kb(pid: int, key: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().split("\n"):
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+def cpu_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def wait_idle(pid: int, limit_s: float = 120.0) -> float:
+    """Seconds until the process has used no CPU for half a second (its calls are done)."""
+    t0 = time.monotonic()
+    last, still = cpu_ticks(pid), 0
+    while still < 2 and time.monotonic() - t0 < limit_s:
+        time.sleep(0.25)
+        now = cpu_ticks(pid)
+        still, last = (still + 1 if now == last else 0), now
+    return time.monotonic() - t0 - 0.5
+
+
+@contextlib.contextmanager
+def served(
+    kind: str, base: Path, env: dict[str, str] | None = None
+) -> Iterator[tuple[Any, str, dict[str, str]]]:
+    """A fresh server over a fresh store at `base`: (process, url, auth headers)."""
+    saved = {k: os.environ.get(k) for k in env or {}}
+    os.environ.update(env or {})
+    try:
+        root = base / "mem"
+        if not root.exists():
+            spec.init(Store(root, create=True))
+        auth: dict[str, str] = {}
+        if kind == "tenants":
+            token = tenants.new_token()
+            tfile = base / "tenants.json"
+            tenants.save(
+                tfile,
+                tenants.Tenants([tenants.TenantToken(tenants.hash_token(token), "a", str(root), "manage")]),
+            )
+            server, url = _common.serve_tenants(tfile)
+            auth = {"Authorization": f"Bearer {token}"}
+        else:
+            server, url = _common.serve_http(root)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    try:
+        yield server, url, auth
+    finally:
+        server.terminate()
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def port_of(url: str) -> int:
+    return int(url.split(":")[2].split("/")[0])
+
+
+def closed_by_server(sock: socket.socket) -> bool:
+    sock.setblocking(False)
+    try:
+        return sock.recv(1) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+def case_idle(kind: str, base: Path, n: int) -> dict[str, Any]:
+    """`n` connections that send nothing, then 5 well-formed initializes."""
+    with served(kind, base) as (_server, url, auth):
+        port = port_of(url)
+        opened = time.monotonic()
+        idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(n)]
+        time.sleep(0.5)
+        statuses: Counter[int] = Counter()
+        latencies = []
+        with httpx.Client(timeout=30) as client:
+            for _ in range(5):
+                t = time.monotonic()
+                status, _ = initialize(client, url, auth)
+                latencies.append(time.monotonic() - t)
+                statuses[status] += 1
+        closed_at_once = sum(closed_by_server(s) for s in idle)
+        time.sleep(max(0.0, opened + HEAD_TIMEOUT_S + 1.0 - time.monotonic()))
+        closed_later = sum(closed_by_server(s) for s in idle)
+        for s in idle:
+            s.close()
+        return {
+            "server": kind,
+            "idle_connections": n,
+            "initialize_statuses": {str(k): v for k, v in statuses.items()},
+            "initialize_s_max": round(max(latencies), 3),
+            "idle_closed_within_1s": closed_at_once,
+            f"idle_closed_within_{HEAD_TIMEOUT_S + 1:g}s": closed_later,
+        }
+
+
+def big_file(root: Path) -> int:
+    path = root / "big.md"
+    path.write_text("---\nname: big\ndescription: 2.6 MB of short lines\n---\n" + "x\n" * 1_300_000)
+    return path.stat().st_size
+
+
+def grep_call(rid: int, **args: Any) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": rid,
+        "method": "tools/call",
+        "params": {"name": "grep", "arguments": args},
+    }
+
+
+def session_headers(client: httpx.Client, url: str, auth: dict[str, str]) -> dict[str, str]:
+    _, sid = initialize(client, url, auth)
+    return {"Accept": ACCEPT, "Mcp-Session-Id": sid, **auth}
+
+
+def case_big_grep(base: Path) -> dict[str, Any]:
+    """One client, grep with max_results 1e12 over a 2.6 MB file of short lines."""
+    with served("single", base) as (server, url, auth):
+        size = big_file(base / "mem")
+        with httpx.Client(timeout=120) as client:
+            headers = session_headers(client, url, auth)
+            rss0 = status_kb(server.pid, "VmRSS")
+            t = time.monotonic()
+            r = client.post(
+                url,
+                json=grep_call(3, pattern="x", path="/memories/big.md", max_results=1e12),
+                headers=headers,
+            )
+            seconds = time.monotonic() - t
+        return {
+            "file_bytes": size,
+            "seconds": round(seconds, 3),
+            "reply_bytes": len(r.content),
+            "rss_mb_before": round(rss0 / 1024, 1),
+            "peak_rss_mb": round(status_kb(server.pid, "VmHWM") / 1024, 1),
+        }
+
+
+def case_non_reading(base: Path, n: int) -> dict[str, Any]:
+    """`n` clients send the same grep and never read their replies."""
+    with served("single", base) as (server, url, auth):
+        big_file(base / "mem")
+        port = port_of(url)
+        with httpx.Client(timeout=30) as client:
+            headers = session_headers(client, url, auth)
+        rss0 = status_kb(server.pid, "VmRSS")
+        head = "".join(f"{k}: {v}\r\n" for k, v in {**headers, "Content-Type": "application/json"}.items())
+        socks = []
+        for i in range(n):
+            body = json.dumps(
+                grep_call(10 + i, pattern="x", path="/memories/big.md", max_results=1e12)
+            ).encode()
+            s = socket.create_connection(("127.0.0.1", port))
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            start = (
+                f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{head}Content-Length: {len(body)}\r\n\r\n"
+            )
+            s.sendall(start.encode() + body)
+            socks.append(s)
+        busy = wait_idle(server.pid)
+        out = {
+            "clients": n,
+            "seconds_until_server_idle": round(busy, 2),
+            "rss_mb_before": round(rss0 / 1024, 1),
+            "peak_rss_mb": round(status_kb(server.pid, "VmHWM") / 1024, 1),
+            "rss_mb_while_unread": round(status_kb(server.pid, "VmRSS") / 1024, 1),
+        }
+        for s in socks:
+            s.close()
+        return out
+
+
+def case_slow_read(base: Path, grep_timeout: float) -> dict[str, Any]:
+    """A slow grep (Python engine, a backtracking pattern) in one session, a view in another."""
+    env = {"MEMDIR_GREP": "python", "MEMDIR_GREP_TIMEOUT": str(grep_timeout)}
+    with served("single", base, env) as (_server, url, auth):
+        (base / "mem" / "slow.md").write_text("---\nname: slow\ndescription: slow\n---\n" + SLOW_LINE * 400)
+        out: dict[str, float] = {}
+        with httpx.Client(timeout=120) as a, httpx.Client(timeout=120) as b:
+            ha, hb = session_headers(a, url, auth), session_headers(b, url, auth)
+
+            def slow() -> None:
+                t = time.monotonic()
+                a.post(url, json=grep_call(3, pattern=SLOW_PATTERN), headers=ha)
+                out["grep_s"] = time.monotonic() - t
+
+            th = threading.Thread(target=slow)
+            th.start()
+            time.sleep(1.0)
+            t = time.monotonic()
+            view = {
+                "jsonrpc": "2.0",
+                "id": 4,
+                "method": "tools/call",
+                "params": {"name": "view", "arguments": {"path": "/memories"}},
+            }
+            r = b.post(url, json=view, headers=hb)
+            out["view_s"] = time.monotonic() - t
+            view_ok = r.status_code == 200 and "slow.md" in r.text
+            th.join()
+        return {
+            "grep_timeout_s": grep_timeout,
+            "grep_s": round(out["grep_s"], 2),
+            "view_during_grep_s": round(out["view_s"], 3),
+            "view_ok": view_ok,
+        }
+
+
+def case_sigterm(base: Path) -> dict[str, Any]:
+    """SIGTERM while a slow grep runs in a worker thread: seconds until the process is gone."""
+    env = {"MEMDIR_GREP": "python", "MEMDIR_GREP_TIMEOUT": "120"}
+    with served("single", base, env) as (server, url, auth):
+        (base / "mem" / "slow.md").write_text("---\nname: slow\ndescription: slow\n---\n" + SLOW_LINE * 400)
+        with httpx.Client(timeout=120) as client:
+            headers = session_headers(client, url, auth)
+
+            def slow() -> None:
+                with contextlib.suppress(httpx.HTTPError):
+                    client.post(url, json=grep_call(3, pattern=SLOW_PATTERN), headers=headers)
+
+            threading.Thread(target=slow, daemon=True).start()
+            time.sleep(1.0)
+            t = time.monotonic()
+            server.send_signal(signal.SIGTERM)
+            try:
+                server.wait(60)
+                exited: float | None = round(time.monotonic() - t, 2)
+            except subprocess.TimeoutExpired:
+                exited = None  # still running a minute after the signal
+        return {"seconds_to_exit_after_sigterm": exited, "exit_code": server.returncode}
+
+
+def run_limits(args: argparse.Namespace, console: Console) -> dict[str, Any]:
+    base = Path(tempfile.mkdtemp(prefix="memdir-limits-"))
+    out: dict[str, Any] = {}
+    for kind in ("single", "tenants"):
+        console.print(f"limits: {args.idle} idle connections, {kind}")
+        out[f"idle_{kind}"] = case_idle(kind, base / f"idle-{kind}", args.idle)
+    console.print("limits: grep max_results 1e12 of a 2.6 MB file")
+    out["big_grep"] = case_big_grep(base / "big")
+    console.print("limits: 8 non-reading clients")
+    out["non_reading"] = case_non_reading(base / "nonreading", 8)
+    console.print("limits: a view during a slow grep")
+    out["slow_read"] = case_slow_read(base / "slow", args.grep_timeout)
+    console.print("limits: SIGTERM during a slow call")
+    out["sigterm"] = case_sigterm(base / "sigterm")
+    table = Table(title="limits (issue: Hostile input, second round)")
+    table.add_column("case")
+    table.add_column("figures")
+    for name, figures in out.items():
+        table.add_row(name, ", ".join(f"{k}={v}" for k, v in figures.items()))
+    console.print(table)
+    return out
+
+
+def limits_ok(r: dict[str, Any]) -> bool:
+    idle_ok = all(
+        r[k]["initialize_statuses"] == {"200": 5} and r[k]["initialize_s_max"] < 3.0
+        for k in ("idle_single", "idle_tenants")
+    )
+    return (
+        idle_ok
+        and r["big_grep"]["reply_bytes"] < 1_000_000
+        and r["non_reading"]["peak_rss_mb"] - r["non_reading"]["rss_mb_before"] < 100
+        and r["slow_read"]["view_ok"]
+        and r["slow_read"]["view_during_grep_s"] < 2.0
+        and r["sigterm"]["seconds_to_exit_after_sigterm"] is not None
+        and r["sigterm"]["seconds_to_exit_after_sigterm"] < 10
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--requests", type=int, default=10_000, help="per server")
@@ -413,11 +715,18 @@ def main() -> None:
         "--deadline", type=float, default=20.0, help="seconds a request may take before it is a hang"
     )
     ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--sections", choices=("hostile", "limits", "both"), default="both")
+    ap.add_argument("--idle", type=int, default=300, help="idle connections in the limits section")
+    ap.add_argument("--grep-timeout", type=float, default=30.0, help="the slow grep's timeout (limits)")
     ap.add_argument("--out", type=Path, default=Path("runs/reliability"))
     args = ap.parse_args()
     console = Console()
     kinds = ["single", "tenants"] if args.servers == "both" else [args.servers]
-    results = {k: run_target(k, args, console) for k in kinds}
+    results: dict[str, Any] = {}
+    if args.sections in ("hostile", "both"):
+        results.update({k: run_target(k, args, console) for k in kinds})
+    if args.sections in ("limits", "both"):
+        results["limits"] = run_limits(args, console)
     console.print_json(json.dumps(results))
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "server_robustness.json").write_text(json.dumps(results, indent=2))
@@ -427,8 +736,9 @@ def main() -> None:
         and not r["not_an_error"]
         and not r["hangs"]
         and r["rss_kb"]["max"] < 4 * max(r["rss_kb"]["start"], 100_000)
-        for r in results.values()
-    )
+        for k, r in results.items()
+        if k != "limits"
+    ) and ("limits" not in results or limits_ok(results["limits"]))
     console.print("[bold green]PASS[/]" if ok else "[bold red]FAIL[/]")
     raise SystemExit(0 if ok else 1)
 

@@ -20,14 +20,10 @@ from memdir.tools.schemas import mcp_tool
 
 # Bounds for the HTTP transport, so hostile or careless clients cannot exhaust the server: a
 # bounded number of MCP sessions per store (an idle one is dropped after SESSION_IDLE_S; an
-# open GET event stream keeps it alive), at most MAX_CONNECTIONS open connections (uvicorn
-# answers 503 beyond), idle keep-alive connections closed after KEEP_ALIVE_S. Request bodies
-# are capped by the SDK (4 MB, answered 413).
+# open GET event stream keeps it alive). Connection limits (open, idle, request-head deadline,
+# shutdown) are in `http_limits`. Request bodies are capped by the SDK (4 MB, answered 413).
 MAX_SESSIONS = 256
 SESSION_IDLE_S = 600.0
-MAX_CONNECTIONS = 256
-KEEP_ALIVE_S = 5
-UVICORN_LIMITS: dict[str, Any] = {"limit_concurrency": MAX_CONNECTIONS, "timeout_keep_alive": KEEP_ALIVE_S}
 
 INSTRUCTIONS = (
     "Long-term memory as markdown files under /memories. Every path starts with /memories. "
@@ -59,15 +55,16 @@ def mcp_tools(harness: Harness) -> list[types.Tool]:
 def build_server(harness: Harness, name: str = "memdir") -> Server[Any]:
     """An MCP server exposing `harness`'s profile; every call goes through the harness."""
     tools = mcp_tools(harness)
-    lock = anyio.Lock()
 
     async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         args = params.arguments or {}
-        async with lock:  # the harness meter is not thread-safe; the store lock covers processes
-            result = await anyio.to_thread.run_sync(lambda: harness.call(params.name, dict(args)))
+        # No lock here: reads run side by side (one slow grep must not hold up every other
+        # client of the store); writes queue on the store's writer lock, across threads and
+        # processes alike, and the harness keeps its meter under its own lock.
+        result = await anyio.to_thread.run_sync(lambda: harness.call(params.name, dict(args)))
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=result.text)], is_error=result.is_error
         )
@@ -97,8 +94,6 @@ def http_app(store: Store, profile: str, host: str = "127.0.0.1", **meta: Any) -
 
 
 def serve_http(store: Store, profile: str, port: int, host: str = "127.0.0.1", **meta: Any) -> None:
-    import uvicorn
+    from memdir.mcp.http_limits import serve
 
-    uvicorn.run(
-        http_app(store, profile, host, **meta), host=host, port=port, log_level="warning", **UVICORN_LIMITS
-    )
+    serve(http_app(store, profile, host, **meta), host, port)

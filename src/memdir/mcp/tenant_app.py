@@ -19,7 +19,7 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from memdir.mcp.server import MAX_SESSIONS, SESSION_IDLE_S, UVICORN_LIMITS, build_server
+from memdir.mcp.server import MAX_SESSIONS, SESSION_IDLE_S, build_server
 from memdir.mcp.tenants import Tenants
 from memdir.tools.guards import GuardedStore, Guards
 from memdir.tools.profiles import Harness
@@ -136,7 +136,6 @@ def tenants_app(
 def serve_tenants(
     tenants: Tenants, port: int, host: str = "127.0.0.1", guards: Guards | None = None, **uvicorn_kw: Any
 ) -> None:
-    import uvicorn
+    from memdir.mcp.http_limits import serve
 
-    app = tenants_app(tenants, host, guards=guards)
-    uvicorn.run(app, host=host, port=port, log_level="warning", **{**UVICORN_LIMITS, **uvicorn_kw})
+    serve(tenants_app(tenants, host, guards=guards), host, port, **uvicorn_kw)

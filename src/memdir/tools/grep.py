@@ -24,10 +24,16 @@ from memdir.errors import EditError, NotFoundError, PathError, ToolError
 from memdir.store.paths import MemoryPath
 from memdir.store.store import Store
 from memdir.tools.base import ToolContext, tool
+from memdir.tools.text import nameable
 
 MAX_LINE_CHARS = 400
 DEFAULT_MAX_RESULTS = 100
 DEFAULT_TIMEOUT_S = 30.0
+# Bounds on one reply, like top_k's in the search tools: `max_results` of 1e12 once turned a
+# 2.6 MB file into a 35 MB reply, which the server then held for every client slow to read it.
+MAX_RESULTS = 1000
+MAX_REPLY_BYTES = 256 * 1024
+_MAX_NAME_BYTES = 65536  # a ripgrep record whose name runs longer is not a record (see _rg_run)
 
 
 def _timeout() -> float:
@@ -102,10 +108,22 @@ def _rg_run(
         proc.kill()
 
     watchdog = threading.Timer(timeout, _expire)  # a silent, slow scan must not block us either
+    watchdog.daemon = True  # it only kills ripgrep: it must never keep a stopping process alive
     watchdog.start()
     try:
+        # A record is `name NUL lineno ":" line LF`. A name holds no NUL but may hold a newline,
+        # and a line holds neither, so a record ends at the first LF after its NUL: pieces are
+        # joined until a NUL has been seen (splitting at every LF once let a folder named "a\n"
+        # that holds a copy of the root's own path forge hits for the root's real files).
+        pending = b""
         for raw in proc.stdout:
-            name, _, rest = raw.partition(b"\0")
+            pending += raw
+            if b"\0" not in pending:
+                if len(pending) > _MAX_NAME_BYTES:  # not a name: a message such as "binary file matches"
+                    pending = b""
+                continue
+            name, _, rest = pending.partition(b"\0")
+            pending = b""
             lineno, _, line = rest.partition(b":")
             if not lineno.isdigit():
                 continue
@@ -158,7 +176,9 @@ def _py_hits(
             lines.pop()
         for n, line in enumerate(lines, start=1):
             try:
-                hit = rx.search(line, timeout=max(0.001, deadline - time.monotonic()))
+                # concurrent=True releases the GIL while matching: a slow pattern must not stall
+                # the server's other threads (its event loop included).
+                hit = rx.search(line, timeout=max(0.001, deadline - time.monotonic()), concurrent=True)
             except TimeoutError:
                 raise ToolError(
                     f"grep took over {timeout:g} s; simplify the pattern (nested repetition such as "
@@ -170,7 +190,8 @@ def _py_hits(
 
 def _shown_path(ctx: ToolContext, disk_path: Path, folders: dict[Path, MemoryPath]) -> MemoryPath | None:
     """The memory path of a file the scan reported, or None if it must not be shown: anything
-    but a plain file with one link (a hard link may lead out of the store), or anything hidden.
+    but a plain file with one link (a hard link may lead out of the store), or a name no tool
+    could open (hidden, or holding a newline or other character memory paths refuse).
     Each folder's real path is resolved once per search (`folders`), not once per hit: on 1,000
     hits the per-hit realpath was most of grep's own time."""
     try:
@@ -183,7 +204,7 @@ def _shown_path(ctx: ToolContext, disk_path: Path, folders: dict[Path, MemoryPat
     if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
         return None
     hit_mp = folder.child(disk_path.name)
-    return None if any(p.startswith(".") for p in hit_mp.parts) else hit_mp
+    return hit_mp if nameable(hit_mp) else None
 
 
 @tool(
@@ -196,7 +217,7 @@ def _shown_path(ctx: ToolContext, disk_path: Path, folders: dict[Path, MemoryPat
         "pattern": "A regular expression, matched against each line.",
         "path": "Folder or .md file to search; default /memories.",
         "case_sensitive": "Match case exactly (default false).",
-        "max_results": "Most matching lines to return (default 100).",
+        "max_results": f"Most matching lines to return (default 100, at most {MAX_RESULTS}).",
     },
     read_only=True,
 )
@@ -213,7 +234,8 @@ def grep(
     if disk.is_file() and not mp.name.endswith(".md"):
         raise PathError(f"{mp.text} is not a .md file; grep searches .md files")
     if max_results < 1:
-        raise EditError("max_results must be at least 1")
+        raise EditError(f"max_results must be at least 1 (at most {MAX_RESULTS})")
+    limit = min(max_results, MAX_RESULTS)
     if pattern == "":
         raise EditError("pattern is empty; give a regular expression to look for")
     hits = (
@@ -222,7 +244,8 @@ def grep(
         else _py_hits(ctx, pattern, mp, case_sensitive)
     )
     out: list[str] = []
-    more = False
+    size = 0
+    stop = ""
     folders: dict[Path, MemoryPath] = {}
     last: tuple[Path, MemoryPath | None] | None = None
     for disk_path, lineno, line in hits:
@@ -231,16 +254,29 @@ def grep(
         hit_mp = last[1]
         if hit_mp is None:
             continue
-        if len(out) >= max_results:
-            more = True
+        if len(out) >= limit:
+            stop = (
+                f"stopped at max_results={max_results}; narrow the pattern or path, or raise max_results"
+                if limit == max_results
+                else f"stopped at {MAX_RESULTS} lines, the most grep returns; narrow the pattern or path"
+            )
             break
-        ctx.touch(hit_mp)
         if len(line) > MAX_LINE_CHARS:
             line = line[:MAX_LINE_CHARS] + f" …[{len(line) - MAX_LINE_CHARS} more characters]"
-        out.append(f"{hit_mp.text}:{lineno}: {line}")
-    if not out:
-        return f"No lines match {pattern!r} in {mp.text}."
-    head = f"{len(out)} matching line(s) for {pattern!r} in {mp.text}"
-    if more:
-        head += f" (stopped at max_results={max_results}; narrow the pattern or path, or raise max_results)"
+        shown = f"{hit_mp.text}:{lineno}: {line}"
+        size += len(shown.encode("utf-8")) + 1
+        if size > MAX_REPLY_BYTES:
+            stop = (
+                f"stopped at {MAX_REPLY_BYTES // 1024} KB of output, the most grep returns; "
+                "narrow the pattern or path"
+            )
+            break
+        ctx.touch(hit_mp)
+        out.append(shown)
+    shown_pattern = repr(pattern) if len(pattern) <= 200 else repr(pattern[:200]) + "…"
+    if not out:  # never for want of room: one clipped line is far below MAX_REPLY_BYTES
+        return f"No lines match {shown_pattern} in {mp.text}."
+    head = f"{len(out)} matching line(s) for {shown_pattern} in {mp.text}"
+    if stop:
+        head += f" ({stop})"
     return head + ":\n" + "\n".join(out)

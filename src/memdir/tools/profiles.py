@@ -7,6 +7,7 @@ nothing else, so a `search` harness cannot write whatever the model asks for.
 from __future__ import annotations
 
 import importlib
+import threading
 from typing import Any
 
 from memdir.errors import MemdirError, ToolError
@@ -69,6 +70,7 @@ class Harness:
         self.config = dict(config or {})  # tool settings, e.g. {"shell": ShellLimits(timeout=10)}
         self.meta = {k: v for k, v in meta.items() if v is not None}
         self.meter = Meter()
+        self._meter_lock = threading.Lock()  # the MCP server runs calls in parallel threads
 
     @property
     def read_only(self) -> bool:
@@ -87,7 +89,8 @@ class Harness:
             merged = {**self.meta, **{k: v for k, v in meta.items() if v is not None}}
             result = run_tool(spec, self.store, args or {}, merged, self.config)
         result.meter.bytes_returned = len(result.text.encode("utf-8"))
-        self.meter.add(result.meter)
+        with self._meter_lock:
+            self.meter.add(result.meter)
         return result
 
     def call_or_raise(self, name: str, args: dict[str, Any] | None = None, **meta: Any) -> str:

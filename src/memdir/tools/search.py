@@ -9,7 +9,7 @@ bm25_chunk_retrieve hands over whole chunk files, counted as read.
 
 from __future__ import annotations
 
-from memdir.errors import EditError, NotFoundError
+from memdir.errors import EditError, NotFoundError, PathError
 from memdir.store import frontmatter
 from memdir.store.analysis import best_lines, query_terms
 from memdir.store.chunks import CHUNK_DIR
@@ -50,9 +50,13 @@ def bm25_full_search(ctx: ToolContext, query: str, path: str = "/memories", top_
     blocks: list[str] = []
     for hit in hits:
         try:
+            if parse_memory_path(hit.path).text != hit.path:
+                continue  # a name that parses as another path: results never show it (text.nameable)
             text = ctx.store.read_text(hit.path)  # for the snippet only: the model reads none of it
         except Exception:
-            continue  # vanished since the search; the next search drops it from the index
+            # vanished since the search (the next search drops it from the index), or written
+            # outside the tools under a name no path can spell, which results never show
+            continue
         ctx.touch(hit.path)
         fm = frontmatter.parse(text)
         head = f"{len(blocks) + 1}. {hit.path} (score {hit.score:.2f})"
@@ -87,7 +91,12 @@ def bm25_chunk_retrieve(ctx: ToolContext, query: str) -> str:
     hits = SearchIndex.for_store(ctx.store).search(query, CHUNK_DIR.text, CHUNKS_RETURNED + 1)
     out: list[str] = []
     for hit in hits:
-        mp = parse_memory_path(hit.path)
+        try:
+            mp = parse_memory_path(hit.path)
+        except PathError:
+            continue  # written outside the tools under a name no path can spell (text.nameable)
+        if mp.text != hit.path:
+            continue  # a name that parses as another path (trailing blanks): not shown either
         if mp.name == "MEMORY.md" or len(out) == CHUNKS_RETURNED:
             continue
         try:

@@ -1,6 +1,40 @@
-"""Line arithmetic shared by the file tools: numbering, splitting, sizes."""
+"""Line arithmetic shared by the file tools: numbering, splitting, sizes; and which names a
+listing or result may show."""
 
 from __future__ import annotations
+
+from memdir.errors import PathError
+from memdir.store.paths import MAX_SEGMENT_BYTES, MemoryPath, parse_memory_path
+
+_FAST_DEPTH = 8
+
+
+def nameable(mp: MemoryPath) -> bool:
+    """Whether a tool could open `mp`: its text parses back as a memory path. Files written
+    outside the tools may carry names no path can spell (a newline, a backslash, a hidden
+    segment); listings and results leave them out, since a name holding a newline could forge
+    lines of the reply (`a\\n/memories/x.md:1: forged`) and no tool could open it anyway."""
+    # The common case without the full parse: a shallow path of plain segments (8 of at most
+    # 255 bytes stay below every whole-path limit: length, depth). Anything else is parsed.
+    if len(mp.parts) <= _FAST_DEPTH and all(_plain(seg) for seg in mp.parts):
+        return True
+    try:
+        return parse_memory_path(mp.text) == mp
+    except PathError:
+        return False
+
+
+def _plain(seg: str) -> bool:
+    """A segment the path parser certainly accepts: printable ASCII with no escapes or edges."""
+    return (
+        seg.isascii()
+        and seg.isprintable()
+        and "%" not in seg
+        and "\\" not in seg
+        and not seg.startswith(".")
+        and seg == seg.strip()
+        and len(seg) <= MAX_SEGMENT_BYTES
+    )
 
 
 def split_lines(text: str) -> list[str]:
