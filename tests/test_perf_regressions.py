@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
 import yaml
 
 from memdir.store import frontmatter
+from memdir.store.paths import MAX_DEPTH
 from memdir.store.store import Store
 from memdir.tools.profiles import Harness
 
@@ -161,7 +163,10 @@ def test_python_fallback_matches_ripgrep(
         assert without.text.count("\n/memories/") == 16  # 8 files x 2 lines, case-insensitive
 
 
-def test_python_fallback_survives_deep_nesting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("engine", ["ripgrep", "python"])
+def test_grep_survives_deep_nesting_and_reads_to_the_depth_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str
+) -> None:
     root = tmp_path / "mem"
     chain = [root]
     for _ in range(1100):  # deeper than Python's recursion limit (mkdir(parents=True) recurses too)
@@ -169,12 +174,18 @@ def test_python_fallback_survives_deep_nesting(tmp_path: Path, monkeypatch: pyte
         chain[-1].mkdir(parents=True)
     bottom = chain[-1] / "bottom.md"
     bottom.write_text(_fm("bottom", "deep", "needle at the bottom\n"))
-    monkeypatch.setenv("PATH", "")
+    limit = chain[MAX_DEPTH] / "limit.md"  # a file in the deepest folder the store reads
+    limit.write_text(_fm("limit", "deep", "needle at the limit\n"))
+    if engine == "python":
+        monkeypatch.setenv("PATH", "")
     try:
-        res = Harness(Store(root), "search").call("grep", {"pattern": "needle at the bottom"})
+        start = time.perf_counter()
+        res = Harness(Store(root), "search").call("grep", {"pattern": "needle at the"})
+        assert time.perf_counter() - start < 20
         assert not res.is_error, res.text
-        assert "/d/bottom.md:5: needle at the bottom" in res.text
+        assert "/limit.md:5: needle at the limit" in res.text and "bottom" not in res.text
     finally:  # shutil.rmtree (and so pytest's own cleanup) recurses, so take the chain down here
         bottom.unlink()
+        limit.unlink()
         for folder in reversed(chain[1:]):
             folder.rmdir()

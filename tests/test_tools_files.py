@@ -348,7 +348,7 @@ def test_unknown_and_missing_parameters(manage: Harness, root: Path) -> None:
     assert "path" in text
     assert_unchanged_error(manage, root, "create", {"path": "/memories/a.md"}, "needs 'file_text'")
     assert_unchanged_error(
-        manage, root, "view", {"path": "/memories/MEMORY.md", "start_line": "two"}, "must be a integer"
+        manage, root, "view", {"path": "/memories/MEMORY.md", "start_line": "two"}, "must be an integer"
     )
 
 

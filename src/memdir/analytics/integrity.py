@@ -3,8 +3,10 @@
 Both read the conventions through `analytics.facts` and never write.
 
 check rules (each problem names its rule):
-- `spec`: the Agent Memory convention and frontmatter rules (`memdir validate`), except the two
-  split out below;
+- `spec`: the Agent Memory convention and frontmatter rules (`memdir validate`), except the
+  three split out below;
+- `unread`: an entry no walk reads (a folder deeper than MAX_DEPTH levels, a name that is not
+  UTF-8), so nothing in it is checked;
 - `dangling-xref`: a `see /memories/...` that points at nothing, or (`see PATH > ## Heading`) at
   a section the file does not have;
 - `name-stem`: a frontmatter `name` that differs from the file stem;
@@ -24,10 +26,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memdir.analytics import facts
-from memdir.errors import PathError
+from memdir.errors import PathError, ToolError
 from memdir.store import spec
 from memdir.store.outline import find_sections, outline, parse_section_path
 from memdir.store.paths import parse_memory_path
+from memdir.store.safefs import Unread
 from memdir.store.store import Store
 
 DEFAULT_FANOUT_CAP = spec.DEFAULT_FANOUT_CAP
@@ -75,7 +78,11 @@ def _section_xrefs(store: Store, path: str, text: str) -> list[Problem]:
                 wanted = parse_section_path(section)
             except (PathError, ValueError):
                 continue
-            if not find_sections(outline(store.read_text(mp)), wanted):
+            try:
+                target_text = store.read_text(mp)
+            except ToolError:
+                continue  # unreadable: reported by the spec check
+            if not find_sections(outline(target_text), wanted):
                 out.append(
                     Problem(
                         "dangling-xref", f"{path}:{lineno}", f"'see {target} > {section}': no such section"
@@ -93,7 +100,7 @@ def check(
         if v.rule == "frontmatter" and v.message.startswith("frontmatter name "):
             add(Problem("name-stem", v.path, v.message))
         else:
-            add(Problem(v.rule if v.rule == "dangling-xref" else "spec", v.path, v.message))
+            add(Problem(v.rule if v.rule in ("dangling-xref", "unread") else "spec", v.path, v.message))
     entries: dict[tuple[str, ...], int] = defaultdict(int)
     keyed: list[facts.KeyedFact] = []
     n_files = 0
@@ -102,7 +109,10 @@ def check(
         if e.is_dir or not e.path.name.endswith(".md"):
             continue
         n_files += 1
-        text = store.read_bytes(e.path).decode("utf-8", "replace")
+        try:
+            text = store.read_bytes(e.path).decode("utf-8", "replace")
+        except ToolError:
+            continue  # hard-linked or vanished: the spec check reports it as unreadable
         report.problems.extend(_section_xrefs(store, e.path.text, text))
         found = list(facts.keyed_facts(e.path.text, text))
         keyed.extend(found)
@@ -184,10 +194,11 @@ class FactDiff:
     kept_in_place: int = 0
     moved: int = 0
     missing: list[facts.FactLine] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)  # entries of OLD no walk reads: unchecked
 
     @property
     def ok(self) -> bool:
-        return not self.missing
+        return not self.missing and not self.unread
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -200,24 +211,27 @@ class FactDiff:
                 {"path": f.path, "line": f.lineno, "text": f.text, "locators": list(f.locators)}
                 for f in self.missing
             ],
+            "unread": self.unread,
         }
 
 
-def _all_facts(store: Store) -> list[facts.FactLine]:
+def _all_facts(store: Store, unread: list[Unread] | None = None) -> list[facts.FactLine]:
     found: list[facts.FactLine] = []
-    for e in store.files():
+    for e in store.files(unread=unread):
         found.extend(facts.fact_lines(e.path.text, store.read_bytes(e.path).decode("utf-8", "replace")))
     return found
 
 
 def diff_facts(old: Store, new: Store) -> FactDiff:
     """Every fact line of `old` must be in `new`: same locators, same normalized words (a set
-    comparison: two identical fact lines in OLD are one fact)."""
-    old_f, new_f = _all_facts(old), _all_facts(new)
+    comparison: two identical fact lines in OLD are one fact). An entry of OLD no walk reads
+    (a folder too deep, a name not UTF-8) fails the check: its facts cannot be compared."""
+    skipped: list[Unread] = []
+    old_f, new_f = _all_facts(old, skipped), _all_facts(new)
     where: dict[tuple[tuple[str, ...], str], set[str]] = defaultdict(set)
     for f in new_f:
         where[f.identity].add(f.path)
-    d = FactDiff(len(old_f), len(new_f))
+    d = FactDiff(len(old_f), len(new_f), unread=[str(u) for u in skipped])
     for f in old_f:
         paths = where.get(f.identity)
         if not paths:

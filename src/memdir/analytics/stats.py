@@ -56,7 +56,10 @@ def compute(snap: Snapshot) -> Stats:
     panel = taxonomy.panel(tree)
     values.update(panel.values)
     reasons.update(panel.reasons)
-    return Stats(values, reasons, panel.details)
+    details = dict(panel.details)
+    if snap.unread:  # measured without these: say so rather than report a smaller store silently
+        details["unread"] = list(snap.unread)
+    return Stats(values, reasons, details)
 
 
 def store_stats(store: Store) -> Stats:

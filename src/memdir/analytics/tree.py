@@ -24,9 +24,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from memdir.errors import ToolError
 from memdir.store import frontmatter
 from memdir.store.frontmatter import MEMORY_INDEX
 from memdir.store.outline import Section, outline
+from memdir.store.safefs import Unread
 from memdir.store.spec import xrefs
 from memdir.store.store import Store
 
@@ -40,26 +42,38 @@ class Snapshot:
 
     files: Mapping[Parts, str]
     dirs: frozenset[Parts]
+    unread: tuple[str, ...] = ()  # what the walk left unread, and why (Store.walk)
 
     @classmethod
-    def from_files(cls, files: Mapping[Parts, str], extra_dirs: frozenset[Parts] = frozenset()) -> Snapshot:
+    def from_files(
+        cls,
+        files: Mapping[Parts, str],
+        extra_dirs: frozenset[Parts] = frozenset(),
+        unread: tuple[str, ...] = (),
+    ) -> Snapshot:
         dirs = set(extra_dirs)
         for parts in files:
             for i in range(1, len(parts)):
                 dirs.add(parts[:i])
-        return cls(files, frozenset(dirs))
+        return cls(files, frozenset(dirs), unread)
 
 
 def read_store(store: Store) -> Snapshot:
-    """Every visible `.md` file and every visible folder of a store on disk."""
+    """Every visible `.md` file and every visible folder of a store on disk; what the walk
+    cannot read (a folder too deep, a name not UTF-8, a hard-linked file) is listed in `unread`."""
     files: dict[Parts, str] = {}
     dirs: set[Parts] = set()
-    for e in store.walk():
+    skipped: list[Unread] = []
+    unreadable: list[str] = []
+    for e in store.walk(unread=skipped):
         if e.is_dir:
             dirs.add(e.path.parts)
         elif e.path.name.endswith(".md"):
-            files[e.path.parts] = store.read_bytes(e.path).decode("utf-8", "replace")
-    return Snapshot.from_files(files, frozenset(dirs))
+            try:
+                files[e.path.parts] = store.read_bytes(e.path).decode("utf-8", "replace")
+            except ToolError as exc:
+                unreadable.append(str(exc))
+    return Snapshot.from_files(files, frozenset(dirs), tuple([str(u) for u in skipped] + unreadable))
 
 
 @dataclass(eq=False)

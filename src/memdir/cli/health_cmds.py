@@ -55,6 +55,8 @@ def stats_cmd(root: str, as_json: bool) -> None:
         table.add_row(k, _fmt(record[k]), meaning)
     Console().print(table)
     click.echo(f"units measured by B1-B4 (40+ characters): {record['units_measured']}")
+    for u in record["details"].get("unread", []):
+        click.echo(f"not read: {u}")
 
 
 @click.command("history")
@@ -192,6 +194,8 @@ def diff_cmd(old: str, new: str, facts_mode: bool, as_json: bool) -> None:
     else:
         for f in d.missing:
             click.echo(f"MISSING {f.path}:{f.lineno}: {f.text.strip()}")
+        for u in d.unread:
+            click.echo(f"UNREAD in OLD {u}")
         click.echo(
             f"{'ok' if d.ok else 'failed'}: {d.old_facts} fact lines in OLD, {len(d.missing)} missing, "
             f"{d.kept_in_place} in the same file, {d.moved} moved; {d.new_facts} fact lines in NEW"

@@ -15,12 +15,20 @@ recorded. Each commit message names the tool and carries trailers:
     Memdir-Meta-<key>: value     (any other scalar meta the caller passed)
     Memdir-Change: modify<TAB>/memories/people/alice.md
     Memdir-Change: rename<TAB>/memories/a.md<TAB>/memories/b.md
+    Memdir-Skipped: /memories/x.md<TAB>this file has 2 hard links; ...   (not journaled, and why)
 
 The first step on a store without a journal first commits the store as it is (tool
 `baseline`, step 0), so every later step is a true difference. A step stages only the paths it
 changed, except the first step of a process, every 100th step and the step after a failed
 commit, which stage the whole tree: an edit made outside the tools (by hand, not through the
 shell tool, which reports its changes) is folded into such a step rather than into every one.
+
+The journal never reads through a link: it stages only plain files (regular, one link) that a
+bounded, link-safe walk of the store finds (`SafeRoot.scan`); a file hard-linked from outside
+(another tenant's, say), a symlink, a FIFO, a folder below MAX_DEPTH levels or a name that is
+not UTF-8 is left out of the commit and named in a `Memdir-Skipped` trailer. (git then reads
+the files it is given by path; a link made in the instant between the walk and git's read is
+the one window left.)
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import functools
 import os
 import random
 import shutil
+import stat
 import subprocess
 import threading
 import warnings
@@ -39,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdir.errors import MemdirError
 from memdir.store.paths import STATE_DIR
+from memdir.store.safefs import Found, SafeRoot, Unread, printable, unread
 
 if TYPE_CHECKING:
     from memdir.store.store import Step, Store
@@ -70,6 +80,7 @@ class JournalStep:
     meta: dict[str, str] = field(default_factory=dict)
     changes: list[FileChange] = field(default_factory=list)
     raw: list[tuple[str, str, str]] = field(default_factory=list)  # (status, blob sha, path parts)
+    skipped: list[Unread] = field(default_factory=list)  # entries left out of the commit, and why
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -79,6 +90,7 @@ class JournalStep:
             "tool": self.tool,
             **{k: v for k, v in self.meta.items()},
             "changes": [[c.kind, c.path, *([c.new_path] if c.new_path else [])] for c in self.changes],
+            **({"skipped": [[u.path, u.reason] for u in self.skipped]} if self.skipped else {}),
         }
 
 
@@ -102,7 +114,7 @@ def _one_line(value: object) -> str:
     return " ".join(str(value).split())
 
 
-def message(step: Step) -> str:
+def message(step: Step, skipped: list[Unread] | None = None) -> str:
     """The commit message of a step: a subject line, then trailers (see the module docstring)."""
     n = len(step.changes)
     lines = [f"{step.tool}: {n} change{'s' if n != 1 else ''}", "", f"Memdir-Tool: {_one_line(step.tool)}"]
@@ -114,7 +126,12 @@ def message(step: Step) -> str:
             lines.append(f"Memdir-Meta-{_one_line(key).replace(' ', '-')}: {_one_line(value)}")
     for c in step.changes:
         lines.append("Memdir-Change: " + "\t".join([c.kind, c.path, *([c.new_path] if c.new_path else [])]))
+    lines.extend(_skipped_lines(skipped or []))
     return "\n".join(lines) + "\n"
+
+
+def _skipped_lines(skipped: list[Unread]) -> list[str]:
+    return [f"Memdir-Skipped: {_one_line(u.path)}\t{_one_line(u.reason)}" for u in skipped]
 
 
 def parse_message(index: int, commit: str, time: int, body: str) -> JournalStep:
@@ -129,6 +146,9 @@ def parse_message(index: int, commit: str, time: int, body: str) -> JournalStep:
         elif name == "Change":
             kind, path, *rest = value.split("\t")
             step.changes.append(FileChange(kind, path, rest[0] if rest else None))
+        elif name == "Skipped":
+            path, _, reason = value.partition("\t")
+            step.skipped.append(Unread(path, reason))
         elif name.startswith("Meta-"):
             step.meta[name.removeprefix("Meta-")] = value
         else:
@@ -148,9 +168,13 @@ class Journal:
         return (self.git_dir / "HEAD").is_file()
 
     def git(self, *args: str, stdin: str | None = None) -> str:
+        data = None if stdin is None else stdin.encode("utf-8", "surrogateescape")
+        return self._git(args, data).decode("utf-8", "replace")
+
+    def _git(self, args: tuple[str, ...], stdin: bytes | None) -> bytes:
         proc = subprocess.run(
             ["git", "-c", "core.quotepath=false", "-c", "safe.directory=*", *args],
-            input=stdin.encode("utf-8") if stdin is not None else None,
+            input=stdin,
             capture_output=True,
             env=_clean_env(self.git_dir, self.root),
             cwd=self.root,
@@ -159,7 +183,7 @@ class Journal:
         if proc.returncode != 0:
             err = proc.stderr.decode("utf-8", "replace").strip()
             raise MemdirError(f"journal: git {args[0]} failed: {err}")
-        return proc.stdout.decode("utf-8", "replace")
+        return proc.stdout
 
     def ensure(self) -> None:
         """Create the journal and commit the store as it is now as step 0 (the baseline)."""
@@ -169,31 +193,73 @@ class Journal:
         self.git("init", "-q")
         (self.git_dir / "info").mkdir(exist_ok=True)
         (self.git_dir / "info" / "exclude").write_text(".*\n", encoding="utf-8")
-        self.git("add", "-A")
+        skipped = self._stage_all()
         baseline = f"{BASELINE}: the store before its first journaled step\n\nMemdir-Tool: {BASELINE}\n"
+        baseline += "".join(line + "\n" for line in _skipped_lines(skipped))
         self.git("commit", "-q", "--allow-empty", "--no-verify", "-F", "-", stdin=baseline)
+
+    def _stage_all(self) -> list[Unread]:
+        """Stage the whole tree: exactly the plain files a bounded, link-safe walk finds; every
+        other tracked path leaves the index. Returns what was left out, and why."""
+        keep: list[str] = []
+        skipped: list[Unread] = []
+        for f in SafeRoot(self.root).scan((), "/memories"):
+            if f.kind == "file" and f.nlink == 1:
+                keep.append("/".join(f.parts))
+            elif f.kind != "dir":
+                skipped.append(_why_skipped(f))
+        tracked = {p for p in self._git(("ls-files", "-z"), None).split(b"\0") if p}
+        wanted = {os.fsencode(p) for p in keep}
+        self._update_index(["--force-remove"], sorted(tracked - wanted))
+        # Unchanged files are not read again: update-index compares each file's stat data first.
+        self._update_index(["--add", "--remove"], sorted(wanted))
+        return skipped
+
+    def _stage_changed(self, step: Step) -> list[Unread]:
+        """Stage only the paths `step` changed: a plain file is added, a gone one removed, and
+        anything else (made a link or a FIFO meanwhile) removed from the index and reported."""
+        safe = SafeRoot(self.root)
+        rel = sorted({p.removeprefix(MEMORY_PREFIX) for c in step.changes for p in (c.path, c.new_path) if p})
+        add: list[bytes] = []
+        drop: list[bytes] = []
+        skipped: list[Unread] = []
+        for r in rel:
+            parts = tuple(r.split("/"))
+            try:
+                st = safe.lstat(parts, MEMORY_PREFIX + r)
+            except MemdirError:  # a parent is a link or a file now
+                drop.append(os.fsencode(r))
+                skipped.append(Unread(printable(parts), "leads through a link or a file; not journaled"))
+                continue
+            if st is None or (stat.S_ISREG(st.st_mode) and st.st_nlink == 1):
+                add.append(os.fsencode(r))  # a gone path: update-index --remove drops it
+            elif stat.S_ISDIR(st.st_mode):
+                continue
+            else:
+                drop.append(os.fsencode(r))
+                skipped.append(_why_skipped(_found(parts, st)))
+        self._update_index(["--force-remove"], drop)
+        # update-index, not `add`: a path the journal never saw and that is gone again
+        # (written by hand, then deleted by a tool) is skipped instead of failing the step.
+        self._update_index(["--add", "--remove"], add)
+        return skipped
+
+    def _update_index(self, flags: list[str], paths: list[bytes]) -> None:
+        if paths:
+            self._git(("update-index", *flags, "-z", "--stdin"), b"\0".join(paths))
 
     def record(self, step: Step, *, full: bool = True) -> None:
         """Commit `step`. `full` stages the whole tree (folding in edits made outside the tools);
         otherwise only the paths the step changed are staged, which keeps a step's cost
         independent of the store's size (a whole-tree `git add` took ~0.6 s at 50,000 files)."""
         self.ensure()
-        if full:
-            self.git("add", "-A")
-        else:
-            rel = sorted(
-                {p.removeprefix(MEMORY_PREFIX) for c in step.changes for p in (c.path, c.new_path) if p}
-            )
-            if rel:
-                # update-index, not `add`: a path the journal never saw and that is gone again
-                # (written by hand, then deleted by a tool) is skipped instead of failing the step.
-                self.git("update-index", "--add", "--remove", "-z", "--stdin", stdin="\0".join(rel))
+        skipped = self._stage_all() if full else self._stage_changed(step)
         # Plumbing instead of `git commit`: commit refreshes the stat data of every tracked file
         # (86 ms at 50,000 files here) and runs a housekeeping child; write-tree uses the index
         # as staged (32 ms for the three calls). The housekeeping check runs on about one step
         # in GC_EVERY instead.
         tree = self.git("write-tree").strip()
-        commit = self.git("commit-tree", tree, "-p", "HEAD", "-F", "-", stdin=message(step)).strip()
+        commit = self.git("commit-tree", tree, "-p", "HEAD", "-F", "-", stdin=message(step, skipped)).strip()
         self.git("update-ref", "HEAD", commit)
         if random.random() < 1 / GC_EVERY:
             self.git("gc", "--auto", "--quiet")
@@ -258,6 +324,28 @@ class Journal:
             yield sha, data
         writer.join()
         proc.wait()
+
+
+def _found(parts: tuple[str, ...], st: os.stat_result) -> Found:
+    if stat.S_ISLNK(st.st_mode):
+        return Found(parts, "link")
+    if stat.S_ISREG(st.st_mode):
+        return Found(parts, "file", st.st_size, st.st_mtime_ns, st.st_nlink)
+    return Found(parts, "other")
+
+
+def _why_skipped(f: Found) -> Unread:
+    """Why an entry the walk met is not journaled."""
+    found = unread(f)
+    if found is not None:
+        return found
+    if f.kind == "file":
+        reason = f"this file has {f.nlink} hard links and may be shared with something outside the store"
+    elif f.kind == "link":
+        reason = "a symbolic link; the journal does not follow links"
+    else:
+        reason = "not a regular file"
+    return Unread(printable(f.parts), reason + "; not journaled", f.kind)
 
 
 class JournalObserver:

@@ -22,7 +22,19 @@ PREFIX = "/memories"
 STATE_DIR = ".memdir"
 MAX_SEGMENT_BYTES = 255
 MAX_PATH_CHARS = 4096
+# Most folder levels below /memories. Tools cannot make a deeper path, and every walk stops
+# here, so a tree made deeper by hand costs a bounded walk and a finding, never a hang or a
+# recursion overflow (every walk holds one descriptor per level).
+MAX_DEPTH = 32
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def surrogate_at(text: str) -> int | None:
+    """Index of the first lone UTF-16 surrogate in `text` (no UTF-8 spelling exists for one:
+    a JSON "\\ud83d" without its other half, or a file name that is not UTF-8), or None."""
+    m = _SURROGATE.search(text)
+    return None if m is None else m.start()
 
 
 @dataclass(frozen=True)
@@ -91,6 +103,12 @@ def parse_memory_path(path: object) -> MemoryPath:
         raise PathError(f"path must be a string like '/memories/notes.md', got {type(path).__name__}")
     if "\x00" in path:
         raise PathError("path contains a NUL byte; send a plain path like '/memories/notes.md'")
+    at = surrogate_at(path)
+    if at is not None:
+        raise PathError(
+            f"path has a lone UTF-16 surrogate (U+{ord(path[at]):04X}) at character {at}, which no file "
+            "name can hold; send the path as valid Unicode text"
+        )
     if len(path) > MAX_PATH_CHARS:
         raise PathError(f"path is longer than {MAX_PATH_CHARS} characters; use a shorter path")
     stripped = path.strip()
@@ -100,6 +118,11 @@ def parse_memory_path(path: object) -> MemoryPath:
             "e.g. '/memories/people/alice.md'"
         )
     parts = tuple(p for p in stripped[len(PREFIX) :].split("/") if p != "")
+    if len(parts) > MAX_DEPTH + 1:  # a file may sit in a folder at the deepest level
+        raise PathError(
+            f"path is {len(parts) - 1} folder levels deep; memory holds at most {MAX_DEPTH} levels of "
+            "folders below /memories; use a shallower path"
+        )
     for seg in parts:
         problem = _segment_problem(seg)
         if problem:

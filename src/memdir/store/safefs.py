@@ -12,15 +12,74 @@ import contextlib
 import errno
 import os
 import secrets
-import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, NamedTuple
 
 from memdir.errors import ExistsError, NotFoundError, PathError
+from memdir.store.paths import MAX_DEPTH, PREFIX
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 TMP_PREFIX = ".memdir-tmp-"
+# Descriptors one folder removal holds at most; a folder met deeper than this is first moved up
+# into the folder being removed, so a tree of any depth is removed without running out of them.
+REMOVE_WINDOW = 64
+
+FoundKind = Literal["dir", "file", "link", "other", "too-deep", "bad-name"]
+
+
+class Found(NamedTuple):
+    """One entry a scan met. `too-deep` is a folder below MAX_DEPTH levels and `bad-name` a name
+    that is not UTF-8 (no memory path can name it): neither is descended into or read."""
+
+    parts: tuple[str, ...]
+    kind: FoundKind
+    size: int = 0
+    mtime_ns: int = 0
+    nlink: int = 1
+
+
+@dataclass(frozen=True)
+class Unread:
+    """Something a walk found and left unread, with the reason, for whoever reads its result."""
+
+    path: str
+    reason: str
+    kind: str = ""  # the scan's kind: "too-deep" or "bad-name"
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+UNREAD_REASONS: dict[str, str] = {
+    "too-deep": f"folders deeper than {MAX_DEPTH} levels are not read; delete this folder or one above it",
+    "bad-name": "the name is not UTF-8 text, so no memory path can name it; rename it outside memory",
+}
+
+
+def printable(parts: tuple[str, ...]) -> str:
+    """The memory path of `parts` as printable text (bytes that are not UTF-8 as \\xNN)."""
+    text = PREFIX + "".join("/" + p for p in parts)
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def unread(found: Found) -> Unread | None:
+    """The finding for an entry a scan did not read, or None for one it read or passes over."""
+    reason = UNREAD_REASONS.get(found.kind)
+    return None if reason is None else Unread(printable(found.parts), reason, found.kind)
+
+
+def utf8_name(name: str) -> bool:
+    """False for a name whose bytes are not UTF-8 (os.scandir decodes those as lone surrogates)."""
+    if name.isascii():
+        return True
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _path_error(exc: OSError, shown: str) -> PathError | NotFoundError:
@@ -139,7 +198,7 @@ class SafeRoot:
         with self.dir_fd(parts[:-1], shown) as d:
             st = os.stat(parts[-1], dir_fd=d, follow_symlinks=False)
             if stat.S_ISDIR(st.st_mode):
-                shutil.rmtree(parts[-1], dir_fd=d)  # fd-based on Linux: immune to symlink swaps
+                remove_tree(d, parts[-1])
             else:
                 os.unlink(parts[-1], dir_fd=d)
             os.fsync(d)
@@ -158,10 +217,24 @@ class SafeRoot:
             os.fsync(b)
             os.fsync(a)
 
-    def scan(self, parts: tuple[str, ...], shown: str) -> Iterator[tuple[tuple[str, ...], bool, int, int]]:
-        """(parts, is_dir, size, mtime_ns) of every visible entry below `parts`, depth first,
-        names sorted per folder (ripgrep's --sort path order). An explicit stack, not recursion,
-        so no depth overflows; it holds one descriptor per level of the current path."""
+    def scan(
+        self,
+        parts: tuple[str, ...],
+        shown: str,
+        *,
+        hidden: bool = False,
+        only_files: Callable[[str], bool] | None = None,
+    ) -> Iterator[Found]:
+        """Every entry below `parts`, depth first, names sorted per folder (ripgrep's --sort
+        path order); links and special files are reported, never followed or opened. With
+        `hidden`, hidden entries are reported too (never descended into). An explicit stack,
+        not recursion, and no folder below MAX_DEPTH levels is entered (it is reported as
+        `too-deep`), so the walk holds at most MAX_DEPTH + 1 descriptors and ends on any tree.
+        With `only_files`, an entry that is not a folder and whose name fails it is passed over
+        without a stat (the orphan sweep looks at temp names only)."""
+        if len(parts) > MAX_DEPTH:
+            yield Found(parts, "too-deep")
+            return
         top = self._open_chain(parts, shown, create=False)
         stack: list[tuple[int, tuple[str, ...], Iterator[os.DirEntry[str]]]] = [
             (top, parts, self._entries(top))
@@ -174,22 +247,38 @@ class SafeRoot:
                     stack.pop()
                     os.close(fd)
                     continue
-                if ent.name.startswith("."):
+                name = ent.name
+                is_hidden = name.startswith(".")
+                if is_hidden and not hidden:
+                    continue
+                if only_files is not None and not only_files(name) and not ent.is_dir(follow_symlinks=False):
+                    continue
+                child = (*cur, name)
+                if not utf8_name(name):
+                    yield Found(child, "bad-name")
                     continue
                 try:
                     st = ent.stat(follow_symlinks=False)
                 except OSError:
                     continue
-                child = (*cur, ent.name)
                 if stat.S_ISDIR(st.st_mode):
-                    yield child, True, 0, st.st_mtime_ns
+                    if len(child) > MAX_DEPTH:
+                        yield Found(child, "too-deep")
+                        continue
+                    yield Found(child, "dir", 0, st.st_mtime_ns, st.st_nlink)
+                    if is_hidden:
+                        continue
                     try:
-                        cfd = os.open(ent.name, _DIR_FLAGS, dir_fd=fd)
+                        cfd = os.open(name, _DIR_FLAGS, dir_fd=fd)
                     except OSError:
                         continue  # swapped for a link or removed meanwhile: not ours to follow
                     stack.append((cfd, child, self._entries(cfd)))
                 elif stat.S_ISREG(st.st_mode):
-                    yield child, False, st.st_size, st.st_mtime_ns
+                    yield Found(child, "file", st.st_size, st.st_mtime_ns, st.st_nlink)
+                elif stat.S_ISLNK(st.st_mode):
+                    yield Found(child, "link")
+                else:
+                    yield Found(child, "other")
         finally:
             for fd, _, _ in stack:
                 os.close(fd)
@@ -201,3 +290,54 @@ class SafeRoot:
                 return iter(sorted(it, key=lambda e: e.name))
         except OSError:
             return iter(())
+
+
+def remove_tree(parent: int, name: str) -> None:
+    """`rm -r` of the folder `name` in the folder open at `parent`.
+
+    Iterative (no depth overflows the stack), each step relative to a descriptor opened
+    `O_NOFOLLOW` (a link inside is removed, never followed: a folder swapped for one cannot
+    redirect the removal), and at most REMOVE_WINDOW descriptors open at once: a folder met at
+    that depth is first moved up into the top folder under a temporary name and removed from
+    there, so a tree deeper than the descriptor limit is removed whole (the standard library's
+    fd-based rmtree recurses once per level)."""
+    top = os.open(name, _DIR_FLAGS, dir_fd=parent)
+    parked: list[str] = []
+    stack: list[tuple[int, str, Iterator[os.DirEntry[str]]]] = [(top, name, _listing(top))]
+    try:
+        while stack:
+            fd, here, it = stack[-1]
+            ent = next(it, None)
+            if ent is None:
+                if len(stack) == 1:
+                    if not parked:
+                        break
+                    moved = parked.pop()
+                    cfd = os.open(moved, _DIR_FLAGS, dir_fd=top)
+                    stack.append((cfd, moved, _listing(cfd)))
+                    continue
+                stack.pop()
+                os.close(fd)
+                os.rmdir(here, dir_fd=stack[-1][0])
+                continue
+            if ent.is_dir(follow_symlinks=False):
+                if len(stack) >= REMOVE_WINDOW:
+                    tmp = TMP_PREFIX + secrets.token_hex(8)
+                    os.rename(ent.name, tmp, src_dir_fd=fd, dst_dir_fd=top)
+                    parked.append(tmp)
+                    continue
+                cfd = os.open(ent.name, _DIR_FLAGS, dir_fd=fd)
+                stack.append((cfd, ent.name, _listing(cfd)))
+            else:
+                os.unlink(ent.name, dir_fd=fd)
+    finally:
+        for fd, _, _ in stack:
+            os.close(fd)
+    os.rmdir(name, dir_fd=parent)
+
+
+def _listing(fd: int) -> Iterator[os.DirEntry[str]]:
+    """A folder's entries, read whole before any is removed (errors propagate: a removal that
+    cannot list a folder must fail, not leave it behind silently)."""
+    with os.scandir(fd) as it:
+        return iter(list(it))

@@ -4,38 +4,61 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
-from memdir.store.paths import PREFIX
+from memdir.store.paths import MAX_DEPTH, PREFIX
+from memdir.store.safefs import utf8_name
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def scan(root: Path) -> dict[str, tuple[int, int]]:
     """{memory path: (size, mtime_ns)} of every visible .md file: the files `Store.walk` shows
-    (hidden names skipped, links not followed), with one lstat per file and no path objects,
-    because this runs before every search (a fifth of the time of `Store.snapshot`).
+    (hidden names, names that are not UTF-8 and folders below MAX_DEPTH levels skipped, links
+    not followed), with one lstat per file and no path objects, because this runs before every
+    search (a fifth of the time of `Store.snapshot`).
 
     Folders are opened relative to their parent's descriptor with O_NOFOLLOW, like
     `safefs`: a folder swapped for a symlink between the listing and the descent is skipped,
-    never listed through (a path-based walk would list the link's target)."""
+    never listed through (a path-based walk would list the link's target). An explicit stack
+    holds one descriptor per level, so no tree can overflow it or the descriptor limit."""
     out: dict[str, tuple[int, int]] = {}
     try:
         top = os.open(root, _DIR_FLAGS)
     except OSError:
         return out
-    _scan_fd(top, PREFIX, out)
+    stack: list[tuple[int, str, Iterator[str]]] = [(top, PREFIX, iter(_list(top, PREFIX, out)))]
+    try:
+        while stack:
+            fd, mem, subdirs = stack[-1]
+            name = next(subdirs, None)
+            if name is None:
+                stack.pop()
+                os.close(fd)
+                continue
+            if len(stack) >= MAX_DEPTH + 1:
+                continue  # a folder below the deepest level: Store.walk reports it, nobody reads it
+            try:
+                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            except OSError:
+                continue  # swapped for a link or removed meanwhile: not ours to follow
+            sub = f"{mem}/{name}"
+            stack.append((child, sub, iter(_list(child, sub, out))))
+    finally:
+        for fd, _, _ in stack:
+            os.close(fd)
     return out
 
 
-def _scan_fd(fd: int, mem: str, out: dict[str, tuple[int, int]]) -> None:
-    """List the folder open at `fd` (closed here), then descend into its subfolders."""
+def _list(fd: int, mem: str, out: dict[str, tuple[int, int]]) -> list[str]:
+    """Record the .md files of the folder open at `fd`; return its subfolders' names."""
     subdirs: list[str] = []
     try:
         with os.scandir(fd) as it:
             for ent in it:
                 name = ent.name
-                if name[0] == ".":
+                if name[0] == "." or not utf8_name(name):
                     continue
                 try:
                     if ent.is_dir(follow_symlinks=False):
@@ -46,13 +69,6 @@ def _scan_fd(fd: int, mem: str, out: dict[str, tuple[int, int]]) -> None:
                             out[f"{mem}/{name}"] = (st.st_size, st.st_mtime_ns)
                 except OSError:
                     continue
-        for name in subdirs:
-            try:
-                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
-            except OSError:
-                continue  # swapped for a link or removed meanwhile: not ours to follow
-            _scan_fd(child, f"{mem}/{name}", out)
     except OSError:
         pass
-    finally:
-        os.close(fd)
+    return subdirs

@@ -14,6 +14,7 @@ from memdir.errors import PathError, ToolError
 from memdir.store import frontmatter
 from memdir.store.frontmatter import MEMORY_INDEX
 from memdir.store.paths import ROOT, MemoryPath, parse_memory_path
+from memdir.store.safefs import Unread
 from memdir.store.store import Store
 from memdir.tokens import count_tokens
 
@@ -72,7 +73,8 @@ def validate(store: Store) -> Report:
     if not store.exists(ROOT.child(MEMORY_INDEX)):
         add(Violation("/memories", "root-index", "the root has no MEMORY.md; run 'memdir init' or create it"))
     memory_dirs: set[MemoryPath] = set()
-    for entry in store.files():
+    unread: list[Unread] = []
+    for entry in store.files(unread=unread):
         if _is_governed(entry.path, governed):
             continue
         parent = entry.path.parent
@@ -97,6 +99,8 @@ def validate(store: Store) -> Report:
                         f"{entry.path.text}:{lineno}", "dangling-xref", f"'see {target}' points at nothing"
                     )
                 )
+    for u in unread:  # a folder too deep for any walk, a name no path can spell: never read
+        add(Violation(u.path, "unread", u.reason))
     for d in sorted(memory_dirs, key=lambda m: m.parts):
         if not store.exists(d.child(MEMORY_INDEX)):
             add(Violation(d.text, "dir-index", f"memory directory {d.text} has no MEMORY.md"))

@@ -20,8 +20,9 @@ from typing import Any, Literal, Protocol
 
 from memdir.errors import ExistsError, NotFoundError, PathError
 from memdir.store.atomic import WriterLock
-from memdir.store.paths import ROOT, STATE_DIR, Confinement, MemoryPath, parse_memory_path
-from memdir.store.safefs import TMP_PREFIX, SafeRoot
+from memdir.store.paths import MAX_DEPTH, ROOT, STATE_DIR, Confinement, MemoryPath, parse_memory_path
+from memdir.store.safefs import TMP_PREFIX, SafeRoot, Unread
+from memdir.store.safefs import unread as _unread
 
 ChangeKind = Literal["create", "modify", "delete", "rename"]
 
@@ -63,6 +64,10 @@ class Entry:
     is_dir: bool
     size: int
     mtime_ns: int = 0
+
+
+def _is_temp(name: str) -> bool:
+    return name.startswith(TMP_PREFIX)
 
 
 class Store:
@@ -143,22 +148,22 @@ class Store:
         Runs on a Store's first step, with the writer lock held: every write into the memory
         tree happens under that lock, so a temp file present then belongs to no live writer. The
         age margin also spares a file someone made by hand with that prefix a moment ago. The
-        walk uses directory descriptors and never follows links, and derived state is skipped.
+        walk is `SafeRoot.scan`: descriptors, no link followed, no hidden folder entered (derived
+        state included; no tool writes there), nothing below MAX_DEPTH levels. A temp folder is
+        one a removal parked mid-way (`safefs.remove_tree`) when its process was killed.
         """
         cutoff = time.time() - older_than
         gone: list[str] = []
-        for _top, dirs, files, dirfd in os.fwalk(self.root):
-            dirs[:] = [d for d in dirs if d != STATE_DIR]
-            for name in files:
-                if not name.startswith(TMP_PREFIX):
-                    continue
-                try:
-                    st = os.stat(name, dir_fd=dirfd, follow_symlinks=False)
-                    if stat.S_ISREG(st.st_mode) and st.st_mtime < cutoff:
-                        os.unlink(name, dir_fd=dirfd)
-                        gone.append(name)
-                except FileNotFoundError:
-                    continue
+        for f in self.safe.scan((), "/memories", hidden=True, only_files=_is_temp):
+            if not _is_temp(f.parts[-1]) or f.kind not in ("file", "dir"):
+                continue
+            if f.mtime_ns / 1e9 >= cutoff:
+                continue
+            try:
+                self.safe.delete(f.parts, f.parts[-1])
+                gone.append(f.parts[-1])
+            except (OSError, NotFoundError, PathError):
+                continue
         return gone
 
     def _record(self, change: Change) -> None:
@@ -193,17 +198,27 @@ class Store:
         st = self._lstat(path)[1]
         return st is not None and stat.S_ISDIR(st.st_mode)
 
-    def walk(self, top: str | MemoryPath = ROOT) -> Iterator[Entry]:
-        """Every visible file and folder under `top`, sorted per folder, never through a link."""
+    def walk(self, top: str | MemoryPath = ROOT, *, unread: list[Unread] | None = None) -> Iterator[Entry]:
+        """Every visible file and folder under `top`, sorted per folder, never through a link,
+        never below MAX_DEPTH folder levels. What it leaves unread on purpose (a deeper folder,
+        a name that is not UTF-8) is appended to `unread`, for callers that report it."""
         mp = self.parse(top)
         if not self.is_dir(mp):
             return
-        for parts, is_dir, size, mtime_ns in self.safe.scan(mp.parts, mp.text):
-            yield Entry(MemoryPath(parts), self.root.joinpath(*parts), is_dir, size, mtime_ns)
+        for f in self.safe.scan(mp.parts, mp.text):
+            if f.kind == "dir" or f.kind == "file":
+                path = MemoryPath(f.parts)
+                yield Entry(path, self.root.joinpath(*f.parts), f.kind == "dir", f.size, f.mtime_ns)
+            elif unread is not None:
+                finding = _unread(f)
+                if finding is not None:
+                    unread.append(finding)
 
-    def files(self, top: str | MemoryPath = ROOT, suffix: str = ".md") -> list[Entry]:
+    def files(
+        self, top: str | MemoryPath = ROOT, suffix: str = ".md", *, unread: list[Unread] | None = None
+    ) -> list[Entry]:
         """Visible regular files under `top` ending in `suffix`, sorted by memory path."""
-        found = [e for e in self.walk(top) if not e.is_dir and e.path.name.endswith(suffix)]
+        found = [e for e in self.walk(top, unread=unread) if not e.is_dir and e.path.name.endswith(suffix)]
         return sorted(found, key=lambda e: e.path.parts)
 
     def snapshot(self) -> dict[str, tuple[int, int]]:
@@ -256,16 +271,49 @@ class Store:
             raise ExistsError(f"{nmp.text} already exists; choose another destination or delete it first")
         if nmp.is_within(omp):
             raise PathError(f"cannot move {omp.text} into itself ({nmp.text})")
-        moved = (
-            [(e.path, nmp.parts + e.path.parts[len(omp.parts) :]) for e in self.walk(omp) if not e.is_dir]
-            if self.is_dir(omp)
-            else [(omp, nmp.parts)]
-        )
+        moved = self._movable(omp, nmp)
         self._check_parent(nmp)
         self.safe.rename(omp.parts, nmp.parts, omp.text, nmp.text)
         for src, dst in moved:
             self._record(Change("rename", src.text, MemoryPath(dst).text))
         return omp, nmp
+
+    def _movable(self, omp: MemoryPath, nmp: MemoryPath) -> list[tuple[MemoryPath, tuple[str, ...]]]:
+        """(source, destination parts) of every file a rename moves, after every check that
+        can refuse it: an error here means nothing moved. A file must be plain (one link, so
+        not shared with anything outside the store; regular, so not a FIFO or a device); a
+        folder must land with its deepest folder at most MAX_DEPTH levels down."""
+        st = self._lstat(omp)[1]
+        if st is None:
+            raise NotFoundError(f"{omp.text} does not exist; view its folder to find the right name")
+        if not stat.S_ISDIR(st.st_mode):
+            if stat.S_ISLNK(st.st_mode):
+                raise PathError(f"{omp.text} is a symbolic link; memory does not follow or move links")
+            if not stat.S_ISREG(st.st_mode):
+                raise PathError(f"{omp.text} is not a regular file or folder; nothing was moved")
+            if st.st_nlink > 1:
+                raise PathError(
+                    f"{omp.text}: this file has {st.st_nlink} hard links; memory refuses files that may be "
+                    "linked from outside the store; nothing was moved"
+                )
+            return [(omp, nmp.parts)]
+        skipped: list[Unread] = []
+        entries = list(self.walk(omp, unread=skipped))
+        deep = [u for u in skipped if u.kind == "too-deep"]
+        if deep:
+            raise PathError(
+                f"{omp.text} holds folders deeper than {MAX_DEPTH} levels (e.g. {deep[0].path}); delete "
+                "or flatten them before moving it; nothing was moved"
+            )
+        shift = len(nmp.parts) - len(omp.parts)
+        levels = max([len(omp.parts)] + [len(e.path.parts) + (0 if e.is_dir else -1) for e in entries])
+        if levels + shift > MAX_DEPTH:
+            raise PathError(
+                f"moving {omp.text} to {nmp.text} would put folders {levels + shift} levels deep; memory "
+                f"holds at most {MAX_DEPTH} levels of folders below /memories; choose a shallower "
+                "destination; nothing was moved"
+            )
+        return [(e.path, nmp.parts + e.path.parts[len(omp.parts) :]) for e in entries if not e.is_dir]
 
     def _check_parent(self, mp: MemoryPath) -> None:
         """The nearest existing ancestor must be a folder (error text names the culprit)."""

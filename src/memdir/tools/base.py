@@ -8,6 +8,8 @@ the OpenAI, Anthropic and MCP renderings can never disagree with what the functi
 from __future__ import annotations
 
 import inspect
+import math
+import re
 import time
 import types
 import typing
@@ -16,10 +18,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memdir.errors import ToolError
-from memdir.store.paths import MemoryPath
+from memdir.store.paths import MemoryPath, surrogate_at
 from memdir.store.store import Store
 
 _JSON_TYPES: dict[type, str] = {str: "string", int: "integer", bool: "boolean", float: "number"}
+# Integers past this magnitude are refused, not used: 2**53 is the largest that every JSON
+# parser holds exactly, ample for a line number or a count, and it keeps every error text short
+# (Python refuses to print an int of more than 4,300 digits).
+INT_LIMIT = 2**53
+_INT_TEXT = re.compile(r"\s*[+-]?[0-9]+\s*")  # ASCII digits only: int() would also take '٣'
+_EXPECTED = {
+    "integer": "an integer, e.g. 5",
+    "boolean": "true or false",
+    "string": "a string",
+    "number": "a number, e.g. 2.5",
+}
 
 
 @dataclass
@@ -110,7 +123,9 @@ class ToolSpec:
         known = {p.name: p for p in self.params}
         unknown = [k for k in args if k not in known]
         if unknown:
-            raise ToolError(f"unknown parameter {unknown[0]!r} for {self.name}; it takes {self._signature()}")
+            name = ascii(unknown[0])
+            name = name if len(name) <= 60 else name[:57] + "..."
+            raise ToolError(f"unknown parameter {name} for {self.name}; it takes {self._signature()}")
         bound: dict[str, Any] = {}
         for p in self.params:
             if p.name not in args or args[p.name] is None:
@@ -125,26 +140,75 @@ class ToolSpec:
 
 
 def _coerce(tool_name: str, p: Param, value: Any) -> Any:
+    """The argument as the function takes it, or a ToolError naming the parameter and what it
+    takes. Total: any value at all ends in one or the other."""
     if p.json_type == "integer":
+        n: int | None = None
         if isinstance(value, bool):
             pass
         elif isinstance(value, int):
-            return value
-        elif isinstance(value, float) and value.is_integer():
-            return int(value)
-        elif isinstance(value, str) and value.strip().lstrip("-").isdigit():
-            return int(value.strip())
+            n = value
+        elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
+            n = int(value)
+        elif isinstance(value, str) and _INT_TEXT.fullmatch(value):
+            digits = value.strip().lstrip("+-")
+            n = int(value) if len(digits) <= 16 else INT_LIMIT + 1
+        if n is not None:
+            if -INT_LIMIT <= n <= INT_LIMIT:
+                return n
+            raise ToolError(
+                f"{tool_name}: '{p.name}' is out of range; use an integer from -{INT_LIMIT} to {INT_LIMIT}"
+            )
     elif p.json_type == "boolean":
         if isinstance(value, bool):
             return value
-        if isinstance(value, str) and value.lower() in ("true", "false"):
-            return value.lower() == "true"
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return value.strip().lower() == "true"
     elif p.json_type == "string":
         if isinstance(value, str):
+            at = surrogate_at(value)
+            if at is not None:
+                # Refused, not replaced: a replacement character would change what the model
+                # wrote without telling it, and text written to a file must be what was sent.
+                raise ToolError(
+                    f"{tool_name}: '{p.name}' has a lone UTF-16 surrogate (U+{ord(value[at]):04X}) at "
+                    f"character {at}, which is not Unicode text; send it again as valid Unicode (a "
+                    "character such as an emoji needs both halves of its surrogate pair)"
+                )
             return value
-    elif p.json_type == "number" and isinstance(value, int | float) and not isinstance(value, bool):
-        return value
-    raise ToolError(f"{tool_name}: '{p.name}' must be a {p.json_type}, got {type(value).__name__}")
+    elif p.json_type == "number" and _finite_number(value):
+        if abs(value) <= INT_LIMIT:
+            return value
+        raise ToolError(
+            f"{tool_name}: '{p.name}' is out of range; use a number from -{INT_LIMIT} to {INT_LIMIT}"
+        )
+    raise ToolError(f"{tool_name}: '{p.name}' must be {_EXPECTED[p.json_type]}; got {_describe(value)}")
+
+
+def _finite_number(value: Any) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return isinstance(value, int) or math.isfinite(value)
+
+
+def _describe(value: Any) -> str:
+    """A short, printable description of any argument value, for an error text."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return "an integer" if abs(value) > INT_LIMIT else f"the integer {value}"
+    if isinstance(value, float):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        shown = ascii(value[:40])  # ascii(): a lone surrogate or a control character is escaped
+        return f"the string {shown}{'…' if len(value) > 40 else ''}"
+    if isinstance(value, list | tuple):
+        return f"an array of {len(value)} item(s)"
+    if isinstance(value, dict):
+        return f"an object with {len(value)} key(s)"
+    return f"a {type(value).__name__}"
 
 
 REGISTRY: dict[str, ToolSpec] = {}
@@ -224,5 +288,14 @@ def run_tool(
         reason = exc.strerror or type(exc).__name__
         text, is_error = f"Error: file system error ({reason}); view the path again and retry", True
     meter.seconds = time.perf_counter() - start
+    text = printable_text(text)
     meter.bytes_returned = len(text.encode("utf-8"))
     return ToolResult(text, is_error, meter)
+
+
+def printable_text(text: str) -> str:
+    """`text` as valid Unicode: a lone surrogate (a file name that is not UTF-8 reached the text
+    through some listing) shown as its escape, so no reply can fail to encode on its way out."""
+    if surrogate_at(text) is None:
+        return text
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")

@@ -9,8 +9,9 @@ from __future__ import annotations
 from memdir.errors import EditError, FrontmatterError, NotFoundError, PathError, ToolError
 from memdir.store import frontmatter
 from memdir.store.paths import MemoryPath, parse_memory_path
+from memdir.store.safefs import Unread
 from memdir.tools.base import ToolContext, tool
-from memdir.tools.text import human_size, line_of_offset, numbered, occurrences, split_lines
+from memdir.tools.text import human_size, line_of_offset, nameable, numbered, occurrences, split_lines
 
 LIST_DEPTH = 3
 HEAD_BYTES = 16384  # enough for any frontmatter a listing shows (parsed up to 4,096 characters)
@@ -19,6 +20,7 @@ SNIPPET_CONTEXT = 2
 MAX_VIEW_BYTES = 2 * 1024 * 1024
 MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_LIST_ENTRIES = 1000
+MAX_UNREAD_SHOWN = 5  # findings of the walk (a folder too deep, a name not UTF-8) a listing names
 
 
 def _md_path(path: str, verb: str) -> MemoryPath:
@@ -106,7 +108,9 @@ def view(ctx: ToolContext, path: str, start_line: int | None = None, end_line: i
 def _list_dir(ctx: ToolContext, top: MemoryPath) -> str:
     sizes: dict[tuple[str, ...], int] = {top.parts: 0}
     entries: list[tuple[MemoryPath, bool]] = []
-    for e in ctx.store.walk(top):
+    unnamed = 0
+    unread: list[Unread] = []
+    for e in ctx.store.walk(top, unread=unread):
         rel_depth = len(e.path.parts) - len(top.parts)
         if e.is_dir:
             sizes.setdefault(e.path.parts, 0)
@@ -115,8 +119,12 @@ def _list_dir(ctx: ToolContext, top: MemoryPath) -> str:
                 key = e.path.parts[:k]
                 sizes[key] = sizes.get(key, 0) + e.size
             sizes[e.path.parts] = e.size
-        if rel_depth <= LIST_DEPTH:
+        if rel_depth > LIST_DEPTH:
+            continue
+        if nameable(e.path):
             entries.append((e.path, e.is_dir))
+        elif nameable(e.path.parent):  # a name no path can spell (text.nameable): counted, not shown
+            unnamed += 1
     entries.sort(key=lambda pe: pe[0].parts)
     hidden = max(0, len(entries) - MAX_LIST_ENTRIES)
     out = [f"{human_size(sizes[top.parts])}\t{top.text}/"]
@@ -128,8 +136,17 @@ def _list_dir(ctx: ToolContext, top: MemoryPath) -> str:
                 line += f"  [description: {desc}]"
         out.append(line)
     header = f"Directory {top.text}: entries up to {LIST_DEPTH} levels deep; sizes include all contents."
-    if len(out) == 1:
+    if len(out) == 1 and not unnamed and not unread:
         return f"{header}\n{out[0]}\n(empty)"
+    for u in unread[:MAX_UNREAD_SHOWN]:
+        out.append(f"... not read: {u}")
+    if len(unread) > MAX_UNREAD_SHOWN:
+        out.append(f"... {len(unread) - MAX_UNREAD_SHOWN} more entries not read for these reasons")
+    if unnamed:
+        out.append(
+            f"... {unnamed} entries not shown: their names hold characters memory paths refuse "
+            "(a newline, a backslash, ...); they were written outside the tools, so rename them there"
+        )
     if hidden:
         out.append(
             f"... {hidden} more entries not shown (listing stops at {MAX_LIST_ENTRIES}); "
@@ -307,17 +324,23 @@ def rename(ctx: ToolContext, old_path: str, new_path: str) -> str:
     nmp = parse_memory_path(new_path)
     if not ctx.store.exists(omp):
         raise NotFoundError(f"{omp.text} does not exist; view {omp.parent.text} to find the right name")
+    data: bytes | None = None
     if ctx.store.is_dir(omp):
         if nmp.name.endswith(".md"):
             raise PathError(f"{omp.text} is a folder; it cannot become the .md path {nmp.text}")
     elif not (omp.name.endswith(".md") and nmp.name.endswith(".md")):
         raise PathError(f"a file keeps its .md extension; use a new path ending in .md, not {nmp.text}")
+    else:
+        # Read before moving: a file the store refuses to read (hard-linked, a FIFO, a link) is
+        # refused here, with nothing moved, instead of failing after the move.
+        data = ctx.store.read_bytes(omp)
+        ctx.meter.bytes_read += len(data)
     ctx.store.rename(omp, nmp)
     ctx.touch(omp)
     ctx.touch(nmp)
-    if ctx.store.is_dir(nmp):
+    if data is None:
         return f"Moved folder {omp.text} to {nmp.text}."
-    name = frontmatter.parse(ctx.read_text(nmp)).name
+    name = frontmatter.parse(data.decode("utf-8", "replace")).name
     msg = f"Renamed {omp.text} to {nmp.text}. Its frontmatter name is {name!r}"
     if nmp.name != "MEMORY.md" and name != nmp.stem:
         msg += f"; change it to '{nmp.stem}' with str_replace so it matches the file stem."

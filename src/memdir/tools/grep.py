@@ -21,7 +21,7 @@ from pathlib import Path
 import regex
 
 from memdir.errors import EditError, NotFoundError, PathError, ToolError
-from memdir.store.paths import MemoryPath
+from memdir.store.paths import MAX_DEPTH, MemoryPath
 from memdir.store.store import Store
 from memdir.tools.base import ToolContext, tool
 from memdir.tools.text import nameable
@@ -58,7 +58,10 @@ def _rg_hits(
     via = f"/proc/self/fd/{fd}"
     base = str(target)
     try:
-        for name, lineno, line in _rg_run(pattern, via, case_sensitive, store.root, fd):
+        # A file may sit at most MAX_DEPTH folder levels below /memories; ripgrep's depth counts
+        # from its argument, so it never walks a hand-made tree deeper than the store reads.
+        depth = MAX_DEPTH + 1 - len(mp.parts)
+        for name, lineno, line in _rg_run(pattern, via, case_sensitive, store.root, fd, depth):
             if name == via or name.startswith(via + "/"):
                 name = base + name[len(via) :]
             yield Path(name), lineno, line
@@ -89,12 +92,12 @@ def _open_target(store: Store, mp: MemoryPath) -> int:
 
 
 def _rg_run(
-    pattern: str, arg: str, case_sensitive: bool, root: Path, fd: int
+    pattern: str, arg: str, case_sensitive: bool, root: Path, fd: int, depth: int
 ) -> Iterator[tuple[str, int, str]]:
     cmd = [
         _rg() or "rg", "--no-config", "--no-heading", "--with-filename", "--line-number",
         "--null", "--no-ignore", "--color", "never", "--sort", "path", "--engine", "auto",
-        "--glob", "*.md", "--max-columns", "0",
+        "--glob", "*.md", "--max-columns", "0", "--max-depth", str(max(depth, 0)),
         "--case-sensitive" if case_sensitive else "--ignore-case",
         "--regexp", pattern, "--", arg,
     ]  # fmt: skip
