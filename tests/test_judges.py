@@ -170,6 +170,31 @@ async def test_verdicts_parse_last_line_and_unparsed_is_none() -> None:
     assert (unparsed.label, unparsed.score) == ("unparsed", None)
 
 
+async def test_a_constrained_verdict_parses_and_the_judge_asks_for_its_schema() -> None:
+    model = ScriptedModel(
+        '{"reason": "names a different car", "verdict": "WRONG"}',
+        '{"reason": "x", "verdict": "SUPPORTED"}',  # an attribution label is no correctness verdict
+    )
+    v = await judges.judge_correctness(model, "q", "a", "b")
+    assert (v.label, v.score) == ("wrong", 0.0)
+    assert model.calls[0][2]["verdict_schema"] == judges.verdict_schema("correctness")
+    assert model.calls[0][2]["verdict_schema"]["properties"]["verdict"]["enum"] == ["CORRECT", "WRONG"]
+    assert (await judges.judge_correctness(model, "q", "a", "b")).label == "unparsed"
+
+
+def test_a_json_schema_server_gets_the_verdict_schema_as_response_format() -> None:
+    from memdir.models import ChatMessage, GenerateConfig
+    from memdir.models import openai as oai
+
+    schema = judges.verdict_schema("attribution")
+    cfg = GenerateConfig(answer_schema=schema)
+    body = oai.to_wire("q", [ChatMessage("user", "judge this")], [], cfg, "max_tokens", "json-schema")
+    assert body["response_format"] == {"type": "json_object", "schema": schema}
+    assert "response_format" not in oai.to_wire(
+        "q", [ChatMessage("user", "x")], [], cfg, "max_tokens", "native"
+    )
+
+
 async def test_attribution_judge_sees_cited_text_and_file_not_found(store: Store) -> None:
     model = ScriptedModel("The diet line states it.\nVERDICT: SUPPORTED")
     cites = ["/memories/people/alice.md:7", "/memories/people/ghost.md"]

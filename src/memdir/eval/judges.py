@@ -12,6 +12,7 @@ A reply without a verdict line scores None (reported as unparsed), never a silen
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -42,6 +43,19 @@ def _template(name: str) -> str:
 PROMPTS = {name: _template(name) for name in ("correctness", "attribution")}
 PROMPT_IDS = {name: hashlib.sha256(text.encode()).hexdigest()[:12] for name, text in PROMPTS.items()}
 _VERDICT = re.compile(r"VERDICT:\s*\**\s*(CORRECT|WRONG|SUPPORTED|UNSUPPORTED)\b", re.IGNORECASE)
+VERDICTS = {"correctness": ("CORRECT", "WRONG"), "attribution": ("SUPPORTED", "UNSUPPORTED")}
+
+
+def verdict_schema(judge: str) -> dict[str, Any]:
+    """The judge's reply as a server that constrains output (json-schema protocol) is asked for:
+    the prompt's reason and verdict line as two fields. Measured on the 1.5B local model: asked
+    for a verdict line, it wrote "Therefore, the VERDICT is CORRECT." and every verdict of a
+    LoCoMo slice was unparsed."""
+    return {
+        "type": "object",
+        "properties": {"reason": {"type": "string"}, "verdict": {"enum": list(VERDICTS[judge])}},
+        "required": ["reason", "verdict"],
+    }
 
 
 @dataclass(frozen=True)
@@ -55,8 +69,19 @@ class Verdict:
     prompt: str
 
 
+def _structured(judge: str, reply: str) -> list[str]:
+    """The verdict of a reply in `verdict_schema`'s shape, if it is one."""
+    try:
+        data = json.loads(reply)
+    except ValueError:
+        return []
+    verdict = data.get("verdict") if isinstance(data, dict) else None
+    return [verdict] if isinstance(verdict, str) and verdict.upper() in VERDICTS[judge] else []
+
+
 def parse_verdict(judge: str, reply: str, prompt: str) -> Verdict:
-    found = _VERDICT.findall(reply)
+    """The last `VERDICT: X` line, or the verdict field of a constrained reply; else unparsed."""
+    found = _VERDICT.findall(reply) or _structured(judge, reply.strip())
     if not found:
         return Verdict(judge, "unparsed", None, reply, prompt)
     label = found[-1].upper()
@@ -76,7 +101,9 @@ def attribution_prompt(question: str, answer: str, resolved: list[Resolved]) -> 
 
 
 async def _ask(model: JudgeModel, judge: str, prompt: str, config: Any) -> Verdict:
-    reply = await model.generate([{"role": "user", "content": prompt}], [], config or JUDGE_CONFIG)
+    # the schema is only a hint: a model whose server cannot constrain output ignores it
+    settings = {**(config or JUDGE_CONFIG), "verdict_schema": verdict_schema(judge)}
+    reply = await model.generate([{"role": "user", "content": prompt}], [], settings)
     return parse_verdict(judge, reply.text, prompt)
 
 

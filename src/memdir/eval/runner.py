@@ -111,7 +111,11 @@ class _JudgeModel:
 
     async def generate(self, messages: list[dict[str, Any]], tools: list[Any], config: Any) -> Any:
         chat = [ChatMessage(m["role"], m["content"]) for m in messages]
-        cfg = GenerateConfig(temperature=config.get("temperature"), max_tokens=config.get("max_tokens"))
+        cfg = GenerateConfig(
+            temperature=config.get("temperature"),
+            max_tokens=config.get("max_tokens"),
+            answer_schema=config.get("verdict_schema"),
+        )
         out = await self.model.generate(chat, [], cfg)
         return _Reply(out.message.content)
 

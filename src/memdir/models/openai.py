@@ -79,6 +79,9 @@ def to_wire(
             tools, final=config.answer_schema, call_required=config.tool_choice == "required"
         )
         body["response_format"] = {"type": "json_object", "schema": schema}
+    elif protocol == "json-schema" and config.answer_schema is not None:
+        # a reply with no tools, in a shape the caller parses (a judge's verdict)
+        body["response_format"] = {"type": "json_object", "schema": config.answer_schema}
     if tools and native:
         body["tools"] = [
             {
