@@ -36,8 +36,14 @@ run: setup
 	$(BIN)/memdir eval --benchmark locomo --conversation conv-50 --variants all \
 		--model offline --judge offline --out runs/main
 
+# The whole suite, slow tests included: all but the real-model tier on two workers
+# (pytest-xdist), then that tier on its own, since the model wants both cores. Both parts run
+# even when the first fails. The quick loop while editing: `.venv/bin/python -m pytest -q -m "not slow"`.
 test: setup
-	$(BIN)/python -m pytest -q
+	@status=0; \
+	$(BIN)/python -m pytest -q -n 2 -m "not local_model" || status=$$?; \
+	$(BIN)/python -m pytest -q -m local_model || status=$$?; \
+	exit $$status
 
 lint: setup
 	$(BIN)/ruff check src tests benchmarks

@@ -1,6 +1,8 @@
-"""Shared pieces of the benchmark scripts: a synthetic store, timing statistics and outputs.
+"""The one helper module of benchmarks/ and benchmarks/reliability/: synthetic stores, served
+stores, timing, tables and outputs. Importing it puts the repository (for `tests.*`) and its
+src/ on sys.path, so every script runs from a checkout.
 
-The synthetic store follows the project's conventions (frontmatter on every file, a MEMORY.md
+The synthetic stores follow the project's conventions (frontmatter on every file, a MEMORY.md
 in every folder, fact lines with locators) so that the tools run their real code paths
 (frontmatter parsing, descriptions in listings) rather than a degenerate fast path.
 """
@@ -10,11 +12,20 @@ from __future__ import annotations
 import json
 import os
 import random
+import socket
 import statistics
+import subprocess
+import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO / "src"), str(REPO)]
 
 WORDS = tuple(
     str.split(
@@ -130,27 +141,43 @@ def build_store(
     return written
 
 
-def tree_bytes(root: Path) -> dict[str, bytes]:
-    """{relative path: content} of every file under `root`, hidden ones included."""
-    snap: dict[str, bytes] = {}
-    for dirpath, _dirs, files in os.walk(root):
-        for f in files:
-            p = Path(dirpath) / f
-            snap[p.relative_to(root).as_posix()] = p.read_bytes()
-    return snap
+FACTS = "- alice | diet: vegan (since 2023-05-02) [S6T5]\n" * 40  # ~2 KB
 
 
-def tree_modes(root: Path) -> dict[str, int]:
-    """{relative path: permission bits} of every file and folder under `root`."""
-    modes: dict[str, int] = {}
-    for dirpath, dirs, files in os.walk(root):
-        for name in (*dirs, *files):
-            p = Path(dirpath) / name
-            modes[p.relative_to(root).as_posix() + ("/" if name in dirs else "")] = p.lstat().st_mode & 0o777
-    return modes
+def make_store(
+    root: Path, files: int, *, folders: int = 20, sections: int = 0, body: str = FACTS, seed: int = 42
+) -> None:
+    """`files` notes dealt over `folders` topic folders (`topic-NN/note-KKK.md`, the first
+    folders taking one more when they do not divide, none left empty), a MEMORY.md in each
+    folder and the root.
+    A note is frontmatter, a title and `body`; with `sections`, that many sections instead, of
+    words drawn (seeded) from the folder's own vocabulary and a shared one, each ending in a
+    fact line, so the taxonomy metrics have topics to find (stats_10k.py)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    shared = [f"common{i}" for i in range(400)]
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "MEMORY.md").write_text("---\ndescription: root\n---\n# Memory\nA synthetic store.\n")
+    for f in range(min(folders, files)):
+        topic = [f"t{f}w{i}" for i in range(150)]
+        folder = root / f"topic-{f:02d}"
+        folder.mkdir()
+        (folder / "MEMORY.md").write_text(
+            f"---\ndescription: topic {f} notes and their files\n---\nFiles about topic {f} and its people.\n"
+        )
+        for k in range(files // folders + (f < files % folders)):
+            desc = f"topic {f} note {k} {' '.join(rng.choice(topic, 3))}"
+            parts = [f"---\nname: note-{k:03d}\ndescription: {desc}\n---", f"# Note {k}"]
+            for s in range(sections):
+                words = list(rng.choice(topic, 14)) + list(rng.choice(shared, 8))
+                rng.shuffle(words)
+                parts.append(f"## {' '.join(rng.choice(topic, 2))} {s}\n- {' '.join(words)} [S{k}T{s}]")
+            (folder / f"note-{k:03d}.md").write_text("\n".join(parts) + "\n" + ("" if sections else body))
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    """(seconds `fn()` took, what it returned): the one timer of the scripts."""
     start = time.perf_counter()
     out = fn()
     return time.perf_counter() - start, out
@@ -160,6 +187,18 @@ def stats_ms(samples: list[float]) -> dict[str, float]:
     ms = sorted(s * 1000 for s in samples)
     p90 = ms[min(len(ms) - 1, round(0.9 * (len(ms) - 1)))]
     return {"median_ms": statistics.median(ms), "p90_ms": p90, "min_ms": ms[0], "n": len(ms)}
+
+
+def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[str]] = ()) -> Table:
+    """A rich table of right-aligned columns (figures), `rows` already formatted."""
+    from rich.table import Table
+
+    t = Table(title=title)
+    for col in columns:
+        t.add_column(col, justify="right")
+    for row in rows:
+        t.add_row(*row)
+    return t
 
 
 def write_json(path: Path, data: Any) -> None:
@@ -198,20 +237,6 @@ def machine() -> dict[str, Any]:
     return {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()}
 
 
-def filesystem_of(path: Path) -> str:
-    """The mount type holding `path` (from /proc/mounts; 'unknown' elsewhere)."""
-    try:
-        mounts = [ln.split() for ln in Path("/proc/mounts").read_text().splitlines()]
-    except OSError:
-        return "unknown"
-    real = os.path.realpath(path)
-    best = max(
-        (m for m in mounts if real == m[1] or real.startswith(m[1].rstrip("/") + "/")),
-        key=lambda m: len(m[1]),
-    )
-    return best[2]
-
-
 def fsync_calibration(folder: Path, n: int = 30) -> dict[str, float]:
     """What one fsync costs on this disk, to read the write timings against."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -225,3 +250,47 @@ def fsync_calibration(folder: Path, n: int = 30) -> dict[str, float]:
         d_times.append(timed(lambda: os.fsync(dfd))[0])  # noqa: B023
         os.close(dfd)
     return {"file": stats_ms(f_times)["median_ms"], "dir": stats_ms(d_times)["median_ms"]}
+
+
+# -- served stores -----------------------------------------------------------------------------
+def env() -> dict[str, str]:
+    """This environment with src/ on PYTHONPATH, for child processes."""
+    e = dict(os.environ)
+    e["PYTHONPATH"] = str(REPO / "src") + os.pathsep + e.get("PYTHONPATH", "")
+    return e
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _serve(argv: list[str], port: int) -> tuple[subprocess.Popen[bytes], str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memdir", "serve", *argv, "--http", str(port)],
+        env=env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return proc, f"http://127.0.0.1:{port}/mcp"
+        except OSError:
+            if proc.poll() is not None:
+                break
+            time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError("server did not start")
+
+
+def serve_http(root: Path, profile: str = "manage") -> tuple[subprocess.Popen[bytes], str]:
+    """`memdir serve --root ROOT --profile PROFILE --http PORT` in a child process."""
+    return _serve(["--root", str(root), "--profile", profile], free_port())
+
+
+def serve_tenants(tenants_file: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """`memdir serve --tenants FILE --http PORT` in a child process."""
+    return _serve(["--tenants", str(tenants_file)], free_port())

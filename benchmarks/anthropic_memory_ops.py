@@ -13,8 +13,6 @@ import argparse
 import json
 import statistics
 import tempfile
-import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,10 +21,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from _common import table, timed
 from anthropic.tools.memory import BetaLocalFilesystemMemoryTool
 from rich.console import Console
 from rich.progress import track
-from rich.table import Table
 
 from memdir import Memory
 from memdir.integrations.anthropic_memory import MemdirMemoryTool
@@ -43,39 +41,32 @@ def seed(tool: Any, n: int, label: str) -> None:
         tool.call({"command": "create", "path": f"/memories/t{i % 20}/note-{i}.md", "file_text": body(i)})
 
 
-def timed(call: Callable[[dict[str, Any]], Any], command: dict[str, Any]) -> float:
-    t = time.perf_counter()
-    call(command)
-    return (time.perf_counter() - t) * 1000
-
-
 def measure(tool: Any, reps: int, n: int) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {op: [] for op in OPS}
+
+    def ms(op: str, command: dict[str, Any]) -> None:
+        out[op].append(timed(lambda: tool.call(command))[0] * 1000)
+
     for r in range(reps):
         i = r % n
         path = f"/memories/t{i % 20}/note-{i}.md"
         new = f"/memories/bench/new-{r}.md"
-        c = tool.call
-        out["create"].append(timed(c, {"command": "create", "path": new, "file_text": body(r)}))
-        out["view_file"].append(timed(c, {"command": "view", "path": path}))
-        out["view_range"].append(timed(c, {"command": "view", "path": path, "view_range": [3, 6]}))
+        ms("create", {"command": "create", "path": new, "file_text": body(r)})
+        ms("view_file", {"command": "view", "path": path})
+        ms("view_range", {"command": "view", "path": path, "view_range": [3, 6]})
         old, repl = f"fact {i}.3 about", f"fact {i}.3 regarding"
-        out["str_replace"].append(
-            timed(c, {"command": "str_replace", "path": path, "old_str": old, "new_str": repl})
-        )
-        c({"command": "str_replace", "path": path, "old_str": repl, "new_str": old})
-        out["insert"].append(
-            timed(c, {"command": "insert", "path": path, "insert_line": 2, "insert_text": "x [S0T0]"})
-        )
-        c({"command": "str_replace", "path": path, "old_str": "x [S0T0]\n", "new_str": ""})
+        ms("str_replace", {"command": "str_replace", "path": path, "old_str": old, "new_str": repl})
+        tool.call({"command": "str_replace", "path": path, "old_str": repl, "new_str": old})
+        ms("insert", {"command": "insert", "path": path, "insert_line": 2, "insert_text": "x [S0T0]"})
+        tool.call({"command": "str_replace", "path": path, "old_str": "x [S0T0]\n", "new_str": ""})
         # move: same file name, another folder; rename: a new name (memdir also rewrites `name:`).
         kept = f"/memories/bench2/new-{r}.md"
-        out["move"].append(timed(c, {"command": "rename", "old_path": new, "new_path": kept}))
+        ms("move", {"command": "rename", "old_path": new, "new_path": kept})
         moved = f"/memories/bench/moved-{r}.md"
-        out["rename"].append(timed(c, {"command": "rename", "old_path": kept, "new_path": moved}))
-        out["delete"].append(timed(c, {"command": "delete", "path": moved}))
+        ms("rename", {"command": "rename", "old_path": kept, "new_path": moved})
+        ms("delete", {"command": "delete", "path": moved})
         if r % 20 == 0:
-            out["view_root"].append(timed(c, {"command": "view", "path": "/memories"}))
+            ms("view_root", {"command": "view", "path": "/memories"})
     return out
 
 
@@ -95,13 +86,12 @@ def main() -> None:
         for label, tool in (("sdk", sdk), ("memdir", ours)):
             results[label] = measure(tool, args.reps, args.files)
     medians = {lab: {op: statistics.median(v) for op, v in res.items()} for lab, res in results.items()}
-    table = Table(title=f"memory_20250818 per-op median latency, {args.files} files, {args.reps} reps")
-    for col in ("operation", "SDK helper ms", "memdir ms", "memdir / SDK"):
-        table.add_column(col, justify="right")
+    rows = []
     for op in OPS:
         s, m = medians["sdk"][op], medians["memdir"][op]
-        table.add_row(op, f"{s:.3f}", f"{m:.3f}", f"{m / s:.2f}x")
-    console.print(table)
+        rows.append((op, f"{s:.3f}", f"{m:.3f}", f"{m / s:.2f}x"))
+    title = f"memory_20250818 per-op median latency, {args.files} files, {args.reps} reps"
+    console.print(table(title, ("operation", "SDK helper ms", "memdir ms", "memdir / SDK"), rows))
     run = Path(args.out) / f"anthropic-memory-ops-{datetime.now(UTC):%Y%m%dT%H%M%S}"
     run.mkdir(parents=True, exist_ok=True)
     summary = {

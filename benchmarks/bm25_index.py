@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _common import fsync_calibration, timed
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -36,8 +37,8 @@ from rich.table import Table
 from memdir.store import index as index_mod
 from memdir.store.analysis import doc_fields, query_terms, terms
 from memdir.store.index import SearchIndex
-from memdir.store.store import Store
 from memdir.tools.profiles import Harness
+from memdir.tools.wiring import open_store
 
 SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in ("a", "e", "i", "o", "u", "ai", "ou")]
 console = Console(width=150)
@@ -115,27 +116,6 @@ def write_files(root: Path, paths: list[str], texts: list[str]) -> None:
 
 
 # -- measuring --------------------------------------------------------------------------
-def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
-    start = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - start, out
-
-
-def fsync_probe(folder: Path, n: int = 30) -> float:
-    """p50 ms to write and fsync 1 KB here: an index commit is about 20 fsyncs, so this bounds
-    the update latency on this disk at this moment."""
-    times = []
-    for i in range(n):
-        start = time.perf_counter()
-        with open(folder / f"probe-{i}", "wb") as fh:
-            fh.write(b"x" * 1024)
-            fh.flush()
-            os.fsync(fh.fileno())
-        times.append(time.perf_counter() - start)
-        os.unlink(folder / f"probe-{i}")
-    return pct(times, 0.5)
-
-
 def pct(samples: list[float], q: float) -> float:
     s = sorted(samples)
     return s[min(len(s) - 1, round(q * (len(s) - 1)))] * 1000
@@ -188,7 +168,7 @@ def flat_tokens(path: str, text: str) -> list[str]:
 
 
 def memdir_run(root: Path, qs: list[str], n_updates: int, texts: list[str]) -> dict[str, Any]:
-    store = Store(root)
+    store = open_store(root)
     idx = SearchIndex.for_store(store)
     build_s, report = timed(idx.rebuild)
     size_mb = sum(f.stat().st_size for f in (root / ".memdir" / "index").rglob("*") if f.is_file()) / 1e6
@@ -368,7 +348,8 @@ def main(argv: Iterable[str] | None = None) -> None:
     rows: list[dict[str, Any]] = []
     try:
         write_files(tmp / "big", paths, texts)
-        fsync_ms = fsync_probe(tmp)
+        # An index commit is about 20 fsyncs, so one fsync here bounds the update latency.
+        fsync_ms = fsync_calibration(tmp / "fsync")["file"]
         m = memdir_run(tmp / "big", qs, args.updates, texts)
         b = bm25s_run(paths, texts, qs)
         m["overlap"] = overlap(m["results"], b["results"])
@@ -412,7 +393,7 @@ def main(argv: Iterable[str] | None = None) -> None:
         f"(up to ties: {m_plain_ties:.3f})",
         f"memdir update CPU time (all threads) p50: {m['update_cpu_ms']:.1f} ms, of "
         f"{m['update_ms'][0]:.1f} ms wall; the rest is waiting for the disk and the scheduler",
-        f"one 1 KB write + fsync on this disk during the run: p50 {fsync_ms:.1f} ms",
+        f"one fsync of a fresh 1 KB file on this disk during the run: median {fsync_ms:.1f} ms",
         f"load average during the run (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())}",
         f"query p50 speed-up over bm25s at {args.files:,} files: {b['query_ms'][0] / m['query_ms'][0]:.1f}x",
     ]

@@ -30,8 +30,8 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from memdir.store.store import Store
 from memdir.tools.profiles import Harness
+from memdir.tools.wiring import open_store
 
 RARE = "zqxjv-marker"
 PATTERNS: list[dict[str, Any]] = [
@@ -133,7 +133,7 @@ def rg_as_memdir(rg: str, root: Path, p: dict[str, Any]) -> list[bytes]:
 
 
 def run(args: argparse.Namespace, root: Path, rg: str, info: dict[str, Any], console: Console) -> int:
-    harness = Harness(Store(root), "search")
+    harness = Harness(open_store(root), "search")
     grep_args = {
         p["label"]: {k: p[k] for k in ("pattern", "case_sensitive", "max_results")} for p in PATTERNS
     }

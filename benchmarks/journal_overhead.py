@@ -1,12 +1,13 @@
 """What the journal costs per tool call: the same calls on two stores, with and without it.
 
-Two copies of one synthetic store (N files in 20 folders); one `Store(observers=False)`, the other
-with the journal observer alone. The same sequence of writing calls (create, str_replace, insert,
-rename, in rotation) goes through a `Harness` on each, interleaved call by call so both see the
-same machine load. The first journaled call also commits the baseline; it is reported apart.
-Prints medians and p90 per tool, the overhead (journal - plain), the ratio, and the CPU time
-of the git processes per call (which, unlike wall time, does not grow with machine load); writes
-results.json and a PNG under runs/benchmarks/journal_overhead/.
+Two copies of one synthetic store (N files in 20 folders); one a bare `Store`, the other
+`open_store(index=False)`, the journal alone following its steps. The same sequence of writing
+calls (create, str_replace, insert, rename, in rotation) goes through a `Harness` on each,
+interleaved call by call so both see the same machine load. The first journaled call also
+commits the baseline; it is reported apart. Prints medians and p90 per tool, the overhead
+(journal - plain), the ratio, and the CPU time of the git processes per call (which, unlike wall
+time, does not grow with machine load); writes results.json and a PNG under
+runs/benchmarks/journal_overhead/.
 
     python benchmarks/journal_overhead.py [--files 1000] [--calls 200]
 """
@@ -19,32 +20,18 @@ import os
 import resource
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from _common import REPO, make_store, table
 from rich.console import Console
-from rich.table import Table
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "src"))
-
-from memdir.store import journal  # noqa: E402
-from memdir.store.store import Store  # noqa: E402
-from memdir.tools.profiles import Harness  # noqa: E402
-
-
-def make_store(root: Path, files: int) -> None:
-    root.mkdir(parents=True)
-    (root / "MEMORY.md").write_text("---\ndescription: root\n---\n# Memory\n")
-    for i in range(files):
-        d = root / f"folder-{i % 20:02d}"
-        d.mkdir(exist_ok=True)
-        (d / f"note-{i:04d}.md").write_text(
-            f"---\nname: note-{i:04d}\ndescription: note {i}\n---\n# Note {i}\n" + "text " * 150 + "\n"
-        )
+from memdir.store import journal
+from memdir.store.store import Store
+from memdir.tools.profiles import Harness
+from memdir.tools.wiring import open_store
 
 
 def calls(n: int) -> list[tuple[str, dict[str, Any]]]:
@@ -84,11 +71,10 @@ def main() -> None:
     git_cpu: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         plain_root, journal_root = Path(tmp) / "plain", Path(tmp) / "journal"
-        make_store(plain_root, args.files)
+        make_store(plain_root, args.files, body="text " * 150 + "\n")
         shutil.copytree(plain_root, journal_root)
-        plain = Store(plain_root, observers=False)
-        journaled = Store(journal_root, observers=False)
-        journaled.observers = [journal.observer(journaled)]
+        plain = Store(plain_root)
+        journaled = open_store(journal_root, index=False)  # the journal alone follows its steps
         hp, hj = Harness(plain, "manage", role="bench"), Harness(journaled, "manage", role="bench")
         for n, (tool, a) in enumerate(calls(args.calls)):
             for name, h in (("plain", hp), ("journal", hj)):
@@ -110,10 +96,8 @@ def main() -> None:
             p.stat().st_size for p in (journal_root / ".memdir" / "journal.git").rglob("*") if p.is_file()
         )
     load = os.getloadavg()[0]
-    table = Table(title=f"journal overhead per tool call ({args.files} files, {args.calls} calls each side)")
-    for col in ("tool", "plain median ms", "journal median ms", "overhead ms", "ratio", "journal p90 ms"):
-        table.add_column(col, justify="right")
-    rows = []
+    cols = ("tool", "plain median ms", "journal median ms", "overhead ms", "ratio", "journal p90 ms")
+    rows, cells = [], []
     for tool in [*times["plain"], "all"]:
         p = [t for v in times["plain"].values() for t in v] if tool == "all" else times["plain"][tool]
         j = [t for v in times["journal"].values() for t in v] if tool == "all" else times["journal"][tool]
@@ -129,8 +113,9 @@ def main() -> None:
                 "journal_p90_ms": p90,
             }
         )
-        table.add_row(tool, f"{pm:.2f}", f"{jm:.2f}", f"{jm - pm:.2f}", f"{jm / pm:.1f}x", f"{p90:.2f}")
-    Console().print(table)
+        cells.append((tool, f"{pm:.2f}", f"{jm:.2f}", f"{jm - pm:.2f}", f"{jm / pm:.1f}x", f"{p90:.2f}"))
+    title = f"journal overhead per tool call ({args.files} files, {args.calls} calls each side)"
+    Console().print(table(title, cols, cells))
     print(
         f"first journaled call (git init + baseline commit of {args.files} files + the call): "
         f"{baseline_call * 1e3:.0f} ms"

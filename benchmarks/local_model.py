@@ -40,6 +40,7 @@ from memdir.models import ChatMessage, GenerateConfig, Model, Usage, get_model
 from memdir.models.local import QWEN_CODER_1_5B, LocalServer, missing_reason
 from memdir.store import spec
 from memdir.store.store import Store
+from memdir.tools.wiring import open_store
 from memdir.variants.dump import write_dump
 
 
@@ -78,7 +79,7 @@ async def speed(model: Model) -> dict[str, float]:
 
 async def management(model: Model, reps: int, root: Path) -> list[dict[str, Any]]:
     sample = load_sample("locomo", "conv-50")
-    store = Store(root, create=True)
+    store = open_store(root, create=True)
     spec.init(store)
     rows = []
     for chunk in sample.chunks()[:reps]:
@@ -102,7 +103,7 @@ async def management(model: Model, reps: int, root: Path) -> list[dict[str, Any]
 
 def dump_store(root: Path) -> tuple[Store, list[Any]]:
     sample = load_sample("locomo", "conv-50").sliced(1, 4)
-    store = Store(root, create=True)
+    store = open_store(root, create=True)
     with store.step("dump"):
         write_dump(store, sample)
     return store, sorted(sample.questions, key=lambda q: q.order)

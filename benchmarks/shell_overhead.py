@@ -17,40 +17,22 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import statistics
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from _common import make_store, stats_ms, table, timed
 from rich.console import Console
 from rich.progress import Progress
-from rich.table import Table
 
 from memdir.store.store import Store
 from memdir.tools import sandbox
 from memdir.tools.profiles import Harness
 
-BODY = "- alice | diet: vegan (since 2023-05-02) [S6T5]\n" * 40  # ~2 KB
-
-
-def build(root: Path, n: int) -> None:
-    for i in range(n):
-        folder = root / f"topic-{i % 20:02d}"
-        folder.mkdir(exist_ok=True)
-        (folder / f"note-{i:05d}.md").write_text(
-            f"---\nname: note-{i:05d}\ndescription: Note {i}\n---\n# Note {i}\n{BODY}"
-        )
-
-
-def timed_ms(fn: Callable[[], object]) -> float:
-    t = time.perf_counter()
-    fn()
-    return (time.perf_counter() - t) * 1000
-
 
 def median_ms(fn: Callable[[], object], reps: int) -> float:
-    return statistics.median(timed_ms(fn) for _ in range(reps))
+    return stats_ms([timed(fn)[0] for _ in range(reps)])["median_ms"]
 
 
 def main() -> None:
@@ -69,11 +51,10 @@ def main() -> None:
         limits = sandbox.ShellLimits()
         for n in sizes:
             root = Path(tmp, f"store-{n}")
-            root.mkdir()
-            build(root, n)
-            harness = Harness(Store(root, observers=False), "shell")
-            first = timed_ms(lambda h=harness: h.call("bash", {"command": "true"}))  # builds the copy
-            edit = {"command": "sed -i 's/vegan/VEGAN/;s/VEGAN/vegan/' topic-00/note-00000.md"}
+            make_store(root, n)
+            harness = Harness(Store(root), "shell")
+            first = timed(lambda h=harness: h.call("bash", {"command": "true"}))[0] * 1000  # builds the copy
+            edit = {"command": "sed -i 's/vegan/VEGAN/;s/VEGAN/vegan/' topic-00/note-000.md"}
             row = {
                 "files": n,
                 "first_call_ms": first,
@@ -83,12 +64,9 @@ def main() -> None:
             }
             rows.append(row)
             progress.advance(task)
-    table = Table(title=f"bash call overhead (median of {args.reps})")
     cols = ("files", "first call ms", "bwrap bare ms", "bash: true ms", "x bare", "bash: sed -i ms", "x bare")
-    for col in cols:
-        table.add_column(col, justify="right")
-    for r in rows:
-        table.add_row(
+    cells = [
+        (
             str(r["files"]),
             f"{r['first_call_ms']:.1f}",
             f"{r['bwrap_bare_ms']:.1f}",
@@ -97,7 +75,9 @@ def main() -> None:
             f"{r['bash_sed_ms']:.1f}",
             f"{r['bash_sed_ms'] / r['bwrap_bare_ms']:.1f}",
         )
-    Console().print(table)
+        for r in rows
+    ]
+    Console().print(table(f"bash call overhead (median of {args.reps})", cols, cells))
     run = Path(args.out, time.strftime("shell-overhead-%Y%m%d-%H%M%S"))
     run.mkdir(parents=True)
     manifest = {

@@ -30,8 +30,8 @@ from rich.table import Table
 
 from memdir.skills.retrieve import RETRIEVALS
 from memdir.store import spec
-from memdir.store.store import Store
 from memdir.tools.profiles import Harness
+from memdir.tools.wiring import open_store
 
 FAMILIES = ("pick", "clean", "heat", "cool", "examine", "pick-two")
 VERB = {"pick": "put a", "clean": "put a clean", "heat": "put a hot", "cool": "put a cool"}
@@ -73,7 +73,7 @@ def episode(i: int, rng: random.Random) -> tuple[str, str]:
 
 
 def build(root: Path, n: int, rng: random.Random) -> None:
-    store = Store(root, create=True)
+    store = open_store(root, create=True)
     spec.init(store)
     folders: dict[str, dict[str, str]] = {"episodes": {}, "skills": {}, "notes": {}}
     for i in range(1, n + 1):
@@ -121,7 +121,7 @@ def main() -> None:
         root = Path(tmp, "mem")
         build(root, args.episodes, rng)
         tasks = [task_text(rng)[3] for _ in range(args.tasks)]
-        store = Store(root)
+        store = open_store(root)
         harnesses = {n: Harness(store, RETRIEVALS[n].profile, role="bench") for n in names}
         for n in names:  # warm-up: the BM25 index and the shell's working copy are built here
             t = time.perf_counter()

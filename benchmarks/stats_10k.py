@@ -24,74 +24,31 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
+from _common import REPO, env, make_store, timed
 from rich.console import Console
 from rich.table import Table
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "src"))
-
-from memdir.analytics import taxonomy  # noqa: E402
-from memdir.analytics.tree import build, profile_and_shape, read_store  # noqa: E402
-from memdir.store.store import Store  # noqa: E402
+from memdir.analytics import taxonomy
+from memdir.analytics.tree import build, profile_and_shape, read_store
+from memdir.store.store import Store
 
 TARGET_S = 10.0
 SECTIONS_PER_FILE = 5
 FOLDERS = 40
 
 
-def make_store(root: Path, units: int) -> None:
-    rng = np.random.default_rng(42)
-    shared = [f"common{i}" for i in range(400)]
-    files = units // SECTIONS_PER_FILE
-    per_folder = files // FOLDERS
-    for f in range(FOLDERS):
-        topic = [f"t{f}w{i}" for i in range(150)]
-        folder = root / f"topic-{f:02d}"
-        folder.mkdir(parents=True)
-        (folder / "MEMORY.md").write_text(
-            f"---\ndescription: topic {f} notes and their files\n---\nFiles about topic {f} and its people.\n"
-        )
-        for k in range(per_folder):
-            desc = f"topic {f} note {k} {' '.join(rng.choice(topic, 3))}"
-            parts = [f"---\nname: note-{k:03d}\ndescription: {desc}\n---"]
-            parts.append(f"# Note {k}")
-            for s in range(SECTIONS_PER_FILE):
-                words = list(rng.choice(topic, 14)) + list(rng.choice(shared, 8))
-                rng.shuffle(words)
-                parts.append(f"## {' '.join(rng.choice(topic, 2))} {s}\n- {' '.join(words)} [S{k}T{s}]")
-            (folder / f"note-{k:03d}.md").write_text("\n".join(parts) + "\n")
-    (root / "MEMORY.md").write_text(
-        "---\ndescription: root\n---\nA synthetic store for the stats benchmark.\n"
-    )
-
-
 def phases(root: Path) -> dict[str, float]:
     t: dict[str, float] = {}
-    s0 = time.perf_counter()
-    snap = read_store(Store(root, observers=False))
-    t["read files"] = time.perf_counter() - s0
-    s0 = time.perf_counter()
-    tree = build(snap)
-    t["build tree"] = time.perf_counter() - s0
-    s0 = time.perf_counter()
-    profile_and_shape(tree)
-    t["profile + shape"] = time.perf_counter() - s0
+    t["read files"], snap = timed(lambda: read_store(Store(root)))
+    t["build tree"], tree = timed(lambda: build(snap))
+    t["profile + shape"], _ = timed(lambda: profile_and_shape(tree))
     panel = taxonomy.Panel()
-    s0 = time.perf_counter()
-    taxonomy.b1(tree, panel)
-    t["B1"] = time.perf_counter() - s0
+    t["B1"], _ = timed(lambda: taxonomy.b1(tree, panel))
     units = [u for u in tree.units if len(u.text) >= taxonomy.MIN_UNIT_CHARS]
-    s0 = time.perf_counter()
-    x = taxonomy.vectorize([u.text for u in units])
-    t["TF-IDF fit (units)"] = time.perf_counter() - s0
+    t["TF-IDF fit (units)"], x = timed(lambda: taxonomy.vectorize([u.text for u in units]))
     assert x is not None
-    s0 = time.perf_counter()
-    taxonomy.b2_b3(units, x, panel)
-    t["B2 + B3"] = time.perf_counter() - s0
-    s0 = time.perf_counter()
-    taxonomy.b4(units, x, panel)
-    t["B4"] = time.perf_counter() - s0
+    t["B2 + B3"], _ = timed(lambda: taxonomy.b2_b3(units, x, panel))
+    t["B4"], _ = timed(lambda: taxonomy.b4(units, x, panel))
     return t
 
 
@@ -104,8 +61,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "store"
-        make_store(root, args.units)
-        env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+        make_store(root, args.units // SECTIONS_PER_FILE, folders=FOLDERS, sections=SECTIONS_PER_FILE)
         cli_times, cli_cpu, record = [], [], {}
         for _ in range(args.repeat):
             c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -114,7 +70,7 @@ def main() -> None:
                 [sys.executable, "-m", "memdir", "stats", str(root), "--json"],
                 capture_output=True,
                 text=True,
-                env=env,
+                env=env(),
                 check=True,
             )
             cli_times.append(time.perf_counter() - s0)

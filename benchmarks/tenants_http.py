@@ -40,7 +40,7 @@ from memdir.mcp import tenants
 from memdir.mcp.server import http_app
 from memdir.mcp.tenant_app import tenants_app
 from memdir.store import spec
-from memdir.store.store import Store
+from memdir.tools.wiring import open_store
 
 
 @contextlib.contextmanager
@@ -97,10 +97,10 @@ def main() -> None:
         tf = base / "tenants.json"
         tokens = []
         for i in range(args.tenants):
-            store = Store(base / f"t{i}", create=True)
+            store = open_store(base / f"t{i}", create=True)
             spec.init(store)
             tokens.append(tenants.add_token(tf, str(base / f"t{i}"), "manage"))
-        target = Store(base / "t0")
+        target = open_store(base / "t0")
         with serve(http_app(target, "manage")) as one, serve(tenants_app(tenants.load(tf))) as many:
             targets = {"single store": (one, None), f"tenants ({args.tenants} tokens)": (many, tokens[-1])}
             samples = asyncio.run(time_calls(targets, args.calls))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import os
 import shutil
 import sys
 import tempfile
@@ -22,18 +23,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _anthropic_ops import PROBES, TRAILING_BLANK_WHY, frontmatter_file, timed_ops
-from _common import (
-    bar_chart,
-    build_store,
-    filesystem_of,
-    fsync_calibration,
-    machine,
-    stats_ms,
-    timed,
-    tree_bytes,
-    tree_modes,
-    write_json,
-)
+from _common import bar_chart, build_store, fsync_calibration, machine, stats_ms, timed, write_json
 from anthropic.lib.tools._beta_functions import ToolError as SdkToolError
 from anthropic.tools.memory import BetaLocalFilesystemMemoryTool
 from rich.console import Console
@@ -41,9 +31,45 @@ from rich.table import Table
 
 from memdir.store.store import Store
 from memdir.tools.profiles import Harness
+from memdir.tools.wiring import open_store
 
 Outcome = tuple[bool, str]  # (ok, text shown to the model)
 Runner = Callable[[dict[str, Any]], Outcome]
+
+
+# -- the trees and the disk they are on -------------------------------------------------------
+def tree_bytes(root: Path) -> dict[str, bytes]:
+    """{relative path: content} of every file under `root`, hidden ones included."""
+    snap: dict[str, bytes] = {}
+    for dirpath, _dirs, files in os.walk(root):
+        for f in files:
+            p = Path(dirpath) / f
+            snap[p.relative_to(root).as_posix()] = p.read_bytes()
+    return snap
+
+
+def tree_modes(root: Path) -> dict[str, int]:
+    """{relative path: permission bits} of every file and folder under `root`."""
+    modes: dict[str, int] = {}
+    for dirpath, dirs, files in os.walk(root):
+        for name in (*dirs, *files):
+            p = Path(dirpath) / name
+            modes[p.relative_to(root).as_posix() + ("/" if name in dirs else "")] = p.lstat().st_mode & 0o777
+    return modes
+
+
+def filesystem_of(path: Path) -> str:
+    """The mount type holding `path` (from /proc/mounts; 'unknown' elsewhere)."""
+    try:
+        mounts = [ln.split() for ln in Path("/proc/mounts").read_text().splitlines()]
+    except OSError:
+        return "unknown"
+    real = os.path.realpath(path)
+    best = max(
+        (m for m in mounts if real == m[1] or real.startswith(m[1].rstrip("/") + "/")),
+        key=lambda m: len(m[1]),
+    )
+    return best[2]
 
 
 def memdir_runner(harness: Harness) -> Runner:
@@ -101,10 +127,10 @@ def run(args: argparse.Namespace, tmp: Path, console: Console) -> int:
     roots = {name: tmp / name / "memories" for name in ("memdir", "memdir-noobs", "sdk")}
     for root in roots.values():
         shutil.copytree(template, root)
-    memdir_store = Store(roots["memdir"])
+    memdir_store = open_store(roots["memdir"])
     runners: dict[str, Runner] = {
         "memdir": memdir_runner(Harness(memdir_store, "manage")),
-        "memdir-noobs": memdir_runner(Harness(Store(roots["memdir-noobs"], observers=False), "manage")),
+        "memdir-noobs": memdir_runner(Harness(Store(roots["memdir-noobs"]), "manage")),
         "sdk": sdk_runner(BetaLocalFilesystemMemoryTool(base_path=str(tmp / "sdk"))),
     }
     observers = [type(o).__module__ + "." + type(o).__qualname__ for o in memdir_store.observers]

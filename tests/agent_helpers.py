@@ -69,12 +69,9 @@ class StandIn:
 
 
 def new_store(path: Path) -> Any:
-    from memdir.store import spec
-    from memdir.store.store import Store
+    from memdir.tools.wiring import open_store
 
-    st = Store(path, create=True)
-    spec.init(st)
-    return st
+    return open_store(path, create=True, init=True)
 
 
 def snapshot(store: Any) -> dict[str, str]:

@@ -9,6 +9,7 @@ import pytest
 from memdir.store import spec
 from memdir.store.store import Store
 from memdir.tools.profiles import Harness
+from memdir.tools.wiring import open_store
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -32,13 +33,13 @@ def fm(name: str, description: str = "test file", body: str = "") -> str:
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     r = tmp_path / "mem"
-    spec.init(Store(r, create=True))
+    spec.init(open_store(r, create=True))
     return r
 
 
 @pytest.fixture
 def store(root: Path) -> Store:
-    return Store(root)
+    return open_store(root)
 
 
 @pytest.fixture

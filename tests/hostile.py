@@ -2,9 +2,17 @@
 reliability script (benchmarks/reliability/fuzz_paths.py).
 
 The auditor is a CPython audit hook: while armed, every file-system event the process raises
-(open, listdir/scandir, mkdir, rename, remove, link, symlink, rmtree, subprocess) has its paths
-checked against the allowed roots. "Zero accesses outside the root" is then a measured fact,
-not an inference from outputs.
+(open, listdir/scandir, mkdir, rename, remove, link, symlink, chmod, truncate, rmtree,
+subprocess) has its paths checked against the allowed roots. "Zero accesses outside the root"
+is then a measured fact, not an inference from outputs.
+
+A path is resolved as the operation resolves it: an absolute name as it stands; a relative
+name against the directory descriptor the call names (read back from /proc/self/fd), else the
+working directory; a descriptor passed in place of a path is read back the same way. An
+operation that does not follow a link in its last component (remove, rename, mkdir, rmdir,
+rmtree, the name a link is made at, an open with O_NOFOLLOW) is checked by the folder that
+holds the entry; the rest by the entry's real path. The audit event of `os.open` omits its
+`dir_fd`, so while armed `os.open` is a pass-through that notes `dir_fd` for the hook.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ import os
 import random
 import secrets
 import sys
+import threading
 import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
@@ -21,20 +30,22 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-_PATH_EVENTS = {
-    "open": (0,),
-    "os.listdir": (0,),
-    "os.scandir": (0,),
-    "os.mkdir": (0,),
-    "os.rename": (0, 1),
-    "os.replace": (0, 1),
-    "os.remove": (0,),
-    "os.rmdir": (0,),
-    "os.link": (0, 1),
-    "os.symlink": (0, 1),
-    "os.chmod": (0,),
-    "os.truncate": (0,),
-    "shutil.rmtree": (0,),
+_FOLLOW, _NOFOLLOW = True, False
+# event -> (index of a path argument, index of the dir_fd it is relative to or None, follows a
+# link in its last component). "os.replace" raises "os.rename"; os.unlink raises "os.remove".
+_PATH_EVENTS: dict[str, tuple[tuple[int, int | None, bool], ...]] = {
+    "open": ((0, None, _FOLLOW),),  # dir_fd noted by the os.open pass-through; flags decide follow
+    "os.listdir": ((0, None, _FOLLOW),),
+    "os.scandir": ((0, None, _FOLLOW),),
+    "os.mkdir": ((0, 2, _NOFOLLOW),),
+    "os.rename": ((0, 2, _NOFOLLOW), (1, 3, _NOFOLLOW)),
+    "os.remove": ((0, 1, _NOFOLLOW),),
+    "os.rmdir": ((0, 1, _NOFOLLOW),),
+    "os.link": ((0, 2, _FOLLOW), (1, 3, _NOFOLLOW)),  # os.link follows a linked source by default
+    "os.symlink": ((1, 2, _NOFOLLOW),),  # the link's target text: checked in _hook
+    "os.chmod": ((0, 2, _FOLLOW),),
+    "os.truncate": ((0, None, _FOLLOW),),
+    "shutil.rmtree": ((0, 1, _NOFOLLOW),),
 }
 
 
@@ -43,6 +54,30 @@ _PATH_EVENTS = {
 # marker (the first version looked for the word CANARY) would be generated into a path and
 # echoed back in the error message, a false leak.
 MARK = "OUTSIDE-SECRET-" + secrets.token_hex(6)
+
+_REAL_OS_OPEN = os.open
+_NOTED = threading.local()  # the dir_fd of the os.open call in progress on this thread
+
+
+def _noting_open(path: Any, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+    """`os.open`, unchanged, except that the audit hook can see which dir_fd it was given."""
+    _NOTED.dir_fd = dir_fd
+    try:
+        return _REAL_OS_OPEN(path, flags, mode, dir_fd=dir_fd)
+    finally:
+        _NOTED.dir_fd = None
+
+
+def _descriptor_path(fd: int) -> str | None:
+    """The path a descriptor refers to now, or None if it names no file-system object (a pipe,
+    a socket) or is not open (then the call fails without touching anything)."""
+    try:
+        target = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
+    if not target.startswith("/"):
+        return None  # "pipe:[...]", "socket:[...]", "anon_inode:..."
+    return target.removesuffix(" (deleted)")
 
 
 class AccessAuditor:
@@ -68,23 +103,44 @@ class AccessAuditor:
         self.allowed = [os.path.realpath(r) for r in roots]
         self.violations.clear()
         self.events = 0
+        os.open = _noting_open
         self._on = True
 
     def disarm(self) -> None:
         self._on = False
+        os.open = _REAL_OS_OPEN
 
-    def _ok(self, path: Any, dir_fd: Any = None) -> bool:
-        if isinstance(path, int) or path is None:
-            return True  # a descriptor: checked when it was opened
+    def _inside(self, real: str) -> bool:
+        return any(real == a or real.startswith(a + os.sep) for a in self.allowed)
+
+    def _resolve(self, path: Any, dir_fd: Any, follow: bool) -> str | None:
+        """The absolute real path the operation reaches, or None where it reaches no file."""
+        if isinstance(path, int):
+            return _descriptor_path(path)  # the object itself: nothing left to follow
+        if path is None:
+            path = "."  # os.listdir() and os.scandir(): the working directory
         if isinstance(path, bytes):
             path = os.fsdecode(path)
         if not isinstance(path, str | os.PathLike):
-            return True
+            return None
         p = os.fspath(path)
+        if isinstance(p, bytes):
+            p = os.fsdecode(p)
         if not os.path.isabs(p):
-            return dir_fd is not None or True  # relative to a checked descriptor or the cwd below
-        real = os.path.realpath(p)
-        return any(real == a or real.startswith(a + os.sep) for a in self.allowed)
+            base = os.getcwd() if dir_fd is None or dir_fd < 0 else _descriptor_path(dir_fd)
+            if base is None:
+                return None  # a bad dir_fd: the call fails with EBADF
+            p = os.path.join(base, p)
+        head, name = os.path.split(p.rstrip(os.sep) or os.sep)
+        if follow or name in ("", ".", ".."):
+            return os.path.realpath(p)
+        return os.path.join(os.path.realpath(head), name)  # the entry itself, not its target
+
+    def _check(self, event: str, path: Any, dir_fd: Any = None, follow: bool = True) -> None:
+        real = self._resolve(path, dir_fd, follow)
+        if real is not None and not self._inside(real):
+            given = os.fsdecode(path) if isinstance(path, str | bytes | os.PathLike) else None
+            self.violations.append((event, given if given and os.path.isabs(given) else real))
 
     def _hook(self, event: str, args: tuple[Any, ...]) -> None:
         if not self._on:
@@ -95,16 +151,33 @@ class AccessAuditor:
             self.events += 1
             argv = args[1] if len(args) > 1 else []
             target = argv[-1] if isinstance(argv, list | tuple) and argv else None
-            if target is not None and os.path.isabs(os.fsdecode(target)) and not self._ok(target):
-                self.violations.append((event, os.fsdecode(target)))
+            if target is not None and os.path.isabs(os.fsdecode(target)):
+                self._check(event, target)
             return
-        idx = _PATH_EVENTS.get(event)
-        if idx is None:
+        spec = _PATH_EVENTS.get(event)
+        if spec is None:
             return
         self.events += 1
-        for i in idx:
-            if i < len(args) and not self._ok(args[i]):
-                self.violations.append((event, str(args[i])))
+        for i, fd_i, follow in spec:
+            if i >= len(args):
+                continue
+            if event == "open":  # (path, mode, flags); mode is None when os.open raised it
+                dir_fd = getattr(_NOTED, "dir_fd", None) if args[1] is None else None
+                flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
+                exclusive = flags & os.O_CREAT and flags & os.O_EXCL  # made new: never a link
+                self._check(event, args[0], dir_fd, not (flags & os.O_NOFOLLOW or exclusive))
+                continue
+            self._check(event, args[i], args[fd_i] if fd_i is not None and fd_i < len(args) else None, follow)
+        if event == "os.symlink" and isinstance(args[0], str | bytes):
+            # a link leading out is a way out for whoever follows it: its target is checked
+            # from the folder the link is made in
+            target = os.fsdecode(args[0])
+            if not os.path.isabs(target):
+                link = self._resolve(args[1], args[2] if len(args) > 2 else None, _NOFOLLOW)
+                if link is None:
+                    return
+                target = os.path.join(os.path.dirname(link), target)
+            self._check(event, target)
 
 
 _CODE_DIRS = tuple(os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix, *sys.path) if p)

@@ -10,13 +10,13 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import uvicorn
+from tests.waits import ExitedEarly, wait_for_listener, wait_until
 
 
 @contextlib.contextmanager
@@ -29,11 +29,13 @@ def run_asgi(app: Any) -> Iterator[str]:
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.01)
+
+    def started() -> bool:
+        if not thread.is_alive():
+            raise RuntimeError("uvicorn ended before it started")
+        return bool(server.started)
+
+    wait_until(started, "uvicorn to start")
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
@@ -54,30 +56,34 @@ def serve_process(
 ) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     """`memdir serve ARGS --http PORT` as a child process; yields it and its /mcp URL once it
     accepts connections, and stops it (SIGTERM, then SIGKILL) afterwards."""
-    port = free_port()
     src = str(Path(__file__).resolve().parents[1] / "src")
     full_env = {
         **os.environ,
         "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", ""),
         **(env or {}),
     }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memdir", "serve", *args, "--http", str(port)],
-        env=full_env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.monotonic() + 30
-    while True:
+    for attempt in range(3):
+        # A free port may be taken before the child binds it (by a test beside this one under
+        # pytest-xdist): the child then exits saying so, and we try another.
+        port = free_port()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memdir", "serve", *args, "--http", str(port)],
+            env=full_env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            wait_for_listener(proc, port, "memdir serve")
             break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                err = proc.stderr.read().decode() if proc.stderr else ""
-                raise RuntimeError(f"memdir serve did not start: {err}") from None
-            time.sleep(0.1)
+        except ExitedEarly as exc:
+            if proc.stderr:
+                proc.stderr.close()
+            if attempt == 2 or "address already in use" not in exc.stderr.lower():
+                raise
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
     try:
         yield proc, f"http://127.0.0.1:{port}/mcp"
     finally:

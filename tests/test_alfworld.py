@@ -25,7 +25,7 @@ from memdir.errors import MemdirError
 from memdir.skills.hints import read_hints
 from memdir.store import frontmatter, spec
 from memdir.store.journal import Journal
-from memdir.store.store import Store
+from memdir.tools.wiring import open_store
 
 GAMES = load_games()
 BY_ID = {g.id: g for g in GAMES}
@@ -103,7 +103,7 @@ def test_grep_retrieval_ranks_whole_entries_by_the_task_words(tmp_path: Path) ->
     from memdir.skills.retrieve import grep_retrieve
     from memdir.tools.profiles import Harness
 
-    store = Store(tmp_path / "mem", create=True)
+    store = open_store(tmp_path / "mem", create=True)
     spec.init(store)
     manage = Harness(store, "manage", role="test")
     bodies = {
@@ -192,6 +192,7 @@ def test_offline_policy_wins_with_the_environments_own_signal(place_env: Alfworl
     assert "[E3]" in md and f"{len(ep.steps)}. > " in md
 
 
+@pytest.mark.slow
 def test_a_stored_episode_of_the_room_makes_the_policy_faster() -> None:
     with AlfworldEnv(KEYCHAIN) as env:
         cold = OfflinePolicy().run(env)
@@ -203,6 +204,7 @@ def test_a_stored_episode_of_the_room_makes_the_policy_faster() -> None:
     assert warm.won and warm.n_steps < cold_steps
 
 
+@pytest.mark.slow
 def test_chain_run_folder_is_leak_free_and_reports(tmp_path: Path) -> None:
     out = tmp_path / "run"
     variants = ["no-store", "episode-log", "curated-skills", "curated-skills-mem"]
@@ -216,7 +218,7 @@ def test_chain_run_folder_is_leak_free_and_reports(tmp_path: Path) -> None:
                 for k in re.findall(r"\[E(\d+)\]", (store_dir / path.removeprefix("/memories/")).read_text())
             ]
             assert idx and max(idx) < r["index"], (r["variant"], r["index"], path)
-    log = Store(out / "stores" / "episode-log" / "chain-1")
+    log = open_store(out / "stores" / "episode-log" / "chain-1")
     assert len([e for e in log.files("/memories/episodes") if e.path.name != "MEMORY.md"]) == 3
     # Each row names the store's snapshot after its task: the journal holds exactly tasks 1..i.
     journal = Journal(log.root)
@@ -240,16 +242,18 @@ def test_chain_run_folder_is_leak_free_and_reports(tmp_path: Path) -> None:
         run_chains(out, ["episode-log"], games=[PLACE, LOOK, CLEAN])
 
 
+@pytest.mark.slow
 def test_outcome_gate_failures_write_notes_but_no_skill(tmp_path: Path) -> None:
     run_chains(tmp_path / "run", ["curated-skills", "curated-skills-mem"], games=[LOOK], step_cap=2)
-    skills = Store(tmp_path / "run" / "stores" / "curated-skills" / "chain-1")
-    mem = Store(tmp_path / "run" / "stores" / "curated-skills-mem" / "chain-1")
+    skills = open_store(tmp_path / "run" / "stores" / "curated-skills" / "chain-1")
+    mem = open_store(tmp_path / "run" / "stores" / "curated-skills-mem" / "chain-1")
     assert not skills.exists("/memories/skills")
     notes = [e for e in mem.files("/memories/notes") if e.path.name != "MEMORY.md"]
     assert notes and all(frontmatter.parse(mem.read_text(e.path)).metadata["type"] == "note" for e in notes)
     assert spec.validate(mem).valid
 
 
+@pytest.mark.slow
 def test_three_chain_protocol_resets_the_store_between_chains(tmp_path: Path) -> None:
     rows = run_chains(tmp_path / "run", ["episode-log"], protocol="three", games=[PLACE, LOOK, KEYCHAIN])
     assert [(r["chain"], r["index"]) for r in rows] == [(1, 1), (2, 1), (3, 1)]
@@ -258,6 +262,7 @@ def test_three_chain_protocol_resets_the_store_between_chains(tmp_path: Path) ->
     assert cells[0]["chains"] == 3 and cells[0]["n_tasks"] == 3 and cells[0]["protocol"] == "three"
 
 
+@pytest.mark.slow
 def test_cli_harness_picks_the_retrieval_and_profiles(tmp_path: Path) -> None:
     """`--harness center-bm25` retrieves with BM25 through the search-bm25 profile, end to end."""
     out = tmp_path / "run"

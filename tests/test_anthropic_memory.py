@@ -113,7 +113,7 @@ def test_same_effect_as_sdk_helper(tmp_path: Path) -> None:
     assert (fm.name, fm.description) == ("alpha-2024", "Alpha project")  # renamed along with the file
     assert frontmatter.validate(mine["user-prefs.md"], "user-prefs.md") == []
     # The only convention gap left is one Claude's calls create on any backend: a folder without MEMORY.md.
-    assert [(v.path, v.rule) for v in spec.validate(ours.memory.store).violations] == [
+    assert [(v.path, v.rule) for v in spec.validate(ours.store).violations] == [
         ("/memories/archive", "dir-index")
     ]
     # Our side kept history: every write was a journaled, metered harness call.

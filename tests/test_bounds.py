@@ -52,6 +52,7 @@ def test_listing_is_capped_with_a_notice(manage: Harness, root: Path) -> None:
 
 
 @pytest.mark.parametrize("engine", ["ripgrep", "python"])
+@pytest.mark.slow
 def test_catastrophic_regex_is_bounded(
     manage: Harness, root: Path, monkeypatch: pytest.MonkeyPatch, engine: str
 ) -> None:

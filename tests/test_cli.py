@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from tests.conftest import fm
 
 
@@ -21,6 +22,7 @@ def memdir(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_init_validate_tool_context(tmp_path: Path) -> None:
     root = tmp_path / "m"
     r = memdir("init", str(root))

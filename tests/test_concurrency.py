@@ -5,16 +5,17 @@ from __future__ import annotations
 import multiprocessing as mp
 from pathlib import Path
 
+import pytest
 from tests.conftest import fm
 
-from memdir.store.store import Store
 from memdir.tools.profiles import Harness
+from memdir.tools.wiring import open_store
 
 N_PROC, N_EDITS = 4, 40
 
 
 def _worker(root: str, wid: int) -> None:
-    h = Harness(Store(root), "manage", role=f"w{wid}")
+    h = Harness(open_store(root), "manage", role=f"w{wid}")
     for i in range(N_EDITS):
         # read-modify-write under the harness: insert at the end needs the current line count,
         # which another process may change in between; the lock must keep each call whole.
@@ -29,8 +30,9 @@ def _worker(root: str, wid: int) -> None:
             ).is_error
 
 
+@pytest.mark.slow
 def test_no_lost_updates(root: Path) -> None:
-    Harness(Store(root), "manage").call("create", {"path": "/memories/log.md", "file_text": fm("log")})
+    Harness(open_store(root), "manage").call("create", {"path": "/memories/log.md", "file_text": fm("log")})
     ctx = mp.get_context("spawn")
     procs = [ctx.Process(target=_worker, args=(str(root), w)) for w in range(N_PROC)]
     for p in procs:
@@ -44,7 +46,7 @@ def test_no_lost_updates(root: Path) -> None:
 
 
 def _replacer(root: str, wid: int) -> None:
-    h = Harness(Store(root), "manage")
+    h = Harness(open_store(root), "manage")
     for _ in range(N_EDITS):
         while True:
             text = (Path(root) / "counter.md").read_text()
@@ -61,8 +63,9 @@ def _replacer(root: str, wid: int) -> None:
                 break
 
 
+@pytest.mark.slow
 def test_compare_and_swap_increments_are_exact(root: Path) -> None:
-    Harness(Store(root), "manage").call(
+    Harness(open_store(root), "manage").call(
         "create", {"path": "/memories/counter.md", "file_text": fm("counter", body="count=0\n")}
     )
     ctx = mp.get_context("spawn")

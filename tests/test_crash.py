@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from tests.conftest import REPO
 from tests.workers import N_FILES, crash_campaign, parse_version, seed_crash_store, version_text
 
@@ -16,6 +17,7 @@ def test_version_texts_detect_tearing() -> None:
     assert parse_version(2, text) is None
 
 
+@pytest.mark.slow
 def test_sigkill_mid_edit(tmp_path: Path) -> None:
     root = tmp_path / "mem"
     seed_crash_store(root)

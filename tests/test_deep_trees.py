@@ -21,8 +21,8 @@ from memdir.store import spec
 from memdir.store.journal import Journal
 from memdir.store.paths import MAX_DEPTH
 from memdir.store.safefs import REMOVE_WINDOW, remove_tree
-from memdir.store.store import Store
 from memdir.tools.profiles import Harness
+from memdir.tools.wiring import open_store
 
 DEEP = 1300  # past Python's recursion limit: the depth that broke search and delete
 
@@ -91,11 +91,12 @@ def test_rename_cannot_push_a_folder_past_the_limit(manage: Harness, root: Path)
     assert (root / "g" / "h").joinpath(*[f"f{i}" for i in range(30)], "x.md").is_file()
 
 
+@pytest.mark.slow
 def test_a_tree_made_deep_by_hand_is_walked_bounded_with_findings(root: Path) -> None:
     chain(root, "deep", DEEP)
     (root / "people").mkdir()
     (root / "people" / "alice.md").write_text(fm("alice", body="zyzzyva up here\n"))
-    store = Store(root)
+    store = open_store(root)
     h = Harness(store, "manage-bm25", role="test")
     deepest_read = "/memories/deep" + "/d" * (MAX_DEPTH - 1)
     start = time.monotonic()
@@ -128,6 +129,7 @@ def test_a_tree_made_deep_by_hand_is_walked_bounded_with_findings(root: Path) ->
     assert time.monotonic() - start < 60  # a hang guard, not a speed target
 
 
+@pytest.mark.slow
 def test_cli_validate_and_check_name_the_deep_folder(root: Path) -> None:
     chain(root, "deep", DEEP)
     runner = CliRunner()
@@ -172,7 +174,7 @@ def test_a_parked_folder_of_a_killed_removal_is_swept(root: Path) -> None:
     (parked / "a" / "x.md").write_text("x")
     old = time.time() - 3600
     os.utime(parked, (old, old))
-    store = Store(root)
+    store = open_store(root)
     with store.step("test"):
         pass
     assert not parked.exists()
@@ -180,7 +182,7 @@ def test_a_parked_folder_of_a_killed_removal_is_swept(root: Path) -> None:
 
 def test_journal_history_shows_the_skipped_trailer(root: Path) -> None:
     chain(root, "deep", MAX_DEPTH + 2)
-    h = Harness(Store(root), "manage")
+    h = Harness(open_store(root), "manage")
     assert not h.call("create", {"path": "/memories/a.md", "file_text": fm("a")}).is_error
     log = subprocess.run(
         ["git", "--git-dir", str(root / ".memdir" / "journal.git"), "log", "--format=%B"],
@@ -201,7 +203,7 @@ def test_journal_history_shows_the_skipped_trailer(root: Path) -> None:
 @pytest.mark.parametrize("levels", [MAX_DEPTH - 1, MAX_DEPTH])
 def test_files_at_the_limit_are_read_everywhere(root: Path, levels: int) -> None:
     chain(root, "deep", levels - 1)  # the file lies in a folder `levels` levels down
-    store = Store(root)
+    store = open_store(root)
     h = Harness(store, "manage-bm25")
     leaf = "/memories/deep" + "/d" * (levels - 1) + "/leaf.md"
     assert leaf in h.call("bm25_full_search", {"query": "zyzzyva"}).text

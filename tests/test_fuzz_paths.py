@@ -16,8 +16,8 @@ from tests.hostile import MARK, AccessAuditor, plant, tool_calls
 
 from memdir.mcp.server import build_server
 from memdir.store import spec
-from memdir.store.store import Store
 from memdir.tools.profiles import Harness
+from memdir.tools.wiring import open_store
 
 SETTINGS = settings(
     max_examples=400,
@@ -30,7 +30,7 @@ SETTINGS = settings(
 def arena(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     base = tmp_path_factory.mktemp("fuzz")
     root, outside = base / "mem", base / "outside"
-    spec.init(Store(root, create=True))
+    spec.init(open_store(root, create=True))
     plant(root, outside)
     return base, root, outside
 
@@ -54,8 +54,8 @@ def test_fuzz_tools_in_process(arena: tuple[Path, Path, Path]) -> None:
     _, root, outside = arena
     before = _outside_state(outside)
     auditor = AccessAuditor.install()
-    harness = Harness(Store(root), "manage")
-    search = Harness(Store(root), "search")
+    harness = Harness(open_store(root), "manage")
+    search = Harness(open_store(root), "search")
 
     @SETTINGS
     @given(tool_calls())
@@ -64,7 +64,7 @@ def test_fuzz_tools_in_process(arena: tuple[Path, Path, Path]) -> None:
         h = search if name in ("toc", "section_read") else harness
         _check_call(auditor, h, root, name, args)
         if not (root / "MEMORY.md").exists():
-            spec.init(Store(root))  # a fuzzed delete may remove it; keep the arena a memory
+            spec.init(open_store(root))  # a fuzzed delete may remove it; keep the arena a memory
         plant(root, outside)  # a fuzzed delete or rename may remove the plants: put them back
 
     run()
@@ -75,7 +75,7 @@ def test_fuzz_tools_in_process(arena: tuple[Path, Path, Path]) -> None:
 def test_fuzz_tools_over_mcp(arena: tuple[Path, Path, Path]) -> None:
     _, root, outside = arena
     before = _outside_state(outside)
-    harness = Harness(Store(root), "manage")
+    harness = Harness(open_store(root), "manage")
 
     @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(tool_calls())
@@ -111,6 +111,65 @@ def test_auditor_catches_an_outside_access(arena: tuple[Path, Path, Path]) -> No
     assert [v[1] for v in auditor.violations] == [str(outside / "canary.md")]
 
 
+def test_auditor_resolves_relative_names_and_descriptors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Names relative to a directory descriptor or the working directory, and descriptors in
+    place of paths, are resolved as the call resolves them. The auditor used to pass every
+    relative name and every descriptor unchecked, so it never saw the store's own kind of access
+    (a name under a directory descriptor) leave the root; the first block below records
+    nothing on that version."""
+    import os
+
+    root, outside = tmp_path / "mem", tmp_path / "outside"
+    spec.init(open_store(root, create=True))
+    plant(root, outside)
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+    out_fd = os.open(outside, os.O_RDONLY | os.O_DIRECTORY)
+    in_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    auditor = AccessAuditor.install()
+    escapes = {
+        "under an outside descriptor": lambda: os.close(os.open("canary.md", flags, dir_fd=out_fd)),
+        "made under an outside descriptor": lambda: os.mkdir("made", dir_fd=out_fd),
+        "removed under an outside descriptor": lambda: os.rmdir("made", dir_fd=out_fd),
+        "an outside descriptor listed": lambda: os.listdir(out_fd),
+        "relative to an outside cwd": lambda: Path("canary.md").read_bytes(),
+        "the cwd listed": lambda: list(os.scandir()),
+        "through a link, followed": lambda: os.close(os.open("link_file.md", os.O_RDONLY, dir_fd=in_fd)),
+    }
+    try:
+        for what, act in escapes.items():
+            monkeypatch.chdir(outside if "cwd" in what else root)
+            auditor.arm([root])
+            try:
+                act()
+            finally:
+                auditor.disarm()
+            assert auditor.violations, f"{what}: not seen"
+            assert all(v[1].startswith(str(outside)) for v in auditor.violations), (what, auditor.violations)
+
+        # the same kinds of call inside the root, and links used without following them
+        monkeypatch.chdir(root)
+        auditor.arm([root])
+        try:
+            os.close(os.open("MEMORY.md", flags, dir_fd=in_fd))
+            os.mkdir("made", dir_fd=in_fd)
+            os.rmdir("made", dir_fd=in_fd)
+            os.listdir(in_fd)
+            Path("MEMORY.md").read_bytes()
+            list(os.scandir())
+            with pytest.raises(OSError):  # ELOOP: the link is refused, not followed
+                os.open("link_file.md", flags, dir_fd=in_fd)
+            os.rename("link_out", "link_moved", src_dir_fd=in_fd, dst_dir_fd=in_fd)
+            os.remove("link_moved", dir_fd=in_fd)
+        finally:
+            auditor.disarm()
+        assert auditor.violations == [] and auditor.events >= 9
+    finally:
+        os.close(out_fd)
+        os.close(in_fd)
+
+
 def test_index_scan_never_lists_through_a_folder_swapped_for_a_link(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -122,7 +181,7 @@ def test_index_scan_never_lists_through_a_folder_swapped_for_a_link(
     from memdir.store import scan as scan_mod
 
     root, outside = tmp_path / "mem", tmp_path / "outside"
-    spec.init(Store(root, create=True))
+    spec.init(open_store(root, create=True))
     (root / "people").mkdir()
     (root / "people" / "alice.md").write_text("---\nname: alice\ndescription: a\n---\n")
     plant(root, outside)
@@ -183,7 +242,7 @@ def test_index_never_reads_through_a_folder_swapped_for_a_link(tmp_path: Path) -
     from memdir.store.index import SearchIndex
 
     root, outside = tmp_path / "mem", tmp_path / "outside"
-    store = Store(root, create=True)
+    store = open_store(root, create=True)
     spec.init(store)
     (root / "people").mkdir()
     (root / "people" / "alice.md").write_text("---\nname: alice\ndescription: a\n---\ninside words\n")
@@ -221,7 +280,7 @@ def test_ripgrep_never_starts_on_a_folder_swapped_for_a_link(tmp_path: Path) -> 
     import sys
 
     root, outside = tmp_path / "mem", tmp_path / "outside"
-    spec.init(Store(root, create=True))
+    spec.init(open_store(root, create=True))
     (root / "people").mkdir()
     (root / "people" / "alice.md").write_text("---\nname: alice\ndescription: a\n---\ninside line\n")
     outside.mkdir()
@@ -229,7 +288,7 @@ def test_ripgrep_never_starts_on_a_folder_swapped_for_a_link(tmp_path: Path) -> 
     if not _SWAP.get("spawn_installed"):
         sys.addaudithook(_swap_at_spawn)
         _SWAP["spawn_installed"] = True
-    harness = Harness(Store(root), "manage")
+    harness = Harness(open_store(root), "manage")
     auditor = AccessAuditor.install()
     _SWAP.update(root=root, outside=outside, spawn=True)
     auditor.arm([root])

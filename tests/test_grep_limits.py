@@ -11,10 +11,10 @@ import pytest
 from tests.conftest import fm
 
 from memdir.store.chunks import build_chunk_store
-from memdir.store.store import Store
 from memdir.stream import Turn
 from memdir.tools.grep import MAX_REPLY_BYTES, MAX_RESULTS
 from memdir.tools.profiles import Harness
+from memdir.tools.wiring import open_store
 
 ENGINES = [
     "python",
@@ -31,7 +31,7 @@ def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> s
 def test_max_results_is_capped_and_the_note_names_the_cap(root: Path, engine: str) -> None:
     # The case: 2.6 MB of short lines; max_results 1e12 once returned 35 MB.
     (root / "big.md").write_text(fm("big") + "x\n" * 1_300_000)
-    h = Harness(Store(root), "search")
+    h = Harness(open_store(root), "search")
     r = h.call("grep", {"pattern": "^x$", "path": "/memories/big.md", "max_results": 1e12})
     assert not r.is_error, r.text
     lines = r.text.split("\n")
@@ -48,7 +48,7 @@ def test_max_results_is_capped_and_the_note_names_the_cap(root: Path, engine: st
 
 def test_reply_size_is_capped(root: Path, engine: str) -> None:
     (root / "wide.md").write_text(fm("wide") + ("y" * 390 + "\n") * 2000)
-    r = Harness(Store(root), "search").call("grep", {"pattern": "y", "max_results": 1000})
+    r = Harness(open_store(root), "search").call("grep", {"pattern": "y", "max_results": 1000})
     assert not r.is_error, r.text
     assert len(r.text.encode()) <= MAX_REPLY_BYTES + 200  # the head line rides on top
     assert f"stopped at {MAX_REPLY_BYTES // 1024} KB of output" in r.text.split("\n")[0]
@@ -77,7 +77,7 @@ def _hostile_names(root: Path) -> None:
 
 def test_names_with_newlines_cannot_forge_grep_lines(root: Path, engine: str) -> None:
     _hostile_names(root)
-    h = Harness(Store(root), "search")
+    h = Harness(open_store(root), "search")
     r = h.call("grep", {"pattern": "forged"})
     assert not r.is_error and r.text == "No lines match 'forged' in /memories.", r.text
     r = h.call("grep", {"pattern": "^"})  # every line of every file: only nameable ones appear
@@ -88,7 +88,7 @@ def test_names_with_newlines_cannot_forge_grep_lines(root: Path, engine: str) ->
 
 def test_names_with_newlines_are_left_out_of_listings_and_searches(root: Path, tmp_path: Path) -> None:
     _hostile_names(root)
-    h = Harness(Store(root), "manage-bm25")
+    h = Harness(open_store(root), "manage-bm25")
     r = h.call("view", {"path": "/memories"})
     assert not r.is_error
     listed = r.text.split("\n")
@@ -98,8 +98,17 @@ def test_names_with_newlines_are_left_out_of_listings_and_searches(root: Path, t
     r = h.call("bm25_full_search", {"query": "forged"})
     assert not r.is_error and r.text.startswith("No files under /memories match"), r.text
     # A chunk store with such a file: the retrieval answers with the real chunks, no error.
-    chunks = build_chunk_store(tmp_path / "chunks", [[Turn("S1T1", "Ann", "the forged passport")]])
+    chunks = build_chunk_store(
+        open_store(tmp_path / "chunks", create=True), [[Turn("S1T1", "Ann", "the forged passport")]]
+    )
     (chunks.root / "chunks" / "e\n.md").write_text(fm("e") + "forged forged forged passport\n")
     r = Harness(chunks, "chunk-retrieval").call("bm25_chunk_retrieve", {"query": "forged passport"})
     assert not r.is_error, r.text
     assert "=== /memories/chunks/chunk-0001.md (rank 1" in r.text and "e\n" not in r.text
+
+
+def test_a_nul_in_the_pattern_is_a_tool_error(root: Path, engine: str) -> None:
+    # found by tests/test_tool_args.py: ripgrep's argument list raised "embedded null byte"
+    (root / "a.md").write_text(fm("a") + "text\n")
+    r = Harness(open_store(root), "search").call("grep", {"pattern": "te\x00xt"})
+    assert r.is_error and "NUL character" in r.text

@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from memdir import Guards, Memory
-from memdir.tools.guards import GuardedStore, fact_key
+from memdir.tools.guards import fact_key
 from memdir.tools.profiles import Harness
+from memdir.tools.wiring import open_store
 
 
 def fm(name: str, body: str = "") -> str:
@@ -145,7 +146,7 @@ def test_preservation_applies_only_to_reorganization_steps(tmp_path: Path) -> No
 def test_guards_through_a_plain_harness(tmp_path: Path) -> None:
     """Any harness over a GuardedStore is held to the guards; the session mark is harness meta."""
     Memory(tmp_path / "m")
-    store = GuardedStore(tmp_path / "m", Guards(preserve_facts=True))
+    store = open_store(tmp_path / "m", guards=Guards(preserve_facts=True))
     Harness(store, "manage").call("create", {"path": "/memories/s.md", "file_text": fm("s", FACTS)})
     reorganizer = Harness(store, "manage", role="reorganizer", reorganize=True)
     r = reorganizer.call("delete", {"path": "/memories/s.md"})
@@ -154,8 +155,8 @@ def test_guards_through_a_plain_harness(tmp_path: Path) -> None:
 
 def test_fact_key() -> None:
     assert fact_key("no locator here") is None
-    assert fact_key("  - a  b [S1T2]") == fact_key("* a b [S1T2]") == "a b [S1T2]"
-    assert fact_key("x [B3M12, S1T1]") == "x [B3M12, S1T1]"
+    assert fact_key("  - a  b [S1T2]") == fact_key("* a b [S1T2]") == (("S1T2",), "a b")
+    assert fact_key("x [B3M12, S1T1]") == fact_key("**X** [S1T1, B3M12]") == (("B3M12", "S1T1"), "x")
     assert fact_key("x [T1]") is None
 
 
@@ -164,7 +165,7 @@ SKILL = "---\nname: heat\ndescription: heat procedure\nmetadata:\n  type: skill\
 
 def test_outcome_gate_keeps_failed_attempts_out_of_procedures(tmp_path: Path) -> None:
     Memory(tmp_path / "m")
-    store = GuardedStore(tmp_path / "m", Guards(outcome_gate=True))
+    store = open_store(tmp_path / "m", guards=Guards(outcome_gate=True))
     failed = Harness(store, "manage", role="curator", outcome="failure")
     r = failed.call("create", {"path": "/memories/skills/heat.md", "file_text": SKILL})
     assert r.is_error and "only a successful attempt" in r.text and "note" in r.text
@@ -180,7 +181,7 @@ def test_outcome_gate_keeps_failed_attempts_out_of_procedures(tmp_path: Path) ->
     note = SKILL.replace("type: skill", "type: note").replace("name: heat", "name: oops")
     assert not failed.call("create", {"path": "/memories/notes/oops.md", "file_text": note}).is_error
     # Without the guard (or without an outcome in the step) nothing is refused.
-    plain = Harness(GuardedStore(tmp_path / "m", Guards()), "manage", outcome="failure")
+    plain = Harness(open_store(tmp_path / "m", guards=Guards()), "manage", outcome="failure")
     assert not plain.call(
         "insert", {"path": "/memories/skills/heat.md", "insert_line": 7, "insert_text": "x"}
     ).is_error

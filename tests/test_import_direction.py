@@ -1,14 +1,24 @@
-"""The architecture follows the data; this test keeps imports pointing the right way."""
+"""The architecture follows the data; these tests keep imports pointing one way (the diagram at
+the top of ARCHITECTURE.md) and the module graph free of cycles.
+
+An import is any way one module asks for another: an `import` or `from` statement anywhere in
+the file (at the top, inside a function, under TYPE_CHECKING), or a module named by a string
+and handed to `importlib.import_module` or `__import__`. src/ imports none of its own modules
+by string, so each dependency is visible to these checks and to the type checker.
+"""
 
 from __future__ import annotations
 
 import ast
+import shutil
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "memdir"
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
 
 # layer -> the memdir layers it may import (besides itself). Top-level modules (errors, tokens,
-# stream, locators) are shared leaves anyone may import.
+# stream, conventions) are shared leaves anyone may import; `memdir/__init__.py` only re-exports.
 ALLOWED: dict[str, set[str]] = {
     "store": set(),
     "tools": {"store"},
@@ -21,47 +31,207 @@ ALLOWED: dict[str, set[str]] = {
     "eval": {"store", "tools", "models", "agents", "analytics", "bench", "variants", "skills"},
     "integrations": {"store", "tools"},
     "mcp": {"store", "tools"},
+    "api": {"store", "tools", "models", "agents", "integrations", "mcp"},
     "cli": {"*"},
 }
-LEAVES = {"errors", "tokens", "stream", "locators", "__init__", "__main__", "api"}
+LEAVES = {"errors", "tokens", "stream", "conventions", "__init__", "__main__"}
+STRING_IMPORTERS = {"import_module", "__import__"}
 
 
-def _imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text())
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module]
-        else:
-            continue
-        for n in names:
-            parts = n.split(".")
-            if parts[0] == "memdir" and len(parts) > 1:
-                found.add(parts[1])
+def modules(src: Path, package: str) -> dict[str, Path]:
+    """{dotted name: file} of every module of `package` under `src` (a package is its __init__)."""
+    found: dict[str, Path] = {}
+    for path in sorted((src / package).rglob("*.py")):
+        parts = path.relative_to(src).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return found
 
 
-def test_layers_import_only_downward() -> None:
+def _known(name: str, known: set[str]) -> str | None:
+    """The module `name` denotes: itself, or the nearest package or module holding it."""
+    while name and name not in known:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def imports(path: Path, name: str, known: set[str]) -> tuple[set[str], set[str]]:
+    """(modules `path` imports by statement, modules it imports by string), as names in `known`."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    stated: set[str] = set()
+    by_string = False
+    strings: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            stated.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*up, base] if base else up)
+            stated.add(base)
+            stated.update(f"{base}.{a.name}" for a in node.names)  # `from pkg import module`
+        elif isinstance(node, ast.Call):
+            func = node.func
+            callee = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            by_string = by_string or callee in STRING_IMPORTERS
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            strings.add(node.value)
+    # A string import may name its module through a variable (a tuple of names looped over), so
+    # every submodule name written in a file that imports by string counts as imported (the bare
+    # package name is too common a word, and every module imports its package anyway).
+    named = {s for s in strings if s in known and "." in s} if by_string else set()
+    resolved = {_known(n, known) for n in stated}
+    return {m for m in resolved if m is not None}, named
+
+
+def graph(src: Path, package: str) -> dict[str, set[str]]:
+    """{module: the modules it imports}. Importing `a.b.c` imports `a` and `a.b` too; an edge up
+    to the importer's own packages is left out (they run before it, and a package that re-exports
+    its submodules imports them by design)."""
+    found = modules(src, package)
+    known = set(found)
+    edges: dict[str, set[str]] = {}
+    for name, path in found.items():
+        stated, named = imports(path, name, known)
+        targets: set[str] = set()
+        for target in stated | named:
+            parts = target.split(".")
+            targets.update(".".join(parts[:k]) for k in range(1, len(parts) + 1))
+        own = {".".join(name.split(".")[:k]) for k in range(1, name.count(".") + 2)}
+        edges[name] = {t for t in targets if t in known and t not in own}
+    return edges
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Every group of modules that import one another, directly or around a loop (Tarjan's
+    strongly connected components with more than one module), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def layer(name: str) -> str:
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def layer_problems(src: Path) -> list[str]:
     problems: list[str] = []
-    for path in sorted(SRC.rglob("*.py")):
-        rel = path.relative_to(SRC)
-        layer = rel.parts[0].removesuffix(".py")
-        if layer in LEAVES:
+    for name, targets in sorted(graph(src, "memdir").items()):
+        own = layer(name)
+        if own in LEAVES:
             continue
-        assert layer in ALLOWED, f"new top-level module {layer!r}: add it to ALLOWED with its place"
-        if "*" in ALLOWED[layer]:
+        assert own in ALLOWED, f"new top-level module {own!r}: add it to ALLOWED with its place"
+        if "*" in ALLOWED[own]:
             continue
-        for target in _imports(path) - {layer} - LEAVES:
-            if target not in ALLOWED[layer]:
-                problems.append(f"{rel} imports memdir.{target}")
+        for target in sorted({layer(t) for t in targets} - {own} - LEAVES - ALLOWED[own]):
+            problems.append(f"{name} imports memdir.{target}")
+    return problems
+
+
+def string_imports(src: Path) -> list[str]:
+    found = modules(src, "memdir")
+    return [
+        f"{name} imports {m} by string"
+        for name, path in sorted(found.items())
+        for m in sorted(imports(path, name, set(found))[1])
+    ]
+
+
+def test_layers_import_only_downward() -> None:
+    problems = layer_problems(SRC)
     assert not problems, "imports against the architecture:\n" + "\n".join(problems)
 
 
-def test_nothing_imports_cli_or_mcp() -> None:
-    for path in SRC.rglob("*.py"):
-        layer = path.relative_to(SRC).parts[0]
-        if layer in ("cli", "mcp", "__main__.py"):
-            continue
-        assert not ({"cli", "mcp"} & _imports(path)) or layer == "api.py", path
+def test_nothing_imports_cli_mcp_or_api() -> None:
+    """cli is the top, mcp and api serve a store to the outside: only cli (and the package's
+    lazy re-exports) may reach api, and nothing below api reaches mcp or cli."""
+    for name, targets in graph(SRC, "memdir").items():
+        reached = {layer(t) for t in targets} - {layer(name)}
+        if layer(name) not in ("cli", "__main__", "__init__"):
+            assert "cli" not in reached, name
+            assert "api" not in reached, name
+        if layer(name) not in ("cli", "__main__", "api"):
+            assert "mcp" not in reached, name
+
+
+def test_no_module_is_imported_by_string() -> None:
+    assert string_imports(SRC) == []
+
+
+def test_the_module_graph_has_no_cycles() -> None:
+    assert cycles(graph(SRC, "memdir")) == []
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+
+
+def test_planted_cycles_are_caught(tmp_path: Path) -> None:
+    """A synthetic tree with a lazy cycle and one closed by a string import under TYPE_CHECKING."""
+    _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/a.py": "from pkg.b import f\n",
+            "pkg/b.py": "def f():\n    from pkg import a\n    return a\n",
+            "pkg/c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.d import X\n",
+            "pkg/d.py": "import importlib\nX = 1\nfor n in ('pkg.c',):\n    importlib.import_module(n)\n",
+            "pkg/e.py": "import pkg.a\n",
+        },
+    )
+    assert cycles(graph(tmp_path, "pkg")) == [["pkg.a", "pkg.b"], ["pkg.c", "pkg.d"]]
+    _write(tmp_path, {"pkg/b.py": "def f():\n    return 1\n", "pkg/d.py": "X = 1\n"})
+    assert cycles(graph(tmp_path, "pkg")) == []
+
+
+@pytest.mark.slow
+def test_the_removed_cycles_planted_back_in_a_copy_are_caught(tmp_path: Path) -> None:
+    """The two cycles this layout removed (the store naming its observers, the adapter importing
+    the API), put back into a copy of memdir, and a store module importing a guard by string."""
+    shutil.copytree(SRC / "memdir", tmp_path / "memdir", ignore=shutil.ignore_patterns("__pycache__"))
+    assert cycles(graph(tmp_path, "memdir")) == [] and layer_problems(tmp_path) == []
+    with (tmp_path / "memdir/store/store.py").open("a") as fh:
+        fh.write("\n\ndef _views():\n    from memdir.store.index import observer\n\n    return [observer]\n")
+    with (tmp_path / "memdir/integrations/anthropic_memory.py").open("a") as fh:
+        fh.write("\nif TYPE_CHECKING:\n    from memdir.api import Memory\n")
+    with (tmp_path / "memdir/store/spec.py").open("a") as fh:
+        fh.write("\nimport importlib\n\nGUARDS = importlib.import_module('memdir.tools.guards')\n")
+    groups = cycles(graph(tmp_path, "memdir"))
+    assert any({"memdir.store.store", "memdir.store.index"} <= set(g) for g in groups), groups
+    assert ["memdir.api", "memdir.integrations.anthropic_memory"] in groups, groups
+    problems = layer_problems(tmp_path)
+    assert "memdir.integrations.anthropic_memory imports memdir.api" in problems
+    assert "memdir.store.spec imports memdir.tools" in problems
+    assert string_imports(tmp_path) == ["memdir.store.spec imports memdir.tools.guards by string"]

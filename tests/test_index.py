@@ -13,6 +13,7 @@ import pytest
 from memdir.store.index import SearchIndex
 from memdir.store.store import Store
 from memdir.tools.profiles import Harness
+from memdir.tools.wiring import open_store
 
 
 def note(name: str, description: str, body: str) -> str:
@@ -21,7 +22,7 @@ def note(name: str, description: str, body: str) -> str:
 
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
-    s = Store(tmp_path / "mem", create=True)
+    s = open_store(tmp_path / "mem", create=True)
     h = Harness(s, "manage")
     files = {
         "/memories/people/alice.md": note(
@@ -142,7 +143,7 @@ def test_deleting_the_index_loses_nothing(store: Store) -> None:
 def test_a_fresh_process_view_rebuilds_a_deleted_index(store: Store) -> None:
     paths(store, "bees")
     shutil.rmtree(store.state_dir / "index")
-    other = SearchIndex(Store(store.root))  # as another process would open it
+    other = SearchIndex(open_store(store.root))  # as another process would open it
     assert [h.path for h in other.search("bees")] == ["/memories/people/alice.md"]
     other.close()
 
@@ -185,7 +186,7 @@ def test_reindex_rebuilds_from_files(store: Store) -> None:
 
 
 def test_a_never_searched_store_has_no_index(tmp_path: Path) -> None:
-    s = Store(tmp_path / "m", create=True)
+    s = open_store(tmp_path / "m", create=True)
     Harness(s, "manage").call("create", {"path": "/memories/a.md", "file_text": note("a", "A", "alpha")})
     assert not (s.state_dir / "index").exists()
     assert paths(s, "alpha") == ["/memories/a.md"]
@@ -215,7 +216,7 @@ def test_unicode_text_is_searchable(store: Store) -> None:
 
 
 def _writer(root: str, worker: int, count: int) -> None:
-    h = Harness(Store(root), "manage")
+    h = Harness(open_store(root), "manage")
     for i in range(count):
         text = note(f"w{worker}-{i}", f"worker {worker}", f"- token{worker}x{i} zebra")
         res = h.call("create", {"path": f"/memories/w{worker}/w{worker}-{i}.md", "file_text": text})
@@ -223,6 +224,7 @@ def _writer(root: str, worker: int, count: int) -> None:
         SearchIndex.for_store(h.store).search(f"token{worker}x{i}")
 
 
+@pytest.mark.slow
 def test_concurrent_processes_keep_the_index_whole(store: Store) -> None:
     paths(store, "x")
     ctx = mp.get_context("spawn")
@@ -262,7 +264,7 @@ def test_least_recently_used_indexes_close_and_reopen(
     monkeypatch.setattr(index_mod, "MAX_OPEN", 2)
     stores = []
     for i in range(3):
-        s = Store(tmp_path / f"m{i}", create=True)
+        s = open_store(tmp_path / f"m{i}", create=True)
         Harness(s, "manage").call(
             "create", {"path": "/memories/a.md", "file_text": note("a", "A", f"word{i}")}
         )
@@ -279,7 +281,7 @@ def test_least_recently_used_indexes_close_and_reopen(
 def test_a_rebuild_by_another_process_is_noticed(store: Store) -> None:
     mine = SearchIndex(store)
     assert [h.path for h in mine.search("bees")] == ["/memories/people/alice.md"]
-    theirs = SearchIndex(Store(store.root))  # as another process would hold it
+    theirs = SearchIndex(open_store(store.root))  # as another process would hold it
     theirs.rebuild()
     (store.root / "trips" / "oslo.md").write_text(note("oslo", "Oslo", "- fjord cruise"), encoding="utf-8")
     assert theirs.sync().added == 1

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from memdir.analytics import facts
 from memdir.analytics.integrity import check, diff_facts
 from memdir.cli.main import cli
+from memdir.conventions import locators, normalize
 from memdir.store.store import Store
 
 INDEX = "---\ndescription: {d}\n---\n# {t}\n"
@@ -67,7 +68,7 @@ def run(*args: str) -> tuple[int, str]:
 
 def test_clean_store_passes(tmp_path: Path) -> None:
     root = clean_store(tmp_path / "s")
-    report = check(Store(root, observers=False))
+    report = check(Store(root))
     assert report.ok, report.problems
     assert report.counts["keyed_facts"] == 3 and report.counts["live_keys"] == 2
     assert run("check", str(root))[0] == 0
@@ -106,7 +107,7 @@ def test_check_rules(tmp_path: Path) -> None:
             **{f"people/p{i}.md": md(f"p{i}", f"person {i}", "x") for i in range(3)},
         },
     )
-    report = check(Store(root, observers=False), fanout_cap=5, budget=10)
+    report = check(Store(root), fanout_cap=5, budget=10)
     rules = sorted({(p.rule, p.path.split(":")[0]) for p in report.problems})
     assert rules == [
         ("core-budget", "/memories"),
@@ -120,7 +121,7 @@ def test_check_rules(tmp_path: Path) -> None:
 def test_keyed_format_warning(tmp_path: Path) -> None:
     root = clean_store(tmp_path / "s")
     build(root, {"people/dan.md": md("dan", "Dan", "- dan | city: Oslo [S9T1]")})
-    report = check(Store(root, observers=False))
+    report = check(Store(root))
     assert report.ok and [w.rule for w in report.warnings] == ["keyed-format"]
 
 
@@ -135,10 +136,8 @@ def test_fact_parsing() -> None:
         and live.key == ("alice", "travel plan")
         and live.locators == ("B3M12", "S1T1")
     )
-    assert facts.locators("no locator [S1] here") == ()
-    assert facts.normalize("## **Nurse** at  _St. Mary's_ [S2T7]") == facts.normalize(
-        "- nurse at St. Mary's [S2T7]"
-    )
+    assert locators("no locator [S1] here") == ()
+    assert normalize("## **Nurse** at  _St. Mary's_ [S2T7]") == normalize("- nurse at St. Mary's [S2T7]")
 
 
 def moved_only(old: Path, new: Path) -> None:
@@ -175,7 +174,7 @@ def moved_only(old: Path, new: Path) -> None:
 def test_diff_facts_passes_a_move_only_pass(tmp_path: Path) -> None:
     old = clean_store(tmp_path / "old")
     moved_only(old, tmp_path / "new")
-    d = diff_facts(Store(old, observers=False), Store(tmp_path / "new", observers=False))
+    d = diff_facts(Store(old), Store(tmp_path / "new"))
     assert d.ok and d.old_facts == 7 and d.moved == 7 and d.kept_in_place == 0
     assert run("diff", str(old), str(tmp_path / "new"), "--facts")[0] == 0
 
@@ -209,5 +208,5 @@ def test_diff_facts_same_words_other_locator_is_missing(tmp_path: Path) -> None:
     shutil.copytree(old, new)
     p = new / "people" / "bob.md"
     p.write_text(p.read_text().replace("[S3T3]", "[S3T4]"))
-    d = diff_facts(Store(old, observers=False), Store(new, observers=False))
+    d = diff_facts(Store(old), Store(new))
     assert [m.text for m in d.missing] == ["- Bob builds oak tables [S3T3]"]

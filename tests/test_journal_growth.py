@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from memdir.analytics.growth import replay
 from memdir.cli.main import cli
 from memdir.store.journal import Journal
-from memdir.store.store import Store
 from memdir.tools.profiles import Harness
+from memdir.tools.wiring import open_store
 
 
 def md(name: str, body: str) -> str:
@@ -61,7 +61,7 @@ def run_sequence(tmp_path: Path) -> tuple[Path, list[tuple[int, int, int]]]:
     (root / "MEMORY.md").write_text(
         "---\ndescription: root\n---\n# Memory\n", encoding="utf-8"
     )  # pre-journal
-    store = Store(root)
+    store = open_store(root)
     harness = Harness(store, "manage", role="manage")
     expected = [disk_state(root)]
     for tool, args, meta in SEQUENCE:
@@ -83,7 +83,7 @@ def test_journal_records_one_step_per_call(tmp_path: Path) -> None:
         ("rename", "/memories/b.md", "/memories/notes/b.md")
     ]
     # The journal is invisible to agents: not listed, not searchable.
-    harness = Harness(Store(root), "search")
+    harness = Harness(open_store(root), "search")
     assert ".memdir" not in harness.call("view", {"path": "/memories"}).text
     assert "Memdir-Tool" not in harness.call("grep", {"pattern": "Memdir"}).text
 
@@ -141,7 +141,7 @@ def test_first_step_commits_a_baseline_of_existing_files(tmp_path: Path) -> None
     root = tmp_path / "s"
     (root / "old").mkdir(parents=True)
     (root / "old" / "x.md").write_text(md("x", "kept"), encoding="utf-8")
-    store = Store(root)
+    store = open_store(root)
     assert not Journal(root).exists  # building a Store writes nothing
     Harness(store, "manage", task=7).call("create", {"path": "/memories/y.md", "file_text": md("y", "new")})
     steps = Journal(root).steps(raw=True)
@@ -155,7 +155,7 @@ def test_a_broken_journal_does_not_fail_the_tool_call(tmp_path: Path) -> None:
 
     root = tmp_path / "s"
     root.mkdir()
-    harness = Harness(Store(root), "manage")
+    harness = Harness(open_store(root), "manage")
     assert not harness.call("create", {"path": "/memories/a.md", "file_text": md("a", "one")}).is_error
     (root / ".memdir" / "journal.git" / "HEAD").write_text("garbage\n")
     with pytest.warns(UserWarning, match="not recorded"):
@@ -172,7 +172,7 @@ def test_steps_stage_their_own_paths_and_hand_edits_wait_for_a_full_step(tmp_pat
     """A step costs its own paths, not the store's size; an edit made by hand outside the
     tools is folded into the next whole-tree step (the first of a process), never lost."""
     root = tmp_path / "mem"
-    store = Store(root, create=True)
+    store = open_store(root, create=True)
     h = Harness(store, "manage", role="t")
     h.call("create", {"path": "/memories/a.md", "file_text": md("a", "one\n")})  # first: full
     (root / "hand.md").write_text(md("hand", "typed by hand\n"))  # outside the tools
@@ -182,7 +182,7 @@ def test_steps_stage_their_own_paths_and_hand_edits_wait_for_a_full_step(tmp_pat
     tree = _tree_at(j, "HEAD")
     assert sorted(tree) == ["b.md", "dir/a2.md"]  # the rename is whole; the hand edit waits
     assert "typed by hand" not in "".join(tree.values())
-    h2 = Harness(Store(root), "manage", role="t")  # a new process: its first step is full
+    h2 = Harness(open_store(root), "manage", role="t")  # a new process: its first step is full
     h2.call("delete", {"path": "/memories/b.md"})
     assert sorted(_tree_at(j, "HEAD")) == ["dir/a2.md", "hand.md"]
 
@@ -191,7 +191,7 @@ def test_deleting_a_file_the_journal_never_saw_is_still_a_step(tmp_path: Path) -
     import warnings
 
     root = tmp_path / "mem"
-    store = Store(root, create=True)
+    store = open_store(root, create=True)
     h = Harness(store, "manage", role="t")
     h.call("create", {"path": "/memories/a.md", "file_text": md("a", "one\n")})  # full step
     (root / "ghost.md").write_text(md("ghost", "by hand\n"))  # never staged by a path step

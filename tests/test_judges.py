@@ -23,6 +23,7 @@ from memdir.eval.offline import (
 )
 from memdir.store import spec
 from memdir.store.store import Store
+from memdir.tools.wiring import open_store
 
 ALICE = """---
 name: alice
@@ -86,7 +87,7 @@ def test_offline_correctness_dispatches_by_question_kind() -> None:
 # -- citations -------------------------------------------------------------------------------
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
-    s = Store(tmp_path / "mem", create=True)
+    s = open_store(tmp_path / "mem", create=True)
     spec.init(s)
     with s.step("test"):
         s.create("/memories/people/alice.md", ALICE)

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +11,8 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 from tests.conftest import fm, snapshot
+
+from serve_helpers import serve_process
 
 ALICE = fm("alice", "Alice: sister", "# Alice\n## Diet\nvegan [S1T2]\n")
 
@@ -98,48 +97,13 @@ async def test_stdio_search_profile_cannot_write(root: Path) -> None:
     assert snapshot(root) == before
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def http_server(root: Path) -> Iterator[str]:
-    port = _free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "memdir",
-            "serve",
-            "--root",
-            str(root),
-            "--profile",
-            "manage",
-            "--http",
-            str(port),
-        ],
-        env=_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            if proc.poll() is not None:
-                raise RuntimeError(proc.stderr.read().decode() if proc.stderr else "server exited") from None
-            time.sleep(0.1)
-    try:
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with serve_process(["--root", str(root), "--profile", "manage"]) as (_, url):
+        yield url
 
 
+@pytest.mark.slow
 async def test_http_transport(root: Path, http_server: str) -> None:
     async with Client(http_server) as client:
         assert "create" in [t.name for t in (await client.list_tools()).tools]

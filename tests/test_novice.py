@@ -64,6 +64,7 @@ def _as_place(doc: str, family: str) -> str:
 
 
 @pytest.mark.parametrize(("game", "step"), [(CLEAN, ("clean", "sinkbasin")), (KEYCHAIN, ("use", "desklamp"))])
+@pytest.mark.slow
 def test_a_served_success_teaches_the_novice_its_procedure(game: Game, step: tuple[str, str]) -> None:
     with AlfworldEnv(game) as env:
         cold = Novice().run(env)
@@ -77,6 +78,7 @@ def test_a_served_success_teaches_the_novice_its_procedure(game: Game, step: tup
     assert wrong.known is None  # another family's success teaches nothing
 
 
+@pytest.mark.slow
 def test_novice_chain_learns_from_its_own_earlier_success(tmp_path: Path) -> None:
     games = [CLEAN, CLEAN_B]
     rows = run_chains(tmp_path / "run", ["no-store", "episode-log"], model="offline-novice", games=games)

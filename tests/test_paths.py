@@ -130,6 +130,7 @@ def test_state_dir_is_not_reachable(manage: Harness, root: Path) -> None:
     assert res.is_error and (root / ".memdir").is_dir()
 
 
+@pytest.mark.slow
 def test_concurrent_symlink_swaps_never_lead_out(manage: Harness, root: Path, tmp_path: Path) -> None:
     """Another process flips a folder between a real folder and a link to outside while the
     tools read and write through it: nothing outside is ever read, written or listed."""

@@ -17,7 +17,7 @@ class Recorder:
 
 
 def _store(tmp_path: Path) -> tuple[Store, Recorder]:
-    store = Store(tmp_path, observers=False)
+    store = Store(tmp_path)
     rec = Recorder()
     store.observers.append(rec)
     return store, rec

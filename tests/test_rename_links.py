@@ -12,8 +12,8 @@ import pytest
 from tests.conftest import fm, snapshot
 
 from memdir.store.journal import Journal
-from memdir.store.store import Store
 from memdir.tools.profiles import Harness
+from memdir.tools.wiring import open_store
 
 SECRET = "other-tenant-secret-41d9"
 
@@ -98,7 +98,7 @@ def test_whole_tree_staging_skips_links_and_special_files(root: Path, neighbour:
     os.link(neighbour, root / "shared.md")
     (root / "link.md").symlink_to(neighbour)
     os.mkfifo(root / "pipe.md")
-    h = Harness(Store(root), "manage")  # a fresh process's first step stages the whole tree
+    h = Harness(open_store(root), "manage")  # a fresh process's first step stages the whole tree
     assert not h.call("create", {"path": "/memories/a.md", "file_text": fm("a")}).is_error
     assert sorted(git(root, "ls-tree", "-r", "--name-only", "HEAD").split()) == ["MEMORY.md", "a.md"]
     skipped = {u.path: u.reason for s in Journal(root).steps() for u in s.skipped}
@@ -113,12 +113,12 @@ def test_whole_tree_staging_skips_links_and_special_files(root: Path, neighbour:
 
 
 def test_a_file_that_became_hard_linked_leaves_the_index(root: Path, neighbour: Path) -> None:
-    h = Harness(Store(root), "manage")
+    h = Harness(open_store(root), "manage")
     assert not h.call("create", {"path": "/memories/a.md", "file_text": fm("a")}).is_error
     assert "a.md" in git(root, "ls-tree", "-r", "--name-only", "HEAD").split()
     os.unlink(root / "a.md")
     os.link(neighbour, root / "a.md")  # swapped for another tenant's file, by hand
-    store = Store(root)  # a new process: its first step stages the whole tree
+    store = open_store(root)  # a new process: its first step stages the whole tree
     assert (
         not Harness(store, "manage").call("create", {"path": "/memories/b.md", "file_text": fm("b")}).is_error
     )

@@ -15,6 +15,7 @@ from memdir.store.chunks import build_chunk_store, render_chunk
 from memdir.store.store import Store
 from memdir.stream import Turn, chunk_stream
 from memdir.tools.profiles import Harness
+from memdir.tools.wiring import open_store
 
 
 def note(name: str, description: str, body: str) -> str:
@@ -23,7 +24,7 @@ def note(name: str, description: str, body: str) -> str:
 
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
-    s = Store(tmp_path / "mem", create=True)
+    s = open_store(tmp_path / "mem", create=True)
     h = Harness(s, "manage-bm25")
     h.call(
         "create",
@@ -137,7 +138,9 @@ STREAM = [
 
 
 def chunk_store(tmp_path: Path) -> Store:
-    return build_chunk_store(tmp_path / "chunks", [STREAM[0:3], STREAM[3:6], STREAM[6:8]])
+    return build_chunk_store(
+        open_store(tmp_path / "chunks", create=True), [STREAM[0:3], STREAM[3:6], STREAM[6:8]]
+    )
 
 
 def test_chunk_files_carry_locators_inline_and_valid_frontmatter(tmp_path: Path) -> None:
@@ -174,7 +177,8 @@ def test_chunk_store_uses_the_streams_chunking(tmp_path: Path) -> None:
     assert [len(c.turns) for c in chunk_stream(turns)] == [8, 8, 3]
     long = [Turn(f"S1T{i}", "A", "x" * 1200, "d") for i in range(1, 6)]
     assert [len(c.turns) for c in chunk_stream(long)] == [2, 2, 1]  # closed before passing 3,000 characters
-    s = build_chunk_store(tmp_path / "flat", STREAM)  # a flat stream is chunked by the same rule
+    # A flat stream is chunked by the same rule.
+    s = build_chunk_store(open_store(tmp_path / "flat", create=True), STREAM)
     assert sorted(e.path.name for e in s.files(suffix=".md")) == [
         "MEMORY.md", "MEMORY.md", "chunk-0001.md", "chunk-0002.md", "chunk-0003.md"
     ]  # fmt: skip

@@ -17,7 +17,7 @@ from memdir.skills.guidance import synthesize
 from memdir.skills.hints import read_hints
 from memdir.skills.retrieve import Doc
 from memdir.skills.variants import Roles
-from memdir.store.store import Store
+from memdir.tools.wiring import open_store
 
 SKILL = (
     "---\nname: heat\ndescription: Procedure (skill): heat an object\nmetadata:\n  type: skill\n"
@@ -70,6 +70,7 @@ def winning_actions(game: object) -> list[str]:
     return [a for a, _ in ep.steps]
 
 
+@pytest.mark.slow
 def test_model_roles_guide_play_and_curate_a_chain(tmp_path: Path) -> None:
     first, second = winning_actions(PLACE), winning_actions(KEYCHAIN)
     prompts: list[list[ChatMessage]] = []
@@ -119,7 +120,7 @@ def test_model_roles_guide_play_and_curate_a_chain(tmp_path: Path) -> None:
     )
     assert rows[0]["build_usage"]["calls"] == 2 and rows[1]["build_usage"]["calls"] == 1
     assert all(r["deploy_cost_usd"] > 0 and r["build_cost_usd"] > 0 for r in rows)
-    store = Store(out / "stores" / "curated-skills-mem-gs" / "chain-1")
+    store = open_store(out / "stores" / "curated-skills-mem-gs" / "chain-1")
     assert store.read_text("/memories/skills/place.md") == PLACE_SKILL
     kinds = [(e["kind"], e.get("role")) for e in read_record(out / "record.jsonl")]
     assert ("model_call", "execution") in kinds and ("episode", "guidance") in kinds
@@ -152,7 +153,7 @@ def test_a_model_curator_cannot_put_a_failed_attempt_into_a_procedure(tmp_path: 
     )  # fmt: skip
     assert rows[0]["success"] is False and rows[0]["steps"] == 2
     assert "only a successful attempt may create or extend a procedure" in refusals[0]
-    store = Store(out / "stores" / "curated-skills-mem" / "chain-1")
+    store = open_store(out / "stores" / "curated-skills-mem" / "chain-1")
     assert not store.exists("/memories/skills/place.md") and store.exists("/memories/notes/hanger.md")
 
 
@@ -163,6 +164,7 @@ def test_a_model_run_needs_a_price_card(tmp_path: Path) -> None:
         run_chains(tmp_path / "r", ["no-store"], model=get_model("scripted", script=[]), games=[PLACE])
 
 
+@pytest.mark.slow
 def test_a_cell_whose_model_fails_is_aborted_whole_and_the_others_go_on(tmp_path: Path) -> None:
     from memdir.skills.report import write_report
 
@@ -183,6 +185,7 @@ def test_a_cell_whose_model_fails_is_aborted_whole_and_the_others_go_on(tmp_path
     assert "## Aborted cells" in (out / "report.md").read_text()
 
 
+@pytest.mark.slow
 def test_a_model_search_agent_chooses_the_entries_served_whole(tmp_path: Path) -> None:
     first, second = winning_actions(PLACE), winning_actions(KEYCHAIN)
     prompts: list[str] = []
@@ -202,7 +205,7 @@ def test_a_model_search_agent_chooses_the_entries_served_whole(tmp_path: Path) -
     )  # fmt: skip
     assert [r["served"] for r in rows] == [[], ["/memories/skills/place.md"]]  # indexes, ghosts dropped
     assert "Strict serving" in prompts[0] and "at most 6" in prompts[0]
-    store = Store(out / "stores" / "curated-skills-mem" / "chain-1")
+    store = open_store(out / "stores" / "curated-skills-mem" / "chain-1")
     assert rows[1]["served_tokens"] > 0 and store.exists("/memories/skills/place.md")
     assert rows[1]["deploy_usage"]["calls"] == 1 + len(second)
 
@@ -217,7 +220,7 @@ def test_a_shell_search_agent_cannot_change_the_store(tmp_path: Path) -> None:
     from memdir.skills.serving import select
     from memdir.store import spec
 
-    store = Store(tmp_path / "mem", create=True)
+    store = open_store(tmp_path / "mem", create=True)
     spec.init(store)
     before = sorted(p.name for p in (tmp_path / "mem").iterdir())
     seen: list[str] = []

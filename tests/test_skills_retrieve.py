@@ -25,6 +25,7 @@ from memdir.store import spec
 from memdir.store.store import Store
 from memdir.tools.profiles import Harness
 from memdir.tools.sandbox import _probe
+from memdir.tools.wiring import open_store
 
 NO_SANDBOX = _probe()
 needs_sandbox = pytest.mark.skipif(NO_SANDBOX is not None, reason=f"no confining sandbox here: {NO_SANDBOX}")
@@ -80,7 +81,7 @@ MATCHING = {p for p, t in FILES.items() if any(w in t.lower() for w in ("apple",
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
-    st = Store(tmp_path_factory.mktemp("retr") / "mem", create=True)
+    st = open_store(tmp_path_factory.mktemp("retr") / "mem", create=True)
     spec.init(st)
     manage = Harness(st, "manage", role="test")
     for path, text in {**INDEXES, **FILES}.items():
@@ -162,7 +163,7 @@ def test_search_harness_reads_are_metered(store: Store) -> None:
 def test_shell_retrieval_reads_odd_file_names(tmp_path: Path) -> None:
     if NO_SANDBOX is not None:
         pytest.skip(f"no confining sandbox here: {NO_SANDBOX}")
-    st = Store(tmp_path / "mem", create=True)
+    st = open_store(tmp_path / "mem", create=True)
     spec.init(st)
     # The tools write kebab-case names only; a hand-written file may be named anyway.
     odd = "/memories/notes/it's a hot: apple.md"

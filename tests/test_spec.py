@@ -10,10 +10,11 @@ from memdir.store import spec
 from memdir.store.store import Store
 from memdir.tokens import count_tokens
 from memdir.tools.profiles import Harness
+from memdir.tools.wiring import open_store
 
 
 def test_init_makes_smallest_valid_memory(tmp_path: Path) -> None:
-    store = Store(tmp_path / "m", create=True)
+    store = open_store(tmp_path / "m", create=True)
     assert spec.validate(store).violations[0].rule == "root-index"
     assert spec.init(store) is True
     assert spec.init(store) is False

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from memdir.analytics.stats import KEYS, store_stats
 from memdir.cli.main import cli
-from memdir.store.store import Store
+from memdir.tools.wiring import open_store
 
 # Unit texts: the leaves of the combined tree (heading lines and frontmatter excluded).
 ROOT_INTRO = "Index of this store: people and an archive."
@@ -45,14 +45,14 @@ def build(tmp_path: Path) -> Path:
 
 def test_profile_and_shape_by_hand(tmp_path: Path) -> None:
     root = build(tmp_path)
-    v = store_stats(Store(root, observers=False)).as_json()
+    v = store_stats(open_store(root)).as_json()
     # Tree: root(0) -> archive(1), people(1), MEMORY.md(1) -> "Memory"(2, unit)
     # people -> MEMORY.md(2, unit), alice.md(2), bob.md(2, unit)
     # alice.md -> Alice(3) -> Diet(4, unit), Work(4) -> Shifts(5, unit)
     depths = [2, 2, 2, 4, 5]
     fanouts = [3, 1, 3, 1, 2, 1]  # root, MEMORY.md, people, alice.md, Alice, Work
     sizes = [len(ROOT_INTRO), len(PEOPLE_INDEX), len(BOB), len(DIET), len(SHIFTS)]
-    assert v["dirs"] == 3  # root, archive, people
+    assert v["dirs"] == 2  # archive, people: the root is not a folder of the store
     assert v["files"] == 4
     assert v["sections"] == 5  # Memory, Alice, Diet, Work, Shifts
     assert v["units"] == 5
@@ -67,13 +67,29 @@ def test_profile_and_shape_by_hand(tmp_path: Path) -> None:
     assert set(KEYS) <= set(v)
 
 
+def test_dirs_as_the_study_counts_them(tmp_path: Path) -> None:
+    """Reference section 7: "three files under a people/ directory" is 1 dir; "sixteen files,
+    no directories" is 0."""
+    people, flat = tmp_path / "locomo", tmp_path / "skills"
+    for i in range(3):
+        (people / "people").mkdir(parents=True, exist_ok=True)
+        (people / "people" / f"p{i}.md").write_text(f"---\nname: p{i}\ndescription: x\n---\nx\n")
+    flat.mkdir()
+    for i in range(16):
+        (flat / f"s{i}.md").write_text(f"---\nname: s{i}\ndescription: x\n---\nx\n")
+    a = store_stats(open_store(people)).as_json()
+    b = store_stats(open_store(flat)).as_json()
+    assert (a["dirs"], a["files"]) == (1, 3)
+    assert (b["dirs"], b["files"]) == (0, 16)
+
+
 def test_undefined_metrics_are_null_with_reason(tmp_path: Path) -> None:
     root = tmp_path / "tiny"
     root.mkdir()
     (root / "MEMORY.md").write_text("---\ndescription: root\n---\nshort\n", encoding="utf-8")
-    v = store_stats(Store(root, observers=False)).as_json()
+    v = store_stats(open_store(root)).as_json()
     assert v["units"] == 1 and v["depth_mean"] == 1.0 and v["cv"] == 0.0
-    for key in ("b1_mean", "b1_min", "b2", "b3", "b4"):
+    for key in ("b1_mean", "b1_min", "b2", "b3", "b3_loo", "b4"):
         assert v[key] is None
         assert v["null_reasons"][key]  # says why, never a silent 0
     assert v["b4_pairs"] == 0
@@ -82,8 +98,8 @@ def test_undefined_metrics_are_null_with_reason(tmp_path: Path) -> None:
 def test_empty_root_has_null_shape(tmp_path: Path) -> None:
     root = tmp_path / "empty"
     root.mkdir()
-    v = store_stats(Store(root, observers=False)).as_json()
-    assert v["dirs"] == 1 and v["files"] == 0 and v["units"] == 0
+    v = store_stats(open_store(root)).as_json()
+    assert v["dirs"] == 0 and v["files"] == 0 and v["units"] == 0
     assert v["depth_mean"] is None and "no content units" in v["null_reasons"]["depth_mean"]
     assert v["fanout_mean"] is None and v["cv"] is None
 
@@ -107,6 +123,6 @@ def test_headings_are_markdown_headings(tmp_path: Path) -> None:
     body = "Setext title\n============\n```\n# a comment, not a heading\n```\n    # indented code\n"
     (root / "a.md").write_text(f"---\nname: a\ndescription: a\n---\n{body}", encoding="utf-8")
     (root / "b.md").write_text("---\nname: b\ndescription: b\n---\nplain text, #no heading\n")
-    v = store_stats(Store(root, observers=False)).as_json()
+    v = store_stats(open_store(root)).as_json()
     assert v["sections"] == 1 and v["units"] == 2  # the setext section, and b.md
     assert v["depth_max"] == 2 and v["fanout_max"] == 2

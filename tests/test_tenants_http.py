@@ -4,11 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -26,8 +21,8 @@ from memdir.errors import MemdirError
 from memdir.mcp import tenants
 from memdir.mcp.tenant_app import tenants_app
 from memdir.store import spec
-from memdir.store.store import Store
-from serve_helpers import run_asgi
+from memdir.tools.wiring import open_store
+from serve_helpers import run_asgi, serve_process
 
 
 def _fm(name: str, description: str, body: str) -> str:
@@ -50,7 +45,7 @@ class World:
 
 
 def _make_store(root: Path, secret: str) -> None:
-    store = Store(root, create=True)
+    store = open_store(root, create=True)
     spec.init(store)
     with store.step("seed"):
         store.create("/memories/people/MEMORY.md", "# People\n")
@@ -260,32 +255,14 @@ def test_serve_cli_needs_one_source(tmp_path: Path) -> None:
     assert r.exit_code != 0 and "--http" in r.output
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
+@pytest.mark.slow
 async def test_serve_cli_process_with_guards(world: World, tmp_path: Path) -> None:
     """`memdir serve --tenants` as a real process: tokens route, guards refuse, facts are kept."""
     tf = tmp_path / "t.json"
     manage = tenants.add_token(tf, str(world.root_b), "manage")
     reorg = tenants.add_token(tf, str(world.root_b), "manage", reorganize=True)
-    port = _free_port()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    cmd = [sys.executable, "-m", "memdir", "serve", "--tenants", str(tf), "--http", str(port)]
-    proc = subprocess.Popen([*cmd, "--fanout-cap", "3", "--preserve-facts"], env=env, stderr=subprocess.PIPE)
-    try:
-        url = f"http://127.0.0.1:{port}/mcp"
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                if httpx2.post(url, json={}).status_code == 401:
-                    break
-            except httpx2.TransportError:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, "server did not come up"
-            time.sleep(0.1)
+    with serve_process(["--tenants", str(tf), "--fanout-cap", "3", "--preserve-facts"]) as (_, url):
+        assert httpx2.post(url, json={}).status_code == 401  # no token: refused
         w = World(url, world.root_a, world.root_b, manage, manage, reorg, tf)
         async with client(w, manage) as m, client(w, reorg) as r:
             err, text = await call(m, "view", {"path": "/memories/people/owner.md"})
@@ -299,9 +276,6 @@ async def test_serve_cli_process_with_guards(world: World, tmp_path: Path) -> No
             assert err and "BRAVOSECRET [S1T1]" in text
             err, text = await call(m, "delete", {"path": "/memories/people/x.md"})
             assert not err
-    finally:
-        proc.terminate()
-        proc.wait(10)
     assert (world.root_b / "people" / "owner.md").exists()
 
 

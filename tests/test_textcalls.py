@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.waits import HANG_GUARD_S
 
 from memdir.models import textcalls
 from memdir.models.base import ToolCall
@@ -353,7 +354,7 @@ def test_explicit_tag_with_unknown_tool_or_nothing_in_it() -> None:
 def test_a_megabyte_of_braces_is_cheap(reply: str) -> None:
     start = time.perf_counter()
     found = parse(reply)
-    assert time.perf_counter() - start < 1.0
+    assert time.perf_counter() - start < HANG_GUARD_S  # a hang guard, not a speed target
     assert len(found.calls) <= 256
 
 
@@ -393,6 +394,7 @@ def test_never_raises(text: str) -> None:
 
 @PROPS
 @given(st.sampled_from(TOOLS), st.dictionaries(st.text(), json_values, max_size=5))
+@pytest.mark.slow
 def test_render_round_trips(name: str, arguments: dict[str, Any]) -> None:
     rendered = render_text_call(ToolCall("x", name, arguments))
     assert rendered.startswith("<tool_call>\n{") and rendered.endswith("}\n</tool_call>")
@@ -403,6 +405,7 @@ def test_render_round_trips(name: str, arguments: dict[str, Any]) -> None:
 
 @PROPS
 @given(st.sampled_from(TOOLS), st.dictionaries(st.text(), json_values, max_size=5), st.text(max_size=60))
+@pytest.mark.slow
 def test_render_round_trips_after_prose(name: str, arguments: dict[str, Any], prose: str) -> None:
     reply = f"{prose}\n{render_text_call(ToolCall('x', name, arguments))}"
     found = textcalls._parse(reply, TOOLS, "call")

@@ -18,6 +18,7 @@ from memdir.store import spec
 from memdir.store.store import Store
 from memdir.tools.base import INT_LIMIT, ToolResult
 from memdir.tools.profiles import PROFILES, Harness, profile_specs
+from memdir.tools.wiring import open_store
 
 SURROGATE = st.integers(0xD800, 0xDFFF).map(chr)
 # Strings that once escaped the contract, and their relatives.
@@ -57,7 +58,7 @@ SETTINGS = settings(
 
 def _store(tmp_path: Path) -> Path:
     root = tmp_path / "mem"
-    spec.init(Store(root, create=True))
+    spec.init(open_store(root, create=True))
     (root / "people").mkdir()
     (root / "people" / "alice.md").write_text(fm("alice", body="# Alice\n## Diet\nvegan\n"))
     (root / "chunks").mkdir()
@@ -68,7 +69,7 @@ def _store(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(("profile", "tool"), NAMED, ids=[f"{p}-{t}" for p, t in NAMED])
 def test_any_arguments_end_in_a_result(tmp_path: Path, profile: str, tool: str) -> None:
     root = _store(tmp_path)
-    harness = Harness(Store(root), profile, role="test")
+    harness = Harness(open_store(root), profile, role="test")
     params = [p.name for p in harness.specs[tool].params]
     value = st.one_of(st.sampled_from(TRICKY), SURROGATE, SCALAR, JSON)  # the tricky ones, often
     args_strategy = st.one_of(

@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memdir.store.store import Store
 from memdir.tools.profiles import Harness
+from memdir.tools.wiring import open_store
 
 N_FILES = 8
 
@@ -37,7 +37,7 @@ def parse_version(f: int, text: str) -> int | None:
 
 def crash_writer(root: str, ack_path: str, seed: int) -> None:
     """Edit files forever through the tools; after each acknowledged edit, log it durably."""
-    h = Harness(Store(root), "manage", role="crash-writer")
+    h = Harness(open_store(root), "manage", role="crash-writer")
     rng = random.Random(seed)
     versions: dict[int, int] = {}
     for f in range(N_FILES):
@@ -70,7 +70,7 @@ def append_blocks(root: str, wid: int, n: int, transport: str, url: str | None) 
         return f"begin {wid} {i}\nbody {wid} {i}\nend {wid} {i}\n"
 
     if transport == "python":
-        h = Harness(Store(root), "manage", role=f"w{wid}")
+        h = Harness(open_store(root), "manage", role=f"w{wid}")
         for i in range(n):
             f = rng.randrange(3)
             _append(lambda name, args: _python_call(h, name, args), f, block(i))
@@ -152,7 +152,7 @@ if __name__ == "__main__":  # pragma: no cover - spawned by scripts
 def seed_crash_store(root: Path) -> None:
     from memdir.store import spec
 
-    store = Store(root, create=True)
+    store = open_store(root, create=True)
     spec.init(store)
     for f in range(N_FILES):
         (root / f"f{f}.md").write_text(version_text(f, 0))

@@ -11,16 +11,18 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing as mp
+import sys
 import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/_common.py
 import _common
 from rich.console import Console
 from tests.workers import append_blocks, reader
 
 from memdir.store import spec
-from memdir.store.store import Store
+from memdir.tools.wiring import open_store
 
 
 def check(root: Path, procs: int, edits: int) -> dict[str, int]:
@@ -55,7 +57,7 @@ def main() -> None:
     console = Console()
     base = Path(tempfile.mkdtemp(prefix="memdir-conc-"))
     root = base / "mem"
-    store = Store(root, create=True)
+    store = open_store(root, create=True)
     spec.init(store)
     for f in range(3):
         (root / f"shared-{f}.md").write_text(f"---\nname: shared-{f}\ndescription: shared file {f}\n---\n")

@@ -20,11 +20,13 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/_common.py
 import _common
 from rich.console import Console
 from rich.progress import Progress
@@ -37,15 +39,16 @@ from memdir.store.journal import Journal
 from memdir.store.scan import scan
 from memdir.store.store import Store
 from memdir.tools.profiles import Harness
+from memdir.tools.wiring import open_store
 
 
 def index_agreement(root: Path) -> dict[str, int]:
     """The incrementally kept index against a rebuild from scratch over a copy of the files."""
-    live = SearchIndex.for_store(Store(root, observers=False))
+    live = SearchIndex.for_store(Store(root))
     stale_before_sync = live.sync().changed  # what the kills left behind; search syncs first anyway
     copy = Path(tempfile.mkdtemp(prefix="memdir-crash-copy-")) / "mem"
     shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memdir"))
-    fresh = SearchIndex.for_store(Store(copy, observers=False))
+    fresh = SearchIndex.for_store(Store(copy))
     fresh.rebuild()
     disk = scan(root)
     out = {
@@ -90,7 +93,7 @@ def journal_agreement(root: Path, acknowledged: list[tuple[int, int]]) -> dict[s
     k = parse_version(0, (root / "f0.md").read_text())
     body_old = version_text(0, k).split("---\n", 2)[2]
     body_new = version_text(0, k + 1).split("---\n", 2)[2]
-    res = Harness(Store(root), "manage").call(
+    res = Harness(open_store(root), "manage").call(
         "str_replace", {"path": "/memories/f0.md", "old_str": body_old, "new_str": body_new}
     )
     after = [ln for ln in j.git("status", "--porcelain", "--untracked-files=all").split("\n") if ln]
@@ -117,7 +120,7 @@ def main() -> None:
     console = Console()
     root = Path(tempfile.mkdtemp(prefix="memdir-crash-")) / "mem"
     seed_crash_store(root)
-    SearchIndex.for_store(Store(root)).sync()  # an index exists, so every writer step maintains it
+    SearchIndex.for_store(open_store(root)).sync()  # an index exists, so every writer step maintains it
     t = time.monotonic()
     with Progress(console=console) as progress:
         task = progress.add_task("edits acknowledged", total=args.edits)
@@ -130,8 +133,8 @@ def main() -> None:
             args.max_delay,
         )
     result["seconds"] = round(time.monotonic() - t, 1)
-    result["validate_violations"] = len(spec.validate(Store(root)).violations)
-    report = integrity.check(Store(root, observers=False))
+    result["validate_violations"] = len(spec.validate(open_store(root)).violations)
+    report = integrity.check(Store(root))
     result["check_problems"] = [p.as_dict() for p in report.problems]
     result.update(index_agreement(root))
     result.update(journal_agreement(root, result.pop("acknowledged")))

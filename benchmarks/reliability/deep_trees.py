@@ -17,11 +17,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/_common.py
 import _common  # noqa: F401  (puts the repo on sys.path)
 import resource_bounds
 from rich.console import Console

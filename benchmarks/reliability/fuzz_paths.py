@@ -3,12 +3,13 @@ five transports (Python API, MCP in process, MCP over stdio, MCP over streamable
 multi-tenant HTTP server), while another process keeps planting and flipping symlinks and hard
 links that lead out of the root.
 
-Two proofs, because the store acts through descriptor chains (relative names under a
-directory descriptor opened O_NOFOLLOW), which an audit hook cannot resolve:
-  * audit-hook violations: absolute paths this process touched outside the root
+Two proofs:
+  * audit-hook violations: paths this process touched outside the root, the store's relative
+    names under directory descriptors resolved through those descriptors (tests/hostile.py)
     (in-process transports only; the servers are other processes);
   * canaries: files outside the root (and, for tenants, in the other tenant's root) whose
-    content must never appear in any result, and whose folders must end byte-identical.
+    content must never appear in any result, and whose folders must end byte-identical (this
+    one covers the servers too, and what raises no audit event, such as a stat).
 
 Calls come from a seeded generator over the same component lists as the hypothesis strategy
 the CI subset uses (tests/hostile.py); `--generator hypothesis` uses hypothesis instead (slow).
@@ -30,6 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/_common.py
 import _common
 import anyio
 import httpx2
@@ -44,8 +46,8 @@ from tests.hostile import MARK, AccessAuditor, plant, random_tool_call, tool_cal
 from memdir.mcp import tenants
 from memdir.mcp.server import build_server
 from memdir.store import spec
-from memdir.store.store import Store
 from memdir.tools.profiles import Harness
+from memdir.tools.wiring import open_store
 
 # Which profile serves which tool (one harness / server per profile).
 PROFILE_OF = {"toc": "search", "section_read": "search", "bm25_chunk_retrieve": "chunk-retrieval"}
@@ -95,7 +97,7 @@ def state(folder: Path) -> dict[str, bytes]:
 
 def arena(base: Path, name: str, outside: Path) -> Path:
     root = base / name
-    spec.init(Store(root, create=True))
+    spec.init(open_store(root, create=True))
     (root / "people").mkdir()
     (root / "people" / "alice.md").write_text("---\nname: alice\ndescription: a\n---\n# A\n## B\nx\n")
     (root / "chunks").mkdir()
@@ -131,7 +133,7 @@ def run_python(root: Path, batch: list[Any], auditor: AccessAuditor, tally: Tall
     harnesses: dict[str, Harness] = {}
     for name, a in batch:
         prof = PROFILE_OF.get(name, DEFAULT_PROFILE)
-        h = harnesses.get(prof) or harnesses.setdefault(prof, Harness(Store(root), prof))
+        h = harnesses.get(prof) or harnesses.setdefault(prof, Harness(open_store(root), prof))
         auditor.arm([root])
         try:
             out = h.call(name, a)
@@ -242,7 +244,7 @@ def main() -> None:
             if transport == "python":
                 run_python(root, batch, auditor, tally, tick)
             elif transport == "mcp-inprocess":
-                servers = {p: build_server(Harness(Store(root), p)) for p in profiles}
+                servers = {p: build_server(Harness(open_store(root), p)) for p in profiles}
                 anyio.run(run_mcp_clients, servers, batch, tally, tick, (auditor, root))
             elif transport == "mcp-stdio":
                 targets = {

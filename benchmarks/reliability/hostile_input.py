@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/_common.py
 import _common
 from rich.console import Console
 from rich.markup import escape
@@ -151,10 +152,10 @@ def _run_cli(spec: dict[str, Any]) -> tuple[bool, str]:
 
 
 def _run_tool(spec: dict[str, Any]) -> tuple[bool, str]:
-    from memdir.store.store import Store
     from memdir.tools.profiles import Harness
+    from memdir.tools.wiring import open_store
 
-    r = Harness(Store(spec["root"]), spec["profile"]).call(spec["name"], spec["args"])
+    r = Harness(open_store(spec["root"]), spec["profile"]).call(spec["name"], spec["args"])
     return r.is_error, r.text
 
 

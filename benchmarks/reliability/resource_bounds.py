@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/_common.py
 import _common
 from rich.console import Console
 from rich.table import Table
@@ -254,10 +255,10 @@ def child(spec_json: str) -> None:
     """Run one operation and print {seconds, is_error, chars, head} as JSON."""
     spec = json.loads(sys.stdin.read() if spec_json == "-" else spec_json)
     if spec["kind"] == "tool":
-        from memdir.store.store import Store
         from memdir.tools.profiles import Harness
+        from memdir.tools.wiring import open_store
 
-        h = Harness(Store(spec["root"]), "manage-bm25")
+        h = Harness(open_store(spec["root"]), "manage-bm25")
         t, c = time.perf_counter(), time.process_time()
         r = h.call(spec["name"], spec["args"])
         seconds, is_error, text = time.perf_counter() - t, r.is_error, r.text

@@ -33,6 +33,7 @@ import random
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -41,6 +42,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/_common.py
 import _common
 import anyio
 import httpx
@@ -55,7 +57,7 @@ from memdir.mcp import tenants
 from memdir.mcp.http_limits import HEAD_TIMEOUT_S
 from memdir.mcp.server import MAX_SESSIONS
 from memdir.store import spec
-from memdir.store.store import Store
+from memdir.tools.wiring import open_store
 
 ACCEPT = "application/json, text/event-stream"
 Request = tuple[str, str, dict[str, str], bytes]  # category, method[:path], headers, body
@@ -278,11 +280,11 @@ class Slow:
 def run_target(kind: str, args: argparse.Namespace, console: Console) -> dict[str, Any]:
     base = Path(tempfile.mkdtemp(prefix=f"memdir-robust-{kind}-"))
     root = base / "mem"
-    spec.init(Store(root, create=True))
+    spec.init(open_store(root, create=True))
     auth: dict[str, str] = {}
     other: str | None = None
     if kind == "tenants":
-        spec.init(Store(base / "mem-b", create=True))
+        spec.init(open_store(base / "mem-b", create=True))
         token_a, token_b = tenants.new_token(), tenants.new_token()
         tfile = base / "tenants.json"
         tenants.save(
@@ -456,7 +458,7 @@ def served(
     try:
         root = base / "mem"
         if not root.exists():
-            spec.init(Store(root, create=True))
+            spec.init(open_store(root, create=True))
         auth: dict[str, str] = {}
         if kind == "tenants":
             token = tenants.new_token()

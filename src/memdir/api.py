@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from memdir.store import spec
 from memdir.tools.base import ToolResult
-from memdir.tools.guards import GuardedStore, Guards
+from memdir.tools.guards import Guards
 from memdir.tools.profiles import Harness
 from memdir.tools.schemas import render
+from memdir.tools.wiring import open_store
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -50,10 +51,7 @@ class Memory:
         **meta: Any,
     ) -> None:
         self.guards = guards or Guards()
-        self.store = GuardedStore(root, Guards(), create=create)
-        if create:
-            spec.init(self.store)  # the stock MEMORY.md is the operator's, not the model's: unguarded
-        self.store.guards = self.guards
+        self.store = open_store(root, create=create, init=create, guards=self.guards)
         self.meta = {"role": "api", **meta}
         self._harnesses: dict[tuple[str, bool], Harness] = {}
 
@@ -130,10 +128,11 @@ class Memory:
         return spec.context(self.store, budget).text
 
     def anthropic_memory_tool(self, **kw: Any) -> MemdirMemoryTool:
-        """A drop-in for the Anthropic SDK's memory tool, backed by this store."""
+        """A drop-in for the Anthropic SDK's memory tool, served by this object's `manage` harness
+        (so its calls are metered with the rest)."""
         from memdir.integrations.anthropic_memory import MemdirMemoryTool
 
-        return MemdirMemoryTool(self, **kw)
+        return MemdirMemoryTool(self.harness("manage"), **kw)
 
     def mcp_server(self, profile: str = "manage") -> Server[Any]:
         """An MCP server (the SDK's low-level `Server`) over this store; run it on any transport."""

@@ -25,10 +25,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from memdir.conventions import turn_numbers
+
 MAX_TURNS = 8
 MAX_CHARS = 3000
-
-_LOCATOR = re.compile(r"^(?P<kind>[SB])(?P<group>\d+)(?:T|M)(?P<item>\d+)$")
 
 
 @dataclass(frozen=True)
@@ -48,10 +48,10 @@ class Turn:
     @property
     def session(self) -> int:
         """The session (or block) number named by the locator."""
-        m = _LOCATOR.match(self.locator)
-        if not m:
+        numbers = turn_numbers(self.locator)
+        if numbers is None:
             raise ValueError(f"locator {self.locator!r} is neither S<session>T<turn> nor B<block>M<message>")
-        return int(m.group("group"))
+        return numbers[0]
 
     def render(self) -> str:
         """The line a builder or chunk file shows: `[S6T5] (2023-05-02) Calvin: text`."""
@@ -162,7 +162,7 @@ def turn_from_dict(obj: Any, where: str) -> Turn:
     missing = [k for k in ("locator", "speaker", "text") if not isinstance(obj.get(k), str)]
     if missing:
         raise ValueError(f"{where}: a turn needs string fields locator, speaker, text; missing {missing}")
-    if not _LOCATOR.match(obj["locator"].strip("[]")):
+    if turn_numbers(obj["locator"].strip("[]")) is None:
         raise ValueError(
             f"{where}: locator {obj['locator']!r} must be S<session>T<turn> (e.g. S6T5) or B<block>M<message>"
         )

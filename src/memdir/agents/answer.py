@@ -2,7 +2,8 @@
 
 Models wrap the object in a fence, add prose around it, use single quotes, or forget the object
 and write `Answer:` / `Citations:` lines. We try those forms in order and, failing all, keep the
-whole reply as the answer and pick up any `/memories/...` citations written in it.
+whole reply as the answer and pick up any `/memories/...` citations written in it. What a
+citation looks like is `memdir.conventions` (the grammar the evaluation resolves).
 """
 
 from __future__ import annotations
@@ -13,12 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-# /memories/x.md:12-18, /memories/x.md:12, /memories/x.md > # A > ## B, or /memories/x.md
-CITATION = re.compile(
-    r"/memories(?:/[\w.\-]+)+"
-    r"(?::\d+(?:\s*-\s*\d+)?|(?:\s*>\s*#{1,6} [^>\n\"',\]]+?)+(?=\s*(?:>|$|[\"',\]\n])))?"
-)
-_LINES = re.compile(r"^(?P<path>/memories[^:\s>]*)(?::(?P<a>\d+)(?:\s*-\s*(?P<b>\d+))?)?$")
+from memdir.conventions import find_citations
 
 
 @dataclass
@@ -29,28 +25,6 @@ class Answer:
 
     def as_dict(self) -> dict[str, Any]:
         return {"answer": self.answer, "citations": self.citations}
-
-
-@dataclass(frozen=True)
-class Citation:
-    path: str
-    start: int | None = None
-    end: int | None = None
-    section: str | None = None
-
-
-def parse_citation(text: str) -> Citation:
-    """`/memories/a.md:3-5` -> lines 3..5; `/memories/a.md > # A > ## B` -> that section."""
-    text = text.strip()
-    if " > " in text or ">" in text.split(".md", 1)[-1]:
-        path, _, section = text.partition(">")
-        return Citation(path.strip(), section=section.strip())
-    m = _LINES.match(text)
-    if not m:
-        return Citation(text)
-    a = int(m["a"]) if m["a"] else None
-    b = int(m["b"]) if m["b"] else a
-    return Citation(m["path"], a, b)
 
 
 def _objects(text: str) -> list[str]:
@@ -126,6 +100,6 @@ def parse_answer(text: str) -> Answer:
     if m:
         rest = text[m.end() :]
         c = re.search(r"(?is)citations?\**\s*:\s*(.+)", rest)
-        cites = CITATION.findall(c.group(1)) if c else CITATION.findall(rest)
-        return Answer(m.group(1).strip(), [x.strip() for x in cites], "lines")
-    return Answer(text.strip(), [x.strip() for x in CITATION.findall(text)], "fallback")
+        cites = find_citations(c.group(1) if c else rest)
+        return Answer(m.group(1).strip(), cites, "lines")
+    return Answer(text.strip(), find_citations(text), "fallback")

@@ -1,8 +1,10 @@
-"""The writing conventions of docs/conventions.md, parsed in one place.
+"""The keyed-fact grammar of docs/conventions.md and the fact lines of a file, parsed in one place.
 
 `check` (supersede integrity), `diff --facts` (preservation) and anything else that reads facts
-use these functions, so the line format is defined once: a change to the convention is a change
-here and in the doc, nowhere else.
+use these functions. What a locator is and when two fact lines are one fact is
+`memdir.conventions`, shared with the preservation guard, so `diff --facts` and the guard give
+one verdict; the keyed format (dated supersede) is defined here: a change to the convention is
+a change in those two modules and in the doc, nowhere else.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from memdir.locators import LOCATOR
+from memdir.conventions import LOCATOR, Fact, fact_identity, locators
 
 _DATE = r"(?:\d{4}-\d{2}-\d{2}|unknown)"
 _LOC_TAIL = rf"\s*(?P<loc>{LOCATOR.pattern})\s*$"
@@ -27,35 +29,6 @@ SUPERSEDED = re.compile(
 )
 """`- ~~SUBJECT | ATTRIBUTE: VALUE~~ (FROM-DATE until DATE) [LOC]`."""
 
-_LEAD = re.compile(r"^(?:\s*>)*\s*(?:#{1,6}\s+|[-*+]\s+(?:\[[ xX]\]\s+)?|\d+[.)]\s+)?")
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_MARKS = re.compile(r"\*\*|__|~~|[*`]|(?<!\w)_|_(?!\w)")
-_TRAIL_HASHES = re.compile(r"\s#+\s*$")
-
-
-def locators(line: str) -> tuple[str, ...]:
-    """Every locator on the line, upper-cased, sorted and de-duplicated (a set, as a tuple)."""
-    found: set[str] = set()
-    for m in LOCATOR.finditer(line):
-        found.update(part.strip().upper() for part in m.group(1).split(","))
-    return tuple(sorted(found))
-
-
-def normalize(line: str) -> str:
-    """The words of a line with locators and markdown removed: what 'the same fact' compares.
-
-    Dropped: locator groups; leading blockquote, heading, list, task-box and ordered-list
-    markers; closing heading hashes; emphasis, strike-through and code marks; link targets
-    (the link text stays). Then whitespace is collapsed and case folded. Pipes, colons, dates
-    and other punctuation stay, since they carry meaning in keyed facts.
-    """
-    text = LOCATOR.sub(" ", line)
-    text = _LEAD.sub("", text, count=1)
-    text = _TRAIL_HASHES.sub("", text)
-    text = _LINK.sub(r"\1", text)
-    text = _MARKS.sub("", text)
-    return " ".join(text.split()).casefold()
-
 
 @dataclass(frozen=True)
 class FactLine:
@@ -68,17 +41,18 @@ class FactLine:
     words: str
 
     @property
-    def identity(self) -> tuple[tuple[str, ...], str]:
-        """Two fact lines are the same fact when locators and normalized words agree."""
+    def identity(self) -> Fact:
+        """Two fact lines are the same fact when locators and normalized words agree
+        (`conventions.fact_identity`)."""
         return (self.locators, self.words)
 
 
 def fact_lines(path: str, text: str) -> Iterator[FactLine]:
     """The fact lines of one file (frontmatter included: a description may carry a locator)."""
     for lineno, line in enumerate(text.split("\n"), start=1):
-        locs = locators(line)
-        if locs:
-            yield FactLine(path, lineno, line.rstrip("\r"), locs, normalize(line))
+        fact = fact_identity(line)
+        if fact is not None:
+            yield FactLine(path, lineno, line.rstrip("\r"), *fact)
 
 
 def key_of(subject: str, attribute: str) -> tuple[str, str]:

@@ -11,11 +11,11 @@ from memdir.store.store import Store
 
 PROFILE_KEYS = ("dirs", "files", "sections", "kb", "xrefs", "units")
 SHAPE_KEYS = ("depth_mean", "depth_max", "fanout_mean", "fanout_max", "cv")
-PANEL_KEYS = ("b1_mean", "b1_min", "b2", "b3", "b4", "b4_pairs")
+PANEL_KEYS = ("b1_mean", "b1_min", "b2", "b3", "b3_loo", "b4", "b4_pairs")
 KEYS = PROFILE_KEYS + SHAPE_KEYS + PANEL_KEYS
 
 MEANING: dict[str, str] = {
-    "dirs": "folders, the root included",
+    "dirs": "folders, the root not counted",
     "files": ".md files",
     "sections": "headings of any level",
     "kb": "size of the .md files in KiB",
@@ -30,6 +30,7 @@ MEANING: dict[str, str] = {
     "b1_min": "B1 worst pair: the most confusable siblings (0 = identical labels)",
     "b2": "B2 sibling cohesion: same-parent / cross-parent mean unit cosine (>1 = siblings belong together)",
     "b3": "B3 scope leakage: share of units closer to another group's centroid than to their own",
+    "b3_loo": "B3 with the unit left out of its own group's centroid (not the study's B3)",
     "b4": "B4 tree-wide proximity: Spearman(tree distance, content distance) over unit pairs",
     "b4_pairs": "unit pairs B4 was computed on",
 }

@@ -18,10 +18,10 @@ out everywhere below, also as B1 siblings.
   cross-parent pairs; we take the mean over every cross-parent pair, which is that estimate's
   expectation, with no sampling noise (sums of pair cosines come from group sums:
   sum_{i<j} cos = (|sum v|^2 - sum |v|^2) / 2).
-- B3 (scope leakage): among measured units whose parent holds at least one other measured
-  unit, the fraction whose cosine to another parent group's centroid (any other group in the
-  store) is strictly greater than to their own group's centroid, the own centroid leaving the
-  unit itself out.
+- B3 (scope leakage): the fraction of measured units whose cosine to another parent group's
+  centroid (any other group in the store) is strictly greater than to their own group's
+  centroid, the unit itself included in its own (the study's formula); `b3_loo` leaves it out.
+  Both in `leakage`.
 - B4 (tree-wide proximity): Spearman correlation, over unit pairs, between tree distance (edges
   from one unit to the other through their lowest common ancestor) and content distance
   1 - cos. Every pair when there are at most 2,000 measured units; beyond that every pair among
@@ -38,12 +38,12 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from memdir.analytics import leakage
 from memdir.analytics.tree import Node, Tree
 
 MIN_UNIT_CHARS = 40
 B4_MAX_UNITS = 2000
 SEED = 42
-LIST_CAP = 100  # leaked units listed in details (all are counted)
 _ROW_CHUNK = 1000
 _SMALL_GROUP = 64  # groups up to this size go through one vectorized pass over all pairs
 _EPS = 1e-12
@@ -156,47 +156,7 @@ def b2_b3(units: list[Node], x: sparse.csr_matrix, panel: Panel) -> None:
         panel.values["b2"] = (same_sum / same_pairs) / ((all_sum - same_sum) / cross_pairs)
         panel.details["b2_same_mean"] = same_sum / same_pairs
         panel.details["b2_cross_mean"] = (all_sum - same_sum) / cross_pairs
-    _b3(units, x, gid, sizes, r, sums, s2, panel)
-
-
-def _b3(
-    units: list[Node],
-    x: sparse.csr_matrix,
-    gid: np.ndarray,
-    sizes: np.ndarray,
-    r: np.ndarray,
-    sums: sparse.csr_matrix,
-    s2: np.ndarray,
-    panel: Panel,
-) -> None:
-    if len(sizes) < 2:
-        panel.reasons["b3"] = "every measured unit has the same parent (no other group to leak into)"
-        return
-    eligible = sizes[gid] >= 2
-    if not eligible.any():
-        panel.reasons["b3"] = "no measured unit shares its parent with another measured unit"
-        return
-    sums_t = sparse.csr_matrix(sums.T)
-    s_norm = np.sqrt(s2)
-    leaked: list[str] = []
-    for lo in range(0, len(units), _ROW_CHUNK):
-        hi = min(lo + _ROW_CHUNK, len(units))
-        dots = (x[lo:hi] @ sums_t).toarray()  # x_i . s_h for every unit i and group h
-        rows = np.arange(hi - lo)
-        g = gid[lo:hi]
-        ri = r[lo:hi]
-        x_norm = np.sqrt(ri)
-        own_dot = dots[rows, g] - ri  # x_i . (s_g - x_i)
-        own_norm = np.sqrt(np.maximum(s2[g] - 2 * dots[rows, g] + ri, 0.0))  # |s_g - x_i|
-        with np.errstate(divide="ignore", invalid="ignore"):
-            own = np.where(own_norm * x_norm > _EPS, own_dot / (own_norm * x_norm), 0.0)
-            others = np.where(s_norm[None, :] > _EPS, dots / (x_norm[:, None] * s_norm[None, :]), 0.0)
-        others[rows, g] = -1.0
-        hit = eligible[lo:hi] & (ri > _EPS) & (others.max(axis=1) > own + _EPS)
-        leaked.extend(units[lo + int(i)].where for i in np.flatnonzero(hit))
-    panel.values["b3"] = len(leaked) / int(eligible.sum())
-    panel.details["b3_leaked_count"] = len(leaked)
-    panel.details["b3_leaked"] = leaked[:LIST_CAP]
+    leakage.b3(units, x, gid, sizes, r, sums, s2, panel)
 
 
 def _chains(units: list[Node]) -> tuple[np.ndarray, np.ndarray]:
@@ -265,7 +225,7 @@ def spearman_int_float(ints: np.ndarray, floats: np.ndarray) -> float:
     return float(np.corrcoef(int_ranks, rankdata(floats))[0, 1])
 
 
-KEYS = ("b1_mean", "b1_min", "b2", "b3", "b4")
+KEYS = ("b1_mean", "b1_min", "b2", "b3", "b3_loo", "b4")
 
 
 def panel(tree: Tree) -> Panel:
@@ -281,7 +241,7 @@ def panel(tree: Tree) -> Panel:
             if len(units) < 2
             else ("no measured unit has a word of two or more letters")
         )
-        for k in ("b2", "b3", "b4"):
+        for k in ("b2", "b3", "b3_loo", "b4"):
             p.reasons[k] = why
         p.values["b4_pairs"] = 0
     else:

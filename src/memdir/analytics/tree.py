@@ -170,15 +170,16 @@ def build(snap: Snapshot) -> Tree:
         nodes.append(n)
         stack.extend(reversed(n.children))
     units = [n for n in nodes if n.is_unit]
-    return Tree(root, nodes, units, sections, total_bytes, n_xrefs, len(snap.files), len(snap.dirs) + 1)
+    return Tree(root, nodes, units, sections, total_bytes, n_xrefs, len(snap.files), len(snap.dirs))
 
 
 def profile_and_shape(tree: Tree) -> tuple[dict[str, Any], dict[str, str]]:
     """The store profile and the shape panel; a value that cannot be defined is None with a reason.
 
-    `dirs` counts the root; `kb` is bytes of `.md` files / 1024; depth is over content units
-    (mean = Sackin index / leaves); fanout is over internal nodes (nodes with a child); `cv` is
-    the population standard deviation of unit sizes over their mean.
+    `dirs` counts folders, the root not counted (paper, section 7: a store of root files alone
+    has 0); `kb` is bytes of `.md` files / 1024; depth is over content units (mean = Sackin
+    index / leaves); fanout is over internal nodes (nodes with a child); `cv` is the population
+    standard deviation of unit sizes over their mean.
     """
     reasons: dict[str, str] = {}
     depths = [u.depth for u in tree.units]

@@ -21,9 +21,9 @@ from memdir.cli.model_opts import endpoint_options
 from memdir.errors import MemdirError
 from memdir.models import Model, ModelError, get_model, price_card
 from memdir.models.scripted import load_script
-from memdir.store import spec
 from memdir.store.store import Store
 from memdir.stream import RepairedTurnWarning, chunk_stream, load_turns
+from memdir.tools.wiring import open_store
 
 CALL_LOG = "calls.jsonl"
 
@@ -97,8 +97,7 @@ def ingest_cmd(
     for w in repaired:  # each names the turn, so nothing is changed unsaid
         click.echo(f"warning: {w.message}", err=True)
     model = _model(model_name, base_url, api_key_env, script, tool_protocol)
-    store = Store(root, create=True)
-    spec.init(store)
+    store = open_store(root, create=True, init=True)
     record = _record(store, command="ingest")
     n_chunks = len(chunk_stream(turns))
 
@@ -150,7 +149,7 @@ def ask_cmd(
 
     An answer given without opening any file is marked as such (it cannot come from the store).
     """
-    store = Store(root)
+    store = open_store(root)
     model = _model(model_name, base_url, api_key_env, script, tool_protocol)
     record = _record(store, command="ask")
     try:

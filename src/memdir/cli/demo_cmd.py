@@ -9,8 +9,8 @@ from typing import Any
 import click
 
 from memdir.store import spec
-from memdir.store.store import Store
 from memdir.tools.profiles import Harness
+from memdir.tools.wiring import open_store
 
 ALICE = """---
 name: alice
@@ -34,8 +34,7 @@ description: Alice Park, Calvin's sister; diet, work and travel plans
 def demo_cmd(root: str | None) -> None:
     """Build a sample store through the tools, search it read-only, and validate it."""
     where = Path(root) if root else Path(tempfile.mkdtemp(prefix="memdir-demo-"))
-    store = Store(where, create=True)
-    spec.init(store)
+    store = open_store(where, create=True, init=True)
     manage = Harness(store, "manage", role="demo")
     search = Harness(store, "search", role="demo")
     steps: list[tuple[Harness, str, dict[str, Any]]] = [

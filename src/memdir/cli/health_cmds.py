@@ -19,7 +19,7 @@ from memdir.store.store import Store
 
 def _store(root: str) -> Store:
     try:
-        return Store(root, observers=False)
+        return Store(root)  # read only: no index or journal follows it
     except MemdirError as exc:
         raise click.ClickException(str(exc)) from None
 

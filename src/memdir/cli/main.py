@@ -3,26 +3,37 @@ and registers its commands on :data:`cli` here."""
 
 from __future__ import annotations
 
-import importlib
-
 import click
 
 from memdir import __version__
+from memdir.cli import (
+    agent_cmds,
+    data_cmd,
+    demo_cmd,
+    eval_cmd,
+    health_cmds,
+    local_cmd,
+    search_cmds,
+    serve_cmd,
+    skills_cmd,
+    store_cmds,
+    token_cmd,
+)
 from memdir.errors import MemdirError
 
 # Topic modules; each defines `register(cli)`. Listed here so `memdir --help` shows them all.
 COMMAND_MODULES = (
-    "memdir.cli.store_cmds",
-    "memdir.cli.serve_cmd",
-    "memdir.cli.demo_cmd",
-    "memdir.cli.data_cmd",
-    "memdir.cli.agent_cmds",
-    "memdir.cli.health_cmds",
-    "memdir.cli.search_cmds",
-    "memdir.cli.token_cmd",
-    "memdir.cli.eval_cmd",
-    "memdir.cli.skills_cmd",
-    "memdir.cli.local_cmd",
+    store_cmds,
+    serve_cmd,
+    demo_cmd,
+    data_cmd,
+    agent_cmds,
+    health_cmds,
+    search_cmds,
+    token_cmd,
+    eval_cmd,
+    skills_cmd,
+    local_cmd,
 )
 
 
@@ -33,7 +44,7 @@ def cli() -> None:
 
 
 for _mod in COMMAND_MODULES:
-    importlib.import_module(_mod).register(cli)
+    _mod.register(cli)
 
 
 def main() -> None:

@@ -6,8 +6,9 @@ import anyio
 import click
 
 from memdir.errors import MemdirError
-from memdir.tools.guards import GuardedStore, Guards
+from memdir.tools.guards import Guards
 from memdir.tools.profiles import PROFILES, profile_specs
+from memdir.tools.wiring import open_store
 
 
 @click.command("serve")
@@ -89,7 +90,7 @@ def serve_cmd(
 
     assert root is not None
     profile_specs(profile)  # fail before the transport starts if a tool is missing
-    store = GuardedStore(root, guards)
+    store = open_store(root, guards=guards)
     meta = {"reorganize": True} if reorganize else {}
     if port is None:
         anyio.run(lambda: serve_stdio(store, profile, **meta))

@@ -11,11 +11,12 @@ from memdir.errors import MemdirError
 from memdir.store import spec
 from memdir.store.store import Store
 from memdir.tools.profiles import Harness
+from memdir.tools.wiring import open_store
 
 
 def _store(root: str, create: bool = False) -> Store:
     try:
-        return Store(root, create=create)
+        return open_store(root, create=create)
     except MemdirError as exc:
         raise click.ClickException(str(exc)) from None
 

@@ -1,7 +1,9 @@
 """Citations resolved against the store that was searched, and the offline attribution score.
 
 A citation names a file, optionally narrowed to lines or a section, as the search agent saw
-them through the tools (line numbers count the whole file, frontmatter included):
+them through the tools (line numbers count the whole file, frontmatter included); the grammar
+is `memdir.conventions.parse_citation` (docs/conventions.md, "Citations"), shared with the
+skill setting's serving:
 
 - `/memories/people/alice.md`
 - `/memories/people/alice.md:12-18` or `:12` (also `#L12-L18`)
@@ -18,16 +20,15 @@ resolved citation's text. Support = |A & C| / |A|; 0.0 when A is empty or nothin
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from memdir.conventions import parse_citation
 from memdir.errors import MemdirError
 from memdir.eval.offline import normalize_answer, stem, tokens
 from memdir.store.outline import find_sections, outline, parse_section_path
 from memdir.store.store import Store
 
 NOT_FOUND = "[FILE NOT FOUND]"
-_LINES = re.compile(r"^(?P<path>.+?\.md)(?::|#L)(?P<start>\d+)(?:\s*-\s*L?(?P<end>\d+))?$")
 _STOPWORDS_TEXT = """
 i me my we our you your he him his she her it its they them their what which who whom this that
 these those am is are was were be been being have has had do does did of at by for with about to
@@ -55,26 +56,9 @@ class Resolved:
         return self.text if self.text is not None else NOT_FOUND
 
 
-def _memory_path(raw: str) -> str:
-    p = raw.strip().strip("`'\"[]")
-    if not p.startswith("/memories"):
-        p = "/memories/" + p.lstrip("/")
-    return p
-
-
 def resolve(store: Store, citation: str) -> Resolved:
-    raw = citation.strip()
-    section: str | None = None
-    start = end = None
-    if " > " in raw:
-        head, _, section = raw.partition(" > ")
-        path = _memory_path(head)
-    elif m := _LINES.match(raw):
-        path = _memory_path(m.group("path"))
-        start = int(m.group("start"))
-        end = int(m.group("end") or start)
-    else:
-        path = _memory_path(raw)
+    cited = parse_citation(citation)
+    path, start, end, section = cited.path, cited.start, cited.end, cited.section
     try:
         text = store.read_text(path)
     except MemdirError as exc:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import shutil
 import string
 import time
@@ -27,6 +26,7 @@ from memdir.agents.run import map_choice
 from memdir.analytics.stats import store_stats
 from memdir.bench import load_sample
 from memdir.bench.types import Question, Sample, parse_sessions
+from memdir.conventions import BARE
 from memdir.errors import MemdirError
 from memdir.eval.citations import resolve_all
 from memdir.eval.judges import judge_item
@@ -45,9 +45,9 @@ from memdir.models import (
 from memdir.store.atomic import write_atomic
 from memdir.store.store import Store
 from memdir.tools.profiles import profile_specs
+from memdir.tools.wiring import open_store
 from memdir.variants import HARNESSES, VARIANTS, BuildContext, Built, VariantUnavailable, build_cost
 
-LOCATOR = re.compile(r"\b([SB]\d+[TM]\d+)\b")
 # Closed-book without a model: the honest floor is to know nothing.
 OFFLINE_CLOSED_BOOK = "unknown"
 IDENTITY = (
@@ -333,7 +333,7 @@ class Runner:
                 cell = Cell(**saved)
                 if cell.status == "skipped":
                     return cell, None
-                store = Store(store_dir) if store_dir.exists() else None
+                store = open_store(store_dir) if store_dir.exists() else None
                 return cell, Built(variant, store, cell.search_profile, cell.checks)
             self.folder.withdraw(cell.key)  # aborted before: start over
         if store_dir.exists():
@@ -503,7 +503,7 @@ def evidence_hit(store: Store, citations: list[str], q: Question) -> float:
     """1.0 when a resolved citation's text carries a locator of the question's gold evidence."""
     gold = set(q.evidence)
     for r in resolve_all(store, citations):
-        if r.text is not None and gold & set(LOCATOR.findall(r.text)):
+        if r.text is not None and gold & set(BARE.findall(r.text)):
             return 1.0
     return 0.0
 

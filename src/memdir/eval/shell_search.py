@@ -27,7 +27,7 @@ async def shell_search(
     with tempfile.TemporaryDirectory(prefix="memdir-search-") as tmp:
         copy = Path(tmp) / "store"
         shutil.copytree(store.root, copy, ignore=shutil.ignore_patterns(".memdir"), symlinks=True)
-        scratch = Store(copy, observers=False)
+        scratch = Store(copy)
         harness = Harness(scratch, "shell", role=role.name, question=question_id, variant=variant)
         ids = {"variant": variant, "question": question_id}
         ep = await run_role(

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 from anthropic.lib.tools._beta_functions import BetaFunctionToolResultType
@@ -40,13 +40,14 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818ViewCommand,
 )
 
-from memdir.api import Memory
 from memdir.errors import ToolError
 from memdir.store import frontmatter
 from memdir.store.frontmatter import KEBAB, MEMORY_INDEX
 from memdir.store.paths import parse_memory_path
+from memdir.tools.guards import Guards
 from memdir.tools.profiles import Harness
 from memdir.tools.text import split_lines
+from memdir.tools.wiring import open_store
 
 DESCRIPTION_CHARS = 100
 
@@ -70,23 +71,42 @@ def _suggest(path: str) -> str:
     return f"{head}/{slug}.md"
 
 
+class HarnessSource(Protocol):
+    """What owns the harness the adapter calls through: a `memdir.Memory` (its `manage` harness)."""
+
+    def harness(self, profile: str = ...) -> Harness: ...
+
+
+def _harness(memory: Harness | HarnessSource | str | os.PathLike[str]) -> Harness:
+    """The caller's harness, or, for a bare root, a `manage` harness over it as `Memory(root)`
+    would open it (created, initialized, guards off)."""
+    if isinstance(memory, Harness):
+        return memory
+    if isinstance(memory, str | os.PathLike):
+        return Harness(open_store(memory, create=True, init=True, guards=Guards()), "manage", role="api")
+    return memory.harness("manage")
+
+
 class MemdirMemoryTool(BetaAbstractMemoryTool):
-    """`memory_20250818` over a memdir store, for the Anthropic SDK's tool runner."""
+    """`memory_20250818` over a memdir store, for the Anthropic SDK's tool runner.
+
+    Every command runs through one harness (a `Memory`'s, a `Harness` given directly, or one
+    over a root given by path), so it is metered there with the caller's other calls; each call
+    and step is marked `role="anthropic-memory"` (or the `meta` given) on top of its meta."""
 
     def __init__(
         self,
-        memory: Memory | str | os.PathLike[str],
+        memory: Harness | HarnessSource | str | os.PathLike[str],
         *,
         lenient: bool = True,
         cache_control: BetaCacheControlEphemeralParam | None = None,
         **meta: Any,
     ) -> None:
         super().__init__(cache_control=cache_control)
-        self.memory = memory if isinstance(memory, Memory) else Memory(memory)
+        self.harness = _harness(memory)
+        self.store = self.harness.store
         self.lenient = lenient
-        self.harness = Harness(
-            self.memory.store, "manage", **{**self.memory.meta, "role": "anthropic-memory", **meta}
-        )
+        self.meta = {"role": "anthropic-memory", **meta}
 
     # -- plumbing ------------------------------------------------------------------------
     def execute(self, command: BetaMemoryTool20250818Command) -> BetaFunctionToolResultType:
@@ -97,7 +117,7 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
             raise AnthropicToolError(f"Error: {exc}") from None
 
     def _run(self, name: str, args: dict[str, Any]) -> str:
-        result = self.harness.call(name, args)
+        result = self.harness.call(name, args, **self.meta)
         if result.is_error:
             raise AnthropicToolError(result.text)
         return result.text
@@ -118,7 +138,7 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
     def _fm_lines(self, path: str) -> int:
         """Lines the frontmatter occupies in `path` (0 for a folder, a missing file, or none)."""
         try:
-            return frontmatter.split(self.memory.store.read_text(path))[1]
+            return frontmatter.split(self.store.read_text(path))[1]
         except ToolError:
             return 0
 
@@ -128,8 +148,8 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
         try:
             is_file = (
                 not parse_memory_path(path).is_root
-                and self.memory.store.exists(path)
-                and not self.memory.store.is_dir(path)
+                and self.store.exists(path)
+                and not self.store.is_dir(path)
             )
         except ToolError:
             is_file = False
@@ -140,7 +160,7 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
                     {"path": path, "start_line": command.view_range[0], "end_line": command.view_range[-1]},
                 )
             return self._run("view", {"path": path})
-        text = self.memory.store.read_text(path)
+        text = self.store.read_text(path)
         fm = frontmatter.split(text)[1]
         total = len(split_lines(text)) - fm
         args: dict[str, Any] = {"path": path}
@@ -186,7 +206,7 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
     def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
         fm = self._fm_lines(command.path)
         try:
-            total = len(split_lines(self.memory.store.read_text(command.path))) - fm
+            total = len(split_lines(self.store.read_text(command.path))) - fm
         except ToolError as exc:
             raise AnthropicToolError(f"Error: {exc}") from None
         line = command.insert_line
@@ -207,8 +227,8 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
     def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
         """Move; in lenient mode a file whose frontmatter name was its old stem takes the new stem
         in the same journal step, so the store stays valid (Claude does not know about `name`)."""
-        store = self.memory.store
-        with store.step("rename", **self.harness.meta):
+        store = self.store
+        with store.step("rename", **{**self.harness.meta, **self.meta}):
             out = self._run("rename", {"old_path": command.old_path, "new_path": command.new_path})
             old, new = parse_memory_path(command.old_path), parse_memory_path(command.new_path)
             if self.lenient and store.exists(new) and not store.is_dir(new) and old.stem != new.stem:
@@ -249,7 +269,7 @@ def _renumber(numbered_text: str, fm: int) -> str:
 class MemdirAsyncMemoryTool(BetaAsyncAbstractMemoryTool):
     """The same, for `AsyncAnthropic`: each command runs in a worker thread (the store is sync)."""
 
-    def __init__(self, memory: Memory | str | os.PathLike[str], **kw: Any) -> None:
+    def __init__(self, memory: Harness | HarnessSource | str | os.PathLike[str], **kw: Any) -> None:
         cache_control = kw.pop("cache_control", None)
         super().__init__(cache_control=cache_control)
         self.sync = MemdirMemoryTool(memory, **kw)

@@ -21,8 +21,10 @@ from starlette.types import Receive, Scope, Send
 
 from memdir.mcp.server import MAX_SESSIONS, SESSION_IDLE_S, build_server
 from memdir.mcp.tenants import Tenants
-from memdir.tools.guards import GuardedStore, Guards
+from memdir.store.store import Store
+from memdir.tools.guards import Guards
 from memdir.tools.profiles import Harness
+from memdir.tools.wiring import open_store
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
@@ -73,15 +75,13 @@ class TenantDispatch:
 
     def __init__(self, tenants: Tenants, host: str = "127.0.0.1", guards: Guards | None = None) -> None:
         self.tenants = tenants
-        stores: dict[
-            str, GuardedStore
-        ] = {}  # one Store per root, so its writer lock and observers are shared
+        stores: dict[str, Store] = {}  # one Store per root, so its writer lock and observers are shared
         self.managers: dict[str, StreamableHTTPSessionManager] = {}
         self.harnesses: dict[str, Harness] = {}
         for entry in tenants.tokens:
             store = stores.get(entry.real_root)
             if store is None:
-                store = stores[entry.real_root] = GuardedStore(entry.real_root, guards or Guards())
+                store = stores[entry.real_root] = open_store(entry.real_root, guards=guards or Guards())
             harness = Harness(
                 store,
                 entry.profile,

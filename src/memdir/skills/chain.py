@@ -41,7 +41,8 @@ from memdir.skills.variants import Roles, Variant, make_variant
 from memdir.store.journal import Journal
 from memdir.store.store import Store
 from memdir.tokens import count_tokens
-from memdir.tools.guards import GuardedStore, Guards
+from memdir.tools.guards import Guards
+from memdir.tools.wiring import open_store
 
 OFFLINE_MODEL = "offline"
 OFFLINE_POLICIES: dict[str, type[OfflinePolicy]] = {"offline": OfflinePolicy, "offline-novice": Novice}
@@ -173,7 +174,9 @@ async def _run_chains(
             store_dir = None if v == "no-store" else out / "stores" / v / f"chain-{ci + 1}"
             if store_dir is not None and store_dir.exists() and any(store_dir.iterdir()):
                 raise MemdirError(f"{store_dir} already holds a store; use a fresh --out folder")
-            store = GuardedStore(store_dir, Guards(outcome_gate=True), create=True) if store_dir else None
+            store = (
+                open_store(store_dir, create=True, guards=Guards(outcome_gate=True)) if store_dir else None
+            )
             cells.append(Cell(make_variant(v, store, retriever, roles), ci + 1, store_dir))
         early_at = max(1, round(len(chain) * EARLY_FRACTION))
         for index, game in enumerate(chain, start=1):

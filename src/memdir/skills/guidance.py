@@ -16,12 +16,13 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from memdir.bench.alfworld import parse_goal
+from memdir.conventions import EPISODE
 from memdir.skills.hints import FACT, W_SEEN, W_TAKEN
 from memdir.skills.retrieve import Doc
 
 _PROCEDURE = re.compile(r"^## Procedure\n(.*?)(?=^## |\Z)", re.MULTILINE | re.DOTALL)
 _STEP = re.compile(r"^\d+\. (.+)$", re.MULTILINE)
-_LOC = re.compile(r"E\d+")
+_LOC = re.compile(EPISODE)
 MAX_LOCATORS = 3  # per guidance line: enough to trace it, few enough to stay short
 
 

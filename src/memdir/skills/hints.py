@@ -15,6 +15,8 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from memdir.conventions import EPISODE
+
 _ROOM = re.compile(r"(?:room|Room): (.+)$", re.MULTILINE)
 # The phrasing of ALFWorld observations and of our fact lines, shared with the distiller and
 # the offline guidance writer so that what is written and what is read cannot drift apart.
@@ -22,7 +24,8 @@ ON = re.compile(r"On the ([a-z]+ \d+), you see ([^.]*)\.")
 IN = re.compile(r"You open the ([a-z]+ \d+)\. The [a-z]+ \d+ is open\. In it, you see ([^.]*)\.")
 ITEM = re.compile(r"\b(?:a|an) ([a-z]+) \d+")
 FACT = re.compile(
-    r"^- ([a-z]+): (found|seen) in ([a-z]+(?: \d+)?)(?: \(room ([0-9a-f]+)\))?(?: x(\d+))?((?: \[E\d+\])*)",
+    r"^- ([a-z]+): (found|seen) in ([a-z]+(?: \d+)?)(?: \(room ([0-9a-f]+)\))?(?: x(\d+))?"
+    rf"((?: \[{EPISODE}\])*)",
     re.MULTILINE,
 )
 """A fact line: object, found|seen, receptacle, room (optional), times (optional), locators."""

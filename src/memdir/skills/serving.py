@@ -8,7 +8,6 @@ its citations name paths, which are resolved against the original.
 
 from __future__ import annotations
 
-import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ from pathlib import Path
 from memdir.agents.record import RunRecord
 from memdir.agents.run import RoleOutput, select_entries
 from memdir.agents.run import guidance as write_guidance
+from memdir.conventions import parse_citation
 from memdir.errors import ToolError
 from memdir.models import Model, Usage
 from memdir.skills.retrieve import Doc
@@ -33,14 +33,15 @@ def read_only(store: Store, profile: str) -> Iterator[Store]:
     with tempfile.TemporaryDirectory(prefix="memdir-skill-search-") as tmp:
         copy = Path(tmp) / "store"
         shutil.copytree(store.root, copy, ignore=shutil.ignore_patterns(".memdir"), symlinks=True)
-        yield Store(copy, observers=False)
+        yield Store(copy)
 
 
 def cited_files(citations: list[str], store: Store, k: int) -> list[str]:
-    """Distinct entry files named by citations (`path`, `path:12-14`, `path > # Heading`), at most k."""
+    """Distinct entry files named by citations (`path`, `path:12-14`, `path > # Heading`; the grammar
+    of `conventions.parse_citation`, as the evaluation resolves them), at most k."""
     out: list[str] = []
     for c in citations:
-        path = re.split(r"[:\s>]", c.strip(), maxsplit=1)[0]
+        path = parse_citation(c).path
         if not path.endswith(".md") or path.endswith("/MEMORY.md") or path in out:
             continue
         try:

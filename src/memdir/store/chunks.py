@@ -7,7 +7,6 @@ memory file so the same BM25 index and tools serve it.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 
 from memdir.store import frontmatter
@@ -67,11 +66,10 @@ chunk-0001.md to chunk-{n:04d}.md: the stream in order, at most {t} turns each.
 """
 
 
-def build_chunk_store(
-    root: str | os.PathLike[str], chunks: Sequence[Chunk | Sequence[Turn]] | Sequence[Turn]
-) -> Store:
-    """Write `chunks` as `/memories/chunks/chunk-NNNN.md` in a new (or empty) store at `root`,
-    with the MEMORY.md files the convention asks for, in one step; then build its index.
+def build_chunk_store(store: Store, chunks: Sequence[Chunk | Sequence[Turn]] | Sequence[Turn]) -> Store:
+    """Write `chunks` as `/memories/chunks/chunk-NNNN.md` into `store` (new or empty), with the
+    MEMORY.md files the convention asks for, in one step; then build its index. The caller
+    builds the store (`tools.wiring.open_store`), so its journal records the step.
 
     `chunks` is a list of :class:`Chunk` (or of turn lists), or a flat list of turns, which is
     chunked by the configuration of record."""
@@ -82,7 +80,6 @@ def build_chunk_store(
         groups: list[Sequence[Turn]] = [c.turns for c in chunk_stream(flat)]
     else:
         groups = [c.turns if isinstance(c, Chunk) else c for c in chunks if not isinstance(c, Turn)]
-    store = Store(root, create=True)
     with store.step("build_chunk_store", role="builder"):
         if not store.exists("/memories/MEMORY.md"):
             store.create("/memories/MEMORY.md", INDEX_TEXT)

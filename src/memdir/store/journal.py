@@ -387,7 +387,7 @@ def _git() -> str | None:
 
 
 def observer(store: Store) -> JournalObserver | _NoJournal:
-    """The factory named in `store.observers`: a journal, or nothing (with one warning) without git."""
+    """The factory `tools/wiring.py` hands a store: a journal, or nothing (one warning) without git."""
     global _warned
     if _git() is None:
         if not _warned:

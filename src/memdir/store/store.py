@@ -3,6 +3,8 @@
 Every write happens inside a :meth:`Store.step` (one tool call = one step): the step holds the
 writer lock, records what changed, and hands the changes to the observers (the search index,
 the journal) when it ends. Files are the truth; observers only derive from them.
+A Store is handed its observers when built and names none (they import this module);
+`memdir.tools.wiring.open_store` is the one place that builds a store with them and the guards.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import stat
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -71,9 +73,13 @@ def _is_temp(name: str) -> bool:
 
 
 class Store:
-    """A memory root on disk. Paths in and out are memory paths (`/memories/...`)."""
+    """A memory root on disk. Paths in and out are memory paths (`/memories/...`). Each of
+    `observers` is called once with the store, and what it builds sees every step; without them
+    the store writes files and nothing else (for readers and throwaway copies)."""
 
-    def __init__(self, root: str | os.PathLike[str], *, create: bool = False, observers: bool = True) -> None:
+    def __init__(
+        self, root: str | os.PathLike[str], *, create: bool = False, observers: Sequence[ObserverFactory] = ()
+    ) -> None:
         root_path = Path(root)
         if create:
             root_path.mkdir(parents=True, exist_ok=True)
@@ -85,9 +91,7 @@ class Store:
         self._lock: WriterLock | None = None
         self._local = threading.local()
         self._swept = False
-        from memdir.store.observers import default_factories
-
-        self.observers: list[StoreObserver] = [f(self) for f in default_factories()] if observers else []
+        self.observers: list[StoreObserver] = [factory(self) for factory in observers]
 
     # -- locations -------------------------------------------------------------------
     @property

@@ -241,6 +241,8 @@ def grep(
     limit = min(max_results, MAX_RESULTS)
     if pattern == "":
         raise EditError("pattern is empty; give a regular expression to look for")
+    if "\0" in pattern:  # no line of a text file holds one, and no process argument can
+        raise EditError("pattern holds a NUL character; give a regular expression without one")
     hits = (
         _rg_hits(pattern, disk, case_sensitive, ctx.store, mp)
         if _rg()

@@ -19,19 +19,16 @@ store (the file tools, the Anthropic memory adapter, the MCP server) is held to 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from memdir.conventions import Fact, fact_identity
 from memdir.errors import ToolError
-from memdir.locators import LOCATOR
 from memdir.store import frontmatter
 from memdir.store.paths import MemoryPath
 from memdir.store.store import Store
 from memdir.tokens import count_tokens
-
-_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
 
 class GuardError(ToolError):
@@ -57,16 +54,15 @@ class Guards:
         )
 
 
-def fact_key(line: str) -> str | None:
-    """A fact line's identity for the preservation check: bullet and spacing dropped, or None."""
-    if not LOCATOR.search(line):
-        return None
-    return " ".join(_BULLET.sub("", line).split())
+def fact_key(line: str) -> Fact | None:
+    """A fact line's identity, the one `memdir diff --facts` compares (`conventions.fact_identity`:
+    locator set and normalized words), so the guard and the diff agree; None if not a fact."""
+    return fact_identity(line)
 
 
-def fact_lines(text: str) -> dict[str, str]:
-    """{normalized fact: the line as written} for every fact line of `text`."""
-    out: dict[str, str] = {}
+def fact_lines(text: str) -> dict[Fact, str]:
+    """{fact identity: the line as written} for every fact line of `text`."""
+    out: dict[Fact, str] = {}
     for line in text.split("\n"):
         key = fact_key(line)
         if key is not None:
@@ -184,7 +180,7 @@ class GuardedStore(Store):
         if not self.guards.preserve_facts or step is None or not step.meta.get("reorganize"):
             return
         touched_texts = {mp.text for mp in touched}
-        lost: dict[str, str] = {}
+        lost: dict[Fact, str] = {}
         for mp in touched:
             try:
                 old = self.read_text(mp)
@@ -198,8 +194,10 @@ class GuardedStore(Store):
             if e.path.text in touched_texts:
                 continue
             text = self._text(e.path)
-            for key in [k for k in lost if k in _squash(text)]:
-                if key in fact_lines(text):
+            maybe = [k for k in lost if all(loc in text for loc in k[0])]  # cheap: locators first
+            present = fact_lines(text) if maybe else {}
+            for key in maybe:
+                if key in present:
                     del lost[key]
             if not lost:
                 return
@@ -218,7 +216,3 @@ class GuardedStore(Store):
 
 def _is_core(mp: MemoryPath) -> bool:
     return len(mp.parts) == 1 and mp.name.endswith(".md")
-
-
-def _squash(text: str) -> str:
-    return " ".join(text.split())

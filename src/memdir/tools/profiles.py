@@ -6,18 +6,12 @@ nothing else, so a `search` harness cannot write whatever the model asks for.
 
 from __future__ import annotations
 
-import importlib
 import threading
 from typing import Any
 
 from memdir.errors import MemdirError, ToolError
 from memdir.store.store import Store
 from memdir.tools.base import REGISTRY, Meter, ToolResult, ToolSpec, run_tool
-
-# Modules that define tools; each registers itself on import. Optional ones may be absent
-# in a partial install and simply leave their profiles unavailable.
-_TOOL_MODULES = ("memdir.tools.files", "memdir.tools.grep", "memdir.tools.read")
-_OPTIONAL_TOOL_MODULES = ("memdir.tools.search", "memdir.tools.shell")
 
 MANAGE = ("view", "create", "str_replace", "insert", "delete", "rename", "grep")
 SEARCH = ("view", "grep", "toc", "section_read")
@@ -33,14 +27,23 @@ PROFILES: dict[str, tuple[str, ...]] = {
 
 
 def load_tools() -> dict[str, ToolSpec]:
-    for mod in _TOOL_MODULES:
-        importlib.import_module(mod)
-    for mod in _OPTIONAL_TOOL_MODULES:
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError as exc:
-            if exc.name != mod:
-                raise
+    """Every tool, imported on first use: each module that defines tools registers them when it
+    is imported. The optional ones (search, shell) may be absent in a partial install and then
+    leave their profiles unavailable; one that is present but cannot import is an error."""
+    import memdir.tools.files  # each imported for the tools it registers
+    import memdir.tools.grep
+    import memdir.tools.read
+
+    try:
+        import memdir.tools.search
+    except ModuleNotFoundError as exc:
+        if exc.name != "memdir.tools.search":
+            raise
+    try:
+        import memdir.tools.shell  # noqa: F401  (imported for its registrations)
+    except ModuleNotFoundError as exc:
+        if exc.name != "memdir.tools.shell":
+            raise
     return REGISTRY
 
 

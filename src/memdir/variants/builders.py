@@ -23,9 +23,9 @@ from pathlib import Path
 
 from memdir.agents import FolderingError, folder, manage_chunk, reorganize
 from memdir.analytics.integrity import diff_facts
-from memdir.store import spec
 from memdir.store.chunks import build_chunk_store
 from memdir.store.store import Store
+from memdir.tools.wiring import open_store
 from memdir.variants.base import BuildContext, Built, VariantUnavailable
 from memdir.variants.dump import write_dump
 
@@ -37,12 +37,12 @@ async def closed_book(ctx: BuildContext) -> Built:
 
 
 async def chunk_retrieval(ctx: BuildContext) -> Built:
-    store = build_chunk_store(ctx.store_dir, ctx.sample.chunks())
+    store = build_chunk_store(open_store(ctx.store_dir, create=True), ctx.sample.chunks())
     return Built("chunk-retrieval", store, "chunk-retrieval")
 
 
 async def verbatim_dump(ctx: BuildContext) -> Built:
-    store = Store(ctx.store_dir, create=True)
+    store = open_store(ctx.store_dir, create=True)
     write_dump(store, ctx.sample)
     return Built("verbatim-dump", store, ctx.profiles()[1])
 
@@ -57,7 +57,7 @@ def _needs_model(ctx: BuildContext, variant: str) -> None:
 
 async def foldered(ctx: BuildContext) -> Built:
     _needs_model(ctx, "foldered")
-    store = Store(ctx.store_dir, create=True)
+    store = open_store(ctx.store_dir, create=True)
     files = write_dump(store, ctx.sample)
     try:
         out = await folder(ctx.model, store, record=ctx.record)
@@ -71,12 +71,12 @@ async def foldered(ctx: BuildContext) -> Built:
 async def _reorg(ctx: BuildContext, mode: str) -> Built:
     variant = f"reorg-{mode}"
     _needs_model(ctx, variant)
-    store = Store(ctx.store_dir, create=True)
+    store = open_store(ctx.store_dir, create=True)
     write_dump(store, ctx.sample)
     with tempfile.TemporaryDirectory(prefix="memdir-dump-") as tmp:
         baseline_dir = Path(tmp) / "dump"
         shutil.copytree(ctx.store_dir, baseline_dir, ignore=shutil.ignore_patterns(".memdir"))
-        baseline = Store(baseline_dir, observers=False)
+        baseline = Store(baseline_dir)  # read once, for the fact diff: no views follow it
         await reorganize(ctx.model, store, mode, record=ctx.record)
         diff = diff_facts(baseline, store).as_json()
     missing = diff["missing"]
@@ -95,8 +95,7 @@ async def reorg_condense(ctx: BuildContext) -> Built:
 
 async def agent_curated(ctx: BuildContext) -> Built:
     builder_profile, search_profile = ctx.profiles()
-    store = Store(ctx.store_dir, create=True)
-    spec.init(store)
+    store = open_store(ctx.store_dir, create=True, init=True)
     chunks = ctx.sample.chunks()
     for i, chunk in enumerate(chunks, start=1):
         await manage_chunk(

@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memdir.agents.offline.text import STOPWORDS, WORD, stem, terms
+from memdir.conventions import LOCATOR, TURN
 from memdir.tools.profiles import Harness
 
 HIT = re.compile(r"^(?P<path>/memories/\S+?\.md):(?P<line>\d+): (?P<text>.*)$")
 NUMBERED = re.compile(r"^\s*(?P<n>\d+)\t(?P<text>.*)$")
 TOC_ROW = re.compile(r"^\s*(?P<label>#{1,6} .*?)\s+\[lines (?P<a>\d+)-(?P<b>\d+)\]$")
-LOCATOR = re.compile(r"\s*\[(?:[SBE]\d+[TM]?\d*(?:,\s*)?)+\]\s*$")
+TRAILING_LOCATOR = re.compile(rf"\s*{LOCATOR.pattern}\s*$")  # the group that ends a fact line
 KEYED_LIVE = re.compile(
     r"^- (?P<subject>[^|~]+?) \| (?P<attr>[^:]+): (?P<value>.*) \(since (?P<since>[^)]*)\)"
 )
@@ -31,7 +32,7 @@ PAST_WORDS = re.compile(
     r"\b(used to|before|previous(ly)?|past|originally|first|old|earlier|former(ly)?)\b", re.I
 )
 DATE_Q = re.compile(r"^\s*(when|what (date|day|year|month))\b", re.I)
-CHUNK_TURN = re.compile(r"^\[(?P<loc>[SB]\d+[TM]\d+)\] (?P<rest>.*)$")
+CHUNK_TURN = re.compile(rf"^\[(?P<loc>{TURN})\] (?P<rest>.*)$")  # a turn as a chunk shows it
 DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 # Question words that name a keyed attribute the curator writes (a tiny query expansion).
 ATTRIBUTE_CUES: dict[str, frozenset[str]] = {
@@ -201,7 +202,7 @@ def extract(line: str, question: str) -> str:
     past = re.match(r"^- ~~[^|]+\| [^:]+: (?P<value>.*?)~~ \((?P<span>[^)]*)\)", line)
     if past:
         return f"{past['value'].strip()} ({past['span']})"
-    body = LOCATOR.sub("", line).strip()
+    body = TRAILING_LOCATOR.sub("", line).strip()
     body = re.sub(r"^[-*]\s+", "", body).replace("~~", "")
     date = DATE.match(body)
     body = re.sub(r"^\d{4}-\d{2}-\d{2}:\s*", "", body)

@@ -1,0 +1,140 @@
+"""The store's vocabulary, defined once: source locators, fact identity and citations.
+
+Every layer reads these: the stream and the loaders (locators of turns), the preservation
+guard (tools) and `memdir diff --facts` (analytics), which must give one verdict on every
+rewrite, the offline searcher, the evaluation (evidence hits, resolving citations) and the
+skill setting (serving cited entries). A second copy of any of them is how two parts of the
+system came to disagree on what a fact or a citation is, so this module is a leaf: it imports
+nothing from memdir, and everything else imports it. The rules are docs/conventions.md.
+
+- **Locators** (docs/conventions.md, "Source locators"): `S6T5` (session 6, turn 5: LoCoMo,
+  REALTALK, the generated benchmark), `B3M12` (block 3, message 12: PersonaMem), `E12` (episode
+  12 of a skill chain); in a file they stand in brackets, one or several: `[S6T5, S7T2]`.
+- **Facts** (docs/conventions.md, "Fact lines"): a fact line carries a locator; two fact lines
+  are one fact when their locator sets and their normalized words agree. The study's rule is
+  that a reorganization may move and rename but never drop a fact (reference section 9, rule
+  4), so the identity ignores what moving and re-styling change (position, list and heading
+  markers, emphasis, locator order, case) and keeps what a fact says and where it came from.
+- **Citations** (docs/conventions.md, "Citations"): a path, optionally narrowed to lines
+  (`:12-18`, `:12`, `#L12-L18`) or to a section (`> # A > ## B`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# -- locators ---------------------------------------------------------------------------
+SESSION_TURN = r"S\d+T\d+"
+BLOCK_MESSAGE = r"B\d+M\d+"
+EPISODE = r"E\d+"
+TURN = rf"(?:{SESSION_TURN}|{BLOCK_MESSAGE})"
+"""A locator of one turn of a dialogue stream (what `stream.Turn.locator` holds)."""
+ONE = rf"(?:{TURN}|{EPISODE})"
+"""Any one locator, unbracketed."""
+
+LOCATOR = re.compile(rf"\[({ONE}(?:,\s*{ONE})*)\]")
+"""A bracketed locator group, as facts carry them; group 1 is its inside (`S6T5, S7T2`)."""
+BARE = re.compile(rf"\b({ONE})\b")
+"""One locator anywhere in text, bracketed or not (evidence in a cited passage)."""
+_TURN_FULL = re.compile(rf"{TURN}")
+_NUMBERS = re.compile(r"\d+")
+
+
+def turn_numbers(locator: str) -> tuple[int, int] | None:
+    """(session, turn) of `S6T5`, (block, message) of `B3M12`; None for anything else."""
+    if not _TURN_FULL.fullmatch(locator):
+        return None
+    group, item = _NUMBERS.findall(locator)
+    return int(group), int(item)
+
+
+def locators(text: str) -> tuple[str, ...]:
+    """Every locator in the bracketed groups of `text`, sorted and de-duplicated (a set)."""
+    found: set[str] = set()
+    for m in LOCATOR.finditer(text):
+        found.update(part.strip() for part in m.group(1).split(","))
+    return tuple(sorted(found))
+
+
+# -- fact identity ----------------------------------------------------------------------
+Fact = tuple[tuple[str, ...], str]
+"""A fact's identity: (its locators as a sorted set, its normalized words)."""
+
+_LEAD = re.compile(r"^(?:\s*>)*\s*(?:#{1,6}\s+|[-*+]\s+(?:\[[ xX]\]\s+)?|\d+[.)]\s+)?")
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_MARKS = re.compile(r"\*\*|__|~~|[*`]|(?<!\w)_|_(?!\w)")
+_TRAIL_HASHES = re.compile(r"\s#+\s*$")
+
+
+def normalize(line: str) -> str:
+    """The words of a line with locators and markdown removed: what 'the same fact' compares.
+
+    Dropped: locator groups; leading blockquote, heading, list, task-box and ordered-list
+    markers; closing heading hashes; emphasis, strike-through and code marks; link targets
+    (the link text stays). Then whitespace is collapsed and case folded. Pipes, colons, dates
+    and other punctuation stay, since they carry meaning in keyed facts.
+    """
+    text = LOCATOR.sub(" ", line)
+    text = _LEAD.sub("", text, count=1)
+    text = _TRAIL_HASHES.sub("", text)
+    text = _LINK.sub(r"\1", text)
+    text = _MARKS.sub("", text)
+    return " ".join(text.split()).casefold()
+
+
+def fact_identity(line: str) -> Fact | None:
+    """The identity of the fact on `line`, or None when the line carries no locator."""
+    locs = locators(line)
+    return (locs, normalize(line)) if locs else None
+
+
+# -- citations --------------------------------------------------------------------------
+ROOT = "/memories"
+_LINE_RANGE = r"(?::|#L)(?P<start>\d+)(?:\s*-\s*L?(?P<end>\d+))?"
+_HEADING = r"#{1,6} [^>\n\"',\]]+?"
+CITATION = re.compile(
+    rf"{ROOT}(?:/[\w.\-]+)+"
+    rf"(?:{_LINE_RANGE}|(?:\s*>\s*{_HEADING})+(?=\s*(?:>|$|[\"',\]\n])))?"
+)
+"""A citation written in prose (an answer without its JSON object): `/memories/...` paths only."""
+_FORM = re.compile(rf"(?P<path>.+?)(?:(?<=\.md){_LINE_RANGE}|\s*>\s*(?P<section>#.*))?", re.DOTALL)
+_WRAP = "`'\"[]"
+
+
+@dataclass(frozen=True)
+class Citation:
+    """What a citation names: a file, narrowed to lines `start..end` or to a section path."""
+
+    path: str
+    start: int | None = None
+    end: int | None = None
+    section: str | None = None
+
+
+def memory_path(raw: str) -> str:
+    """A cited path as a `/memories/...` path: quotes and brackets dropped, a path without
+    `/memories` taken as relative to it."""
+    p = raw.strip().strip(_WRAP).strip()
+    return p if p.startswith(ROOT) else f"{ROOT}/{p.lstrip('/')}"
+
+
+def parse_citation(text: str) -> Citation:
+    """`/memories/a.md:3-5` (or `#L3-L5`) -> lines 3..5; `/memories/a.md > # A > ## B` -> that
+    section; anything else -> the whole of what it names. Never fails: a citation that names
+    nothing is found out when it is resolved."""
+    raw = text.strip().strip(_WRAP).strip()
+    m = _FORM.fullmatch(raw)
+    if m is None:  # only the empty string
+        return Citation(memory_path(raw))
+    if m["section"] is not None:
+        return Citation(memory_path(m["path"]), section=m["section"].strip())
+    if m["start"] is not None:
+        start = int(m["start"])
+        return Citation(memory_path(m["path"]), start, int(m["end"]) if m["end"] else start)
+    return Citation(memory_path(raw))
+
+
+def find_citations(text: str) -> list[str]:
+    """Every citation written in `text`, in order."""
+    return [m.group(0).strip() for m in CITATION.finditer(text)]
