@@ -107,6 +107,11 @@ def test_citations_resolve_files_lines_and_sections(store: Store) -> None:
         and "Lisbon" in sec.text
         and "vegan" not in sec.text
     )
+    # a section and its lines at once (the local model writes it so): the lines, inside the section
+    both = resolve(store, "/memories/people/alice.md > # Alice > ## Travel: 10")
+    assert both.text == "- 2023-06-01: Alice flew to Lisbon [S7T2]"
+    outside = resolve(store, "/memories/people/alice.md > # Alice > ## Travel: 7")
+    assert outside.text is None and "outside" in str(outside.error)
 
 
 @pytest.mark.parametrize(

@@ -100,6 +100,9 @@ CITATION = re.compile(
 """A citation written in prose (an answer without its JSON object): `/memories/...` paths only."""
 _FORM = re.compile(rf"(?P<path>.+?)(?:(?<=\.md){_LINE_RANGE}|\s*>\s*(?P<section>#.*))?", re.DOTALL)
 _WRAP = "`'\"[]"
+_SECTION_LINES = re.compile(
+    r"(?P<section>#.*?)\s*(?::\s*|#L)(?P<start>\d+)(?:\s*-\s*L?(?P<end>\d+))?", re.DOTALL
+)
 
 
 @dataclass(frozen=True)
@@ -128,7 +131,15 @@ def parse_citation(text: str) -> Citation:
     if m is None:  # only the empty string
         return Citation(memory_path(raw))
     if m["section"] is not None:
-        return Citation(memory_path(m["path"]), section=m["section"].strip())
+        section = m["section"].strip()
+        # both forms at once, `a.md > # A > ## B: 7` (a 1.5B model merged the prompt's two
+        # examples): the lines, which must lie inside that section
+        lines = _SECTION_LINES.fullmatch(section)
+        if lines is not None:
+            start = int(lines["start"])
+            end = int(lines["end"]) if lines["end"] else start
+            return Citation(memory_path(m["path"]), start, end, section=lines["section"].strip())
+        return Citation(memory_path(m["path"]), section=section)
     if m["start"] is not None:
         start = int(m["start"])
         return Citation(memory_path(m["path"]), start, int(m["end"]) if m["end"] else start)

@@ -73,6 +73,11 @@ def resolve(store: Store, citation: str) -> Resolved:
         if not found:
             return Resolved(citation, path, None, f"no section {section!r} in {path}")
         sec = found[0]
+        if start is not None and end is not None:
+            if not sec.start <= start <= end <= sec.end:
+                where = f"{section!r} ({sec.start}-{sec.end})"
+                return Resolved(citation, path, None, f"lines {start}-{end} are outside {where}")
+            return Resolved(citation, path, "\n".join(lines[start - 1 : end]))
         return Resolved(citation, path, "\n".join(lines[sec.start - 1 : sec.end]))
     if start is not None and end is not None:
         if start < 1 or end < start or start > len(lines):
