@@ -226,6 +226,41 @@ def test_an_llm_judge_scores_correctness_and_attribution(tmp_path: Path) -> None
     prompt = judge.api.requests[1][0][0].content  # type: ignore[attr-defined]
     assert rows[0]["citations"][0].split(":")[0] in prompt  # the attribution judge saw the cited file
     assert summary["cells"][0]["judge"] == "scripted/judge"
+    lines = [json.loads(x) for x in (tmp_path / "run" / "calls.jsonl").read_text().splitlines()]
+    verdicts = [e for e in lines if e["kind"] == "judge"]
+    # every reply is in the record, with its question, label, prompt id and usage
+    assert [(e["question"], e["judge"], e["label"]) for e in verdicts] == [
+        (rows[0]["question_id"], "correctness", "correct"),
+        (rows[0]["question_id"], "attribution", "unsupported"),
+        (rows[1]["question_id"], "correctness", "wrong"),
+        (rows[1]["question_id"], "attribution", "supported"),
+    ]
+    assert verdicts[0]["reply"] == "VERDICT: CORRECT" and len(verdicts[0]["prompt_id"]) == 12
+    assert verdicts[0]["usage"]["calls"] == 1
+    assert rows[0]["judge"]["labels"] == {"correctness": "correct", "attribution": "unsupported"}
+    health = summary["cells"][0]["judge_health"]
+    agree = sum((r["correctness"] == 1.0) == (r["f1"] >= 0.5) for r in rows) / 2
+    assert health["verdicts"] == 4 and health["unparsed"] == 0
+    assert health["judge_f1_agreement"] == agree and health["agreement_n"] == 2
+    from memdir.eval.report import write_report
+
+    assert "## The judge against offline F1" in write_report(tmp_path / "run").read_text()
+
+
+def test_an_unparsed_verdict_is_counted_and_its_reply_kept(tmp_path: Path) -> None:
+    from memdir.models.scripted import answer
+
+    replies = ["Therefore, the VERDICT is CORRECT.", "VERDICT: SUPPORTED"]
+    judge = get_model("scripted/judge", script=[answer(r) for r in replies])
+    cfg = config(variants=["verbatim-dump"], judge="scripted/judge", limit=1, in_flight=1)
+    summary = run_eval(cfg, tmp_path / "run", progress=False, models={"scripted/judge": judge})
+    row = json.loads((tmp_path / "run" / "answers.jsonl").read_text())
+    assert row["correctness"] is None and row["judge"]["labels"]["correctness"] == "unparsed"
+    health = summary["cells"][0]["judge_health"]
+    assert health["unparsed"] == 1 and health["judge_f1_agreement"] is None
+    lines = [json.loads(x) for x in (tmp_path / "run" / "calls.jsonl").read_text().splitlines()]
+    unparsed = [e for e in lines if e["kind"] == "judge" and e["label"] == "unparsed"]
+    assert [e["reply"] for e in unparsed] == ["Therefore, the VERDICT is CORRECT."]
 
 
 def test_multiple_choice_is_scored_by_the_chosen_letter(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from string import Template
 from typing import Any, Protocol
@@ -67,6 +67,18 @@ class Verdict:
     score: float | None
     reply: str
     prompt: str
+    usage: dict[str, Any] | None = None
+
+    def record(self) -> dict[str, Any]:
+        """The verdict as a run-record line carries it, so an unparsed one can be read later."""
+        return {
+            "judge": self.judge,
+            "prompt_id": PROMPT_IDS[self.judge],
+            "label": self.label,
+            "score": self.score,
+            "reply": self.reply,
+            "usage": self.usage,
+        }
 
 
 def _structured(judge: str, reply: str) -> list[str]:
@@ -104,7 +116,9 @@ async def _ask(model: JudgeModel, judge: str, prompt: str, config: Any) -> Verdi
     # the schema is only a hint: a model whose server cannot constrain output ignores it
     settings = {**(config or JUDGE_CONFIG), "verdict_schema": verdict_schema(judge)}
     reply = await model.generate([{"role": "user", "content": prompt}], [], settings)
-    return parse_verdict(judge, reply.text, prompt)
+    verdict = parse_verdict(judge, reply.text, prompt)
+    usage = getattr(reply, "usage", None)
+    return replace(verdict, usage=usage) if isinstance(usage, dict) else verdict
 
 
 async def judge_correctness(
@@ -144,18 +158,20 @@ async def judge_item(
         "lexical_support": lexical_support(answer, resolved),
         "citations_resolved": sum(r.ok for r in resolved),
         "citations_not_found": [r.citation for r in resolved if not r.ok],
+        "verdicts": [],
     }
     if question.options:
         out["correctness"] = exact_match(answer, question.gold)
     elif model is not None:
-        out["correctness"] = (
-            await judge_correctness(model, question.question, question.gold, answer, config=config)
-        ).score
+        verdict = await judge_correctness(model, question.question, question.gold, answer, config=config)
+        out["correctness"] = verdict.score
+        out["verdicts"].append(verdict)
     if model is not None and store is not None and not question.options:
         verdict = await _ask(
             model, "attribution", attribution_prompt(question.question, answer, resolved), config
         )
         out["attribution"] = verdict.score
+        out["verdicts"].append(verdict)
     return out
 
 

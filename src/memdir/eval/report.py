@@ -82,6 +82,32 @@ def build_table(cells: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def judge_table(cells: list[dict[str, Any]]) -> list[str]:
+    """The judge's trust figures; empty without an LLM judge. A weak judge says CORRECT to
+    anything: this is where the report shows it."""
+    shown = [c for c in cells if c.get("judge_health")]
+    if not shown:
+        return []
+    many = len({c["conversation"] for c in cells}) > 1
+    lines = [
+        "## The judge against offline F1",
+        "",
+        "Agreement: the judge's CORRECT/WRONG matches F1 read as correct at F1 >= 0.5 "
+        "(`judge_f1_agreement`, memdir's measure). Judge tokens and seconds are means per question.",
+        "",
+        "| variant | verdicts | unparsed | agreement | n | judge input | judge output | judge seconds |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for c in shown:
+        j = c["judge_health"]
+        agree = "—" if j["judge_f1_agreement"] is None else f"{100 * j['judge_f1_agreement']:.0f}%"
+        lines.append(
+            f"| {_label(c, many)} | {j['verdicts']} | {j['unparsed']} | {agree} | {j['agreement_n']} | "
+            f"{j['input_tokens']:.0f} | {j['output_tokens']:.0f} | {j['seconds']:.1f} |"
+        )
+    return ["", *lines]
+
+
 def check_text(checks: dict[str, Any]) -> str:
     if "foldering" in checks:
         f = checks["foldering"]
@@ -152,6 +178,7 @@ def render(summary: dict[str, Any], plots: list[str]) -> str:
         "## Build cost and store profile",
         "",
         *build_table(cells),
+        *judge_table(cells),
     ]
     notes = [
         f"- {c['conversation']} / {c['variant']}: **{c['status']}**: {c['reason']}"

@@ -101,6 +101,7 @@ class CellAborted(MemdirError):
 @dataclass(frozen=True)
 class _Reply:
     text: str
+    usage: dict[str, Any]
 
 
 class _JudgeModel:
@@ -117,7 +118,7 @@ class _JudgeModel:
             answer_schema=config.get("verdict_schema"),
         )
         out = await self.model.generate(chat, [], cfg)
-        return _Reply(out.message.content)
+        return _Reply(out.message.content, {**out.usage.as_dict(), "model": self.model.name})
 
 
 def mc_prompt(question: str, options: list[str]) -> str:
@@ -150,6 +151,19 @@ def search_metrics(entries: list[dict[str, Any]], card: PriceCard | None) -> dic
         "cached_tokens": usage.input_cached,
         "output_tokens": usage.output,
         "cost_usd": round(card.cost(usage), 8) if card else 0.0,
+    }
+
+
+def judge_metrics(verdicts: list[Any]) -> dict[str, Any]:
+    """One question's judge labels (unparsed ones visible in the answers) and judge tokens."""
+    usage = Usage()
+    for v in verdicts:
+        usage += Usage.from_dict(v.usage or {})
+    return {
+        "labels": {v.judge: v.label for v in verdicts},
+        "input_tokens": usage.prompt,
+        "output_tokens": usage.output,
+        "seconds": round(usage.seconds, 3),
     }
 
 
@@ -465,6 +479,8 @@ class Runner:
             out_answer, citations = out.answer or "", out.citations
             scored_answer = out_answer
         scores = await judge_item(judge, store, q, scored_answer, citations)
+        for verdict in scores["verdicts"]:
+            record.write("judge", role="judge", question=q.id, **verdict.record())
         correctness = (
             scores.get("correctness", scores["offline_correctness"])
             if judge
@@ -495,6 +511,7 @@ class Runner:
             "evidence_hit": evidence_hit(store, citations, q) if store is not None and q.evidence else None,
             "defective": q.defective,
             "search": search_metrics(record.entries, self.card),
+            "judge": judge_metrics(scores["verdicts"]),
         }
         return row
 

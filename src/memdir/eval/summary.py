@@ -46,6 +46,36 @@ def search_means(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {k: (round(sum(r["search"][k] for r in rows) / n, 6) if n else None) for k in SEARCH_KEYS}
 
 
+F1_READ_AS_CORRECT = 0.5
+
+
+def judge_summary(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """How far the LLM judge can be trusted on this cell: its unparsed verdicts, and
+    `judge_f1_agreement`, our own measure (not the study's): the share of judged answers where
+    the judge's CORRECT/WRONG matches offline F1 read as correct at F1 >= 0.5. None without an
+    LLM judge (multiple choice is exact match and never judged)."""
+    judged = [r for r in rows if (r.get("judge") or {}).get("labels")]
+    if not judged:
+        return None
+    labels = [lab for r in judged for lab in r["judge"]["labels"].values()]
+    pairs = [
+        (r["correctness"], r["f1"])
+        for r in judged
+        if "correctness" in r["judge"]["labels"] and r["correctness"] is not None and r["f1"] is not None
+    ]
+    agree = sum((c >= 1.0) == (f >= F1_READ_AS_CORRECT) for c, f in pairs)
+    n = len(judged)
+    return {
+        "verdicts": len(labels),
+        "unparsed": labels.count("unparsed"),
+        "judge_f1_agreement": round(agree / len(pairs), 6) if pairs else None,
+        "agreement_n": len(pairs),
+        "input_tokens": round(sum(r["judge"]["input_tokens"] for r in judged) / n, 1),
+        "output_tokens": round(sum(r["judge"]["output_tokens"] for r in judged) / n, 1),
+        "seconds": round(sum(r["judge"]["seconds"] for r in judged) / n, 3),
+    }
+
+
 def summarize_run(config: _Config, cells: list[Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
     out: list[dict[str, Any]] = []
     for cell in cells:
@@ -73,6 +103,7 @@ def summarize_run(config: _Config, cells: list[Any], rows: list[dict[str, Any]])
                 "f1": _summary(summarize(mine, "f1", defective)) if mine else None,
                 "evidence_hit": _summary(summarize(mine, "evidence_hit", defective)) if mine else None,
                 "search": search_means(mine),
+                "judge_health": judge_summary(mine),
                 "build": cell.build,
                 "store": cell.store,
                 "checks": cell.checks,
