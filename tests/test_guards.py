@@ -185,3 +185,56 @@ def test_outcome_gate_keeps_failed_attempts_out_of_procedures(tmp_path: Path) ->
     assert not plain.call(
         "insert", {"path": "/memories/skills/heat.md", "insert_line": 7, "insert_text": "x"}
     ).is_error
+
+
+ALICE = "- Alice | diet: vegan (since 2023-05-02) [S6T5]\n"
+
+
+def test_one_live_value_refuses_a_second_live_line_and_shows_the_supersede_form(tmp_path: Path) -> None:
+    Memory(tmp_path / "m")
+    store = open_store(tmp_path / "m", guards=Guards(one_live_value=True))
+    h = Harness(store, "manage")
+    assert not h.call("create", {"path": "/memories/alice.md", "file_text": fm("alice", ALICE)}).is_error
+    before = snap(tmp_path / "m")
+    # the same fact again, in another file: refused as a repeat
+    again = fm("people", "- alice | Diet: vegan (since 2023-06-01) [S7T1]\n")
+    r = h.call("create", {"path": "/memories/people.md", "file_text": again})
+    assert r.is_error and "already has a live value at /memories/alice.md:5" in r.text
+    assert "adds it again" in r.text and "Nothing was written" in r.text
+    # a new value without striking the old one: refused, with the struck-through line to write
+    r = h.call(
+        "str_replace",
+        {
+            "path": "/memories/alice.md",
+            "old_str": ALICE,
+            "new_str": ALICE + "- Alice | diet: vegetarian (since 2024-01-10) [S9T2]\n",
+        },
+    )
+    assert r.is_error
+    assert "'- ~~Alice | diet: vegan~~ (2023-05-02 until 2024-01-10) [S6T5]'" in r.text
+    r = h.call("insert", {"path": "/memories/alice.md", "insert_line": 5, "insert_text": ALICE})
+    assert r.is_error
+    assert snap(tmp_path / "m") == before  # every refusal left the store byte-identical
+    # doing what the refusal says is accepted, and `check` then finds one live value
+    struck = "- ~~Alice | diet: vegan~~ (2023-05-02 until 2024-01-10) [S6T5]\n"
+    new = struck + "- Alice | diet: vegetarian (since 2024-01-10) [S9T2]\n"
+    r = h.call("str_replace", {"path": "/memories/alice.md", "old_str": ALICE, "new_str": new})
+    assert not r.is_error, r.text
+    from memdir.analytics.integrity import check
+
+    assert not [p for p in check(store).problems if p.kind == "supersede"]
+
+
+def test_one_live_value_does_not_block_a_store_that_already_broke_it(tmp_path: Path) -> None:
+    """Lines a file already holds are not judged again: an unrelated write still lands."""
+    Memory(tmp_path / "m")
+    plain = open_store(tmp_path / "m")
+    Harness(plain, "manage").call("create", {"path": "/memories/a.md", "file_text": fm("a", ALICE + ALICE)})
+    h = Harness(open_store(tmp_path / "m", guards=Guards(one_live_value=True)), "manage")
+    r = h.call("str_replace", {"path": "/memories/a.md", "old_str": "about a", "new_str": "Alice's diet"})
+    assert not r.is_error, r.text
+    r = h.call(
+        "create",
+        {"path": "/memories/b.md", "file_text": fm("b", "- Bob | job: pilot (since 2020-01-01) [S1T1]\n")},
+    )
+    assert not r.is_error, r.text

@@ -131,3 +131,30 @@ def test_a_model_round_cap_lowers_the_roles_cap_and_the_answer_call_names_it(tmp
     ep = asyncio.run(run_loop(model, Harness(store, "search"), role, system, user, record=record))
     assert ep.stop == "round_cap" and ep.rounds == 2 and ep.tool_calls == 2
     assert "You have used all 2 tool rounds." in ep.messages[-2].content
+
+
+def test_ingest_one_live_value_refuses_a_repeated_keyed_fact_and_the_model_sees_why(tmp_path: Path) -> None:
+    """What the local model did in every curated store it built (two live lines for one key):
+        with the guard on, the write is refused as a tool error (its text: test_guards.py) and the
+    model's corrected write lands."""
+    turns = tmp_path / "turns.jsonl"
+    turns.write_text("".join(json.dumps(t.__dict__) + "\n" for t in TURNS))
+    twice = GOOD_FILE + "- Alice | diet: vegan (since 2023-05-09) [S1T1]\n"
+    script = tmp_path / "script.json"
+    steps = [
+        {"tool_calls": [{"name": "create", "arguments": {"path": "/memories/alice.md", "file_text": twice}}]},
+        {
+            "tool_calls": [
+                {"name": "create", "arguments": {"path": "/memories/alice.md", "file_text": GOOD_FILE}}
+            ]
+        },
+        "created alice.md",
+    ]
+    script.write_text(json.dumps(steps))
+    root = tmp_path / "mem"
+    args = ["ingest", "--root", str(root), "--model", "scripted", "--script", str(script), "--one-live-value"]
+    res = CliRunner().invoke(cli, [*args, str(turns)])
+    assert res.exit_code == 0, res.output
+    assert (root / "alice.md").read_text() == GOOD_FILE
+    calls = [e for e in read_record(root / ".memdir" / "calls.jsonl") if e["kind"] == "model_call"]
+    assert [r["is_error"] for c in calls for r in c["results"]] == [True, False]

@@ -15,6 +15,9 @@ nothing from memdir, and everything else imports it. The rules are docs/conventi
   that a reorganization may move and rename but never drop a fact (reference section 9, rule
   4), so the identity ignores what moving and re-styling change (position, list and heading
   markers, emphasis, locator order, case) and keeps what a fact says and where it came from.
+- **Keyed facts** (docs/conventions.md, "Dated supersede"): `- SUBJECT | ATTRIBUTE: VALUE (since
+  DATE) [LOC]`, struck through with `(FROM until DATE)` when superseded; one live value per key.
+  `memdir check` and the one-live-value guard read them here.
 - **Citations** (docs/conventions.md, "Citations"): a path, optionally narrowed to lines
   (`:12-18`, `:12`, `#L12-L18`) or to a section (`> # A > ## B`).
 """
@@ -22,6 +25,7 @@ nothing from memdir, and everything else imports it. The rules are docs/conventi
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 # -- locators ---------------------------------------------------------------------------
@@ -87,6 +91,96 @@ def fact_identity(line: str) -> Fact | None:
     """The identity of the fact on `line`, or None when the line carries no locator."""
     locs = locators(line)
     return (locs, normalize(line)) if locs else None
+
+
+# -- keyed facts (dated supersede) -----------------------------------------------------
+
+_DATE = r"(?:\d{4}-\d{2}-\d{2}|unknown)"
+_LOC_TAIL = rf"\s*(?P<loc>{LOCATOR.pattern})\s*$"
+LIVE = re.compile(
+    r"^\s*[-*+]\s+(?P<subject>[^|~\n]+?)\s*\|\s*(?P<attribute>[^:\n]+?)\s*:\s*(?P<value>.+?)\s*"
+    rf"\(since\s+(?P<since>{_DATE})\){_LOC_TAIL}"
+)
+"""`- SUBJECT | ATTRIBUTE: VALUE (since DATE) [LOC]`."""
+
+SUPERSEDED = re.compile(
+    r"^\s*[-*+]\s+~~\s*(?P<subject>[^|~\n]+?)\s*\|\s*(?P<attribute>[^:\n]+?)\s*:\s*(?P<value>.+?)\s*~~\s*"
+    rf"\((?P<since>{_DATE})\s+until\s+(?P<until>{_DATE})\){_LOC_TAIL}"
+)
+"""`- ~~SUBJECT | ATTRIBUTE: VALUE~~ (FROM-DATE until DATE) [LOC]`."""
+
+
+def key_of(subject: str, attribute: str) -> tuple[str, str]:
+    """A keyed fact's key, compared case-insensitively after collapsing spaces."""
+    return (" ".join(subject.split()).casefold(), " ".join(attribute.split()).casefold())
+
+
+@dataclass(frozen=True)
+class KeyedFact:
+    """One line of the dated-update convention: a live value or a superseded one."""
+
+    path: str
+    lineno: int
+    subject: str
+    attribute: str
+    value: str
+    live: bool
+    since: str
+    until: str | None
+    locators: tuple[str, ...]
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return key_of(self.subject, self.attribute)
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.lineno}"
+
+
+def parse_keyed(path: str, lineno: int, line: str) -> KeyedFact | None:
+    """The keyed fact on this line, or None when the line is not in the keyed format."""
+    m = SUPERSEDED.match(line)
+    if m:
+        return KeyedFact(
+            path,
+            lineno,
+            m["subject"],
+            m["attribute"],
+            m["value"],
+            False,
+            m["since"],
+            m["until"],
+            locators(m["loc"]),
+        )
+    m = LIVE.match(line)
+    if m:
+        return KeyedFact(
+            path, lineno, m["subject"], m["attribute"], m["value"], True, m["since"], None, locators(m["loc"])
+        )
+    return None
+
+
+def keyed_facts(path: str, text: str) -> Iterator[KeyedFact]:
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if "|" in line and LOCATOR.search(line):
+            kf = parse_keyed(path, lineno, line)
+            if kf is not None:
+                yield kf
+
+
+def looks_keyed(line: str) -> bool:
+    """A list line shaped like `- SUBJECT | ATTRIBUTE: ...` with a locator that the keyed
+    grammar nevertheless refuses (a missing `(since DATE)`, a bad date): worth a warning."""
+    return bool(re.match(r"^\s*[-*+]\s+(?:~~)?[^|\n]+\|[^:\n]+:", line)) and bool(LOCATOR.search(line))
+
+
+def live_by_key(facts: Iterable[KeyedFact]) -> dict[tuple[str, str], list[KeyedFact]]:
+    out: dict[tuple[str, str], list[KeyedFact]] = {}
+    for f in facts:
+        if f.live:
+            out.setdefault(f.key, []).append(f)
+    return out
 
 
 # -- citations --------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from memdir.models import Model, ModelError, get_model, price_card
 from memdir.models.scripted import load_script
 from memdir.store.store import Store
 from memdir.stream import RepairedTurnWarning, chunk_stream, load_turns
+from memdir.tools.guards import Guards
 from memdir.tools.wiring import open_store
 
 CALL_LOG = "calls.jsonl"
@@ -75,10 +76,16 @@ def _usage_line(model: Model) -> str:
 @_model_options
 @click.option("--variant", default="agent-curated", show_default=True, help="Variant name for the record.")
 @click.option("--profile", default=None, help="Tool profile for the management role (default: manage).")
+@click.option(
+    "--one-live-value",
+    is_flag=True,
+    help="Guard: refuse a keyed fact line whose key already has a live value (the refusal shows the "
+    "supersede form to write instead).",
+)
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 def ingest_cmd(
     root: str, model_name: str, base_url: str | None, tool_protocol: str | None, api_key_env: str | None,
-    script: str | None, variant: str, profile: str | None, file: str,
+    script: str | None, variant: str, profile: str | None, one_live_value: bool, file: str,
 ) -> None:  # fmt: skip
     """Integrate a stream of turns (FILE: JSONL or a JSON list of {locator, speaker, text, date}).
 
@@ -97,7 +104,8 @@ def ingest_cmd(
     for w in repaired:  # each names the turn, so nothing is changed unsaid
         click.echo(f"warning: {w.message}", err=True)
     model = _model(model_name, base_url, api_key_env, script, tool_protocol)
-    store = open_store(root, create=True, init=True)
+    guards = Guards(one_live_value=True) if one_live_value else None
+    store = open_store(root, create=True, init=True, guards=guards)
     record = _record(store, command="ingest")
     n_chunks = len(chunk_stream(turns))
 

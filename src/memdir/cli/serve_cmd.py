@@ -49,6 +49,11 @@ from memdir.tools.wiring import open_store
     help="Guard: in reorganization sessions, refuse a write that drops a fact line (a line with a locator).",
 )
 @click.option(
+    "--one-live-value",
+    is_flag=True,
+    help="Guard: refuse a keyed fact line whose key already has a live value (dated supersede).",
+)
+@click.option(
     "--reorganize", is_flag=True, help="With --root: mark this server's writes as a reorganization session."
 )
 def serve_cmd(
@@ -60,6 +65,7 @@ def serve_cmd(
     core_budget: int | None,
     fanout_cap: int | None,
     preserve_facts: bool,
+    one_live_value: bool,
     reorganize: bool,
 ) -> None:
     """Run an MCP server over ROOT with PROFILE's tools (stdio, or HTTP at /mcp), or serve every
@@ -67,7 +73,7 @@ def serve_cmd(
     profile, and a missing or unknown token gets 401."""
     if (root is None) == (tenants_file is None):
         raise click.UsageError("give exactly one of --root (one store) or --tenants (many stores over HTTP)")
-    guards = Guards(core_budget, fanout_cap, preserve_facts)
+    guards = Guards(core_budget, fanout_cap, preserve_facts, one_live_value=one_live_value)
     if tenants_file is not None:
         from memdir.mcp import tenants
         from memdir.mcp.tenant_app import serve_tenants

@@ -11,6 +11,10 @@ store (the file tools, the Anthropic memory adapter, the MCP server) is held to 
 - fanout cap: a create or rename may not give a folder more than N entries (design rule 2).
 - preservation: in a step marked as reorganization (meta `reorganize=True`), a write may not
   make a fact line (a line with a source locator) disappear from the store (design rule 4).
+- one live value: a write may not add a live keyed fact (`- SUBJECT | ATTRIBUTE: VALUE (since
+  DATE) [LOC]`) whose key already has a live line in the store (design rule 3, the invariant
+  `memdir check` reports as `supersede`); the refusal shows the supersede form. The local model
+  repeated keyed lines in every curated store it built, and `check` only said so afterwards.
 - outcome gate (skill setting): in a step integrating a failed attempt (meta
   `outcome="failure"`), a write may not create a procedure (`metadata.type: skill`) or add a
   line to one; it may still remove or narrow lines, and write notes anywhere.
@@ -19,11 +23,12 @@ store (the file tools, the Anthropic memory adapter, the MCP server) is held to 
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from memdir.conventions import Fact, fact_identity
+from memdir.conventions import Fact, KeyedFact, fact_identity, keyed_facts
 from memdir.errors import ToolError
 from memdir.store import frontmatter
 from memdir.store.paths import MemoryPath
@@ -43,6 +48,7 @@ class Guards:
     fanout_cap: int | None = None
     preserve_facts: bool = False
     outcome_gate: bool = False
+    one_live_value: bool = False
 
     @property
     def any(self) -> bool:
@@ -51,6 +57,7 @@ class Guards:
             or self.fanout_cap is not None
             or self.preserve_facts
             or self.outcome_gate
+            or self.one_live_value
         )
 
 
@@ -83,6 +90,7 @@ class GuardedStore(Store):
         self._check_fanout(mp, None)
         self._check_core(mp, text)
         self._check_outcome(mp, text, creating=True)
+        self._check_live(mp, text, creating=True)
         return super().create(mp, text)
 
     def write(self, path: str | MemoryPath, text: str) -> MemoryPath:
@@ -90,6 +98,7 @@ class GuardedStore(Store):
         self._check_core(mp, text)
         self._check_preserved([mp], {mp.text: text})
         self._check_outcome(mp, text, creating=False)
+        self._check_live(mp, text, creating=False)
         return super().write(mp, text)
 
     def delete(self, path: str | MemoryPath) -> list[str]:
@@ -164,6 +173,44 @@ class GuardedStore(Store):
                 "(metadata: {type: note}) in a separate file instead"
             )
 
+    def _check_live(self, mp: MemoryPath, new_text: str, *, creating: bool) -> None:
+        """Refuse a live keyed line this write adds when its key already has a live line, in the
+        new text or in another file. Lines the file already had are not judged again, so a store
+        that broke the rule before the guard was on still takes unrelated writes."""
+        if not self.guards.one_live_value or "|" not in new_text:
+            return
+        old = "" if creating or not self.exists(mp) else self._text(mp)
+        had = Counter(old.split("\n"))  # a multiset: inserting a copy of a line adds it
+        lines = new_text.split("\n")
+        mine = [f for f in keyed_facts(mp.text, new_text) if f.live]
+        added = []
+        for f in mine:
+            if had[lines[f.lineno - 1]] > 0:
+                had[lines[f.lineno - 1]] -= 1
+            else:
+                added.append(f)
+        if not added:
+            return
+        for f in added:
+            other = next((g for g in mine if g.key == f.key and g.lineno != f.lineno), None)
+            if other is None:
+                other = self._live_elsewhere(mp, f)
+            if other is not None:
+                raise GuardError(_one_live_refusal(f, other))
+
+    def _live_elsewhere(self, mp: MemoryPath, fact: KeyedFact) -> KeyedFact | None:
+        subject = fact.subject.split()[0].casefold()
+        for e in self.files():
+            if e.path.text == mp.text:
+                continue
+            text = self._text(e.path)
+            if subject not in text.casefold():
+                continue  # cheap: the subject first
+            for g in keyed_facts(e.path.text, text):
+                if g.live and g.key == fact.key:
+                    return g
+        return None
+
     def _entries(self, folder: MemoryPath) -> Iterable[str]:
         with self.safe.dir_fd(folder.parts, folder.text) as fd, os.scandir(fd) as it:
             for ent in it:
@@ -212,6 +259,22 @@ class GuardedStore(Store):
                 f"write would remove the fact line {first!r}{more} from the store. Nothing was written. "
                 "Copy the line (with its locator) to its new place first, then remove it here; or keep it"
             )
+
+
+def _one_live_refusal(new: KeyedFact, old: KeyedFact) -> str:
+    loc = ", ".join(old.locators)
+    head = f"refused: '{new.subject} | {new.attribute}' already has a live value at {old.where}"
+    if " ".join(new.value.split()).casefold() == " ".join(old.value.split()).casefold():
+        return (
+            f"{head} ({old.value!r}), and this write adds it again. Nothing was written. "
+            "Do not repeat a keyed fact: leave it where it is, or add the new locator to that line"
+        )
+    return (
+        f"{head} ({old.value!r} since {old.since}), and a key has one live value. Nothing was written. "
+        f"If {new.value!r} replaces it, first strike the old line through where it is: "
+        f"'- ~~{old.subject} | {old.attribute}: {old.value}~~ ({old.since} until {new.since}) [{loc}]', "
+        "then add the new line"
+    )
 
 
 def _is_core(mp: MemoryPath) -> bool:
