@@ -15,6 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import uvicorn
 from tests.waits import ExitedEarly, wait_for_listener, wait_until
 
@@ -151,3 +152,30 @@ def run_llm(replies: list[dict[str, Any]], route: str) -> Iterator[tuple[str, Re
 
 
 Factory = Callable[..., Any]
+
+
+ACCEPT = "application/json, text/event-stream"
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    },
+}
+
+
+def session(url: str, auth: dict[str, str] | None = None) -> dict[str, str]:
+    """Initialize an MCP session over plain HTTP; the headers that address it."""
+    auth = auth or {}
+    r = httpx2.post(url, json=INITIALIZE, headers={"Accept": ACCEPT, **auth})
+    assert r.status_code == 200, r.text
+    headers = {"Accept": ACCEPT, "Mcp-Session-Id": r.headers["mcp-session-id"], **auth}
+    httpx2.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
+    return headers
+
+
+def tool_call(name: str, args: dict[str, Any], rid: int = 2) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": name, "arguments": args}}

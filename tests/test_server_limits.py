@@ -27,9 +27,8 @@ from memdir.store import spec
 from memdir.store.store import Store
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store
-from serve_helpers import serve_process
+from serve_helpers import serve_process, session, tool_call
 
-ACCEPT = "application/json, text/event-stream"
 # A pattern the Python engine backtracks on for about 0.3 s per line of SLOW_LINE.
 SLOW_PATTERN = "(a|aa)+$"
 SLOW_LINE = "a" * 26 + "b\n"
@@ -55,33 +54,6 @@ def closed_by_server(sock: socket.socket) -> bool:
         return False
     except OSError:
         return True
-
-
-def session(url: str, auth: dict[str, str] | None = None) -> dict[str, str]:
-    """Initialize a session over plain HTTP; the headers that address it."""
-    auth = auth or {}
-    r = httpx2.post(
-        url,
-        json={
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "0"},
-            },
-        },
-        headers={"Accept": ACCEPT, **auth},
-    )
-    assert r.status_code == 200, r.text
-    headers = {"Accept": ACCEPT, "Mcp-Session-Id": r.headers["mcp-session-id"], **auth}
-    httpx2.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
-    return headers
-
-
-def tool_call(name: str, args: dict[str, Any], rid: int = 2) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": name, "arguments": args}}
 
 
 def status_kb(pid: int, key: str) -> int:

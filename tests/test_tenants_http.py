@@ -22,7 +22,7 @@ from memdir.mcp import tenants
 from memdir.mcp.tenant_app import tenants_app
 from memdir.store import spec
 from memdir.tools.wiring import open_store
-from serve_helpers import run_asgi, serve_process
+from serve_helpers import ACCEPT, INITIALIZE, run_asgi, serve_process, tool_call
 
 
 def _fm(name: str, description: str, body: str) -> str:
@@ -180,16 +180,14 @@ async def test_bm25_search_stays_in_tenant(world: World, tmp_path: Path) -> None
 
 
 def test_missing_or_bad_token_gets_401(world: World) -> None:
-    init = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
     for headers in (
         {},
         {"Authorization": "Bearer nope"},
         {"Authorization": f"Basic {world.a_manage}"},
         {"Authorization": f"Bearer {world.a_manage}x"},
     ):
-        r = httpx2.post(
-            world.url, json=init, headers={"Accept": "application/json, text/event-stream", **headers}
-        )
+        r = httpx2.post(world.url, json=listing, headers={"Accept": ACCEPT, **headers})
         assert r.status_code == 401
         assert r.headers["www-authenticate"].startswith("Bearer ")
         assert "SECRET" not in r.text
@@ -197,26 +195,11 @@ def test_missing_or_bad_token_gets_401(world: World) -> None:
 
 def test_session_id_does_not_cross_tokens(world: World) -> None:
     """A session opened with A's token is unknown to B's: replaying its id with B's token fails."""
-    hdr = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
-    r = httpx2.post(world.url, json=init, headers={**hdr, "Authorization": f"Bearer {world.a_manage}"})
+    hdr = {"Accept": ACCEPT, "Content-Type": "application/json"}
+    r = httpx2.post(world.url, json=INITIALIZE, headers={**hdr, "Authorization": f"Bearer {world.a_manage}"})
     assert r.status_code == 200
     sid = r.headers["mcp-session-id"]
-    call_a = {
-        "jsonrpc": "2.0",
-        "id": 2,
-        "method": "tools/call",
-        "params": {"name": "view", "arguments": {"path": "/memories/people/owner.md"}},
-    }
+    call_a = tool_call("view", {"path": "/memories/people/owner.md"})
     for token in (world.b_manage, world.a_search):
         r = httpx2.post(
             world.url,
