@@ -130,6 +130,21 @@ def parse_memory_path(path: object) -> MemoryPath:
     return MemoryPath(parts)
 
 
+def unplain(st: os.stat_result, *, folder_ok: bool = True) -> str | None:
+    """Why an entry is not one memory may read, write or move, or None when it is: a link (never
+    followed), a FIFO or device, or a file with several hard links (it may be shared with
+    something outside the store). One wording for every place that refuses one."""
+    if stat.S_ISLNK(st.st_mode):
+        return "is a symbolic link; memory does not follow or move links"
+    if stat.S_ISDIR(st.st_mode):
+        return None if folder_ok else "is a folder, not a file"
+    if not stat.S_ISREG(st.st_mode):
+        return "is not a regular file or folder"
+    if st.st_nlink > 1:
+        return f"has {st.st_nlink} hard links; memory refuses files that may be linked from outside the store"
+    return None
+
+
 class Confinement:
     """Maps memory paths to disk under one root and refuses anything that could lead out."""
 
@@ -149,15 +164,10 @@ class Confinement:
                 return current.joinpath(*rest) if rest else current
             except NotADirectoryError:
                 raise PathError(f"{mp.text}: a parent of this path is a file, not a folder") from None
-            if stat.S_ISLNK(st.st_mode):
-                raise PathError(f"{mp.text}: leads through a symbolic link; memory does not follow links")
-            if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
-                raise PathError(
-                    f"{mp.text}: this file has {st.st_nlink} hard links; memory refuses files "
-                    "that may be linked from outside the store"
-                )
-            if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
-                raise PathError(f"{mp.text}: not a regular file or folder")
+            problem = unplain(st)
+            if problem is not None:
+                last = len(current.relative_to(self.root).parts) == len(mp.parts)
+                raise PathError(f"{mp.text}: {'it' if last else 'a folder on its way'} {problem}")
         real = os.path.realpath(current)
         if real != str(self.root) and not real.startswith(str(self.root) + os.sep):
             raise PathError(f"{mp.text}: resolves outside the memory root")

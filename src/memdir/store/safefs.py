@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 from memdir.errors import ExistsError, NotFoundError, PathError
-from memdir.store.paths import MAX_DEPTH, PREFIX
+from memdir.store.paths import MAX_DEPTH, PREFIX, unplain
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 TMP_PREFIX = ".memdir-tmp-"
@@ -139,16 +139,9 @@ class SafeRoot:
             except OSError as exc:
                 raise _path_error(exc, shown) from None
             try:
-                st = os.fstat(fd)
-                if stat.S_ISDIR(st.st_mode):
-                    raise PathError(f"{shown} is a folder, not a file")
-                if not stat.S_ISREG(st.st_mode):
-                    raise PathError(f"{shown}: not a regular file")
-                if st.st_nlink > 1:
-                    raise PathError(
-                        f"{shown}: this file has {st.st_nlink} hard links; memory refuses files "
-                        "that may be linked from outside the store"
-                    )
+                problem = unplain(os.fstat(fd), folder_ok=False)
+                if problem is not None:
+                    raise PathError(f"{shown} {problem}")
                 with os.fdopen(os.dup(fd), "rb") as fh:
                     return fh.read() if limit is None else fh.read(limit)
             finally:

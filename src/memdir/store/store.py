@@ -22,7 +22,15 @@ from typing import Any, Literal, Protocol
 
 from memdir.errors import ExistsError, NotFoundError, PathError
 from memdir.store.atomic import WriterLock
-from memdir.store.paths import MAX_DEPTH, ROOT, STATE_DIR, Confinement, MemoryPath, parse_memory_path
+from memdir.store.paths import (
+    MAX_DEPTH,
+    ROOT,
+    STATE_DIR,
+    Confinement,
+    MemoryPath,
+    parse_memory_path,
+    unplain,
+)
 from memdir.store.safefs import TMP_PREFIX, SafeRoot, Unread
 from memdir.store.safefs import unread as _unread
 
@@ -291,15 +299,9 @@ class Store:
         if st is None:
             raise NotFoundError(f"{omp.text} does not exist; view its folder to find the right name")
         if not stat.S_ISDIR(st.st_mode):
-            if stat.S_ISLNK(st.st_mode):
-                raise PathError(f"{omp.text} is a symbolic link; memory does not follow or move links")
-            if not stat.S_ISREG(st.st_mode):
-                raise PathError(f"{omp.text} is not a regular file or folder; nothing was moved")
-            if st.st_nlink > 1:
-                raise PathError(
-                    f"{omp.text}: this file has {st.st_nlink} hard links; memory refuses files that may be "
-                    "linked from outside the store; nothing was moved"
-                )
+            problem = unplain(st)
+            if problem is not None:
+                raise PathError(f"{omp.text} {problem}; nothing was moved")
             return [(omp, nmp.parts)]
         skipped: list[Unread] = []
         entries = list(self.walk(omp, unread=skipped))
