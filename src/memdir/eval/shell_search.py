@@ -1,22 +1,20 @@
 """Search under the shell harness: the search role with `bash`, which can write.
 
 The search role must never change the store it is judged on, and questions are answered
-side by side, so each question gets its own scratch copy of the store (derived state left
-out): whatever a command writes there is thrown away with the copy. Citations name paths, the
-same in the copy and the original, and are resolved against the original.
+side by side, so each question gets its own scratch copy of the store
+(`store.workcopy.scratch_copy`): whatever a command writes there is thrown away with the copy.
+Citations name paths, the same in the copy and the original, and are resolved against the
+original.
 """
 
 from __future__ import annotations
-
-import shutil
-import tempfile
-from pathlib import Path
 
 from memdir.agents import RunRecord, get_role, parse_answer
 from memdir.agents.run import RoleOutput, run_role
 from memdir.models import Model
 from memdir.store import spec
 from memdir.store.store import Store
+from memdir.store.workcopy import scratch_copy
 from memdir.tools.profiles import Harness
 
 
@@ -24,10 +22,7 @@ async def shell_search(
     model: Model, store: Store, question: str, *, question_id: str, variant: str, record: RunRecord
 ) -> RoleOutput:
     role = get_role("search", variant, "shell")
-    with tempfile.TemporaryDirectory(prefix="memdir-search-") as tmp:
-        copy = Path(tmp) / "store"
-        shutil.copytree(store.root, copy, ignore=shutil.ignore_patterns(".memdir"), symlinks=True)
-        scratch = Store(copy)
+    with scratch_copy(store) as scratch:
         harness = Harness(scratch, "shell", role=role.name, question=question_id, variant=variant)
         ids = {"variant": variant, "question": question_id}
         ep = await run_role(

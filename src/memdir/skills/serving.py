@@ -8,11 +8,8 @@ its citations name paths, which are resolved against the original.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 from memdir.agents.record import RunRecord
 from memdir.agents.run import RoleOutput, select_entries
@@ -22,6 +19,7 @@ from memdir.errors import ToolError
 from memdir.models import Model, Usage
 from memdir.skills.retrieve import Doc
 from memdir.store.store import Store
+from memdir.store.workcopy import scratch_copy
 
 
 @contextmanager
@@ -30,10 +28,8 @@ def read_only(store: Store, profile: str) -> Iterator[Store]:
     if profile != "shell":
         yield store
         return
-    with tempfile.TemporaryDirectory(prefix="memdir-skill-search-") as tmp:
-        copy = Path(tmp) / "store"
-        shutil.copytree(store.root, copy, ignore=shutil.ignore_patterns(".memdir"), symlinks=True)
-        yield Store(copy)
+    with scratch_copy(store) as copy:
+        yield copy
 
 
 def cited_files(citations: list[str], store: Store, k: int) -> list[str]:

@@ -6,7 +6,8 @@ comparing the copy with the root after a command tells exactly what changed, by 
 by timestamps. The copy persists between calls (under the state folder) and is brought up to
 date from the root before each command, so a call costs a few stat walks, not a full copy.
 
-Both directions use :func:`memdir.store.mirror.mirror`, which never follows a link.
+Both directions use :func:`memdir.store.mirror.mirror`, which never follows a link; so does
+:func:`scratch_copy`, the throwaway copy a search role with a shell works in.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import contextlib
 import os
 import shutil
 import stat
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +33,20 @@ class Outcome:
 
     changed_md: list[str] = field(default_factory=list)  # created or modified .md memory paths
     notes: list[str] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def scratch_copy(store: Store) -> Iterator[Store]:
+    """A throwaway copy of the store for a role that holds a writing tool (the shell's `bash`)
+    but must not change the store it is judged on: whatever it writes goes with the copy.
+    Derived state is left out, links are not followed and hard-linked files are not copied
+    (the same `mirror` as the shell's working copy); paths in the copy are the original's, so
+    citations made in it resolve against the original."""
+    with tempfile.TemporaryDirectory(prefix="memdir-scratch-") as tmp:
+        copy = Path(tmp) / "store"
+        copy.mkdir()
+        mirror(store.root, scan(store.root, shared_as_other=True), copy, {}, durable=False)
+        yield Store(copy)
 
 
 class WorkCopy:
