@@ -184,3 +184,24 @@ def test_ingest_and_ask_commands(tmp_path: Path) -> None:
     bad.write_text('{"speaker": "A"}\n')
     res = runner.invoke(cli, ["ingest", "--root", str(root), "--model", "offline", str(bad)])
     assert res.exit_code != 0 and "locator" in res.output
+
+
+def test_the_offline_model_plays_only_the_roles_with_a_baseline(tmp_path: Path) -> None:
+    """One place chooses who plays a role (agents/baselines.py): the baselines for management,
+    search, choice and closed-book; a stated refusal for every other role."""
+    import pytest
+
+    from memdir.agents import closed_book, folder, reorganize
+    from memdir.agents.baselines import NO_BASELINE, has_baseline
+    from memdir.errors import MemdirError
+
+    offline = get_model("offline")
+    out = asyncio.run(closed_book(offline, "What does Alice eat?"))
+    assert (out.answer, out.baseline, out.model) == ("unknown", True, "offline")
+    assert all(has_baseline(r) for r in ("management", "search", "choice", "closed_book"))
+    store = new_store(tmp_path / "m")
+    with pytest.raises(MemdirError, match=NO_BASELINE["folder"]):
+        asyncio.run(folder(offline, store))
+    with pytest.raises(MemdirError, match=NO_BASELINE["reorganize"]):
+        asyncio.run(reorganize(offline, store))
+    assert not any(has_baseline(r) for r in NO_BASELINE)

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
     from memdir.agents.ingest import IngestResult
-    from memdir.agents.run import RoleOutput
+    from memdir.agents.output import RoleOutput
     from memdir.integrations.anthropic_memory import MemdirMemoryTool
     from memdir.models import Model
     from memdir.stream import Turn

@@ -1,13 +1,13 @@
-"""Agents: roles over a store through a tool profile, driven by a model or an offline policy."""
+"""Agents: roles over a store through a tool profile, driven by a model or an offline baseline policy."""
 
 from memdir.agents.answer import Answer, parse_answer
 from memdir.agents.ingest import IngestResult, NoOpWarning, ingest
 from memdir.agents.loop import Episode, run_loop
+from memdir.agents.output import RoleOutput
 from memdir.agents.record import RunRecord, read_record
 from memdir.agents.restructure import FolderingError, folder, reorganize, verify_moves
 from memdir.agents.roles import ROLES, Role, get_role, render
 from memdir.agents.run import (
-    RoleOutput,
     choose_option,
     closed_book,
     guidance,

@@ -13,8 +13,9 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from memdir.agents.output import RoleOutput
 from memdir.agents.record import RunRecord
-from memdir.agents.run import RoleOutput, manage_chunk
+from memdir.agents.run import manage_chunk
 from memdir.models import Model
 from memdir.store.store import Store
 from memdir.stream import Turn, chunk_stream

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import hashlib
 
+from memdir.agents.baselines import require_model
+from memdir.agents.output import RoleOutput
 from memdir.agents.record import RunRecord
 from memdir.agents.roles import REORG_PASSES, get_role
-from memdir.agents.run import RoleOutput, run_role
+from memdir.agents.run import run_role
 from memdir.errors import MemdirError
 from memdir.models import Model
 from memdir.store import spec
@@ -26,8 +28,7 @@ async def reorganize(
     """Restructure the store in `passes` passes; 'preserve' and 'condense' differ by one prompt rule."""
     if mode not in ("preserve", "condense"):
         raise MemdirError(f"reorganize mode must be 'preserve' or 'condense', not {mode!r}")
-    if model.is_offline:
-        raise MemdirError("the offline baselines cannot reorganize a store; use a model")
+    require_model("reorganize", model)
     role = get_role(f"reorganize_{mode}")
     outs: list[RoleOutput] = []
     for n in range(1, passes + 1):
@@ -73,8 +74,7 @@ def verify_moves(before: dict[str, str], after: dict[str, str]) -> dict[str, str
 
 async def folder(model: Model, store: Store, *, record: RunRecord | None = None) -> RoleOutput:
     """Move the dump's session files into folders (view, grep, rename only), then verify the bytes."""
-    if model.is_offline:
-        raise MemdirError("the offline baselines cannot design folders; use a model")
+    require_model("folder", model)
     role = get_role("folder")
     harness = Harness(store, role.profile or "folder", role=role.name, variant="foldered")
     before = file_digests(store)

@@ -3,7 +3,7 @@
 Each runner builds the role's harness over the store (with role and chunk or question in its
 meta, so the journal knows who wrote what), renders the prompt, runs the loop, and returns a
 :class:`RoleOutput`. The model name `offline` routes management, search and multiple choice
-to the offline policies instead, which use the same harness and write the same record.
+to the offline baseline policies instead, which use the same harness and write the same record.
 """
 
 from __future__ import annotations
@@ -11,72 +11,20 @@ from __future__ import annotations
 import asyncio
 import re
 import string
-import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from memdir.agents.answer import parse_answer
+from memdir.agents.baselines import policy, require_model
 from memdir.agents.loop import Episode, run_loop
-from memdir.agents.offline import OFFLINE_LABEL, Curator, LexicalSearcher, choose
+from memdir.agents.output import RoleOutput
 from memdir.agents.record import RunRecord
 from memdir.agents.roles import Role, get_role, render
 from memdir.errors import MemdirError
-from memdir.models import Model, Usage
+from memdir.models import Model
 from memdir.store import spec
 from memdir.store.store import Store
 from memdir.stream import Chunk
 from memdir.tools.profiles import Harness
-
-
-@dataclass
-class RoleOutput:
-    role: str
-    model: str
-    text: str
-    answer: str | None = None
-    citations: list[str] = field(default_factory=list)
-    episode: Episode | None = None
-    baseline: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"role": self.role, "model": self.model, "baseline": self.baseline}
-        if self.answer is not None:
-            d |= {"answer": self.answer, "citations": self.citations}
-        else:
-            d["text"] = self.text
-        if self.episode is not None:
-            ep = self.episode
-            d |= {
-                "rounds": ep.rounds,
-                "tool_calls": ep.tool_calls,
-                "stop": ep.stop,
-                "usage": ep.usage.as_dict(),
-            }
-            if ep.stop_reason:
-                d["stop_reason"] = ep.stop_reason
-        return d | self.extra
-
-
-def _offline_record(
-    record: RunRecord | None,
-    role: str,
-    harness: Harness,
-    calls: list[dict[str, Any]],
-    start: float,
-    **ids: Any,
-) -> None:
-    if record is not None:
-        record.write(
-            "offline_step",
-            role=role,
-            **ids,
-            **OFFLINE_LABEL,
-            usage=Usage(calls=0).as_dict(),
-            tool_calls=calls,
-            harness={k: v for k, v in harness.meter.as_dict().items() if k != "seconds"},
-            seconds=round(time.perf_counter() - start, 6),
-        )
 
 
 async def run_role(
@@ -105,24 +53,21 @@ async def manage_chunk(
     role = get_role("management", variant, profile)
     ids = {"variant": variant, "chunk": chunk.id}
     harness = Harness(store, role.profile or "manage", role=role.name, chunk=chunk.id, variant=variant)
-    if model.is_offline:
-        start = time.perf_counter()
-        result = await asyncio.to_thread(Curator(harness).integrate, chunk)
-        _offline_record(record, role.name, harness, result.tool_calls, start, **ids)
-        r = result
-        summary = f"{r.facts_written} fact line(s), {r.keyed_written} keyed, {r.superseded} superseded"
-        return RoleOutput(
-            role.name, "offline", summary, baseline=True, extra={"writes": harness.meter.writes}
-        )
+    play = policy("management", model, _manage)
+    return await play(model, harness, role, record, ids, chunk_obj=chunk)  # type: ignore[no-any-return]
+
+
+async def _manage(
+    model: Model,
+    harness: Harness,
+    role: Role,
+    record: RunRecord | None,
+    ids: dict[str, Any],
+    chunk_obj: Chunk,
+) -> RoleOutput:
+    values = {"chunk": chunk_obj.render(), "chunk_id": chunk_obj.id}
     ep = await run_role(
-        model,
-        harness,
-        role,
-        record,
-        ids,
-        core_memory=spec.context(store).text,
-        chunk=chunk.render(),
-        chunk_id=chunk.id,
+        model, harness, role, record, ids, core_memory=spec.context(harness.store).text, **values
     )
     return RoleOutput(role.name, model.name, ep.final, episode=ep, extra={"writes": ep.writes})
 
@@ -143,16 +88,15 @@ async def search(
     harness = Harness(store, role.profile or "search", role=role.name, question=question_id, variant=variant)
     if not harness.read_only:
         raise MemdirError(f"search must be read-only; profile {harness.profile!r} can write")
-    if model.is_offline:
-        start = time.perf_counter()
-        res = await asyncio.to_thread(LexicalSearcher(harness).search, question)
-        _offline_record(record, role.name, harness, res.tool_calls, start, **ids, answer=res.answer,
-                        citations=res.citations)  # fmt: skip
-        return RoleOutput(role.name, "offline", res.answer, res.answer, res.citations, baseline=True,
-                          extra={"files_opened": len(harness.meter.files_touched)})  # fmt: skip
-    ep = await run_role(
-        model, harness, role, record, ids, core_memory=spec.context(store).text, question=question
-    )
+    play = policy("search", model, _search)
+    return await play(model, harness, role, record, ids, question=question)  # type: ignore[no-any-return]
+
+
+async def _search(
+    model: Model, harness: Harness, role: Role, record: RunRecord | None, ids: dict[str, Any], question: str
+) -> RoleOutput:
+    core = spec.context(harness.store).text
+    ep = await run_role(model, harness, role, record, ids, core_memory=core, question=question)
     parsed = parse_answer(ep.final)
     extra = {"parsed": parsed.parsed, "files_opened": ep.files_opened}
     return RoleOutput(role.name, model.name, ep.final, parsed.answer, parsed.citations, ep, extra=extra)
@@ -186,22 +130,31 @@ async def choose_option(
     profile: str | None = None,
 ) -> RoleOutput:
     """Multiple choice over the store: the answer is one of `options` (index in extra['choice'])."""
-    if model.is_offline:
-        role = get_role("search", variant, profile)
-        harness = Harness(
-            store, role.profile or "search", role="choice", question=question_id, variant=variant
-        )
-        start = time.perf_counter()
-        c = await asyncio.to_thread(choose, harness, question, options)
-        _offline_record(record, "choice", harness, c.tool_calls, start, variant=variant, question=question_id,
-                        choice=c.index)  # fmt: skip
-        return RoleOutput("choice", "offline", c.option, c.option, c.citations, baseline=True,
-                          extra={"choice": c.index, "scores": c.scores})  # fmt: skip
+    role = get_role("search", variant, profile)
+    harness = Harness(store, role.profile or "search", role="choice", question=question_id, variant=variant)
+    if not harness.read_only:
+        raise MemdirError(f"search must be read-only; profile {harness.profile!r} can write")
+    ids = {"variant": variant, "question": question_id}
+    play = policy("choice", model, _choose)
+    return await play(model, harness, role, record, ids, question=question, options=options)  # type: ignore[no-any-return]
+
+
+async def _choose(
+    model: Model,
+    harness: Harness,
+    role: Role,
+    record: RunRecord | None,
+    ids: dict[str, Any],
+    question: str,
+    options: list[str],
+) -> RoleOutput:
+    """A model chooses by answering the question with the options in it, as a search episode."""
     letters = "\n".join(f"({string.ascii_lowercase[i]}) {o}" for i, o in enumerate(options))
     prompt = f'{question}\n\nOptions:\n{letters}\n\nAnswer with the letter of one option, e.g. "(b)".'
-    out = await search(
-        model, store, prompt, question_id=question_id, variant=variant, record=record, profile=profile
+    search_harness = Harness(
+        harness.store, harness.profile, role=role.name, question=ids["question"], variant=ids["variant"]
     )
+    out = await _search(model, search_harness, role, record, ids, prompt)
     out.extra["choice"] = map_choice(out.answer or "", options)
     return out
 
@@ -210,12 +163,16 @@ async def closed_book(
     model: Model, question: str, *, question_id: str | None = None, record: RunRecord | None = None
 ) -> RoleOutput:
     """One round, no store, no tools: the floor every memory variant is compared with."""
-    if model.is_offline:
-        raise MemdirError("the offline baselines have no closed-book policy; closed-book needs a model")
     role = get_role("closed_book")
-    ep = await run_role(
-        model, None, role, record, {"variant": "closed-book", "question": question_id}, question=question
-    )
+    play = policy("closed_book", model, _closed_book)
+    ids = {"variant": "closed-book", "question": question_id}
+    return await play(model, None, role, record, ids, question=question)  # type: ignore[no-any-return]
+
+
+async def _closed_book(
+    model: Model, harness: None, role: Role, record: RunRecord | None, ids: dict[str, Any], question: str
+) -> RoleOutput:
+    ep = await run_role(model, None, role, record, ids, question=question)
     parsed = parse_answer(ep.final)
     return RoleOutput(role.name, model.name, ep.final, parsed.answer, parsed.citations, ep)
 
@@ -230,8 +187,7 @@ async def guidance(
     profile: str | None = None,
 ) -> RoleOutput:
     """Guidance synthesis (skill setting, GS variant): task-specific advice written from the store."""
-    if model.is_offline:
-        raise MemdirError("the offline baselines do not synthesize guidance; use a model")
+    require_model("guidance", model)
     role = get_role("guidance", profile=profile)
     harness = Harness(
         store, role.profile or "search", role=role.name, task=task_id, variant="curated-skills-mem-gs"
@@ -262,8 +218,7 @@ async def select_entries(
     profile: str | None = None,
 ) -> RoleOutput:
     """The skill setting's search agent: which whole entries to serve for `task` (its citations)."""
-    if model.is_offline:
-        raise MemdirError("the offline baselines select entries mechanically; use a model")
+    require_model("skill_search", model)
     role = get_role("skill_search", profile=profile)
     harness = Harness(store, role.profile or "search", role=role.name, task=task_id, variant=variant)
     ids = {"variant": variant, "task": task_id}

@@ -13,10 +13,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from memdir.agents.baselines import require_model
+from memdir.agents.output import RoleOutput
 from memdir.agents.record import RunRecord
 from memdir.agents.roles import get_role, render
-from memdir.agents.run import RoleOutput, run_role
-from memdir.errors import MemdirError
+from memdir.agents.run import run_role
 from memdir.models import ChatMessage, GenerateConfig, Model, Usage
 from memdir.store import spec
 from memdir.store.store import Store
@@ -80,8 +81,7 @@ async def execute(
     variant: str | None = None,
 ) -> Trajectory:
     """Attempt one task: one model call per environment step, the conversation appended each time."""
-    if model.is_offline:
-        raise MemdirError("the offline baselines do not act in environments; use a model")
+    require_model("execution", model)
     role = get_role("execution")
     first = env.reset()
     system, user = render(role, guidance=guidance or "(none)", task=task, observation=first)
@@ -142,8 +142,7 @@ async def manage_trajectory(
     The harness carries the attempt's outcome in its meta, so a store that enforces the outcome
     gate (`Guards(outcome_gate=True)`) can refuse a failed attempt's additions to a procedure.
     """
-    if model.is_offline:
-        raise MemdirError("the offline baselines do not distil skills; use a model")
+    require_model("management_skills", model)
     variant = variant or ("curated-skills-mem" if notes else "curated-skills")
     role = get_role("management_skills", profile=profile)
     outcome = "success" if traj.success else "failure"

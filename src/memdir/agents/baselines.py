@@ -1,0 +1,130 @@
+"""Who plays a role: the model, through the tool loop, or the offline baseline. Chosen here, once.
+
+Every role runner (`agents.run`, `agents.restructure`, `agents.skills`) asks :func:`policy` for
+the function that does its work and calls it; none of them tests which kind of model it holds.
+A baseline takes the same arguments as the model's play and acts through the same harness, so
+its effort is metered the same way and its record line says `model: offline, baseline: true`.
+Roles the baselines cannot play are named in `NO_BASELINE` with the reason a user is shown.
+The closed-book baseline answers "unknown": no store and no model, so nothing to know.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from memdir.agents.offline import OFFLINE_LABEL, Curator, LexicalSearcher, choose
+from memdir.agents.output import RoleOutput
+from memdir.agents.record import RunRecord
+from memdir.agents.roles import Role
+from memdir.errors import MemdirError
+from memdir.models import Model, Usage
+from memdir.tools.profiles import Harness
+
+Play = Callable[..., Awaitable[Any]]
+"""A role's work: `(model, harness, role, record, ids, **values)`, returning a RoleOutput."""
+
+OFFLINE_CLOSED_BOOK = "unknown"
+
+NO_BASELINE = {
+    "reorganize": "the offline baselines cannot reorganize a store; use a model",
+    "folder": "the offline baselines cannot design folders; use a model",
+    "guidance": "the offline baselines do not synthesize guidance; use a model",
+    "skill_search": "the offline baselines select entries mechanically; use a model",
+    "execution": "the offline baselines do not act in environments; use a model",
+    "management_skills": "the offline baselines do not distil skills; use a model",
+}
+
+
+def has_baseline(role: str) -> bool:
+    return role in _BASELINES
+
+
+def policy(role: str, model: Model, plays: Play) -> Play:
+    """`plays` (the model's way of doing `role`) for a model; the baseline for the offline one.
+    A role without a baseline, asked of the offline model, is refused with the reason."""
+    if not model.is_offline:
+        return plays
+    if role not in _BASELINES:
+        raise MemdirError(NO_BASELINE.get(role, f"the offline baselines cannot play {role}; use a model"))
+    return _BASELINES[role]
+
+
+def require_model(role: str, model: Model) -> None:
+    """Refuse the offline model for a role only a model can play, with the reason."""
+    if model.is_offline:
+        raise MemdirError(NO_BASELINE[role])
+
+
+def _record(
+    record: RunRecord | None,
+    role: str,
+    harness: Harness,
+    calls: list[dict[str, Any]],
+    start: float,
+    **ids: Any,
+) -> None:
+    if record is not None:
+        record.write(
+            "offline_step",
+            role=role,
+            **ids,
+            **OFFLINE_LABEL,
+            usage=Usage(calls=0).as_dict(),
+            tool_calls=calls,
+            harness={k: v for k, v in harness.meter.as_dict().items() if k != "seconds"},
+            seconds=round(time.perf_counter() - start, 6),
+        )
+
+
+async def _manage(
+    model: Model, harness: Harness, role: Role, record: RunRecord | None, ids: dict[str, Any], **values: Any
+) -> RoleOutput:
+    start = time.perf_counter()
+    r = await asyncio.to_thread(Curator(harness).integrate, values["chunk_obj"])
+    _record(record, role.name, harness, r.tool_calls, start, **ids)
+    summary = f"{r.facts_written} fact line(s), {r.keyed_written} keyed, {r.superseded} superseded"
+    return RoleOutput(role.name, "offline", summary, baseline=True, extra={"writes": harness.meter.writes})
+
+
+async def _search(
+    model: Model, harness: Harness, role: Role, record: RunRecord | None, ids: dict[str, Any], **values: Any
+) -> RoleOutput:
+    start = time.perf_counter()
+    res = await asyncio.to_thread(LexicalSearcher(harness).search, values["question"])
+    _record(
+        record, role.name, harness, res.tool_calls, start, **ids, answer=res.answer, citations=res.citations
+    )
+    extra = {"files_opened": len(harness.meter.files_touched)}
+    return RoleOutput(role.name, "offline", res.answer, res.answer, res.citations, baseline=True, extra=extra)
+
+
+async def _choose(
+    model: Model, harness: Harness, role: Role, record: RunRecord | None, ids: dict[str, Any], **values: Any
+) -> RoleOutput:
+    start = time.perf_counter()
+    c = await asyncio.to_thread(choose, harness, values["question"], values["options"])
+    _record(record, "choice", harness, c.tool_calls, start, **ids, choice=c.index)
+    extra = {"choice": c.index, "scores": c.scores}
+    return RoleOutput("choice", "offline", c.option, c.option, c.citations, baseline=True, extra=extra)
+
+
+async def _closed_book(
+    model: Model,
+    harness: Harness | None,
+    role: Role,
+    record: RunRecord | None,
+    ids: dict[str, Any],
+    **values: Any,
+) -> RoleOutput:
+    return RoleOutput(role.name, "offline", OFFLINE_CLOSED_BOOK, OFFLINE_CLOSED_BOOK, [], baseline=True)
+
+
+_BASELINES: dict[str, Play] = {
+    "management": _manage,
+    "search": _search,
+    "choice": _choose,
+    "closed_book": _closed_book,
+}
