@@ -263,15 +263,15 @@ def test_three_chain_protocol_resets_the_store_between_chains(tmp_path: Path) ->
 
 
 @pytest.mark.slow
-def test_cli_harness_picks_the_retrieval_and_profiles(tmp_path: Path) -> None:
-    """`--harness center-bm25` retrieves with BM25 through the search-bm25 profile, end to end."""
+def test_cli_tool_set_picks_the_retrieval_and_profiles(tmp_path: Path) -> None:
+    """`--tool-set center-bm25` retrieves with BM25 through the search-bm25 profile, end to end."""
     out = tmp_path / "run"
-    args = ["skills", "--variants", "episode-log", "--harness", "center-bm25", "--tasks", "2"]
+    args = ["skills", "--variants", "episode-log", "--tool-set", "center-bm25", "--tasks", "2"]
     res = CliRunner().invoke(cli, [*args, "--out", str(out)])
     assert res.exit_code == 0, res.output
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["retriever"] == "bm25_retrieve"
-    assert manifest["harness"] == {"manage": "manage-bm25", "search": "search-bm25"}
+    assert manifest["tool_set"] == {"manage": "manage-bm25", "search": "search-bm25"}
     rows = [json.loads(line) for line in (out / "tasks.jsonl").read_text().splitlines()]
     goal = parse_goal(rows[0]["task"], rows[0]["family"])
     first = f"/memories/episodes/e001-{rows[0]['family']}-{goal.obj}.md"

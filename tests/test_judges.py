@@ -13,7 +13,7 @@ import pytest
 from memdir.bench.types import Question
 from memdir.eval import judges
 from memdir.eval.citations import NOT_FOUND, lexical_support, resolve, resolve_all
-from memdir.eval.offline import (
+from memdir.eval.lexical import (
     exact_match,
     f1_multi,
     f1_score,

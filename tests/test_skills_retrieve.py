@@ -1,4 +1,4 @@
-"""Retrieval for the skill setting through each harness: grep (center), BM25 (center-bm25) and
+"""Retrieval for the skill setting through each tool set: grep (center), BM25 (center-bm25) and
 the sandboxed bash tool (shell), on a real store built with the real file tools.
 
 The shell cases run the real bubblewrap sandbox and skip (with the reason) only where no
@@ -29,7 +29,7 @@ from memdir.tools.wiring import open_store
 
 NO_SANDBOX = _probe()
 needs_sandbox = pytest.mark.skipif(NO_SANDBOX is not None, reason=f"no confining sandbox here: {NO_SANDBOX}")
-HARNESSES = [pytest.param(n, marks=needs_sandbox) if n == "shell" else n for n in RETRIEVALS]
+TOOL_SET_NAMES = [pytest.param(n, marks=needs_sandbox) if n == "shell" else n for n in RETRIEVALS]
 
 
 def skill(family: str, description: str, body: str) -> str:
@@ -98,7 +98,7 @@ def run(store: Store, name: str, task: str, k: int) -> list[tuple[str, str]]:
     return [(d.path, d.text) for d in r.fn(Harness(store, r.profile, role="test"), task, k)]
 
 
-@pytest.mark.parametrize("name", HARNESSES)
+@pytest.mark.parametrize("name", TOOL_SET_NAMES)
 def test_best_file_first_whole_and_no_indexes(store: Store, name: str) -> None:
     docs = run(store, name, TASK, 10)
     paths = [p for p, _ in docs]
@@ -110,7 +110,7 @@ def test_best_file_first_whole_and_no_indexes(store: Store, name: str) -> None:
     assert docs[0][1].startswith("---\nname: heat\n") and "  family: heat\n" in docs[0][1]
 
 
-@pytest.mark.parametrize("name", HARNESSES)
+@pytest.mark.parametrize("name", TOOL_SET_NAMES)
 @pytest.mark.parametrize("k", [1, 2, 3])
 def test_k_is_respected(store: Store, name: str, k: int) -> None:
     docs = run(store, name, TASK, k)
@@ -118,7 +118,7 @@ def test_k_is_respected(store: Store, name: str, k: int) -> None:
     assert docs == run(store, name, TASK, 10)[:k]
 
 
-@pytest.mark.parametrize("name", HARNESSES)
+@pytest.mark.parametrize("name", TOOL_SET_NAMES)
 @pytest.mark.parametrize("task", ["examine the zebra", "put it in the", ""])
 def test_no_matching_word_gives_nothing(store: Store, name: str, task: str) -> None:
     assert run(store, name, task, 5) == []

@@ -68,8 +68,8 @@ def test_profile_and_shape_by_hand(tmp_path: Path) -> None:
 
 
 def test_dirs_as_the_study_counts_them(tmp_path: Path) -> None:
-    """Reference section 7: "three files under a people/ directory" is 1 dir; "sixteen files,
-    no directories" is 0."""
+    """The paper's examples (docs/metrics.md): "three files under a people/ directory" is 1 dir;
+    "sixteen files, no directories" is 0."""
     people, flat = tmp_path / "locomo", tmp_path / "skills"
     for i in range(3):
         (people / "people").mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""The management tools, each to the contract of reference section 3, asserted as snapshots."""
+"""The management tools, each to its contract (docs/study.md, Tool contracts), asserted as snapshots."""
 
 from __future__ import annotations
 

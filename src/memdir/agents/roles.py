@@ -1,4 +1,4 @@
-"""The roles that share one store, with the configuration of record (reference, section 5).
+"""The roles that share one store, with the configuration of record (docs/study.md).
 
 Each role is a prompt template (markdown in `prompts/`), a tool profile, a round cap and an
 output cap. Round caps: 60 for building a store, 40 for search over curated or reorganized

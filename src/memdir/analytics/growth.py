@@ -1,4 +1,4 @@
-"""Growth and lifecycle of a store, replayed from its journal (reference section 7, 'Growth and health').
+"""Growth and lifecycle of a store, replayed from its journal (docs/metrics.md, 'Growth').
 
 The replay reads git objects only (one `git log --raw` and one `git cat-file --batch` for the
 whole history), never checks a tree out, so it is safe on a live store.

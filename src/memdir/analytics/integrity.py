@@ -156,7 +156,7 @@ def check(
 
 
 def supersede(keyed: list[facts.KeyedFact]) -> list[Problem]:
-    """Supersede integrity across the whole store (design rule 3): one live line per key, and
+    """Supersede integrity across the whole store (docs/study.md, design rule 3): one live line per key, and
     no live value that began before a superseded value of the same key ended."""
     out: list[Problem] = []
     live = facts.live_by_key(keyed)

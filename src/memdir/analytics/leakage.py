@@ -1,4 +1,4 @@
-"""B3, scope leakage (reference section 7, P3), and its leave-one-out reading `b3_loo`.
+"""B3, scope leakage (docs/metrics.md; P3 in docs/study.md), and its leave-one-out reading `b3_loo`.
 
 The study's definition is the default: unit u leaks when
 `max over g != g(u) of cos(v_u, mu_g) > cos(v_u, mu_g(u))`, where mu_g is the centroid of

@@ -1,4 +1,4 @@
-"""The taxonomy-contract panel B1-B4 (reference section 7), computed exactly and deterministically.
+"""The taxonomy-contract panel B1-B4 (docs/metrics.md), computed exactly and deterministically.
 
 Text similarity is TF-IDF cosine with scikit-learn's `TfidfVectorizer()` at its defaults
 (lower-casing, tokens of 2+ word characters, smoothed idf, l2-normalized rows), so the cosine of
@@ -14,7 +14,7 @@ out everywhere below, also as B1 siblings.
   (the most confusable pair). A label is `stem + description` for a file, `name + description
   of its MEMORY.md` for a folder, the heading text for a section.
 - B2 (sibling content cohesion): the mean cosine over all pairs of measured units that share a
-  parent, divided by the mean cosine over all pairs that do not. The reference samples random
+  parent, divided by the mean cosine over all pairs that do not. The paper samples random
   cross-parent pairs; we take the mean over every cross-parent pair, which is that estimate's
   expectation, with no sampling noise (sums of pair cosines come from group sums:
   sum_{i<j} cos = (|sum v|^2 - sum |v|^2) / 2).

@@ -4,7 +4,7 @@ One tree serves every metric, so the profile, the shape panel and the taxonomy p
 disagree on what a level, a unit or a sibling is. The tree is built from a snapshot of texts
 (`{path parts: text}`), so the same code measures a store on disk and a step of its journal.
 
-Definitions (reference section 7, made exact):
+Definitions (docs/metrics.md, "The combined tree"):
 - Nodes: the root (depth 0); every folder (depth = number of path segments); every `.md` file
   (likewise); every heading (file depth + the heading's outline depth, so a heading that skips
   levels adds one level). A heading's parent is the nearest enclosing heading, else its file.
@@ -176,7 +176,7 @@ def build(snap: Snapshot) -> Tree:
 def profile_and_shape(tree: Tree) -> tuple[dict[str, Any], dict[str, str]]:
     """The store profile and the shape panel; a value that cannot be defined is None with a reason.
 
-    `dirs` counts folders, the root not counted (paper, section 7: a store of root files alone
+    `dirs` counts folders, the root not counted (docs/metrics.md: a store of root files alone
     has 0); `kb` is bytes of `.md` files / 1024; depth is over content units (mean = Sackin
     index / leaves); fanout is over internal nodes (nodes with a child); `cv` is the population
     standard deviation of unit sizes over their mean.

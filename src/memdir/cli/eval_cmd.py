@@ -6,7 +6,7 @@ import time
 
 import click
 
-from memdir.cli.model_opts import build_models, endpoint_options, round_cap_option
+from memdir.cli.model_opts import build_models, endpoint_options, round_cap_option, tool_set_option
 from memdir.errors import MemdirError
 
 
@@ -57,12 +57,9 @@ def _sessions(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     show_default=True,
     help="offline (token F1 + lexical support; exact match for multiple choice) or a model name.",
 )
-@click.option(
-    "--harness",
-    type=click.Choice(["center", "center-bm25", "shell"]),
-    default="center",
-    show_default=True,
-    help="The tool set both roles get (agent-curated builder and every search).",
+@tool_set_option(
+    "The profiles both roles get: center (manage / search), center-bm25 (both with "
+    "bm25_full_search) or shell (bash in the sandbox), for the agent-curated builder and every search."
 )
 @click.option("--price-card", default="gpt-5.4-mini", show_default=True, help="Rate card that prices tokens.")
 @click.option(
@@ -95,7 +92,7 @@ def eval_cmd(
     builder_model: str | None,
     search_model: str | None,
     judge: str,
-    harness: str,
+    tool_set: str,
     price_card: str,
     out: str,
     questions: int | None,
@@ -125,7 +122,7 @@ def eval_cmd(
             builder_model or model,
             search_model or model,
             judge,
-            harness,
+            tool_set,
             price_card,
             in_flight,
             questions if questions is not None else limit,

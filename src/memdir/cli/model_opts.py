@@ -1,13 +1,18 @@
 """The options that say where a model is served and how tools reach it, shared by every command
-that takes a model (ingest, ask, eval, skills)."""
+that takes a model (ingest, ask, eval, skills), and the study commands' `--tool-set`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from memdir.models.protocols import PROTOCOLS
+from memdir.tools.profiles import TOOL_SETS
+
+_OLD_TOOL_SET = "memdir.harness"  # ctx.meta key: the value given under --harness, the old name
 
 
 def endpoint_options(fn: Any) -> Any:
@@ -36,6 +41,46 @@ def round_cap_option(fn: Any) -> Any:
         help="Lower every role's tool-round cap to N (the study's: 60 management, 80 per "
         "reorganization pass, 20-40 search) for a slow local model; recorded in the manifest.",
     )(fn)
+
+
+def _old_tool_set(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    ctx.meta[_OLD_TOOL_SET] = value
+
+
+def _tool_set(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """`--tool-set`, or `--harness` (read first: it is eager) when only the old name was given."""
+    old = ctx.meta.get(_OLD_TOOL_SET)
+    if old is None:
+        return value
+    if ctx.get_parameter_source("tool_set") is not ParameterSource.DEFAULT and value != old:
+        raise click.UsageError(f"--tool-set {value} and --harness {old} disagree; give --tool-set only")
+    return str(old)
+
+
+def tool_set_option(help: str) -> Callable[[Any], Any]:
+    """`--tool-set NAME` (a TOOL_SETS name, passed as `tool_set`); `--harness`, its old name,
+    still works as a hidden alias."""
+
+    def decorate(fn: Any) -> Any:
+        fn = click.option(
+            "--harness",
+            type=click.Choice(list(TOOL_SETS)),
+            default=None,
+            hidden=True,
+            is_eager=True,
+            expose_value=False,
+            callback=_old_tool_set,
+        )(fn)
+        return click.option(
+            "--tool-set",
+            type=click.Choice(list(TOOL_SETS)),
+            default="center",
+            show_default=True,
+            callback=_tool_set,
+            help=help,
+        )(fn)
+
+    return decorate
 
 
 def build_models(

@@ -25,7 +25,7 @@ from memdir.tools.wiring import open_store
     default="manage",
     show_default=True,
     type=click.Choice(list(PROFILES)),
-    help="Tool set to expose (with --root; a tenant token carries its own).",
+    help="Tool profile to expose (with --root; a tenant token carries its own).",
 )
 @click.option(
     "--http", "port", type=int, default=None, help="Serve streamable HTTP on this port (default: stdio)."

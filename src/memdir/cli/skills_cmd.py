@@ -8,29 +8,27 @@ from typing import Any
 
 import click
 
-from memdir.cli.model_opts import endpoint_options, round_cap_option
+from memdir.cli.model_opts import endpoint_options, round_cap_option, tool_set_option
 from memdir.errors import MemdirError
 
-HARNESSES = ("center", "center-bm25", "shell")
 
-
-def _retriever(harness: str) -> Any:
+def _retriever(tool_set: str) -> Any:
     from memdir.skills.retrieve import retrieval
 
-    return retrieval(harness).fn
+    return retrieval(tool_set).fn
 
 
 def _roles(
-    model: str, curator_model: str | None, harness: str, record: Any,
+    model: str, curator_model: str | None, tool_set: str, record: Any,
     base_url: str | None = None, tool_protocol: str | None = None, round_cap: int | None = None,
 ) -> tuple[Any, Any]:  # fmt: skip
     """(executor, Roles): an offline policy's name for a role means its no-model baseline."""
     from memdir.models import ModelError, get_model
     from memdir.skills.chain import OFFLINE_POLICIES
     from memdir.skills.variants import Roles
-    from memdir.variants.base import HARNESSES as PROFILES
+    from memdir.tools.profiles import TOOL_SETS
 
-    manage_profile, search_profile = PROFILES[harness]
+    manage_profile, search_profile = TOOL_SETS[tool_set]
     curator_name = curator_model or model
     try:
 
@@ -97,12 +95,9 @@ def _ready(model: Any) -> None:
     default=None,
     help="Run only the first N tasks of each chain.",
 )
-@click.option(
-    "--harness",
-    type=click.Choice(HARNESSES),
-    default="center",
-    show_default=True,
-    help="Tool profile the roles use.",
+@tool_set_option(
+    "The profiles the roles use: center (manage / search, retrieval by grep), center-bm25 (BM25) "
+    "or shell (bash in the sandbox)."
 )
 @click.option(
     "--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Run folder to write."
@@ -115,7 +110,7 @@ def skills_cmd(
     curator_model: str | None,
     protocol: str,
     n_tasks: int | None,
-    harness: str,
+    tool_set: str,
     out: Path,
     price_card: str,
     base_url: str | None,
@@ -143,8 +138,8 @@ def skills_cmd(
     card = find_card(price_card)
     if card is None:
         raise MemdirError(f"no price card {price_card!r}; see memdir/models/prices.json")
-    retriever = _retriever(harness)
-    executor, roles = _roles(model, curator_model, harness, None, base_url, tool_protocol, round_cap)
+    retriever = _retriever(tool_set)
+    executor, roles = _roles(model, curator_model, tool_set, None, base_url, tool_protocol, round_cap)
     roles.record = RunRecord(out / "record.jsonl")  # after the checks: a refused run writes nothing
     total = sum(len(c) for c in chains(load_games(), protocol, n_tasks))
     solved: dict[str, int] = dict.fromkeys(names, 0)

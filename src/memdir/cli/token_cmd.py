@@ -28,7 +28,7 @@ def token_group() -> None:
     default="manage",
     show_default=True,
     type=click.Choice(list(PROFILES)),
-    help="Tool set this token may use.",
+    help="Tool profile this token may use.",
 )
 @click.option(
     "--name",

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from memdir.conventions import parse_citation
 from memdir.errors import MemdirError
-from memdir.eval.offline import normalize_answer, stem, tokens
+from memdir.eval.lexical import normalize_answer, porter_stem, tokens
 from memdir.store.outline import find_sections, outline, parse_section_path
 from memdir.store.store import Store
 
@@ -91,7 +91,7 @@ def resolve_all(store: Store, citations: list[str]) -> list[Resolved]:
 
 
 def content_words(text: str) -> set[str]:
-    return {stem(w) for w in normalize_answer(text).split() if w not in STOPWORDS}
+    return {porter_stem(w) for w in normalize_answer(text).split() if w not in STOPWORDS}
 
 
 def lexical_support(answer: str, resolved: list[Resolved]) -> float:

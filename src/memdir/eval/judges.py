@@ -1,4 +1,5 @@
-"""Judges: the two LLM judges of the study (correctness, attribution) and the offline scores.
+"""Judges: the two LLM judges of the study (correctness, attribution) and the offline judge's
+lexical scores.
 
 Each LLM judge is one fixed prompt (package data under `prompts/`, identified in run records
 by `PROMPT_IDS`, a hash of its text) sent once at temperature 0. The model is anything with an
@@ -21,7 +22,7 @@ from typing import Any, Protocol
 
 from memdir.bench.types import Question
 from memdir.eval.citations import NOT_FOUND, Resolved, lexical_support, resolve, resolve_all
-from memdir.eval.offline import exact_match, f1_score, locomo_f1, normalize_answer, offline_correctness
+from memdir.eval.lexical import exact_match, f1_score, locomo_f1, normalize_answer, offline_correctness
 from memdir.store.store import Store
 
 JUDGE_CONFIG: dict[str, Any] = {"temperature": 0.0, "max_tokens": 8192}

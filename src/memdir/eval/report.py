@@ -161,11 +161,12 @@ def plot(cells: list[dict[str, Any]], out: Path) -> list[str]:
 def render(summary: dict[str, Any], plots: list[str]) -> str:
     cells = summary["cells"]
     first = cells[0] if cells else {}
+    tool_set = first.get("tool_set", first.get("harness"))  # `harness` in summaries before the rename
     head = [
         f"# {first.get('benchmark', '?')}: the conversational study",
         "",
         f"Search model `{first.get('model')}`, builder model `{first.get('builder_model')}`, judge "
-        f"`{first.get('judge')}`, harness `{first.get('harness')}`, price card `{first.get('price_card')}`.",
+        f"`{first.get('judge')}`, tool set `{tool_set}`, price card `{first.get('price_card')}`.",
         "",
         "## Correctness and attribution per variant (%)",
         "",

@@ -44,12 +44,11 @@ from memdir.models import (
 )
 from memdir.store.atomic import write_atomic
 from memdir.store.store import Store
-from memdir.tools.profiles import profile_specs
+from memdir.tools.profiles import TOOL_SETS, profile_specs
 from memdir.tools.wiring import open_store
-from memdir.variants import HARNESSES, VARIANTS, BuildContext, Built, VariantUnavailable, build_cost
+from memdir.variants import VARIANTS, BuildContext, Built, VariantUnavailable, build_cost
 
 # Closed-book without a model: the honest floor is to know nothing.
-OFFLINE_CLOSED_BOOK = "unknown"
 IDENTITY = (
     "benchmark",
     "conversations",
@@ -57,10 +56,13 @@ IDENTITY = (
     "builder_model",
     "search_model",
     "judge",
-    "harness",
+    "tool_set",
     "price_card",
     "sessions",
 )
+# Settings renamed since run folders were first written (old name -> new). A stored manifest is
+# read under the new names, so a folder written before a rename still resumes.
+RENAMED = {"harness": "tool_set"}
 
 
 @dataclass
@@ -71,7 +73,7 @@ class RunConfig:
     builder_model: str
     search_model: str
     judge: str = "offline"
-    harness: str = "center"
+    tool_set: str = "center"  # a TOOL_SETS name: the agent-curated builder's and search's profiles
     price_card: str = "gpt-5.4-mini"
     in_flight: int = 8
     limit: int | None = None  # at most this many questions per cell (quick runs; resume continues)
@@ -92,6 +94,11 @@ class RunConfig:
         if self.sessions is None:
             return sample
         return sample.sliced(*parse_sessions(self.sessions))
+
+
+def stored_identity(config: dict[str, Any]) -> dict[str, Any]:
+    """A manifest's `config` under today's setting names (see RENAMED)."""
+    return {RENAMED.get(k, k): v for k, v in config.items()}
 
 
 class CellAborted(MemdirError):
@@ -212,7 +219,9 @@ class RunFolder:
 
 
 @dataclass
-class Cell:
+class ConversationCell:
+    """One variant of the conversational study on one conversation: its build and store."""
+
     benchmark: str
     conversation: str
     variant: str
@@ -255,9 +264,9 @@ class Runner:
         self.card = price_card(config.price_card)
         if self.card is None:
             raise MemdirError(f"no price card {config.price_card!r}; see memdir/models/prices.json")
-        if config.harness not in HARNESSES:
-            raise MemdirError(f"unknown harness {config.harness!r}; choose one of {', '.join(HARNESSES)}")
-        if config.harness == "shell":
+        if config.tool_set not in TOOL_SETS:
+            raise MemdirError(f"unknown tool set {config.tool_set!r}; choose one of {', '.join(TOOL_SETS)}")
+        if config.tool_set == "shell":
             offline = [
                 r
                 for r, m in (("search", config.search_model), ("builder", config.builder_model))
@@ -265,14 +274,14 @@ class Runner:
             ]
             if offline:
                 raise MemdirError(
-                    f"--harness shell needs a model for the {' and '.join(offline)} role: the offline "
-                    "policies work through the file tools (view, grep, create, ...), not bash"
+                    f"--tool-set shell needs a model for the {' and '.join(offline)} role: the offline "
+                    "baseline policies work through the file tools (view, grep, create, ...), not bash"
                 )
-        for profile in HARNESSES[config.harness]:
+        for profile in TOOL_SETS[config.tool_set]:
             try:
                 profile_specs(profile)
             except MemdirError as exc:
-                raise MemdirError(f"--harness {config.harness} cannot run here: {exc}") from None
+                raise MemdirError(f"--tool-set {config.tool_set} cannot run here: {exc}") from None
 
     def model(self, name: str) -> Model:
         if name not in self.models:
@@ -295,8 +304,8 @@ class Runner:
         mine = self.config.identity()
         if path.exists():
             old = json.loads(path.read_text())
-            if old.get("config") != mine:
-                theirs = old.get("config", {})
+            theirs = stored_identity(old.get("config") or {})
+            if theirs != mine:
                 diff = {
                     k: (theirs.get(k), mine.get(k))
                     for k in sorted(set(theirs) | set(mine))
@@ -326,7 +335,7 @@ class Runner:
         ]
         self.check_manifest()
         self.folder.repair()
-        cells: list[Cell] = []
+        cells: list[ConversationCell] = []
         with _Progress(self.progress) as bars:
             for sample in samples:
                 for variant in self.config.variants:
@@ -337,14 +346,16 @@ class Runner:
         return summary
 
     # -- build -------------------------------------------------------------------------------
-    async def build_cell(self, sample: Sample, variant: str, bars: _Progress) -> tuple[Cell, Built | None]:
-        cell = Cell(sample.benchmark, sample.id, variant, corpus=corpus_profile(sample))
+    async def build_cell(
+        self, sample: Sample, variant: str, bars: _Progress
+    ) -> tuple[ConversationCell, Built | None]:
+        cell = ConversationCell(sample.benchmark, sample.id, variant, corpus=corpus_profile(sample))
         marker = self.folder.marker(sample.benchmark, sample.id, variant)
         store_dir = self.folder.store_dir(sample.benchmark, sample.id, variant)
         if marker.exists():
             saved = json.loads(marker.read_text())
             if saved["status"] in ("built", "skipped"):
-                cell = Cell(**saved)
+                cell = ConversationCell(**saved)
                 if cell.status == "skipped":
                     return cell, None
                 store = open_store(store_dir) if store_dir.exists() else None
@@ -355,7 +366,7 @@ class Runner:
         store_dir.parent.mkdir(parents=True, exist_ok=True)
         record = RunRecord(None, **cell.key)
         ctx = BuildContext(
-            sample, store_dir, self.model(self.config.builder_model), record, self.config.harness, self.card
+            sample, store_dir, self.model(self.config.builder_model), record, self.config.tool_set, self.card
         )
         ctx.progress = bars.units(f"{sample.id} {variant} (build)")
         start = time.perf_counter()
@@ -378,7 +389,7 @@ class Runner:
         return cell, built
 
     # -- search ------------------------------------------------------------------------------
-    async def run_cell(self, sample: Sample, variant: str, bars: _Progress) -> Cell:
+    async def run_cell(self, sample: Sample, variant: str, bars: _Progress) -> ConversationCell:
         cell, built = await self.build_cell(sample, variant, bars)
         if built is None:
             return cell
@@ -421,18 +432,15 @@ class Runner:
         model: Model,
         judge: _JudgeModel | None,
         built: Built,
-        cell: Cell,
+        cell: ConversationCell,
         q: Question,
         record: RunRecord,
     ) -> dict[str, Any]:
         store = built.store
         scored_answer: str
         if store is None:  # closed-book
-            if model.is_offline:
-                out_answer, citations = OFFLINE_CLOSED_BOOK, []
-            else:
-                out = await closed_book(model, q.question, question_id=q.id, record=record)
-                out_answer, citations = out.answer or "", out.citations
+            out = await closed_book(model, q.question, question_id=q.id, record=record)
+            out_answer, citations = out.answer or "", out.citations
             scored_answer = out_answer
         elif q.options:
             if built.search_profile == "shell":
@@ -525,7 +533,7 @@ def evidence_hit(store: Store, citations: list[str], q: Question) -> float:
     return 0.0
 
 
-def _save(marker: Path, cell: Cell) -> None:
+def _save(marker: Path, cell: ConversationCell) -> None:
     marker.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(marker, json.dumps(asdict(cell), indent=2, default=str).encode())
 

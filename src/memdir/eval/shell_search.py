@@ -10,7 +10,8 @@ original.
 from __future__ import annotations
 
 from memdir.agents import RunRecord, get_role, parse_answer
-from memdir.agents.run import RoleOutput, run_role
+from memdir.agents.output import RoleOutput
+from memdir.agents.run import run_role
 from memdir.models import Model
 from memdir.store import spec
 from memdir.store.store import Store

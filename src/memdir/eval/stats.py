@@ -5,7 +5,7 @@ whether wins and losses split unevenly beyond chance: two-sided exact binomial t
 over the non-tied items (scipy `binomtest`); ties carry no information and are dropped.
 
 Summaries report every score twice, over all items and without the items whose gold is known
-to be defective (LoCoMo conv-50 has four), since the reference reports both.
+to be defective (LoCoMo conv-50 has four), since the paper reports both.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ class _Config(Protocol):
     builder_model: str
     search_model: str
     judge: str
-    harness: str
+    tool_set: str
     price_card: str
 
 
@@ -92,7 +92,7 @@ def summarize_run(config: _Config, cells: list[Any], rows: list[dict[str, Any]])
                 "model": config.search_model,
                 "builder_model": config.builder_model,
                 "judge": config.judge,
-                "harness": config.harness,
+                "tool_set": config.tool_set,
                 "price_card": config.price_card,
                 "status": status,
                 "reason": cell.reason,

@@ -257,6 +257,6 @@ class _NoAPI(ModelAPI):
         self, messages: list[ChatMessage], tools: list[ToolInfo], config: GenerateConfig
     ) -> ModelOutput:
         raise ModelError(
-            "the 'offline' model makes no calls; its roles are played by the offline policies "
-            "(memdir.agents.offline), which the role runners select for you"
+            "the 'offline' model makes no calls; its roles are played by the offline baseline "
+            "policies (memdir.agents.offline), which the role runners select for you"
         )

@@ -37,7 +37,7 @@ from memdir.models import Model, ModelError, PriceCard, Usage
 from memdir.skills.novice import Novice
 from memdir.skills.policy import OfflinePolicy
 from memdir.skills.retrieve import DEFAULT, Retriever
-from memdir.skills.variants import Roles, Variant, make_variant
+from memdir.skills.variants import Roles, SkillVariant, make_variant
 from memdir.store.journal import Journal
 from memdir.store.store import Store
 from memdir.tokens import count_tokens
@@ -51,10 +51,10 @@ EARLY_FRACTION = 0.25
 
 
 @dataclass
-class Cell:
+class ChainCell:
     """One variant on one chain: its store and the snapshot taken at 25% of the chain."""
 
-    variant: Variant
+    variant: SkillVariant
     chain: int
     store_dir: Path | None
     early: dict[str, str] | None = None
@@ -177,7 +177,7 @@ async def _run_chains(
             store = (
                 open_store(store_dir, create=True, guards=Guards(outcome_gate=True)) if store_dir else None
             )
-            cells.append(Cell(make_variant(v, store, retriever, roles), ci + 1, store_dir))
+            cells.append(ChainCell(make_variant(v, store, retriever, roles), ci + 1, store_dir))
         early_at = max(1, round(len(chain) * EARLY_FRACTION))
         for index, game in enumerate(chain, start=1):
             t_load = time.perf_counter()
@@ -224,7 +224,14 @@ class _Play:
         return self.card.cost(usage) if self.card is not None and usage.calls else 0.0
 
     async def run(
-        self, env: AlfworldEnv, cell: Cell, index: int, game: Game, model: str, protocol: str, load_s: float
+        self,
+        env: AlfworldEnv,
+        cell: ChainCell,
+        index: int,
+        game: Game,
+        model: str,
+        protocol: str,
+        load_s: float,
     ) -> dict[str, Any]:
         start = time.perf_counter()
         variant = cell.variant
@@ -290,7 +297,7 @@ def _write_manifest(
         "model": model,
         "curator_model": roles.curator.name if roles.curator else OFFLINE_MODEL,
         "guidance_model": roles.searcher.name if roles.searcher else OFFLINE_MODEL,
-        "harness": {"manage": roles.manage_profile, "search": roles.search_profile},
+        "tool_set": {"manage": roles.manage_profile, "search": roles.search_profile},
         "price_card": card.name if card else None,
         "protocol": protocol,
         "n_tasks": n_tasks,

@@ -214,6 +214,7 @@ def write_report(run: Path) -> list[dict[str, Any]]:
     dead = {_key(a) for a in aborted}
     rows = [r for r in load_rows(run) if _key(r) not in dead]
     manifest = json.loads((run / "manifest.json").read_text())
+    tool_set = manifest.get("tool_set", manifest.get("harness"))  # `harness` in folders before the rename
     cells = summarize(rows)
     for c in cells:
         c["store_health"] = store_health(run, c["variant"])
@@ -227,7 +228,7 @@ def write_report(run: Path) -> list[dict[str, Any]]:
         f"# Skill run: {manifest['benchmark']}, protocol {manifest['protocol']}, model {manifest['model']}",
         "",
         f"Curator model {manifest.get('curator_model', 'offline')}, guidance model "
-        f"{manifest.get('guidance_model', 'offline')}, harness {manifest.get('harness')}, price card "
+        f"{manifest.get('guidance_model', 'offline')}, tool set {tool_set}, price card "
         f"{manifest.get('price_card')}.",
         f"Retriever: {manifest['retriever']}; step cap {manifest['step_cap']}; seed {manifest['seed']}; "
         f"versions {manifest['versions']}.",

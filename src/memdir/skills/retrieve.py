@@ -5,7 +5,7 @@ would, so every read is metered by that harness. `center` ranks with `grep`: one
 pattern of the task's content words, each file scored by the inverse document frequency of the
 words it contains. `center-bm25` ranks with `bm25_full_search`. `shell` runs the same ranking
 as `center` through the sandboxed `bash` tool (one `grep -rwoiE` over the store) and reads the
-chosen files with `cat`. :data:`RETRIEVALS` maps each harness name to its profile and retriever.
+chosen files with `cat`. :data:`RETRIEVALS` maps each tool set's name to its profile and retriever.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from memdir.errors import MemdirError
 from memdir.store import frontmatter
-from memdir.tools.profiles import Harness
+from memdir.tools.profiles import TOOL_SETS, Harness
 
 STOP = frozenset(
     [
@@ -250,28 +250,31 @@ DEFAULT: Retriever = grep_retrieve
 
 @dataclass(frozen=True)
 class Retrieval:
-    """A harness name's retrieval: the tool profile its harness serves, and the retriever."""
+    """A tool set's retrieval: its search profile (the harness serves it), and the retriever."""
 
-    name: str
-    profile: str
+    name: str  # a TOOL_SETS name
     fn: Retriever
+
+    @property
+    def profile(self) -> str:
+        return TOOL_SETS[self.name][1]
 
 
 RETRIEVALS: dict[str, Retrieval] = {
     r.name: r
     for r in (
-        Retrieval("center", "search", grep_retrieve),
-        Retrieval("center-bm25", "search-bm25", bm25_retrieve),
-        Retrieval("shell", "shell", shell_retrieve),
+        Retrieval("center", grep_retrieve),
+        Retrieval("center-bm25", bm25_retrieve),
+        Retrieval("shell", shell_retrieve),
     )
 }
 
 
-def retrieval(harness: str) -> Retrieval:
-    """The retrieval for `--harness NAME`."""
+def retrieval(tool_set: str) -> Retrieval:
+    """The retrieval for `--tool-set NAME`."""
     try:
-        return RETRIEVALS[harness]
+        return RETRIEVALS[tool_set]
     except KeyError:
         raise MemdirError(
-            f"no retrieval for harness {harness!r}; choose one of {', '.join(RETRIEVALS)}"
+            f"no retrieval for tool set {tool_set!r}; choose one of {', '.join(RETRIEVALS)}"
         ) from None

@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from memdir.agents.output import RoleOutput
 from memdir.agents.record import RunRecord
-from memdir.agents.run import RoleOutput, select_entries
 from memdir.agents.run import guidance as write_guidance
+from memdir.agents.run import select_entries
 from memdir.conventions import parse_citation
 from memdir.errors import ToolError
 from memdir.models import Model, Usage

@@ -43,7 +43,6 @@ from memdir.store import frontmatter, spec
 from memdir.store.store import Store
 from memdir.tools.profiles import Harness
 
-VARIANT_NAMES = ("no-store", "episode-log", "curated-skills", "curated-skills-mem", "curated-skills-mem-gs")
 TOP_K = 3
 
 _FOLDER_INDEX = {
@@ -90,8 +89,9 @@ class Served:
         return "\n\n".join(f"### {d.path}\n{d.text.strip()}" for d in self.docs)
 
 
-class Variant:
-    """No store: the floor every other variant is compared with."""
+class SkillVariant:
+    """A variant of the skill setting; this base is no-store, the floor every other variant is
+    compared with."""
 
     name = "no-store"
 
@@ -130,7 +130,7 @@ class Variant:
         h.call_or_raise("insert", {"path": path, "insert_line": total, "insert_text": text})
 
 
-class EpisodeLog(Variant):
+class EpisodeLog(SkillVariant):
     name = "episode-log"
 
     async def serve(self, index: int, task: str, family: str) -> Served:
@@ -154,7 +154,7 @@ def trajectory(index: int, episode: Episode) -> Trajectory:
     return Trajectory(index, episode.task, episode.intro, list(episode.steps), episode.won)
 
 
-class CuratedSkills(Variant):
+class CuratedSkills(SkillVariant):
     """Procedures behind the outcome gate, by the curator model or the offline distiller."""
 
     name = "curated-skills"
@@ -288,14 +288,15 @@ class CuratedSkillsMemGS(CuratedSkillsMem):
         return Served(guidance=text, cited=cited, usage=usage)
 
 
-VARIANTS: dict[str, type[Variant]] = {
-    v.name: v for v in (Variant, EpisodeLog, CuratedSkills, CuratedSkillsMem, CuratedSkillsMemGS)
+SKILL_VARIANTS: dict[str, type[SkillVariant]] = {
+    v.name: v for v in (SkillVariant, EpisodeLog, CuratedSkills, CuratedSkillsMem, CuratedSkillsMemGS)
 }
+VARIANT_NAMES = tuple(SKILL_VARIANTS)
 
 
 def make_variant(
     name: str, store: Store | None, retriever: Retriever = DEFAULT, roles: Roles | None = None
-) -> Variant:
-    if name not in VARIANTS:
+) -> SkillVariant:
+    if name not in SKILL_VARIANTS:
         raise MemdirError(f"unknown variant {name!r}; choose from {', '.join(VARIANT_NAMES)}")
-    return VARIANTS[name](None if name == "no-store" else store, retriever, roles)
+    return SKILL_VARIANTS[name](None if name == "no-store" else store, retriever, roles)

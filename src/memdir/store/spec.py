@@ -19,7 +19,8 @@ from memdir.store.store import Store
 from memdir.tokens import count_tokens
 
 DEFAULT_CORE_BUDGET = 30_000
-DEFAULT_FANOUT_CAP = 50  # most entries a folder should hold (design rule 2), as `memdir check` reports
+# The most entries a folder should hold (docs/study.md, design rule 2), as `memdir check` reports.
+DEFAULT_FANOUT_CAP = 50
 XREF = re.compile(r"\b[Ss]ee\s+(/memories(?:/[^\s)\]>,;`'\"]*)?)")
 GOVERNED_MARKER = "SKILL.md"
 

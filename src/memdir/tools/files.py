@@ -1,6 +1,6 @@
 """The file tools of the management set: view, create, str_replace, insert, delete, rename.
 
-Contracts are those of the reference, section 3. Each error says what to do next, and every
+Contracts are those of docs/study.md, Tool contracts. Each error says what to do next, and every
 check happens before the single atomic write, so a failed call leaves the store byte-identical.
 """
 

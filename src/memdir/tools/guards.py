@@ -7,12 +7,12 @@ do instead. The guards live in :class:`GuardedStore`, so every writer that goes 
 store (the file tools, the Anthropic memory adapter, the MCP server) is held to them.
 
 - core budget: core memory (markdown directly in the root, always in the prompt) may not grow
-  past a token budget; detail belongs in subdirectories (reference, section 2, size guidance).
-- fanout cap: a create or rename may not give a folder more than N entries (design rule 2).
+  past a token budget; detail belongs in subdirectories (docs/study.md, size guidance).
+- fanout cap: a create or rename may not give a folder more than N entries (docs/study.md, design rule 2).
 - preservation: in a step marked as reorganization (meta `reorganize=True`), a write may not
-  make a fact line (a line with a source locator) disappear from the store (design rule 4).
+  make a fact line (a line with a source locator) disappear from the store (docs/study.md, design rule 4).
 - one live value: a write may not add a live keyed fact (`- SUBJECT | ATTRIBUTE: VALUE (since
-  DATE) [LOC]`) whose key already has a live line in the store (design rule 3, the invariant
+  DATE) [LOC]`) whose key already has a live line in the store (docs/study.md, design rule 3, the invariant
   `memdir check` reports as `supersede`); the refusal shows the supersede form. The local model
   repeated keyed lines in every curated store it built, and `check` only said so afterwards.
 - outcome gate (skill setting): in a step integrating a failed attempt (meta

@@ -1,7 +1,9 @@
-"""Profiles: the tool sets the study hands to each role, and the harness that serves one.
+"""Profiles: the tools the study hands to each role, the tool sets that pair them, and the
+harness that serves one profile.
 
 A profile is only a list of tool names; the harness dispatches calls to those tools and
-nothing else, so a `search` harness cannot write whatever the model asks for.
+nothing else, so a `search` harness cannot write whatever the model asks for. A tool set
+(`--tool-set`) names the pair of profiles a run gives its two roles: the builder's and search's.
 """
 
 from __future__ import annotations
@@ -23,6 +25,12 @@ PROFILES: dict[str, tuple[str, ...]] = {
     "shell": ("bash",),
     "chunk-retrieval": ("bm25_chunk_retrieve",),
     "folder": ("view", "grep", "rename"),
+}
+# The study's tool sets: name -> (build profile, search profile).
+TOOL_SETS: dict[str, tuple[str, str]] = {
+    "center": ("manage", "search"),
+    "center-bm25": ("manage-bm25", "search-bm25"),
+    "shell": ("shell", "shell"),
 }
 
 

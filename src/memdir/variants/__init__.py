@@ -1,7 +1,7 @@
 """Memory variants: builders that turn one conversation into one store, with their cost."""
 
-from memdir.variants.base import HARNESSES, BuildContext, Built, VariantUnavailable, build_cost
-from memdir.variants.builders import VARIANTS, Variant
+from memdir.variants.base import BuildContext, Built, VariantUnavailable, build_cost
+from memdir.variants.builders import VARIANTS, ConversationVariant
 
 ALL = tuple(VARIANTS)
 
@@ -21,11 +21,10 @@ def parse_variants(spec: str) -> list[str]:
 
 __all__ = [
     "ALL",
-    "HARNESSES",
     "VARIANTS",
     "BuildContext",
     "Built",
-    "Variant",
+    "ConversationVariant",
     "VariantUnavailable",
     "build_cost",
     "parse_variants",

@@ -1,5 +1,5 @@
-"""What every variant builder shares: the build context, the build outcome, the harness axis,
-and the build cost read off the run record.
+"""What every variant builder shares: the build context (with its tool set), the build
+outcome, and the build cost read off the run record.
 
 A builder turns one sample (a conversation) into one store folder, or into nothing for
 closed-book, and says what that cost. Costs come from the record the roles write (one
@@ -19,13 +19,7 @@ from memdir.bench.types import Sample
 from memdir.errors import MemdirError
 from memdir.models import Model, PriceCard, Usage
 from memdir.store.store import Store
-
-# --harness: the tool set both roles get (builder profile, search profile).
-HARNESSES: dict[str, tuple[str, str]] = {
-    "center": ("manage", "search"),
-    "center-bm25": ("manage-bm25", "search-bm25"),
-    "shell": ("shell", "shell"),
-}
+from memdir.tools.profiles import TOOL_SETS
 
 
 class VariantUnavailable(MemdirError):
@@ -39,7 +33,7 @@ class BuildContext:
     store_dir: Path  # the store folder this variant writes (absent for closed-book)
     model: Model  # the builder model
     record: RunRecord
-    harness: str = "center"
+    tool_set: str = "center"  # a TOOL_SETS name: the builder's and search's profiles
     price_card: PriceCard | None = None
     progress: Callable[[int, int], None] | None = None  # (units done, units in all), for a bar
 
@@ -48,9 +42,9 @@ class BuildContext:
             self.progress(done, total)
 
     def profiles(self) -> tuple[str, str]:
-        if self.harness not in HARNESSES:
-            raise MemdirError(f"unknown harness {self.harness!r}; choose one of {', '.join(HARNESSES)}")
-        return HARNESSES[self.harness]
+        if self.tool_set not in TOOL_SETS:
+            raise MemdirError(f"unknown tool set {self.tool_set!r}; choose one of {', '.join(TOOL_SETS)}")
+        return TOOL_SETS[self.tool_set]
 
 
 @dataclass

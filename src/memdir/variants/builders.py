@@ -1,4 +1,4 @@
-"""The conversational variants of the study (reference section 4), one builder each.
+"""The conversational variants of the study (docs/study.md, Memory variants), one builder each.
 
 - closed-book: no store at all; the search model answers alone (the floor).
 - chunk-retrieval: the stream's chunks, one file each, BM25-indexed; search gets only
@@ -10,7 +10,8 @@
   fact line of the dump is looked for in the result (`diff --facts`) and the outcome recorded.
 - agent-curated: built from empty by the management role, chunk by chunk.
 
-foldered and reorg-* need a model: with the offline policies they are unavailable, and say so.
+foldered and reorg-* need a model: with the offline baseline policies they are unavailable, and
+say so.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memdir.agents import FolderingError, folder, manage_chunk, reorganize
+from memdir.agents.baselines import require_model
 from memdir.analytics.integrity import diff_facts
+from memdir.errors import MemdirError
 from memdir.store.chunks import build_chunk_store
 from memdir.store.store import Store
 from memdir.tools.wiring import open_store
@@ -47,16 +50,19 @@ async def verbatim_dump(ctx: BuildContext) -> Built:
     return Built("verbatim-dump", store, ctx.profiles()[1])
 
 
-def _needs_model(ctx: BuildContext, variant: str) -> None:
-    if ctx.model.is_offline:
+def _needs_model(ctx: BuildContext, variant: str, role: str) -> None:
+    """Refuse up front, before the dump is written, a variant whose role no baseline plays."""
+    try:
+        require_model(role, ctx.model)
+    except MemdirError as exc:
         raise VariantUnavailable(
-            f"{variant} needs a model to design the new structure; the offline policies cannot play "
-            "that role (run it with --builder-model provider/model)"
-        )
+            f"{variant} needs a model to design the new structure: {exc} "
+            "(run it with --builder-model provider/model)"
+        ) from None
 
 
 async def foldered(ctx: BuildContext) -> Built:
-    _needs_model(ctx, "foldered")
+    _needs_model(ctx, "foldered", "folder")
     store = open_store(ctx.store_dir, create=True)
     files = write_dump(store, ctx.sample)
     try:
@@ -70,7 +76,7 @@ async def foldered(ctx: BuildContext) -> Built:
 
 async def _reorg(ctx: BuildContext, mode: str) -> Built:
     variant = f"reorg-{mode}"
-    _needs_model(ctx, variant)
+    _needs_model(ctx, variant, "reorganize")
     store = open_store(ctx.store_dir, create=True)
     write_dump(store, ctx.sample)
     with tempfile.TemporaryDirectory(prefix="memdir-dump-") as tmp:
@@ -106,23 +112,25 @@ async def agent_curated(ctx: BuildContext) -> Built:
 
 
 @dataclass(frozen=True)
-class Variant:
+class ConversationVariant:
+    """A variant of the conversational study: its name and the builder of its store."""
+
     name: str
     build: Callable[[BuildContext], Awaitable[Built]]
     needs_model: bool = False  # the builder role cannot be played offline
 
 
-VARIANTS: dict[str, Variant] = {
+VARIANTS: dict[str, ConversationVariant] = {
     v.name: v
     for v in (
-        Variant("closed-book", closed_book),
-        Variant("chunk-retrieval", chunk_retrieval),
-        Variant("verbatim-dump", verbatim_dump),
-        Variant("foldered", foldered, needs_model=True),
-        Variant("reorg-preserve", reorg_preserve, needs_model=True),
-        Variant("reorg-condense", reorg_condense, needs_model=True),
-        Variant("agent-curated", agent_curated),
+        ConversationVariant("closed-book", closed_book),
+        ConversationVariant("chunk-retrieval", chunk_retrieval),
+        ConversationVariant("verbatim-dump", verbatim_dump),
+        ConversationVariant("foldered", foldered, needs_model=True),
+        ConversationVariant("reorg-preserve", reorg_preserve, needs_model=True),
+        ConversationVariant("reorg-condense", reorg_condense, needs_model=True),
+        ConversationVariant("agent-curated", agent_curated),
     )
 }
 
-__all__ = ["VARIANTS", "Variant", "VariantUnavailable"]
+__all__ = ["VARIANTS", "ConversationVariant", "VariantUnavailable"]

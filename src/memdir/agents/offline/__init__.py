@@ -1,4 +1,4 @@
-"""Offline policies: management, search and multiple choice played with no model.
+"""Offline baseline policies: management, search and multiple choice played with no model.
 
 They act through the same harness as a model would, so their effort and bytes are metered the
 same way. They are baselines; every output they make says so (`model: offline`, `baseline: true`).

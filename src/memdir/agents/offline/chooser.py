@@ -1,4 +1,5 @@
-"""The lexical option chooser: multiple choice with no model, through the read-only tools.
+"""The lexical option chooser, an offline baseline policy: multiple choice with no model,
+through the read-only tools.
 
 Retrieve with the lexical searcher (the question plus each option's words, so evidence for a
 wrong option is read too), then pick the option whose words appear in the line that best matches the

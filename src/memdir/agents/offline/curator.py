@@ -1,4 +1,5 @@
-"""The deterministic curator: the management role with no model, through the same tools.
+"""The deterministic curator, an offline baseline policy: the management role with no model,
+through the same tools.
 
 Each turn is routed by speaker (one file per person, so a subject's keyed facts and their
 history stay in one place) and by topic keys (a `## Topic` section), and appended verbatim as

@@ -1,4 +1,5 @@
-"""The lexical searcher: the search role with no model, through the same read-only tools.
+"""The lexical searcher, an offline baseline policy: the search role with no model, through the
+same read-only tools.
 
 Find candidate lines (bm25_full_search when the profile has it, else grep for the question's
 content words), read the section around the best hits (toc, then section_read), score every

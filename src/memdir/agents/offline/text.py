@@ -1,4 +1,4 @@
-"""Words for the offline policies: tokenizing, a crude stemmer, stopwords, topic keys."""
+"""Words for the offline baseline policies: tokenizing, a crude stemmer, stopwords, topic keys."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Offline scores (no model): LoCoMo's token F1 and exact match over multiple-choice options.
+"""Lexical scores (no model), what `--judge offline` grades by: LoCoMo's token F1, and exact
+match over multiple-choice options.
 
 The F1 reproduces LoCoMo's `task_eval/evaluation.py` rule for rule, because reference numbers
 are only comparable under the same scorer:
@@ -39,7 +40,7 @@ def _stemmer() -> Any:
 
 
 @lru_cache(maxsize=65536)
-def stem(word: str) -> str:
+def porter_stem(word: str) -> str:
     return str(_stemmer().stem(word))
 
 
@@ -51,7 +52,7 @@ def normalize_answer(text: object) -> str:
 
 
 def tokens(text: object) -> list[str]:
-    return [stem(w) for w in normalize_answer(text).split()]
+    return [porter_stem(w) for w in normalize_answer(text).split()]
 
 
 def f1_score(prediction: object, gold: object) -> float:
