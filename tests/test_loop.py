@@ -62,7 +62,7 @@ def test_dispatch_writes_through_the_harness_and_records_every_call(tmp_path: Pa
     calls = [e for e in lines if e["kind"] == "model_call"]
     assert len(calls) == 3 and all(e["role"] == "management" and e["chunk"] == 3 for e in calls)
     assert all(e["variant"] == "agent-curated" and e["run"] == "t1" for e in lines)
-    assert calls[0]["tool_calls"] == [
+    assert calls[0]["calls"] == [
         {"name": "create", "args": {"path": "/memories/people/alice.md", "file_text": ALICE}}
     ]
     # result sizes are the bytes of what the model was shown

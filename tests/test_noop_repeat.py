@@ -53,7 +53,7 @@ def test_the_record_keeps_reply_text_and_parse_errors(tmp_path: Path) -> None:
     record = RunRecord(None)
     asyncio.run(run_loop(model, Harness(store, "search"), get_role("search"), "s", "u", record=record))
     first = next(e for e in record.entries if e["kind"] == "model_call")
-    assert first["reply"] == "Let me look." and first["tool_calls"] == [
+    assert first["reply"] == "Let me look." and first["calls"] == [
         {"name": "view", "args": {"path": "/memories"}}
     ]
     assert model.calls[0].as_dict()["reply"] == "Let me look."

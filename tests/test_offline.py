@@ -68,7 +68,7 @@ def test_curator_keeps_every_fact_and_supersedes_by_key(tmp_path: Path) -> None:
     steps = [e for e in record.entries if e["kind"] == "offline_step"]
     assert len(steps) == 2 and all(e["baseline"] is True and e["model"] == "offline" for e in steps)
     assert all(e["harness"]["calls"] > 0 and e["harness"]["bytes_read"] > 0 for e in steps)
-    assert {c["name"] for e in steps for c in e["tool_calls"]} <= {"view", "create", "insert", "str_replace"}
+    assert {c["name"] for e in steps for c in e["calls"]} <= {"view", "create", "insert", "str_replace"}
 
 
 def test_searcher_answers_the_current_value_and_cites_its_line(tmp_path: Path) -> None:
@@ -90,9 +90,7 @@ def test_searcher_answers_the_current_value_and_cites_its_line(tmp_path: Path) -
     assert when.answer == "10 June 2023"
     step = record.entries[-1]
     assert step["baseline"] is True and step["answer"] == "tea" and step["citations"] == out.citations
-    assert [c["name"] for c in step["tool_calls"]][:2] == ["grep", "toc"] and "section_read" in str(
-        step["tool_calls"]
-    )
+    assert [c["name"] for c in step["calls"]][:2] == ["grep", "toc"] and "section_read" in str(step["calls"])
 
 
 def test_option_chooser_picks_the_supported_option(tmp_path: Path) -> None:

@@ -73,7 +73,8 @@ def _record(
             **ids,
             **OFFLINE_LABEL,
             usage=Usage(calls=0).as_dict(),
-            tool_calls=calls,
+            tool_calls=len(calls),
+            calls=calls,
             harness={k: v for k, v in harness.meter.as_dict().items() if k != "seconds"},
             seconds=round(time.perf_counter() - start, 6),
         )

@@ -2,6 +2,8 @@
 
 It says who called (role, variant, chunk or question), what it cost (usage, duration), what
 the model asked for (tool calls with their arguments) and how much came back (result sizes).
+In every line `tool_calls` is a count (the calls the model, or a baseline, asked for) and
+`calls` the list of them with their arguments; :func:`effort` is the one sum of a run's lines.
 Keys never get here: nothing reads request headers, and every line is scrubbed of the values
 of secret-looking environment variables before it is written, as a second guard.
 """
@@ -13,8 +15,11 @@ import os
 import re
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from memdir.models.usage import Usage
 
 _SECRET_NAME = re.compile(r"(API_KEY|_TOKEN|SECRET|PASSWORD)$|^(OPENAI|ANTHROPIC)_.*KEY", re.IGNORECASE)
 REDACTED = "[redacted]"
@@ -59,6 +64,31 @@ class RunRecord:
 def read_record(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     with open(path, encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
+
+
+@dataclass(frozen=True)
+class Effort:
+    """What a set of episodes cost: the calls asked for, rounds, bytes read and token usage."""
+
+    tool_calls: int
+    rounds: int
+    bytes_read: int
+    usage: Usage
+
+
+def effort(entries: list[dict[str, Any]]) -> Effort:
+    """The sum over episode and offline-step lines (a model call's own lines are inside its
+    episode's): used for a build's cost and a question's search alike, so both count the same."""
+    usage = Usage()
+    calls = rounds = bytes_read = 0
+    for e in entries:
+        if e.get("kind") not in ("episode", "offline_step"):
+            continue
+        usage += Usage.from_dict(e.get("usage", {}))
+        calls += int(e.get("tool_calls", 0))
+        rounds += int(e.get("rounds", 0))
+        bytes_read += int((e.get("harness") or {}).get("bytes_read", 0))
+    return Effort(calls, rounds, bytes_read, usage)
 
 
 def summarize(

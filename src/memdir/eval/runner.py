@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from memdir.agents import RunRecord, choose_option, closed_book, search
+from memdir.agents.record import effort
 from memdir.agents.run import map_choice
 from memdir.analytics.stats import store_stats
 from memdir.bench import load_sample
@@ -140,24 +141,15 @@ def _letter(i: int) -> str:
 
 def search_metrics(entries: list[dict[str, Any]], card: PriceCard | None) -> dict[str, Any]:
     """One question's search effort from its record lines (model episodes or offline steps)."""
-    usage = Usage()
-    calls = rounds = bytes_read = 0
-    for e in entries:
-        if e.get("kind") not in ("episode", "offline_step"):
-            continue
-        usage += Usage.from_dict(e.get("usage", {}))
-        meter = e.get("harness") or {}
-        calls += int(e["tool_calls"]) if isinstance(e.get("tool_calls"), int) else int(meter.get("calls", 0))
-        rounds += int(e.get("rounds", 0))
-        bytes_read += int(meter.get("bytes_read", 0))
+    done = effort(entries)
     return {
-        "tool_calls": calls,
-        "rounds": rounds,
-        "bytes_read": bytes_read,
-        "input_tokens": usage.input_uncached,
-        "cached_tokens": usage.input_cached,
-        "output_tokens": usage.output,
-        "cost_usd": round(card.cost(usage), 8) if card else 0.0,
+        "tool_calls": done.tool_calls,
+        "rounds": done.rounds,
+        "bytes_read": done.bytes_read,
+        "input_tokens": done.usage.input_uncached,
+        "cached_tokens": done.usage.input_cached,
+        "output_tokens": done.usage.output,
+        "cost_usd": round(card.cost(done.usage), 8) if card else 0.0,
     }
 
 

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memdir.agents.record import RunRecord
+from memdir.agents.record import RunRecord, effort
 from memdir.bench.types import Sample
 from memdir.errors import MemdirError
-from memdir.models import Model, PriceCard, Usage
+from memdir.models import Model, PriceCard
 from memdir.store.store import Store
 from memdir.tools.profiles import TOOL_SETS
 
@@ -59,18 +59,10 @@ class Built:
 
 
 def build_cost(entries: list[dict[str, Any]], card: PriceCard | None, seconds: float) -> dict[str, Any]:
-    """Tool calls, tokens by category and dollars over a build's record lines."""
-    usage = Usage()
-    calls = bytes_read = 0
-    for e in entries:
-        if e.get("kind") not in ("episode", "offline_step"):
-            continue
-        usage += Usage.from_dict(e.get("usage", {}))
-        meter = e.get("harness") or {}
-        calls += int(
-            meter.get("calls", e.get("tool_calls", 0) if isinstance(e.get("tool_calls"), int) else 0)
-        )
-        bytes_read += int(meter.get("bytes_read", 0))
+    """Tool calls, tokens by category and dollars over a build's record lines (`record.effort`,
+    the same sum as a question's search cost)."""
+    done = effort(entries)
+    usage, calls, bytes_read = done.usage, done.tool_calls, done.bytes_read
     return {
         "tool_calls": calls,
         "model_calls": usage.calls,
