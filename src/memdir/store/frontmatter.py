@@ -193,7 +193,10 @@ def validate(text: str, filename: str) -> list[str]:
     elif "\n" in desc.strip():
         errors.append("'description' must be a single line")
     if "metadata" in fm.data and not isinstance(fm.data["metadata"], dict):
-        errors.append("'metadata' must be a mapping of 'key: value' lines")
+        errors.append(
+            "'metadata' must be a mapping of 'key: value' lines indented under it (e.g. 'metadata:\\n"
+            "  type: note'); or leave 'metadata' out, it is optional"
+        )
     return errors
 
 

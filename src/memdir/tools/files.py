@@ -178,8 +178,8 @@ def _check_frontmatter(mp: MemoryPath, new_text: str, old_text: str | None = Non
     ---
     name: <the file stem, kebab-case>
     description: <one line saying what the file holds>
-    metadata: <optional mapping>
     ---
+    An optional `metadata:` mapping may follow description, as indented key: value lines.
     """,
     params={
         "path": "Where to create it: a path under /memories ending in .md.",
