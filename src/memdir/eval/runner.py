@@ -6,7 +6,9 @@ is written, and a question is done once its line is in `answers.jsonl`; a rerun 
 settings builds and asks only what is missing. Everything the summary holds is derived from
 those two (no wall times of searches), so a resumed run summarizes exactly like an
 uninterrupted one. A cell whose model calls fail is aborted whole: its answers are withdrawn,
-its marker says `aborted` with the reason, and a rerun starts it over.
+its marker says `aborted` with the reason, and a rerun starts it over. The folder's layout is
+eval/folder.py; its tables, manifest and resume check are the kernel both studies share
+(agents/runfolder.py).
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ import json
 import shutil
 import string
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,13 +25,16 @@ from typing import Any
 from memdir.agents import RunRecord, choose_option, closed_book, search
 from memdir.agents.record import effort
 from memdir.agents.run import map_choice
+from memdir.agents.runfolder import read_manifest, require_same, write_manifest
 from memdir.analytics.stats import store_stats
 from memdir.bench import load_sample
 from memdir.bench.types import Question, Sample, parse_sessions
 from memdir.conventions import BARE
 from memdir.errors import MemdirError
 from memdir.eval.citations import resolve_all
+from memdir.eval.folder import RunFolder
 from memdir.eval.judges import judge_item
+from memdir.eval.progress import ProgressBars
 from memdir.eval.shell_search import shell_search
 from memdir.eval.summary import summarize_run
 from memdir.models import (
@@ -61,9 +65,6 @@ IDENTITY = (
     "price_card",
     "sessions",
 )
-# Settings renamed since run folders were first written (old name -> new). A stored manifest is
-# read under the new names, so a folder written before a rename still resumes.
-RENAMED = {"harness": "tool_set"}
 
 
 @dataclass
@@ -95,11 +96,6 @@ class RunConfig:
         if self.sessions is None:
             return sample
         return sample.sliced(*parse_sessions(self.sessions))
-
-
-def stored_identity(config: dict[str, Any]) -> dict[str, Any]:
-    """A manifest's `config` under today's setting names (see RENAMED)."""
-    return {RENAMED.get(k, k): v for k, v in config.items()}
 
 
 class CellAborted(MemdirError):
@@ -164,50 +160,6 @@ def judge_metrics(verdicts: list[Any]) -> dict[str, Any]:
         "output_tokens": usage.output,
         "seconds": round(usage.seconds, 3),
     }
-
-
-class RunFolder:
-    """The files of one run; appends are serialized by the event loop (one writer task at a time)."""
-
-    def __init__(self, out: Path) -> None:
-        self.out = out
-        self.answers = out / "answers.jsonl"
-        self.calls = out / "calls.jsonl"
-        out.mkdir(parents=True, exist_ok=True)
-
-    def store_dir(self, benchmark: str, conversation: str, variant: str) -> Path:
-        return self.out / "stores" / benchmark / conversation / variant
-
-    def marker(self, benchmark: str, conversation: str, variant: str) -> Path:
-        return self.out / "cells" / benchmark / conversation / f"{variant}.json"
-
-    def repair(self) -> None:
-        """Drop a last line cut short by an interruption (its question is asked again)."""
-        for path in (self.answers, self.calls):
-            if path.exists():
-                data = path.read_bytes()
-                if data and not data.endswith(b"\n"):
-                    write_atomic(path, data[: data.rfind(b"\n") + 1])
-
-    def rows(self) -> list[dict[str, Any]]:
-        if not self.answers.exists():
-            return []
-        rows = []
-        for line in self.answers.read_text(encoding="utf-8").splitlines():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue  # a line cut by an interruption: the question is asked again
-        return rows
-
-    def append(self, path: Path, items: list[dict[str, Any]]) -> None:
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write("".join(json.dumps(i, ensure_ascii=False, default=str) + "\n" for i in items))
-
-    def withdraw(self, cell: dict[str, str]) -> None:
-        """Remove a cell's answers (an aborted cell is never reported partially)."""
-        keep = [r for r in self.rows() if any(r.get(k) != v for k, v in cell.items())]
-        write_atomic(self.answers, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in keep).encode())
 
 
 @dataclass
@@ -292,21 +244,12 @@ class Runner:
         return out
 
     def check_manifest(self) -> None:
-        path = self.folder.out / "manifest.json"
+        """A new run writes its manifest; a resumed one must have the stored settings (under
+        today's names, see agents/runfolder.RENAMED)."""
         mine = self.config.identity()
-        if path.exists():
-            old = json.loads(path.read_text())
-            theirs = stored_identity(old.get("config") or {})
-            if theirs != mine:
-                diff = {
-                    k: (theirs.get(k), mine.get(k))
-                    for k in sorted(set(theirs) | set(mine))
-                    if theirs.get(k) != mine.get(k)
-                }
-                raise MemdirError(
-                    f"{self.folder.out} holds a run with other settings {diff}; resume with the same "
-                    "settings or choose another --out"
-                )
+        old = read_manifest(self.folder.manifest)
+        if old is not None:
+            require_same(self.folder.out, old.get("config") or {}, mine)
             return
         from memdir import __version__
 
@@ -317,7 +260,7 @@ class Runner:
             "in_flight": self.config.in_flight,
             "models": self.model_settings(),
         }
-        write_atomic(path, json.dumps(manifest, indent=2).encode())
+        write_manifest(self.folder.manifest, manifest)
 
     async def run(self) -> dict[str, Any]:
         # every sample loaded (and sliced) first: a bad id or slice is refused before the manifest
@@ -328,31 +271,31 @@ class Runner:
         self.check_manifest()
         self.folder.repair()
         cells: list[ConversationCell] = []
-        with _Progress(self.progress) as bars:
+        with ProgressBars(self.progress) as bars:
             for sample in samples:
                 for variant in self.config.variants:
                     cell = await self.run_cell(sample, variant, bars)
                     cells.append(cell)
-        summary = summarize_run(self.config, cells, self.folder.rows())
+        summary = summarize_run(self.config, cells, self.folder.answers.rows())
         write_atomic(self.folder.out / "summary.json", json.dumps(summary, indent=2).encode())
         return summary
 
     # -- build -------------------------------------------------------------------------------
     async def build_cell(
-        self, sample: Sample, variant: str, bars: _Progress
+        self, sample: Sample, variant: str, bars: ProgressBars
     ) -> tuple[ConversationCell, Built | None]:
         cell = ConversationCell(sample.benchmark, sample.id, variant, corpus=corpus_profile(sample))
         marker = self.folder.marker(sample.benchmark, sample.id, variant)
         store_dir = self.folder.store_dir(sample.benchmark, sample.id, variant)
-        if marker.exists():
-            saved = json.loads(marker.read_text())
+        saved = self.folder.read_marker(marker)
+        if saved is not None:
             if saved["status"] in ("built", "skipped"):
                 cell = ConversationCell(**saved)
                 if cell.status == "skipped":
                     return cell, None
                 store = open_store(store_dir) if store_dir.exists() else None
                 return cell, Built(variant, store, cell.search_profile, cell.checks)
-            self.folder.withdraw(cell.key)  # aborted before: start over
+            self.folder.answers.withdraw(cell.key)  # aborted before: start over
         if store_dir.exists():
             shutil.rmtree(store_dir)  # a build cut short
         store_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -371,22 +314,24 @@ class Runner:
         except (ModelError, MemdirError) as exc:
             cell.status, cell.reason = "aborted", f"build failed: {exc}"
         cell.build = build_cost(record.entries, self.card, time.perf_counter() - start)
-        self.folder.append(self.folder.calls, record.entries)
+        self.folder.calls.append(record.entries)
         if built is not None:
             cell.checks = built.checks
             cell.search_profile = built.search_profile
             if built.store is not None:
                 cell.store = {k: v for k, v in store_stats(built.store).as_json().items() if k != "details"}
-        _save(marker, cell)
+        self.folder.save_marker(marker, asdict(cell))
         return cell, built
 
     # -- search ------------------------------------------------------------------------------
-    async def run_cell(self, sample: Sample, variant: str, bars: _Progress) -> ConversationCell:
+    async def run_cell(self, sample: Sample, variant: str, bars: ProgressBars) -> ConversationCell:
         cell, built = await self.build_cell(sample, variant, bars)
         if built is None:
             return cell
         done = {
-            r["question_id"] for r in self.folder.rows() if all(r.get(k) == v for k, v in cell.key.items())
+            r["question_id"]
+            for r in self.folder.answers.rows()
+            if all(r.get(k) == v for k, v in cell.key.items())
         }
         todo = sorted(sample.questions, key=lambda q: q.order)
         if self.config.limit is not None:
@@ -403,8 +348,8 @@ class Runner:
                 try:
                     row = await self.ask(search_model, judge, built, cell, q, record)
                 finally:
-                    self.folder.append(self.folder.calls, record.entries)  # a failure's error line too
-                self.folder.append(self.folder.answers, [row])
+                    self.folder.calls.append(record.entries)  # a failure's error line too
+                self.folder.answers.append([row])
                 tick()
 
         tasks = [asyncio.create_task(one(q)) for q in todo]
@@ -415,8 +360,8 @@ class Runner:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             cell.status, cell.reason = "aborted", f"search failed: {exc}"
-            self.folder.withdraw(cell.key)
-            _save(self.folder.marker(sample.benchmark, sample.id, variant), cell)
+            self.folder.answers.withdraw(cell.key)
+            self.folder.save_marker(self.folder.marker(sample.benchmark, sample.id, variant), asdict(cell))
         return cell
 
     async def ask(
@@ -523,56 +468,6 @@ def evidence_hit(store: Store, citations: list[str], q: Question) -> float:
         if r.text is not None and gold & set(BARE.findall(r.text)):
             return 1.0
     return 0.0
-
-
-def _save(marker: Path, cell: ConversationCell) -> None:
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(marker, json.dumps(asdict(cell), indent=2, default=str).encode())
-
-
-class _Progress:
-    """Rich progress bars, one per cell (questions answered); a no-op when turned off."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self.bars: Any = None
-
-    def __enter__(self) -> _Progress:
-        if self.enabled:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self.bars = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                transient=False,
-            )
-            self.bars.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bars is not None:
-            self.bars.__exit__(None, None, None)
-
-    def units(self, name: str) -> Callable[[int, int], None] | None:
-        """A bar that appears with the first report of (done, total)."""
-        if self.bars is None:
-            return None
-        ids: list[Any] = []
-
-        def report(done: int, total: int) -> None:
-            if not ids:
-                ids.append(self.bars.add_task(name, total=total))
-            self.bars.update(ids[0], completed=done, total=total)
-
-        return report
-
-    def task(self, name: str, total: int) -> Callable[[], None]:
-        if self.bars is None:
-            return lambda: None
-        tid = self.bars.add_task(name, total=total)
-        return lambda: self.bars.advance(tid)
 
 
 def run_eval(

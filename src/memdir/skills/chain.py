@@ -4,7 +4,8 @@ Task i is played with entries served from a store built from tasks 1..i-1 only: 
 written after the episode ends, never during it. All variants of a run advance in lockstep
 over the same chain, so each game is loaded once and reset per variant (loading dominates a
 short episode). Every task appends one row to `tasks.jsonl` as it finishes; `summary.json`,
-`report.md` and the plots are derived from the folder afterwards (see `report.py`).
+`report.md` and the plots are derived from the folder afterwards (see `report.py`; the folder's
+layout is `folder.py`, its tables and manifest the studies' shared kernel, agents/runfolder.py).
 
 The executor is an offline policy (model `offline`: the procedures built in, only locations to
 learn; model `offline-novice`: the procedures must be learned from memory too; both baselines)
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,13 +27,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-
+from memdir.agents.runfolder import read_manifest, require_same, write_manifest
 from memdir.agents.skills import execute
 from memdir.bench.alfworld import SEED, Game, chains, load_games
 from memdir.bench.alfworld_env import STEP_CAP, AlfworldEnv, Observation
 from memdir.errors import MemdirError
 from memdir.models import Model, ModelError, PriceCard, Usage
+from memdir.skills.folder import ChainFolder
 from memdir.skills.novice import Novice
 from memdir.skills.policy import OfflinePolicy
 from memdir.skills.retrieve import DEFAULT, Retriever
@@ -46,7 +46,6 @@ from memdir.tools.wiring import open_store
 
 OFFLINE_MODEL = "offline"
 OFFLINE_POLICIES: dict[str, type[OfflinePolicy]] = {"offline": OfflinePolicy, "offline-novice": Novice}
-ABORTED = "aborted.jsonl"
 EARLY_FRACTION = 0.25
 
 
@@ -162,16 +161,18 @@ async def _run_chains(
         make_variant(v, None)  # fail fast on an unknown variant name
     chain_list = chains(games if games is not None else load_games(), protocol, n_tasks)
     out.mkdir(parents=True, exist_ok=True)
-    _write_manifest(out, variants, model_name, roles, price_card, protocol, n_tasks, chain_list, retriever)
+    folder = ChainFolder(out)
+    _write_manifest(folder, variants, model_name, roles, price_card, protocol, n_tasks, chain_list, retriever)
+    folder.tasks.repair()  # a row cut by a kill of an earlier run: cut, so the next row starts a line
+    folder.aborted.repair()
     rows: list[dict[str, Any]] = []
     aborted: set[str] = set()
     policy = OFFLINE_POLICIES[model_name]() if executor is None else OfflinePolicy()
     play = _Play(policy, executor, roles, price_card)
-    lock = FileLock(str(out / ".tasks.lock"))
     for ci, chain in enumerate(chain_list):
         cells = []
         for v in variants:
-            store_dir = None if v == "no-store" else out / "stores" / v / f"chain-{ci + 1}"
+            store_dir = None if v == "no-store" else folder.store_dir(v, ci + 1)
             if store_dir is not None and store_dir.exists() and any(store_dir.iterdir()):
                 raise MemdirError(f"{store_dir} already holds a store; use a fresh --out folder")
             store = (
@@ -196,16 +197,14 @@ async def _run_chains(
                             "variant": cell.variant.name, "model": model_name, "protocol": protocol,
                             "chain": cell.chain, "index": index, "game": game.id, "error": str(exc),
                         }  # fmt: skip
-                        with lock, open(out / ABORTED, "a") as fh:
-                            fh.write(json.dumps(note) + "\n")
+                        folder.aborted.append([note])
                         continue
                     if index == early_at:
                         cell.early = _hashes(cell.variant.store)
                     if index == len(chain):
                         row["early_fate"] = fate(cell.early or {}, _hashes(cell.variant.store))
                     rows.append(row)
-                    with lock, open(out / "tasks.jsonl", "a") as fh:
-                        fh.write(json.dumps(row) + "\n")
+                    folder.tasks.append([row])
                     if on_task:
                         on_task(row)
     return rows
@@ -281,11 +280,11 @@ def _round_cap(roles: Roles) -> int | None:
 
 
 def _write_manifest(
-    out: Path, variants: list[str], model: str, roles: Roles, card: PriceCard | None, protocol: str,
+    folder: ChainFolder, variants: list[str], model: str, roles: Roles, card: PriceCard | None, protocol: str,
     n_tasks: int | None, chain_list: list[list[Game]], retriever: Retriever,
 ) -> None:  # fmt: skip
-    path = out / "manifest.json"
-    old = json.loads(path.read_text()) if path.exists() else None
+    """The run's settings; variants run into the folder before are kept, and so is its start."""
+    old = read_manifest(folder.manifest)
     versions: dict[str, str | None] = {}
     for pkg in ("alfworld", "textworld"):
         try:
@@ -311,6 +310,6 @@ def _write_manifest(
         "versions": versions,
         "started": (old or {}).get("started") or datetime.now(UTC).isoformat(timespec="seconds"),
     }
-    if old and old.get("chains") != manifest["chains"]:
-        raise MemdirError(f"{out} holds a run over other chains; use a fresh --out folder")
-    path.write_text(json.dumps(manifest, indent=1) + "\n")
+    refusal = f"{folder.out} holds a run over other chains; use a fresh --out folder"
+    require_same(folder.out, old or None, manifest, keys=("chains",), refusal=refusal)
+    write_manifest(folder.manifest, manifest, indent=1, end="\n")

@@ -2,7 +2,9 @@
 
 `tasks.jsonl` is the record; `summary.json` (a list of `cells`), `report.md` and the PNGs are
 derived from it and from `manifest.json`, so a report can be redrawn at any time and two
-processes that ran different variants into one folder produce one report.
+processes that ran different variants into one folder produce one report. The tables are read
+through the studies' shared kernel (agents/runfolder.py): a row cut short by a kill is skipped,
+and a manifest written before a setting's rename is read under today's name.
 """
 
 from __future__ import annotations
@@ -12,25 +14,33 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from memdir.agents.runfolder import current_names, read_manifest
 from memdir.bench.alfworld import FAMILY_ORDER
 from memdir.errors import MemdirError
+from memdir.skills.folder import TASKS, ChainFolder
+from memdir.store.atomic import write_atomic
 
 ORDER = ("no-store", "episode-log", "curated-skills", "curated-skills-mem", "curated-skills-mem-gs")
 
 
 def load_rows(run: Path) -> list[dict[str, Any]]:
-    path = run / "tasks.jsonl"
-    if not path.is_file():
-        raise MemdirError(f"{run} has no tasks.jsonl; is it a skill run folder?")
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    folder = ChainFolder(run)
+    if not folder.tasks.path.is_file():
+        raise MemdirError(f"{run} has no {TASKS}; is it a skill run folder?")
+    return folder.tasks.rows()
 
 
 def load_aborted(run: Path) -> list[dict[str, Any]]:
     """Cells whose model calls failed (`aborted.jsonl`): reported as aborted, never partially."""
-    path = run / "aborted.jsonl"
-    if not path.is_file():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return ChainFolder(run).aborted.rows()
+
+
+def load_manifest(run: Path) -> dict[str, Any]:
+    """The run's manifest under today's setting names (`harness` in folders before the rename)."""
+    manifest = read_manifest(ChainFolder(run).manifest)
+    if manifest is None:
+        raise MemdirError(f"{run} has no manifest.json; is it a skill run folder?")
+    return current_names(manifest)
 
 
 def _key(row: dict[str, Any]) -> tuple[str, str, str]:
@@ -92,7 +102,7 @@ def store_health(run: Path, variant: str) -> dict[str, float | None] | None:
     from memdir.analytics.stats import store_stats
     from memdir.store.store import Store
 
-    roots = sorted((run / "stores" / variant).glob("chain-*"))
+    roots = ChainFolder(run).stores(variant)
     if not roots:
         return None
     records = [store_stats(Store(root)).as_json() for root in roots]
@@ -213,12 +223,12 @@ def write_report(run: Path) -> list[dict[str, Any]]:
     aborted = load_aborted(run)
     dead = {_key(a) for a in aborted}
     rows = [r for r in load_rows(run) if _key(r) not in dead]
-    manifest = json.loads((run / "manifest.json").read_text())
-    tool_set = manifest.get("tool_set", manifest.get("harness"))  # `harness` in folders before the rename
+    manifest = load_manifest(run)
     cells = summarize(rows)
     for c in cells:
         c["store_health"] = store_health(run, c["variant"])
-    (run / "summary.json").write_text(json.dumps({"cells": cells, "aborted": aborted}, indent=1) + "\n")
+    summary = {"cells": cells, "aborted": aborted}
+    write_atomic(run / "summary.json", (json.dumps(summary, indent=1) + "\n").encode())
     pngs = plot(run, rows)
     fams = [f for f in FAMILY_ORDER if any(f in c["success_by_family"] for c in cells)]
     counts = {
@@ -228,7 +238,7 @@ def write_report(run: Path) -> list[dict[str, Any]]:
         f"# Skill run: {manifest['benchmark']}, protocol {manifest['protocol']}, model {manifest['model']}",
         "",
         f"Curator model {manifest.get('curator_model', 'offline')}, guidance model "
-        f"{manifest.get('guidance_model', 'offline')}, tool set {tool_set}, price card "
+        f"{manifest.get('guidance_model', 'offline')}, tool set {manifest.get('tool_set')}, price card "
         f"{manifest.get('price_card')}.",
         f"Retriever: {manifest['retriever']}; step cap {manifest['step_cap']}; seed {manifest['seed']}; "
         f"versions {manifest['versions']}.",

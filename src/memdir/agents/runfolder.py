@@ -1,0 +1,171 @@
+"""The run folder both studies write: append-only JSONL tables and a manifest, with one set of rules.
+
+A run of the conversational study (eval/folder.py) and a run of the skill chain (skills/folder.py)
+are folders of records: tables of rows appended as work finishes (answers and model calls; task
+rows and aborted cells) and a `manifest.json` of the settings that made them. Everything either
+study reports is derived from its folder afterwards, so the folder's rules are the study's rules,
+and they are kept here once:
+
+- A row is one JSON object on a line that ends in a newline. An append interrupted by a kill
+  leaves at most a last line without one: readers skip it, and `repair` cuts it before anyone
+  appends again, so a cut never glues two rows into one. A complete line that is not JSON is
+  damage no writer here makes, and it is refused rather than silently dropped from a report.
+- One writer at a time per table, across threads and processes (see `JsonlTable`).
+- Rewrites (`repair`, `withdraw`) and the manifest go through `store.atomic.write_atomic`: a kill
+  leaves the old file or the new one, never half of either.
+- A resumed run must share the settings of the run it continues (`require_same`): answers made
+  under other settings would be reported as if they were made under these.
+- The abort rule (docs/study.md): a cell whose model calls fail is aborted whole, never reported
+  partially. The conversational study withdraws the cell's rows (`withdraw`); the skill chain,
+  whose rows cannot be asked again, lists the cell in its aborted table and its report leaves
+  the cell's rows out.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from memdir.errors import MemdirError
+from memdir.store.atomic import write_atomic
+
+# Settings renamed since run folders were first written (old name -> new). A stored manifest is
+# read under the new names, so a folder written before a rename still resumes and reports.
+RENAMED = {"harness": "tool_set"}
+LOCK_TIMEOUT = 120.0  # seconds; a writer holds the lock only for one append or one rewrite
+
+
+class JsonlTable:
+    """One append-only table of JSON rows, a line each.
+
+    Writers are serialized by an OS file lock (`filelock.FileLock`, flock on POSIX) on a lock
+    file beside the table, not on the table itself: `repair` and `withdraw` replace the table
+    with a new file, and a lock held on the old file would not stop a writer that opened the new
+    one. The lock excludes other processes and, since each thread takes it on its own descriptor,
+    other threads too; it is the lock the skill chain already used (`.tasks.lock`) and the one
+    the stores use for their writer lock. Readers take no lock: appends only add whole lines at
+    the end, and a line still being written looks to a reader like a cut one, which it skips.
+
+    `ensure_ascii` keeps each table's bytes as its study has always written them (the chain's
+    rows are ASCII-escaped, the conversational study's are not).
+    """
+
+    def __init__(self, path: Path, *, lock: Path | None = None, ensure_ascii: bool = False) -> None:
+        self.path = path
+        self.ensure_ascii = ensure_ascii
+        lock_path = lock if lock is not None else path.with_name(f".{path.stem}.lock")
+        self._lock = FileLock(str(lock_path), timeout=LOCK_TIMEOUT)
+
+    def line(self, row: Mapping[str, Any]) -> str:
+        return json.dumps(row, ensure_ascii=self.ensure_ascii, default=str) + "\n"
+
+    def append(self, rows: Iterable[Mapping[str, Any]]) -> None:
+        """Append rows in one write under the lock, so another writer's rows never land between
+        them; the file is created even when `rows` is empty."""
+        data = "".join(self.line(r) for r in rows).encode("utf-8")
+        with self._lock, open(self.path, "ab") as fh:
+            fh.write(data)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Every complete row, in order; a last line cut short by an interruption is skipped."""
+        return [row for _, row in self._read()]
+
+    def repair(self) -> None:
+        """Cut a last line left short by an interruption (its work is done again on resume)."""
+        with self._lock:
+            if not self.path.exists():
+                return
+            data = self.path.read_bytes()
+            if data and not data.endswith(b"\n"):
+                write_atomic(self.path, data[: data.rfind(b"\n") + 1])
+
+    def withdraw(self, match: Mapping[str, Any]) -> int:
+        """Remove every row whose values equal all of `match` (an aborted cell is never reported
+        partially), in one atomic rewrite: on any failure the table is as it was. Kept rows keep
+        their bytes; a cut last line goes too. Returns how many rows were withdrawn."""
+        with self._lock:
+            rows = self._read()
+            keep = [line for line, row in rows if any(row.get(k) != v for k, v in match.items())]
+            write_atomic(self.path, b"".join(keep))
+            return len(rows) - len(keep)
+
+    def _read(self) -> list[tuple[bytes, dict[str, Any]]]:
+        """[(line with its newline, row)] of the table's complete lines as they are now."""
+        data = self.path.read_bytes() if self.path.exists() else b""
+        rows = []
+        # split on b"\n" alone: a row's text may hold other line separators (U+2028 in a quote);
+        # what follows the last b"\n" is a cut line, left out
+        for n, text in enumerate(data.split(b"\n")[:-1], start=1):
+            if not text.strip():
+                continue
+            try:
+                row = json.loads(text)
+            except ValueError:  # not JSON, or not UTF-8
+                row = None
+            if not isinstance(row, dict):
+                raise MemdirError(
+                    f"{self.path}:{n} is not a JSON object; the table was damaged by something other "
+                    "than an interrupted append"
+                )
+            rows.append((text + b"\n", row))
+        return rows
+
+
+def read_manifest(path: Path) -> dict[str, Any] | None:
+    """A run folder's manifest as stored, or None before the run's first start."""
+    if not path.exists():
+        return None
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(manifest, dict):
+        raise MemdirError(f"{path} is not a JSON object")
+    return manifest
+
+
+def write_manifest(path: Path, manifest: Mapping[str, Any], *, indent: int = 2, end: str = "") -> None:
+    """Write a manifest atomically. `indent` and `end` keep each study's bytes as they were
+    (the conversational study: indent 2, no final newline; the chain: indent 1 and a newline)."""
+    write_atomic(path, (json.dumps(manifest, indent=indent) + end).encode("utf-8"))
+
+
+def current_names(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """`settings` under today's names (RENAMED); a current name wins over an old one."""
+    return {
+        RENAMED.get(k, k): v
+        for k, v in settings.items()
+        if RENAMED.get(k, k) == k or RENAMED[k] not in settings
+    }
+
+
+def differing(stored: Mapping[str, Any], mine: Mapping[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """{setting: (stored value, this run's value)} for each setting that differs, the stored ones
+    read under today's names; a setting missing on one side counts as None there."""
+    theirs = current_names(stored)
+    keys = sorted(set(theirs) | set(mine))
+    return {k: (theirs.get(k), mine.get(k)) for k in keys if theirs.get(k) != mine.get(k)}
+
+
+def require_same(
+    out: Path,
+    stored: Mapping[str, Any] | None,
+    mine: Mapping[str, Any],
+    *,
+    keys: Iterable[str] | None = None,
+    refusal: str | None = None,
+) -> None:
+    """Refuse to continue the run in `out` under other settings than the stored ones (None: no
+    run there yet). `keys` limits the comparison; `refusal` replaces the default message, which
+    names each differing setting as (stored, this run's)."""
+    if stored is None:
+        return
+    if keys is not None:
+        wanted = set(keys)
+        stored = {k: v for k, v in current_names(stored).items() if k in wanted}
+        mine = {k: v for k, v in mine.items() if k in wanted}
+    diff = differing(stored, mine)
+    if diff:
+        hint = "resume with the same settings or choose another --out"
+        raise MemdirError(refusal or f"{out} holds a run with other settings {diff}; {hint}")

@@ -1,0 +1,51 @@
+"""The conversational study's run folder, laid out over the shared kernel (agents/runfolder.py).
+
+manifest.json                                  the run's settings (resume compares them)
+answers.jsonl                                  one row per question asked and judged
+calls.jsonl                                    every record line of builds and searches
+cells/<benchmark>/<conversation>/<variant>.json  a cell's build marker (built|skipped|aborted)
+stores/<benchmark>/<conversation>/<variant>/   the cell's store, readable by `memdir stats`
+summary.json, report.md, *.png                 derived from the above (eval/summary.py, report.py)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from memdir.agents.runfolder import JsonlTable
+from memdir.store.atomic import write_atomic
+
+
+class RunFolder:
+    """The files of one run: its two tables, and where each cell keeps its marker and store."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.manifest = out / "manifest.json"
+        self.answers = JsonlTable(out / "answers.jsonl")
+        self.calls = JsonlTable(out / "calls.jsonl")
+        out.mkdir(parents=True, exist_ok=True)
+
+    def store_dir(self, benchmark: str, conversation: str, variant: str) -> Path:
+        return self.out / "stores" / benchmark / conversation / variant
+
+    def marker(self, benchmark: str, conversation: str, variant: str) -> Path:
+        return self.out / "cells" / benchmark / conversation / f"{variant}.json"
+
+    def repair(self) -> None:
+        """Cut both tables' last lines left short by an interruption (those questions are asked
+        again), before this run appends anything."""
+        self.answers.repair()
+        self.calls.repair()
+
+    def save_marker(self, marker: Path, cell: dict[str, Any]) -> None:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(marker, json.dumps(cell, indent=2, default=str).encode())
+
+    def read_marker(self, marker: Path) -> dict[str, Any] | None:
+        if not marker.exists():
+            return None
+        saved: dict[str, Any] = json.loads(marker.read_text())
+        return saved

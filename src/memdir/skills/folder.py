@@ -1,0 +1,39 @@
+"""The skill chain's run folder, laid out over the shared kernel (agents/runfolder.py).
+
+    manifest.json                   the run's settings; the variants run into it accumulate
+    tasks.jsonl                     one row per task played: the record
+    aborted.jsonl                   one note per cell whose model calls failed (the abort rule)
+    stores/<variant>/chain-<n>/     a cell's store, with its journal
+    summary.json, report.md, *.png  derived from the above (skills/report.py)
+
+Several processes may run different variants into one folder, so both tables take one lock,
+`.tasks.lock`, the file the chain has always locked. Rows are ASCII-escaped JSON, as they always
+were.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memdir.agents.runfolder import JsonlTable
+
+TASKS = "tasks.jsonl"
+ABORTED = "aborted.jsonl"
+LOCK = ".tasks.lock"
+
+
+class ChainFolder:
+    """The files of one skill run: its manifest, its two tables and the cells' stores."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.manifest = out / "manifest.json"
+        self.tasks = JsonlTable(out / TASKS, lock=out / LOCK, ensure_ascii=True)
+        self.aborted = JsonlTable(out / ABORTED, lock=out / LOCK, ensure_ascii=True)
+
+    def store_dir(self, variant: str, chain: int) -> Path:
+        return self.out / "stores" / variant / f"chain-{chain}"
+
+    def stores(self, variant: str) -> list[Path]:
+        """A variant's stores, one per chain played."""
+        return sorted((self.out / "stores" / variant).glob("chain-*"))
