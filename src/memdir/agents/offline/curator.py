@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memdir.agents.offline.text import slug, topic_of
+from memdir.conventions import key_of, parse_keyed
 from memdir.stream import Chunk, Turn
 from memdir.tools.profiles import Harness
 
@@ -142,17 +143,14 @@ class Curator:
         date = turn.date or "unknown"
         live = f"- {subject} | {attr}: {value} (since {date}) [{turn.locator}]"
         lines = self._lines(path)
-        prefix = f"- {subject} | {attr}: ".lower()
+        key = key_of(subject, attr)
         for line in lines:
-            if line.lower().startswith(prefix):
-                m = re.match(
-                    r"^- (?P<key>.+?): (?P<val>.*) \(since (?P<since>[^)]*)\) \[(?P<loc>[^\]]*)\]$", line
-                )
-                if m is None:
-                    continue
-                if m["val"].strip().lower() == value.lower():
+            kf = parse_keyed(path, 0, line)
+            if kf is not None and kf.live and kf.key == key:
+                if kf.value.strip().lower() == value.lower():
                     return  # already the current value
-                struck = f"- ~~{m['key']}: {m['val']}~~ ({m['since']} until {date}) [{m['loc']}]"
+                locs = ", ".join(kf.locators)
+                struck = f"- ~~{kf.subject} | {kf.attribute}: {kf.value}~~ ({kf.since} until {date}) [{locs}]"
                 self._call("str_replace", path=path, old_str=line, new_str=f"{live}\n{struck}")
                 self.result.superseded += 1
                 self.result.keyed_written += 1

@@ -18,17 +18,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memdir.agents.offline.text import STOPWORDS, WORD, stem, terms
-from memdir.conventions import LOCATOR, TURN
+from memdir.conventions import LOCATOR, TURN, parse_keyed
 from memdir.tools.profiles import Harness
 
 HIT = re.compile(r"^(?P<path>/memories/\S+?\.md):(?P<line>\d+): (?P<text>.*)$")
 NUMBERED = re.compile(r"^\s*(?P<n>\d+)\t(?P<text>.*)$")
 TOC_ROW = re.compile(r"^\s*(?P<label>#{1,6} .*?)\s+\[lines (?P<a>\d+)-(?P<b>\d+)\]$")
 TRAILING_LOCATOR = re.compile(rf"\s*{LOCATOR.pattern}\s*$")  # the group that ends a fact line
-KEYED_LIVE = re.compile(
-    r"^- (?P<subject>[^|~]+?) \| (?P<attr>[^:]+): (?P<value>.*) \(since (?P<since>[^)]*)\)"
-)
-KEYED_ANY = re.compile(r"^- (?:~~)?(?P<subject>[^|~]+?) \| (?P<attr>[^:]+):")
 PAST_WORDS = re.compile(
     r"\b(used to|before|previous(ly)?|past|originally|first|old|earlier|former(ly)?)\b", re.I
 )
@@ -171,10 +167,10 @@ class LexicalSearcher:
         cued = {attr for attr, cues in ATTRIBUTE_CUES.items() if cues & q_all}
         for ln, d in zip(lines, docs, strict=True):
             s = sum(math.log(1 + n / df[t]) for t in set(q_terms) if t in d)
-            keyed = KEYED_ANY.match(ln.text)
-            if keyed and keyed["attr"].strip() in cued:
+            keyed = parse_keyed(ln.path, ln.n, ln.text)
+            if keyed and keyed.attribute.strip() in cued:
                 s = (s + 1.0) * 1.5
-            if KEYED_LIVE.match(ln.text):
+            if keyed and keyed.live:
                 s *= 0.7 if wants_past else 1.5
             elif ln.text.startswith("- ~~"):
                 s *= 1.5 if wants_past else 0.3
@@ -197,12 +193,13 @@ def _date_key(text: str) -> int:
 
 def extract(line: str, question: str) -> str:
     """The answer inside a line: a keyed value, or the sentence sharing most words with the question."""
-    m = KEYED_LIVE.match(line)
-    if m and not line.startswith("- ~~"):
-        return m["value"].strip()
-    past = re.match(r"^- ~~[^|]+\| [^:]+: (?P<value>.*?)~~ \((?P<span>[^)]*)\)", line)
-    if past:
-        return f"{past['value'].strip()} ({past['span']})"
+    keyed = parse_keyed("", 0, line)
+    if keyed is not None:
+        return (
+            keyed.value.strip()
+            if keyed.live
+            else f"{keyed.value.strip()} ({keyed.since} until {keyed.until})"
+        )
     body = TRAILING_LOCATOR.sub("", line).strip()
     body = re.sub(r"^[-*]\s+", "", body).replace("~~", "")
     date = DATE.match(body)
