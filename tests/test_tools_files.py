@@ -215,6 +215,27 @@ def test_str_replace_cannot_break_frontmatter(manage: Harness, root: Path, alice
     )
 
 
+def test_a_fact_cannot_be_written_into_the_frontmatter(manage: Harness, root: Path, alice: Path) -> None:
+    """What the local model did: a str_replace anchored on the frontmatter's closing line put a
+    fact inside it. Keys beyond name, description and metadata are refused when a write adds them."""
+    text = assert_unchanged_error(
+        manage,
+        root,
+        "str_replace",
+        {
+            "path": "/memories/people/alice.md",
+            "old_str": "name: alice\n",
+            "new_str": "name: alice\n- Max: beagle [S1T1]\n",
+        },
+        "not one of name, description, metadata",
+    )
+    assert "fact lines go below the closing '---'" in text
+    created = manage.call(
+        "create", {"path": "/memories/b.md", "file_text": "---\nname: b\ndescription: x\nowner: me\n---\n"}
+    )
+    assert created.is_error and "'owner'" in created.text and not (root / "b.md").exists()
+
+
 @pytest.mark.parametrize(("old", "needle"), [("not there", "not found"), ("", "empty")])
 def test_str_replace_errors(manage: Harness, root: Path, alice: Path, old: str, needle: str) -> None:
     assert_unchanged_error(

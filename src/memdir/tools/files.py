@@ -155,6 +155,26 @@ def _list_dir(ctx: ToolContext, top: MemoryPath) -> str:
     return header + "\n" + "\n".join(out)
 
 
+FRONTMATTER_KEYS = ("name", "description", "metadata")
+
+
+def _new_frontmatter_keys(new_text: str, old_text: str | None) -> list[str]:
+    """A write may not add a top-level frontmatter key beyond name, description and metadata
+    (docs/study.md, The store: free-form keys live under metadata). The local model, appending a
+    fact with str_replace anchored on the frontmatter, put `- Max: beagle ... [S1T1]` inside it,
+    where every listing shows it as a key and no fact reader finds it. Keys a file already had
+    are left alone, so a file written elsewhere stays editable."""
+    had = set(frontmatter.parse(old_text).data) if old_text is not None else set()
+    added = [k for k in frontmatter.parse(new_text).data if k not in FRONTMATTER_KEYS and k not in had]
+    if not added:
+        return []
+    return [
+        f"frontmatter would gain {added[0]!r}, which is not one of name, description, metadata: fact "
+        "lines go below the closing '---' (anchor str_replace on the body, or use insert), other "
+        "fields under 'metadata:'"
+    ]
+
+
 def _check_frontmatter(mp: MemoryPath, new_text: str, old_text: str | None = None) -> None:
     """Every write passes here last: size bound, then the frontmatter rules."""
     size = len(new_text.encode("utf-8"))
@@ -167,6 +187,7 @@ def _check_frontmatter(mp: MemoryPath, new_text: str, old_text: str | None = Non
     if old_text is not None:
         before = set(frontmatter.validate(old_text, mp.name))
         errors = [e for e in errors if e not in before]
+    errors += _new_frontmatter_keys(new_text, old_text)
     if errors:
         raise FrontmatterError(f"{mp.text}: " + "; ".join(errors) + ". Nothing was written.")
 
