@@ -244,3 +244,11 @@ def test_every_real_gold_scores_one_against_itself_under_the_locomo_rules(
     assert below == {14, 22}  # open-domain golds "Yes; because ..." are cut at ';' by the scorer
     assert all(offline_correctness(q, q.gold.split(";")[0]) == 1.0 for q in conv.questions)
     assert all(offline_correctness(q, q.gold) == 1.0 for q in realtalk.load().questions)
+
+
+async def test_an_empty_answer_is_wrong_without_asking_the_judge(store: Store) -> None:
+    q = Question("alice-diet-current", "current", "What is Alice's diet?", "vegan", ("S6T5",))
+    model = ScriptedModel()  # no replies: any call would fail the test
+    out = await judges.judge_item(model, store, q, "  ", [])
+    assert out["correctness"] == 0.0 and out["attribution"] == 0.0 and model.calls == []
+    assert [(v.judge, v.label) for v in out["verdicts"]] == [("correctness", "empty"), ("attribution", "empty")]

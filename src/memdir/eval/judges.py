@@ -163,6 +163,15 @@ async def judge_item(
     }
     if question.options:
         out["correctness"] = exact_match(answer, question.gold)
+    elif model is not None and not answer.strip():
+        # An empty answer is WRONG and attributes nothing: no judge can say otherwise, yet the
+        # 1.5B local judge said CORRECT to every empty answer of a REALTALK slice.
+        out["correctness"] = 0.0
+        out["verdicts"].append(Verdict("correctness", "empty", 0.0, "", ""))
+        if store is not None:
+            out["attribution"] = 0.0
+            out["verdicts"].append(Verdict("attribution", "empty", 0.0, "", ""))
+        return out
     elif model is not None:
         verdict = await judge_correctness(model, question.question, question.gold, answer, config=config)
         out["correctness"] = verdict.score
