@@ -251,4 +251,7 @@ async def test_an_empty_answer_is_wrong_without_asking_the_judge(store: Store) -
     model = ScriptedModel()  # no replies: any call would fail the test
     out = await judges.judge_item(model, store, q, "  ", [])
     assert out["correctness"] == 0.0 and out["attribution"] == 0.0 and model.calls == []
-    assert [(v.judge, v.label) for v in out["verdicts"]] == [("correctness", "empty"), ("attribution", "empty")]
+    assert [(v.judge, v.label) for v in out["verdicts"]] == [
+        ("correctness", "empty"),
+        ("attribution", "empty"),
+    ]

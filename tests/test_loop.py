@@ -111,6 +111,8 @@ def test_round_cap_stops_and_forces_an_answer(tmp_path: Path) -> None:
     nudge = ep.messages[-2]
     assert nudge.role == "user" and "used all 4 tool rounds" in nudge.content
     assert [e.get("final_answer_call") for e in record.entries if e["kind"] == "model_call"][-1] is True
+    configs = [cfg for _, _, cfg in model.api.requests]  # type: ignore[attr-defined]
+    assert [c.tool_choice for c in configs][-2:] == [None, "none"]  # the last call may only answer
     # a writing role is simply stopped at its cap
     model2 = get_model("scripted", script=[call("grep", pattern=f"w{i}") for i in range(3)])
     role2 = replace(get_role("management"), round_cap=2)

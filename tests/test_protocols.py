@@ -118,6 +118,22 @@ def test_json_schema_protocol_constrains_the_reply_to_one_call_or_a_final_reply(
     assert final.stop_reason == "stop"
 
 
+def test_the_last_call_of_a_capped_episode_can_only_answer() -> None:
+    """At the round cap the local model kept emitting calls into its final-answer call, so every
+    answer of a REALTALK cell came out empty: tool_choice "none" leaves the calls out of the
+    schema (and is sent as such to a native server), with the tools still in the prompt."""
+    answer = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+    cfg = GenerateConfig(tool_choice="none", answer_schema=answer)
+    body = oai.to_wire("q", _rounds()[:2], TOOLS, cfg, "max_tokens", "json-schema")
+    assert body["response_format"]["schema"] == {"anyOf": [answer]}
+    assert "view" in json.dumps(body["messages"])  # the tools are still described: same prefix
+    native = oai.to_wire("q", _rounds()[:2], TOOLS, cfg, "max_tokens", "native")
+    assert native["tool_choice"] == "none" and [t["function"]["name"] for t in native["tools"]] == [
+        "view",
+        "create",
+    ]
+
+
 def test_every_round_extends_the_prompt_of_the_round_before() -> None:
     """Prefix caching: the messages sent in round r+1 start with exactly those of round r."""
     history = _rounds()

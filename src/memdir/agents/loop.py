@@ -320,7 +320,10 @@ class Loop:
                 "in the required format.",
             )
         )
-        out = await self.model.generate(messages, self.tools, self._round_config(ep.rounds + 1))
+        # the tools stay in the request (the prompt prefix, and so the cache, stays the same);
+        # tool_choice "none" is how a server that constrains output is told to answer
+        config = replace(self._round_config(ep.rounds + 1), tool_choice="none")
+        out = await self.model.generate(messages, self.tools, config)
         messages.append(out.message)
         ep.usage = ep.usage + out.usage
         ep.round_usage.append(out.usage)

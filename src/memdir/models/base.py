@@ -66,7 +66,8 @@ class GenerateConfig:
     timeout: float | None = None  # seconds per attempt; None = 600
     cache: bool | None = None  # ask for prompt caching where the API needs asking; None = yes
     # "required": this call must be a tool call (OpenAI's tool_choice; the json-schema protocol
-    # leaves the final reply out of the schema). None: the model chooses.
+    # leaves the final reply out of the schema); "none": it must not be one (the json-schema
+    # protocol leaves the calls out). None: the model chooses.
     tool_choice: str | None = None
     # The shape of a final answer, for protocols that constrain output (json-schema).
     answer_schema: dict[str, Any] | None = None

@@ -76,7 +76,10 @@ def to_wire(
     if protocol == "json-schema" and tools:
         # llama.cpp's form: a json_object response constrained by a schema (a grammar server-side).
         schema = reply_schema(
-            tools, final=config.answer_schema, call_required=config.tool_choice == "required"
+            tools,
+            final=config.answer_schema,
+            call_required=config.tool_choice == "required",
+            calls_allowed=config.tool_choice != "none",
         )
         body["response_format"] = {"type": "json_object", "schema": schema}
     elif protocol == "json-schema" and config.answer_schema is not None:

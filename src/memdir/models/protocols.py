@@ -84,13 +84,18 @@ def tools_prompt(tools: list[ToolInfo], protocol: ToolProtocol) -> str:
 
 
 def reply_schema(
-    tools: list[ToolInfo], *, final: dict[str, Any] | None = None, call_required: bool = False
+    tools: list[ToolInfo],
+    *,
+    final: dict[str, Any] | None = None,
+    call_required: bool = False,
+    calls_allowed: bool = True,
 ) -> dict[str, Any]:
     """One JSON object: a call of one of `tools` (name and its arguments' schema) or the final reply.
 
     `final` replaces the plain `{"reply": text}` with a structured answer (the search role's
     `{"answer", "citations"}`); `call_required` leaves the final reply out (a first round that
-    must look before it answers).
+    must look before it answers); `calls_allowed=False` leaves the calls out (the last call of an
+    episode at its round cap, which must answer: the 1.5B local model kept calling tools there).
     """
     calls: list[dict[str, Any]] = [
         {
@@ -103,6 +108,8 @@ def reply_schema(
     if call_required:
         return {"anyOf": calls}
     plain = {"type": "object", "properties": {FINAL_KEY: {"type": "string"}}, "required": [FINAL_KEY]}
+    if not calls_allowed:
+        return {"anyOf": [final or plain]}
     return {"anyOf": [*calls, final or plain]}
 
 
