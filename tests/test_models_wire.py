@@ -270,3 +270,25 @@ def test_models_package_stands_alone() -> None:
                 if name.startswith("memdir"):
                     assert name.startswith(("memdir.models", "memdir.tokens")), f"{path.name} imports {name}"
     assert json.loads((root / "prices.json").read_text())["cards"]["gpt-5.4-mini"]["output"] == 4.5
+
+
+def test_readiness_asks_a_key_of_cloud_providers_and_none_of_the_local_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`memdir skills --model local` was refused for want of MEMDIR_LOCAL_API_KEY: the check
+    before a run asked every OpenAI-compatible client for a key, the local one included."""
+    from memdir.models import ModelError, get_model
+    from memdir.models.local import missing_reason
+
+    for name in ("OPENAI_API_KEY", "MEMDIR_LOCAL_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ModelError, match="set OPENAI_API_KEY"):
+        get_model("openai/gpt-5.4-mini").api.check_ready()
+    local = get_model("local")
+    reason = missing_reason()
+    if reason is None:
+        local.api.check_ready()  # installed: nothing to ask for
+    else:
+        with pytest.raises(ModelError, match="make local-model"):
+            local.api.check_ready()
+    get_model("openai/qwen", base_url="http://127.0.0.1:9/v1").api.check_ready()  # a named server

@@ -50,15 +50,14 @@ def _roles(
 
 
 def _ready(model: Any) -> None:
-    """Fail before any game is loaded when a provider cannot be called (no key in the environment)."""
+    """Fail before any game is loaded when a provider cannot be called (no key in the environment,
+    the local model not installed)."""
     from memdir.models import ModelError
 
-    client = getattr(model.api, "client", None)
-    if client is not None:
-        try:
-            client()
-        except ModelError as exc:
-            raise MemdirError(f"--model/--curator-model {model.name}: {exc}") from None
+    try:
+        model.api.check_ready()
+    except ModelError as exc:
+        raise MemdirError(f"--model/--curator-model {model.name}: {exc}") from None
 
 
 @click.command("skills")

@@ -147,13 +147,16 @@ class AnthropicAPI(ModelAPI):
         self.api_key_env = api_key_env
         self._client: Any = None
 
+    def check_ready(self) -> None:
+        if not os.environ.get(self.api_key_env) and not self.base_url:
+            raise ModelError(f"set {self.api_key_env} in the environment to call {self.model_name}")
+
     def client(self) -> Any:
         if self._client is None:
             import anthropic
 
+            self.check_ready()
             key = os.environ.get(self.api_key_env)
-            if not key and not self.base_url:
-                raise ModelError(f"set {self.api_key_env} in the environment to call {self.model_name}")
             self._client = anthropic.AsyncAnthropic(
                 api_key=key or "unused", base_url=self.base_url, max_retries=0
             )

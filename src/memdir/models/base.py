@@ -114,6 +114,12 @@ class ModelAPI(ABC):
         self, messages: list[ChatMessage], tools: list[ToolInfo], config: GenerateConfig
     ) -> ModelOutput: ...
 
+    def check_ready(self) -> None:
+        """Raise ModelError, saying what to do, when a call could not even be made (no key in the
+        environment, a model not installed): checked before a long run starts. Most providers
+        have nothing to check."""
+        return None
+
     def is_retryable(self, exc: BaseException) -> bool:
         return isinstance(exc, TimeoutError | ConnectionError)
 

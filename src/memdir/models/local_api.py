@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import asyncio
 
-from memdir.models.base import ChatMessage, GenerateConfig, ModelOutput, ToolInfo
-from memdir.models.local import LocalModelSpec, LocalServer
+from memdir.models.base import ChatMessage, GenerateConfig, ModelError, ModelOutput, ToolInfo
+from memdir.models.local import LocalModelSpec, LocalServer, missing_reason
 from memdir.models.openai import OpenAIAPI
 from memdir.models.protocols import ToolProtocol
 
@@ -43,6 +43,11 @@ class LocalAPI(OpenAIAPI):
         self.require_first_call = True
         self.server: LocalServer | None = None
         self._gates: dict[int, asyncio.Lock] = {}
+
+    def check_ready(self) -> None:
+        """No key is needed: a server named by --base-url, or the installed model."""
+        if self.base_url is None and (reason := missing_reason(self.spec)) is not None:
+            raise ModelError(reason)
 
     def _gate(self) -> asyncio.Lock:
         loop = id(asyncio.get_running_loop())

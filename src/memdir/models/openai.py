@@ -184,6 +184,10 @@ class OpenAIAPI(ModelAPI):
         self._client: Any = None
         self._client_loop: int | None = None
 
+    def check_ready(self) -> None:
+        if not os.environ.get(self.api_key_env) and not self.base_url:
+            raise ModelError(f"set {self.api_key_env} in the environment to call {self.model_name}")
+
     def client(self) -> Any:
         # The SDK's async client belongs to the event loop it was first used in; a Model reused
         # across asyncio.run calls (the Python API, tests) gets a fresh client per loop.
@@ -197,9 +201,8 @@ class OpenAIAPI(ModelAPI):
             self._client_loop = loop
             import openai
 
+            self.check_ready()
             key = os.environ.get(self.api_key_env)
-            if not key and not self.base_url:
-                raise ModelError(f"set {self.api_key_env} in the environment to call {self.model_name}")
             # A local server usually ignores the key; the SDK still insists on having one.
             self._client = openai.AsyncOpenAI(api_key=key or "unused", base_url=self.base_url, max_retries=0)
         return self._client
