@@ -4,8 +4,11 @@ The generated benchmark grows its stream with `sessions` while its question batt
 about the same, so the same kind of questions is asked over a bigger and bigger haystack.
 Each size is one `memdir eval` run (offline model and judge) into its own run folder; this
 script then reads the three summaries and prints, per variant and size: corpus KB, bytes read
-per question, tool calls per question, F1, build tool calls and build seconds; and plots bytes
-read per question against corpus KB (log-log), one line per variant.
+per question, the same over the verbatim dump's at that size, tool calls per question, F1, build
+tool calls and build seconds; then how much each variant's bytes read per question grew from the
+smallest size to the largest against how much the corpus grew (design rule 1: a store
+partitioned along what questions name reads sublinearly); and plots bytes read per question
+against corpus KB (log-log), one line per variant.
 
     PYTHONPATH=src python benchmarks/cost_curve.py [--sizes 10,40,160] [--out runs/cost_curve]
 
@@ -45,19 +48,31 @@ def main() -> None:
         print(f"{sid}: {wall:.1f} s wall")
         for c in summary["cells"]:
             rows.append(c | {"sessions": n, "wall": wall})
+    dump = {r["sessions"]: r["search"]["bytes_read"] for r in rows if r["variant"] == "verbatim-dump"}
     lines = [
-        "| variant | sessions | corpus KB | questions | KB read / q | tool calls / q | F1 "
+        "| variant | sessions | corpus KB | questions | KB read / q | read vs dump | tool calls / q | F1 "
         "| build calls | build s |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in sorted(rows, key=lambda r: (r["variant"], r["sessions"])):
         s, b = r["search"], r["build"]
         f1 = r["correctness"]["all"]["mean"] if r["correctness"] else None
+        base = dump.get(r["sessions"])
+        ratio = f"{s['bytes_read'] / base:.2f}x" if base else "—"
         lines.append(
             f"| {r['variant']} | {r['sessions']} | {r['corpus']['kb']:.1f} | {r['n_questions']} | "
-            f"{s['bytes_read'] / 1024:.1f} | {s['tool_calls']:.1f} | {'—' if f1 is None else f'{f1:.3f}'} | "
-            f"{b['tool_calls']} | {b['seconds']:.1f} |"
+            f"{s['bytes_read'] / 1024:.1f} | {ratio} | {s['tool_calls']:.1f} | "
+            f"{'—' if f1 is None else f'{f1:.3f}'} | {b['tool_calls']} | {b['seconds']:.1f} |"
         )
+    lines.append("")
+    for variant in dict.fromkeys(r["variant"] for r in rows):
+        pts = sorted((r["sessions"], r) for r in rows if r["variant"] == variant)
+        (n0, a), (n1, z) = pts[0], pts[-1]
+        if n1 > n0 and a["search"]["bytes_read"] and a["corpus"]["kb"]:
+            lines.append(
+                f"- {variant}: KB read / q grew {z['search']['bytes_read'] / a['search']['bytes_read']:.2f}x "
+                f"while the corpus grew {z['corpus']['kb'] / a['corpus']['kb']:.1f}x ({n0} to {n1} sessions)"
+            )
     table = "\n".join(lines)
     print(table)
     (out / "cost_curve.md").write_text(table + "\n")

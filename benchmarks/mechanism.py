@@ -11,7 +11,7 @@ tools and meter instead of being quoted. Per corpus size it writes three stores 
   file per key holding its keyed lines in the conventions' dated-supersede form (live line
   first, struck-through history below). Every other turn (restatements, replies, small talk) is
   filed by speaker and year in `people/<subject>/log-<year>.md`.
-- `consolidated`, routed by topic, the subject (the offline curator's layout, issue 20):
+- `consolidated`, routed by topic, the subject (the offline curator's layout before issue 20):
   `/memories/people/<subject>.md`, the subject's keyed lines and their log in one file.
 
 The curated stores are written from the benchmark's ground truth (`Sample.facts`): a perfect

@@ -4,6 +4,7 @@ answer parser, and the ingest/ask commands."""
 from __future__ import annotations
 
 import asyncio
+import datetime
 import json
 import re
 from pathlib import Path
@@ -12,11 +13,15 @@ from click.testing import CliRunner
 
 from agent_helpers import new_store, snapshot
 from memdir.agents import RunRecord, choose_option, manage_chunk, parse_answer, search
-from memdir.agents.offline import keyed_facts
+from memdir.agents.offline import Curator, keyed_facts
+from memdir.analytics.integrity import check
 from memdir.cli.main import cli
+from memdir.eval.runner import RunConfig, run_eval
 from memdir.models import get_model
 from memdir.store import spec
+from memdir.store.spec import DEFAULT_FANOUT_CAP
 from memdir.stream import Turn, chunk_stream, load_turns
+from memdir.tools.profiles import Harness
 
 CONVERSATION = [
     Turn("S1T1", "Alice", "Hi Bob! I prefer coffee in the morning, it keeps me going.", "2023-05-01"),
@@ -50,21 +55,39 @@ def _line(store: object, path: str, n: int) -> str:
 def test_curator_keeps_every_fact_and_supersedes_by_key(tmp_path: Path) -> None:
     store, record = _build(tmp_path)
     files = snapshot(store)
-    assert set(files) == {"/memories/MEMORY.md", "/memories/people/MEMORY.md", "/memories/people/alice.md",
-                          "/memories/people/bob.md"}  # fmt: skip
+    # A folder per person: facts.md (a section per attribute) and a folder per topic with a file
+    # per day; it was one file per person, which the searcher had to read whole (issue 20).
+    days = {"alice/food": ["2023-05-01", "2023-06-10"], "alice/pets": ["2023-05-01"],
+            "alice/general": ["2023-06-10"], "bob/work": ["2023-05-01", "2023-06-10"],
+            "bob/family": ["2023-05-01"]}  # fmt: skip
+    people = "/memories/people"
+    assert set(files) == (
+        {"/memories/MEMORY.md", f"{people}/MEMORY.md"}
+        | {f"{people}/{p}/{f}" for p in ("alice", "bob") for f in ("MEMORY.md", "facts.md")}
+        | {f"{people}/{t}/MEMORY.md" for t in days}
+        | {f"{people}/{t}/{d}.md" for t, ds in days.items() for d in ds}
+    )
     assert spec.validate(store).valid  # type: ignore[arg-type]
+    assert check(store).ok  # type: ignore[arg-type]
     text = "\n".join(files.values())
     for turn in CONVERSATION:  # every turn is kept, verbatim, with its locator
         assert f"{turn.speaker}: {turn.text} [{turn.locator}]" in text
-    alice = files["/memories/people/alice.md"]
+    alice = files["/memories/people/alice/facts.md"]
     live = [ln for ln in alice.splitlines() if ln.startswith("- alice | preference:")]
     assert live == ["- alice | preference: tea (since 2023-06-10) [S2T1]"]
     assert "- ~~alice | preference: coffee in the morning~~ (2023-05-01 until 2023-06-10) [S1T1]" in alice
-    assert alice.index("preference: tea") < alice.index("~~alice | preference: coffee")  # live line above
-    bob = files["/memories/people/bob.md"]
-    assert "- bob | home: Seattle (since 2023-06-10) [S2T2]" in bob
-    assert "- bob | job: carpenter in Portland these days (since 2023-05-01) [S1T2]" in bob
-    assert "### 2023-06-10" in alice and "## Pets" in alice
+    assert alice.index("## preference\n- alice | preference: tea") < alice.index(
+        "~~alice | preference: coffee"
+    )
+    bob = files["/memories/people/bob/facts.md"]
+    assert "## home\n- bob | home: Seattle (since 2023-06-10) [S2T2]" in bob
+    assert "## job\n- bob | job: carpenter in Portland these days (since 2023-05-01) [S1T2]" in bob
+    # the person's index names the attribute sections, which is how the searcher finds them
+    assert "one section per attribute: job, home" in files["/memories/people/bob/MEMORY.md"]
+    assert (
+        "- 2023-05-01.md: Alice on pets, 2023-05-01 (session 1)"
+        in files["/memories/people/alice/pets/MEMORY.md"]
+    )
     steps = [e for e in record.entries if e["kind"] == "offline_step"]
     assert len(steps) == 2 and all(e["baseline"] is True and e["model"] == "offline" for e in steps)
     assert all(e["harness"]["calls"] > 0 and e["harness"]["bytes_read"] > 0 for e in steps)
@@ -90,7 +113,26 @@ def test_searcher_answers_the_current_value_and_cites_its_line(tmp_path: Path) -
     assert when.answer == "10 June 2023"
     step = record.entries[-1]
     assert step["baseline"] is True and step["answer"] == "tea" and step["citations"] == out.citations
-    assert [c["name"] for c in step["calls"]][:2] == ["grep", "toc"] and "section_read" in str(step["calls"])
+
+
+def test_searcher_navigates_listing_index_toc_section(tmp_path: Path) -> None:
+    """It navigates rather than reads: the root listing, the named person's MEMORY.md, the toc of
+    the keyed-facts file the index points to, then the one section the question cues. (The old
+    searcher began with a grep over the whole store and read whole files.)"""
+    store, _ = _build(tmp_path)
+    record = RunRecord(None)
+    asyncio.run(search(get_model("offline"), store, "Where does Bob live now?", record=record))
+    calls = [
+        (c["name"], c["args"].get("path"), c["args"].get("section_path")) for c in record.entries[-1]["calls"]
+    ]
+    assert calls == [
+        ("view", "/memories", None),  # the root listing: names, sizes, descriptions (0 bytes read)
+        ("view", "/memories/people/bob/MEMORY.md", None),  # the index of the folder the question names
+        ("view", "/memories/people/bob", None),  # its listing, for the sizes of the files below it
+        ("toc", "/memories/people/bob/facts.md", None),  # the index lists a `home` section
+        ("section_read", "/memories/people/bob/facts.md", "# Bob: keyed facts > ## home"),
+        ("grep", "/memories/people/bob", None),  # candidates from the named folder only
+    ]
 
 
 def test_option_chooser_picks_the_supported_option(tmp_path: Path) -> None:
@@ -161,11 +203,11 @@ def test_ingest_and_ask_commands(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     assert out["answer"] == "Seattle" and out["baseline"] is True and out["model"] == "offline"
-    assert re.fullmatch(r"/memories/people/bob\.md:\d+", out["citations"][0])
+    assert re.fullmatch(r"/memories/people/bob/facts\.md:\d+", out["citations"][0])  # his keyed facts
     plain = runner.invoke(cli, ["ask", "--root", str(root), "--model", "offline", "What does Alice prefer?"])
     assert (
         "answer (offline baseline): tea" in plain.output
-        and "cite: /memories/people/alice.md:" in plain.output
+        and "cite: /memories/people/alice/facts.md:" in plain.output
     )
     script = tmp_path / "script.json"
     replies = [
@@ -203,3 +245,66 @@ def test_the_offline_model_plays_only_the_roles_with_a_baseline(tmp_path: Path) 
     with pytest.raises(MemdirError, match=NO_BASELINE["reorganize"]):
         asyncio.run(reorganize(offline, store))
     assert not any(has_baseline(r) for r in NO_BASELINE)
+
+
+def _curate(root: Path, turns: list[Turn], max_turns: int, fanout_cap: int = DEFAULT_FANOUT_CAP) -> object:
+    """Turns through the offline curator, chunk by chunk, with the real manage tools."""
+    store = new_store(root)
+    for chunk in chunk_stream(turns, max_turns=max_turns):
+        Curator(Harness(store, "manage"), fanout_cap=fanout_cap).integrate(chunk)  # type: ignore[arg-type]
+    return store
+
+
+def test_routing_keeps_a_keys_history_in_one_file_across_chunks(tmp_path: Path) -> None:
+    """Design rule 3: each keyed fact is routed by (subject, attribute) alone, so after many
+    chunks, with other talk between the changes, a key's whole dated history is one section of
+    one file with one live line; and the same stream gives the same store."""
+    homes = ["Boston", "Denver", "Austin"]
+    turns = []
+    for s, city in enumerate(homes, start=1):
+        day = f"2023-0{s}-15"
+        turns += [Turn(f"S{s}T1", "Alice", f"I moved to {city} and I love the food there.", day),
+                  Turn(f"S{s}T2", "Bob", "My sister visited the museum with her kids.", day),
+                  Turn(f"S{s}T3", "Alice", "I went hiking with my dog at the weekend.", day)]  # fmt: skip
+    store = _curate(tmp_path / "a", turns, max_turns=1)
+    files = snapshot(store)
+    holding = {p for p, t in files.items() if "alice | home" in t}
+    assert holding == {"/memories/people/alice/facts.md"}
+    facts = files["/memories/people/alice/facts.md"]
+    assert facts.count("alice | home:") == 3 and facts.count("## home") == 1
+    assert "- alice | home: Austin (since 2023-03-15) [S3T1]" in facts
+    assert "- ~~alice | home: Denver~~ (2023-02-15 until 2023-03-15) [S2T1]" in facts
+    assert "- ~~alice | home: Boston~~ (2023-01-15 until 2023-02-15) [S1T1]" in facts
+    assert check(store).ok and spec.validate(store).valid  # type: ignore[arg-type]
+    again = snapshot(_curate(tmp_path / "b", turns, max_turns=1))
+    assert again == files
+
+
+def test_fanout_stays_under_the_cap_by_going_a_level_down(tmp_path: Path) -> None:
+    """Design rule 2: a topic folder takes days while the cap leaves room, then days go into a
+    year folder, then month folders; no folder passes the cap and every turn is kept once."""
+    base = datetime.date(2023, 1, 2)
+    days = [(base + datetime.timedelta(days=3 * i)).isoformat() for i in range(25)]
+    turns = [Turn(f"S{i + 1}T1", "Alice", f"Nothing much today, number {i}.", d) for i, d in enumerate(days)]
+    store = _curate(tmp_path / "m", turns, max_turns=8, fanout_cap=20)
+    report = check(store, fanout_cap=20)  # type: ignore[arg-type]
+    assert report.ok, report.problems
+    assert spec.validate(store).valid  # type: ignore[arg-type]
+    files = snapshot(store)
+    topic = "/memories/people/alice/general"
+    assert f"{topic}/2023-01-02.md" in files  # the first days at the top
+    assert f"{topic}/2023/{days[9]}.md" in files  # then the year folder
+    assert f"{topic}/2023/{days[-1][:7]}/{days[-1]}.md" in files  # then a month folder
+    text = "\n".join(files.values())
+    assert all(text.count(f"[{t.locator}]") == 1 for t in turns)
+
+
+def test_curated_store_reads_less_than_the_dump_on_a_generated_conversation(tmp_path: Path) -> None:
+    """Partitioned by person, topic and day, the curated store's search reads fewer bytes per
+    question than the verbatim dump's, on the same questions, with the same searcher."""
+    cfg = RunConfig("generated", ["gen-s42-n10"], ["verbatim-dump", "agent-curated"], "offline", "offline")
+    cells = {c["variant"]: c for c in run_eval(cfg, tmp_path / "run", progress=False)["cells"]}
+    dump, curated = cells["verbatim-dump"], cells["agent-curated"]
+    assert curated["n_questions"] == dump["n_questions"] > 0
+    assert 0 < curated["search"]["bytes_read"] < dump["search"]["bytes_read"]
+    assert curated["correctness"]["all"]["mean"] >= dump["correctness"]["all"]["mean"]

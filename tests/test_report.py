@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from memdir.eval.report import check_text, write_report
+from memdir.eval.report import check_text, dump_ratio, write_report
 from memdir.eval.runner import RunConfig, run_eval
 
 SAMPLE = "gen-s3-p2-n4-t3-a2-c1"
@@ -31,7 +31,7 @@ def test_report_from_summary_alone(tmp_path: Path) -> None:
     assert f"| verbatim-dump | partial | 4 | {corr:.1f} |" in report
     kb = dump["search"]["bytes_read"] / 1024
     assert (
-        f"| verbatim-dump | {dump['search']['tool_calls']:.1f} | 0.0 | {kb:.1f} | 0 | 0 | 0 | 0.000 |"
+        f"| verbatim-dump | {dump['search']['tool_calls']:.1f} | 0.0 | {kb:.1f} | 1.00x | 0 | 0 | 0 | 0.000 |"
         in report
     )
     assert f"| {dump['store']['files']} | {dump['store']['sections']} |" in report
@@ -47,3 +47,17 @@ def test_check_column_states_the_verification() -> None:
     assert check_text({"diff_facts": diff}) == "diff --facts: 2 of 40 facts missing"
     assert check_text({"diff_facts": {"ok": True}}) == "diff --facts: all facts kept"
     assert check_text({}) == ""
+
+
+def test_read_vs_dump_divides_by_the_dump_of_the_same_conversation() -> None:
+    def cell(conv: str, variant: str, kb: float) -> dict[str, object]:
+        return {
+            "benchmark": "locomo",
+            "conversation": conv,
+            "variant": variant,
+            "search": {"bytes_read": kb * 1024},
+        }
+
+    cells = [cell("a", "verbatim-dump", 20), cell("a", "agent-curated", 5), cell("b", "verbatim-dump", 10),
+             cell("b", "agent-curated", 5), cell("c", "agent-curated", 5)]  # fmt: skip
+    assert [dump_ratio(c, cells) for c in cells] == ["1.00x", "0.25x", "1.00x", "0.50x", "—"]

@@ -43,11 +43,32 @@ def correctness_table(cells: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def dump_ratio(c: dict[str, Any], cells: list[dict[str, Any]]) -> str:
+    """This cell's bytes read per question over the verbatim dump's on the same conversation
+    (docs/study.md, design rule 1: what organizing a store saves its searcher); `—` without a
+    dump cell that read something."""
+    dump = next(
+        (
+            d
+            for d in cells
+            if d["variant"] == "verbatim-dump"
+            and (d["benchmark"], d["conversation"]) == (c["benchmark"], c["conversation"])
+        ),
+        None,
+    )
+    base = (dump or {}).get("search", {}).get("bytes_read")
+    mine = c["search"].get("bytes_read")
+    if not base or mine is None:
+        return "—"
+    return f"{mine / base:.2f}x"
+
+
 def search_table(cells: list[dict[str, Any]]) -> list[str]:
     many = len({c["conversation"] for c in cells}) > 1
     lines = [
-        "| variant | tool calls | rounds | KB read | uncached input | cached input | output | cents |",
-        "|---|---|---|---|---|---|---|---|",
+        "| variant | tool calls | rounds | KB read | read vs dump | uncached input | cached input | output "
+        "| cents |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for c in cells:
         s = c["search"]
@@ -55,7 +76,7 @@ def search_table(cells: list[dict[str, Any]]) -> list[str]:
             continue
         lines.append(
             f"| {_label(c, many)} | {s['tool_calls']:.1f} | {s['rounds']:.1f} | "
-            f"{s['bytes_read'] / 1024:.1f} | "
+            f"{s['bytes_read'] / 1024:.1f} | {dump_ratio(c, cells)} | "
             f"{s['input_tokens']:.0f} | {s['cached_tokens']:.0f} | {s['output_tokens']:.0f} | "
             f"{100 * s['cost_usd']:.3f} |"
         )
@@ -175,6 +196,8 @@ def render(summary: dict[str, Any], plots: list[str]) -> str:
         "## Search cost per query, by token category (means per question)",
         "",
         *search_table(cells),
+        "",
+        "read vs dump: KB read per question divided by the verbatim dump's on the same conversation.",
         "",
         "## Build cost and store profile",
         "",

@@ -1,12 +1,24 @@
 """The deterministic curator, an offline baseline policy: the management role with no model,
 through the same tools.
 
-Each turn is routed by speaker (one file per person, so a subject's keyed facts and their
-history stay in one place) and by topic keys (a `## Topic` section), and appended verbatim as
-a fact line with its locator under a dated `### YYYY-MM-DD` heading: every fact is kept.
-Turns that state a keyed fact in a simple first-person pattern ("I now prefer tea", "I live in
-Boston", "I work as a nurse") also update the `## Keyed facts` section with a dated supersede
-exactly as docs/conventions.md writes it. It is a baseline, labelled so in every record.
+It partitions along what questions name (docs/study.md, design rule 1): a folder per person
+(the subject; questions name people), and in it
+- `facts.md`: the person's keyed facts, a `## attribute` section per attribute. Each keyed fact
+  is routed by (subject, attribute) alone to one section of one file, so a key's whole dated
+  history (the live line above its struck-through past values, docs/conventions.md) is in one
+  place and a stale value can never stand as live in another file (rule 3);
+- a folder per topic (`work/`, `travel/`, ...) holding a file per day, `2023-05-01.md`: what the
+  person said about that topic that day, verbatim as fact lines with their locators. Every fact
+  is kept.
+Why files this small: `view`, `toc` and `section_read` each meter the whole file they open, so
+what a question costs is the size of the files it leads to. A (person, topic, day) file stays
+the same size however long the conversation grows; a file per person grows with it (the old
+layout read ~10x the dump's bytes on LoCoMo conv-50), and a (person, day) file is half a
+session, about half the dump's cost. Fanout is capped (rule 2): every folder has a `MEMORY.md`
+index, and a folder that would pass the cap sends further days a level down, into a year
+folder, then a month folder. Turns that state a keyed fact in a simple first-person pattern
+("I now prefer tea", "I live in Boston", "I work as a nurse") also write or supersede its keyed
+line. It is a baseline, labelled so in every record.
 """
 
 from __future__ import annotations
@@ -15,23 +27,33 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from memdir.agents.offline.navigate import ATTRIBUTES_SAY
 from memdir.agents.offline.text import slug, topic_of
-from memdir.conventions import key_of, parse_keyed
+from memdir.conventions import key_of, parse_keyed, turn_numbers
+from memdir.errors import MemdirError
+from memdir.store.spec import DEFAULT_FANOUT_CAP
 from memdir.stream import Chunk, Turn
 from memdir.tools.profiles import Harness
 
 PEOPLE = "/memories/people"
-KEYED = "## Keyed facts"
-ROOT_INDEX = """---
+FACTS = "facts.md"
+MONTHS = 12
+YEARS = 10
+ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+ROOT_LINE = (
+    "- people/: a folder per person: facts.md holds their keyed facts (current and past values, one\n"
+    "  section per attribute); a folder per topic holds what they said, one file per day.\n"
+    "  Start at /memories/people/MEMORY.md."
+)
+ROOT_INDEX = f"""---
 description: Root index of this memory; core memory, always loaded.
 ---
 # Memory
 
-- people/: one file per person, holding their keyed facts (current and past values) and everything
-  they said, by topic and date. Start at /memories/people/MEMORY.md.
+{ROOT_LINE}
 """
 PEOPLE_INDEX = """---
-description: Index of the people folder; one file per person.
+description: Index of the people folder; a folder per person.
 ---
 # People
 """
@@ -61,7 +83,7 @@ def keyed_facts(text: str) -> list[tuple[str, str]]:
     for attr_t, rx in KEY_PATTERNS:
         for m in rx.finditer(text):
             groups = m.groupdict()
-            attr = attr_t.format(what=groups.get("what") or "").strip()
+            attr = key_of("", attr_t.format(what=groups.get("what") or ""))[1]
             value = re.sub(r"\s+", " ", groups["value"]).strip(" '\"")
             if value and attr not in found:
                 found[attr] = value
@@ -72,6 +94,15 @@ def one_line(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+def day_of(turn: Turn) -> tuple[str, str, str]:
+    """(year folder, file stem, month bucket) a turn is filed under: its date, else its session."""
+    if turn.date and ISO_DAY.fullmatch(turn.date):
+        return turn.date[:4], turn.date, turn.date[:7]
+    group = (turn_numbers(turn.locator) or (0, 0))[0]
+    lo = (group - 1) // 25 * 25 + 1 if group > 0 else 0
+    return "undated", f"session-{group}", f"sessions-{lo}-{lo + 24}"
+
+
 @dataclass
 class CurationResult:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
@@ -80,39 +111,87 @@ class CurationResult:
     facts_written: int = 0
 
 
-class Curator:
-    """Integrates chunks into a store through a `manage` harness."""
+def _index(description: str, title: str) -> str:
+    return f"---\ndescription: {description}\n---\n# {title}\n"
 
-    def __init__(self, harness: Harness) -> None:
+
+def _file(name: str, description: str, title: str) -> str:
+    return f"---\nname: {name}\ndescription: {description}\n---\n# {title}\n"
+
+
+def _lines_of(text: str) -> list[str]:
+    parts = text.split("\n")
+    return parts[:-1] if text.endswith("\n") else parts
+
+
+class Curator:
+    """Integrates chunks into a store through a `manage` harness.
+
+    Within one chunk it remembers the lines of the files it viewed or wrote (it is the only
+    writer during the chunk's step), so a second turn of the same day costs one insert, not a
+    view and an insert; a str_replace makes it view the file again."""
+
+    def __init__(self, harness: Harness, fanout_cap: int = DEFAULT_FANOUT_CAP) -> None:
         self.h = harness
         self.result = CurationResult()
+        # Days a topic folder, then a year folder holds directly: the rest of the cap is left for
+        # its MEMORY.md and the folders below it (a decade of years; twelve months).
+        self.room = (max(1, fanout_cap - 1 - YEARS), max(1, fanout_cap - 1 - MONTHS))
+        self._seen: dict[str, list[str]] = {}
 
     def _call(self, name: str, **args: Any) -> str:
         self.result.tool_calls.append({"name": name, "args": args})
         return self.h.call_or_raise(name, args)
 
-    def _try(self, name: str, **args: Any) -> tuple[str, bool]:
-        self.result.tool_calls.append({"name": name, "args": args})
-        res = self.h.call(name, args)
-        return res.text, res.is_error
+    def _peek(self, path: str) -> list[str] | None:
+        """The lines of `path`, or None when it does not exist."""
+        if path not in self._seen:
+            self.result.tool_calls.append({"name": "view", "args": {"path": path}})
+            res = self.h.call("view", {"path": path})
+            if res.is_error:
+                return None
+            self._seen[path] = [
+                row.split("\t", 1)[1] if "\t" in row else "" for row in res.text.split("\n")[1:]
+            ]
+        return self._seen[path]
 
     def _lines(self, path: str) -> list[str]:
-        text = self._call("view", path=path)
-        return [row.split("\t", 1)[1] if "\t" in row else "" for row in text.split("\n")[1:]]
+        lines = self._peek(path)
+        if lines is None:
+            raise MemdirError(f"the offline curator could not view {path}, a file it needs")
+        return lines
+
+    def _create(self, path: str, text: str) -> None:
+        self._call("create", path=path, file_text=text)
+        self._seen[path] = _lines_of(text)
+
+    def _insert(self, path: str, at: int, text: str) -> None:
+        self._call("insert", path=path, insert_line=at, insert_text=text)
+        self._lines(path)[at:at] = _lines_of(text + "\n")
+
+    def _replace(self, path: str, old: str, new: str) -> None:
+        self._call("str_replace", path=path, old_str=old, new_str=new)
+        self._seen.pop(path, None)
 
     def _ensure_file(self, path: str, text: str) -> bool:
-        _, missing = self._try("view", path=path, start_line=1, end_line=1)
-        if missing:
-            self._call("create", path=path, file_text=text)
-            return True
-        return False
+        """Create `path` with `text` unless it exists; True when it was created."""
+        if self._peek(path) is not None:
+            return False
+        self._create(path, text)
+        return True
+
+    def _append_line(self, path: str, line: str) -> None:
+        self._insert(path, len(self._lines(path)), line)
+
+    def _ensure_folder(self, folder: str, description: str, title: str, parent_line: str) -> None:
+        """A folder with its MEMORY.md, listed in the parent folder's index when first made."""
+        if self._ensure_file(f"{folder}/MEMORY.md", _index(description, title)):
+            self._append_line(f"{folder.rsplit('/', 1)[0]}/MEMORY.md", parent_line)
 
     def integrate(self, chunk: Chunk) -> CurationResult:
-        if not self._ensure_file("/memories/MEMORY.md", ROOT_INDEX):
-            lines = self._lines("/memories/MEMORY.md")
-            if not any("people/" in ln for ln in lines):
-                self._call("insert", path="/memories/MEMORY.md", insert_line=len(lines),
-                           insert_text=ROOT_INDEX.split("# Memory\n", 1)[1].strip("\n"))  # fmt: skip
+        root = "/memories/MEMORY.md"
+        if not self._ensure_file(root, ROOT_INDEX) and not any("people/" in ln for ln in self._lines(root)):
+            self._append_line(root, ROOT_LINE)
         self._ensure_file(f"{PEOPLE}/MEMORY.md", PEOPLE_INDEX)
         by_speaker: dict[str, list[Turn]] = {}
         for turn in chunk.turns:
@@ -123,60 +202,96 @@ class Curator:
 
     def _integrate_person(self, speaker: str, turns: list[Turn]) -> None:
         name = slug(speaker)
-        path = f"{PEOPLE}/{name}.md"
-        header = (
-            f"---\nname: {name}\ndescription: {speaker}: keyed facts (current and past values) and "
-            f"everything {speaker} said, by topic and date\n---\n# {speaker}\n{KEYED}\n"
+        folder = f"{PEOPLE}/{name}"
+        self._ensure_folder(
+            folder,
+            f"{speaker}: keyed facts (current and past values) and all {speaker} said, by topic and date",
+            speaker,
+            f"- {name}/: {speaker}",
         )
-        if self._ensure_file(path, header):
-            lines = self._lines(f"{PEOPLE}/MEMORY.md")
-            self._call("insert", path=f"{PEOPLE}/MEMORY.md", insert_line=len(lines),
-                       insert_text=f"- {name}.md: {speaker}")  # fmt: skip
         subject = name.replace("-", " ")
         for turn in turns:
             for attr, value in keyed_facts(turn.text):
-                self._keyed(path, subject, attr, value, turn)
+                self._keyed(folder, speaker, subject, attr, value, turn)
         for turn in turns:
-            self._append(path, turn)
+            path = self._shelf(folder, speaker, topic_of(turn.text), turn)
+            dated = f"- {turn.date}: " if turn.date else "- "
+            self._append_line(path, f"{dated}{turn.speaker}: {one_line(turn.text)} [{turn.locator}]")
+            self.result.facts_written += 1
 
-    def _keyed(self, path: str, subject: str, attr: str, value: str, turn: Turn) -> None:
+    def _keyed(self, folder: str, speaker: str, subject: str, attr: str, value: str, turn: Turn) -> None:
+        """Write the live line of (subject, attribute) in its one section, superseding the old one."""
+        path = f"{folder}/{FACTS}"
+        desc = f"{speaker}'s keyed facts, current and past values, one section per attribute"
+        if self._ensure_file(path, _file("facts", desc, f"{speaker}: keyed facts")):
+            line = f"- {FACTS}: keyed facts (current and past values), {ATTRIBUTES_SAY}"
+            self._append_line(f"{folder}/MEMORY.md", line)
         date = turn.date or "unknown"
         live = f"- {subject} | {attr}: {value} (since {date}) [{turn.locator}]"
         lines = self._lines(path)
         key = key_of(subject, attr)
-        for line in lines:
+        for line in lines:  # the whole file: one live line per key, wherever it stands
             kf = parse_keyed(path, 0, line)
             if kf is not None and kf.live and kf.key == key:
                 if kf.value.strip().lower() == value.lower():
                     return  # already the current value
                 locs = ", ".join(kf.locators)
                 struck = f"- ~~{kf.subject} | {kf.attribute}: {kf.value}~~ ({kf.since} until {date}) [{locs}]"
-                self._call("str_replace", path=path, old_str=line, new_str=f"{live}\n{struck}")
+                self._replace(path, line, f"{live}\n{struck}")
                 self.result.superseded += 1
                 self.result.keyed_written += 1
                 return
-        at = lines.index(KEYED) + 1
-        self._call("insert", path=path, insert_line=at, insert_text=live)
+        heading = f"## {attr}"
+        if heading in lines:
+            self._insert(path, lines.index(heading) + 1, live)
+        else:
+            self._append_line(path, f"{heading}\n{live}")
+            self._list_attribute(folder, attr)
         self.result.keyed_written += 1
 
-    def _append(self, path: str, turn: Turn) -> None:
-        topic = topic_of(turn.text).capitalize()
-        date = turn.date or "undated"
-        dated = f"- {turn.date}: " if turn.date else "- "
-        fact = f"{dated}{turn.speaker}: {one_line(turn.text)} [{turn.locator}]"
-        lines = self._lines(path)
-        sec = f"## {topic}"
-        if sec not in lines:
-            self._call("insert", path=path, insert_line=len(lines), insert_text=f"{sec}\n### {date}\n{fact}")
-            self.result.facts_written += 1
-            return
-        start = lines.index(sec)
-        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-        sub = f"### {date}"
-        if sub in lines[start:end]:
-            s = lines.index(sub, start)
-            e = next((i for i in range(s + 1, end) if lines[i].startswith("#")), end)
-            self._call("insert", path=path, insert_line=e, insert_text=fact)
-        else:
-            self._call("insert", path=path, insert_line=end, insert_text=f"{sub}\n{fact}")
-        self.result.facts_written += 1
+    def _list_attribute(self, folder: str, attr: str) -> None:
+        """Name a new attribute on the facts line of the person's index, where searchers look."""
+        for line in self._lines(f"{folder}/MEMORY.md"):
+            if line.startswith(f"- {FACTS}:") and ATTRIBUTES_SAY in line:
+                sep = " " if line.endswith(":") else ", "
+                self._replace(f"{folder}/MEMORY.md", line, f"{line}{sep}{attr}")
+                return
+
+    def _shelf(self, folder: str, speaker: str, topic: str, turn: Turn) -> str:
+        """The one file a turn goes to, `TOPIC/DAY.md`, found through the indexes. A folder takes
+        new days while the fanout cap leaves room (for its MEMORY.md and the folders below it);
+        then new days go a level down, into a year folder, then a month folder. A day already
+        filed stays where it is."""
+        year, stem, month = day_of(turn)
+        here = f"{folder}/{topic}"
+        self._ensure_folder(
+            here,
+            f"What {speaker} said about {topic}, one file per day",
+            f"{speaker} on {topic}",
+            f"- {topic}/: what {speaker} said about {topic}, one file per day",
+        )
+        for depth, below in enumerate((year, month, None)):
+            index = self._lines(f"{here}/MEMORY.md")
+            if any(ln.startswith(f"- {stem}.md:") for ln in index):
+                return f"{here}/{stem}.md"
+            if below is not None and any(ln.startswith(f"- {below}/:") for ln in index):
+                here = f"{here}/{below}"
+                continue
+            days = sum(1 for ln in index if re.match(r"- [^/\s]+\.md:", ln))
+            if below is None or days < self.room[depth]:
+                break
+            self._ensure_folder(
+                f"{here}/{below}",
+                f"What {speaker} said about {topic} in {below}, one file per day",
+                f"{speaker} on {topic}, {below}",
+                f"- {below}/: {topic} in {below}",
+            )
+            here = f"{here}/{below}"
+        path = f"{here}/{stem}.md"
+        self._create(
+            path, _file(stem, f"What {speaker} said about {topic} on {stem}", f"{speaker} on {topic}, {stem}")
+        )
+        session = (turn_numbers(turn.locator) or (0, 0))[0]
+        entry = f"- {stem}.md: {speaker} on {topic}, {stem}" + (f" (session {session})" if session else "")
+        self._append_line(f"{here}/MEMORY.md", entry)
+        return path

@@ -1,11 +1,17 @@
 """The lexical searcher, an offline baseline policy: the search role with no model, through the
 same read-only tools.
 
-Find candidate lines (bm25_full_search when the profile has it, else grep for the question's
-content words), read the section around the best hits (toc, then section_read), score every
-line read by idf-weighted term overlap with the question, and answer with the best-supported
-sentence, citing its line. Current keyed values beat struck-through past ones unless the
-question asks about the past. A baseline, labelled so in every output.
+It navigates before it reads. The root listing (names, sizes, descriptions; no file body opened)
+shows which folders the question names, a person's folder say; the searcher reads that folder's
+`MEMORY.md`, and when the index lists a keyed-fact section the question cues (someone's home,
+job, diet) it reads that section: `toc`, then `section_read`. Candidate lines come from grep for
+the question's content words (or bm25_full_search when the profile has it), inside the named
+folders when there are any (their name is then no longer a search word: every line there is
+about them), else over the store. The best-ranked files are then read: a small file whole, a
+larger one by the section around its best hit (`toc`, `section_read`), whole only when no section
+holds it. Every line read is scored by idf-weighted term overlap with the question and the
+answer is the best-supported sentence, citing its line. Current keyed values beat struck-through
+past ones unless the question asks about the past. A baseline, labelled so in every output.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from memdir.agents.offline import navigate
+from memdir.agents.offline.navigate import ATTRIBUTE_CUES, Entry
 from memdir.agents.offline.text import STOPWORDS, WORD, stem, terms
 from memdir.conventions import LOCATOR, TURN, parse_keyed
 from memdir.tools.profiles import Harness
@@ -31,18 +39,12 @@ PAST_WORDS = re.compile(
 DATE_Q = re.compile(r"^\s*(when|what (date|day|year|month))\b", re.I)
 CHUNK_TURN = re.compile(rf"^\[(?P<loc>{TURN})\] (?P<rest>.*)$")  # a turn as a chunk shows it
 DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
-# Question words that name a keyed attribute the curator writes (a tiny query expansion).
-ATTRIBUTE_CUES: dict[str, frozenset[str]] = {
-    attr: frozenset(stem(w) for w in words)
-    for attr, words in {
-        "home": ("live", "living", "lives", "home", "reside", "moved", "house", "city", "where"),
-        "job": ("work", "works", "job", "career", "profession", "occupation", "employed"),
-        "diet": ("diet", "eat", "vegan", "vegetarian"),
-        "preference": ("prefer", "prefers", "like", "likes", "enjoy", "drink", "favorite"),
-    }.items()
-}
 TOP_FILES = 3
 GREP_MAX = 300
+SMALL_FILE = 2048
+"""A file up to this size (as a listing shows it) is read whole. `toc` and `section_read` each
+read the whole file, so on a file this small a toc saves nothing; on a larger one the section
+keeps what is read to what the question is about."""
 
 
 @dataclass
@@ -69,6 +71,9 @@ class LexicalSearcher:
     def __init__(self, harness: Harness) -> None:
         self.h = harness
         self.calls: list[dict[str, Any]] = []
+        self.sizes: dict[str, int] = {}  # file sizes the listings showed
+        self.opened: set[str] = set()  # files a keyed section was read from
+        self._seen: dict[tuple[str, tuple[tuple[str, Any], ...]], tuple[str, bool]] = {}
 
     def _call(self, name: str, **args: Any) -> tuple[str, bool]:
         self.calls.append({"name": name, "args": args})
@@ -86,27 +91,56 @@ class LexicalSearcher:
             return self._from_chunks(question, q_terms)
         found: dict[tuple[str, int], Line] = {}
         file_rank: Counter[str] = Counter()
-        if "bm25_full_search" in self.h.specs:
-            text, err = self._call("bm25_full_search", query=" ".join(q_terms), top_k=TOP_FILES)
+        entries = self._listing("/memories")
+        scopes = navigate.named_folders(entries, question)
+        for folder in scopes:
+            index, _ = self._once("view", path=f"{folder}/MEMORY.md")
+            self._listing(folder)  # the sizes of the files below it
+            for path, attr in navigate.keyed_sections(index, folder, question):
+                for ln in self._read_section(path, f"## {attr}"):
+                    found.setdefault((ln.path, ln.n), ln)
+        names = navigate.name_stems(scopes)
+        probe = [t for t in q_terms if t not in names] or q_terms
+        for scope in scopes or ["/memories"]:
+            if "bm25_full_search" in self.h.specs:
+                text, err = self._call("bm25_full_search", query=" ".join(probe), path=scope, top_k=TOP_FILES)
+                if not err:
+                    for i, path in enumerate(dict.fromkeys(re.findall(r"/memories/\S+?\.md", text))):
+                        file_rank[path] += 10.0 / (i + 1)  # type: ignore[assignment]
+            text, err = self._call("grep", pattern=_pattern(probe), path=scope, max_results=GREP_MAX)
             if not err:
-                for i, path in enumerate(dict.fromkeys(re.findall(r"/memories/\S+?\.md", text))):
-                    file_rank[path] += 10.0 / (i + 1)  # type: ignore[assignment]
-        text, err = self._call("grep", pattern=_pattern(q_terms), path="/memories", max_results=GREP_MAX)
-        if not err:
-            for row in text.split("\n")[1:]:
-                m = HIT.match(row)
-                if m:
-                    found[(m["path"], int(m["line"]))] = Line(m["path"], int(m["line"]), m["text"])
-        self._score(list(found.values()), question, q_terms)
-        for ln in found.values():
+                for row in text.split("\n")[1:]:
+                    m = HIT.match(row)
+                    if m:
+                        found.setdefault(
+                            (m["path"], int(m["line"])), Line(m["path"], int(m["line"]), m["text"])
+                        )
+        hits = list(found.values())
+        self._score(hits, question, q_terms)
+        for ln in hits:
             file_rank[ln.path] += ln.score  # type: ignore[assignment]
         for path, _ in file_rank.most_common(TOP_FILES):
-            best = max((ln for ln in found.values() if ln.path == path), key=lambda x: x.score, default=None)
-            for ln in self._read_around(path, best.n if best else None):
+            if path in self.opened:
+                continue  # read already, by the section its index pointed to
+            best = max((ln for ln in hits if ln.path == path), key=lambda x: x.score, default=None)
+            for ln in self._read(path, best.n if best else None):
                 found.setdefault((ln.path, ln.n), ln)
         lines = list(found.values())
         self._score(lines, question, q_terms)
         return sorted(lines, key=lambda x: (-x.score, -_date_key(x.text), x.path, x.n))
+
+    def _once(self, name: str, **args: Any) -> tuple[str, bool]:
+        """A signpost read once per searcher (the chooser retrieves several probes in a row)."""
+        key = (name, tuple(sorted(args.items())))
+        if key not in self._seen:
+            self._seen[key] = self._call(name, **args)
+        return self._seen[key]
+
+    def _listing(self, folder: str) -> list[Entry]:
+        text, err = self._once("view", path=folder)
+        entries = [] if err else navigate.parse_listing(text)
+        self.sizes.update({e.path: e.size for e in entries if not e.is_dir})
+        return entries
 
     def _from_chunks(self, question: str, q_terms: list[str]) -> list[Line]:
         """The chunk-retrieval profile: one retrieval, every line of the returned chunks scored
@@ -128,7 +162,8 @@ class LexicalSearcher:
         self._score(lines, question, q_terms)
         return sorted(lines, key=lambda x: (-x.score, -_date_key(x.text), x.path, x.n))
 
-    def _read_around(self, path: str, line: int | None) -> list[Line]:
+    def _toc(self, path: str) -> list[tuple[str, int, int]]:
+        """(section path, first line, last line) of every heading of `path`, from its toc."""
         toc, err = self._call("toc", path=path)
         if err:
             return []
@@ -143,12 +178,32 @@ class LexicalSearcher:
                 stack.pop()
             stack.append((level, m["label"]))
             spans.append((" > ".join(lbl for _, lbl in stack), int(m["a"]), int(m["b"])))
-        inside = [s for s in spans if line is not None and s[1] <= line <= s[2]]
-        if inside:
-            sec = min(inside, key=lambda s: s[2] - s[1])
-            text, err = self._call("section_read", path=path, section_path=sec[0])
-        else:
-            text, err = self._call("view", path=path)
+        return spans
+
+    def _read_section(self, path: str, heading: str) -> list[Line]:
+        """The section an index pointed to (`## home` of a keyed-facts file): toc, section_read."""
+        self.opened.add(path)
+        spans = [s for s in self._toc(path) if s[0].rsplit(" > ", 1)[-1] == heading]
+        return (
+            self._numbered(path, *self._call("section_read", path=path, section_path=spans[0][0]))
+            if spans
+            else []
+        )
+
+    def _read(self, path: str, line: int | None) -> list[Line]:
+        """A small file whole; a larger one by the narrowest section holding `line`, whole when none does."""
+        if path not in self.sizes:
+            self._listing(path.rsplit("/", 1)[0])  # its size, when the root listing did not reach it
+        size = self.sizes.get(path)
+        if size is None or size > SMALL_FILE:
+            inside = [s for s in self._toc(path) if line is not None and s[1] <= line <= s[2]]
+            if inside:
+                sec = min(inside, key=lambda s: s[2] - s[1])
+                return self._numbered(path, *self._call("section_read", path=path, section_path=sec[0]))
+        return self._numbered(path, *self._call("view", path=path))
+
+    @staticmethod
+    def _numbered(path: str, text: str, err: bool) -> list[Line]:
         if err:
             return []
         out: list[Line] = []
