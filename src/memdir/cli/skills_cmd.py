@@ -127,6 +127,7 @@ def skills_cmd(
     from memdir.bench.alfworld import chains, load_games
     from memdir.models import price_card as find_card
     from memdir.skills.chain import run_chains
+    from memdir.skills.folder import TaskRow
     from memdir.skills.report import write_report
     from memdir.skills.variants import VARIANT_NAMES
 
@@ -148,7 +149,7 @@ def skills_cmd(
     ) as progress:
         bars = {v: progress.add_task(v, total=total) for v in names}
 
-        def on_task(row: dict[str, Any]) -> None:
+        def on_task(row: TaskRow) -> None:
             v = row["variant"]
             solved[v] += bool(row["success"])
             progress.update(bars[v], advance=1, description=f"{v} ({solved[v]} solved)")

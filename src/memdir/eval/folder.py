@@ -12,10 +12,35 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from memdir.agents.runfolder import JsonlTable
 from memdir.store.atomic import write_atomic
+
+
+class AnswerRow(TypedDict):
+    """One line of answers.jsonl (docs/eval.md, The run folder): a question asked of one cell,
+    its answer and every score; summary.json is computed from these alone."""
+
+    benchmark: str
+    conversation: str
+    variant: str
+    question_id: str
+    order: int
+    category: str
+    question: str
+    gold: str
+    answer: str
+    citations: list[str]
+    correctness: float | None
+    attribution: float | None
+    f1: float
+    lexical_support: float | None
+    citations_not_found: list[str]
+    evidence_hit: float | None
+    defective: bool
+    search: dict[str, Any]
+    judge: dict[str, Any]
 
 
 class RunFolder:

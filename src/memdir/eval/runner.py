@@ -32,7 +32,7 @@ from memdir.bench.types import Question, Sample, parse_sessions
 from memdir.conventions import BARE
 from memdir.errors import MemdirError
 from memdir.eval.citations import resolve_all
-from memdir.eval.folder import RunFolder
+from memdir.eval.folder import AnswerRow, RunFolder
 from memdir.eval.judges import judge_item
 from memdir.eval.progress import ProgressBars
 from memdir.eval.shell_search import shell_search
@@ -372,7 +372,7 @@ class Runner:
         cell: ConversationCell,
         q: Question,
         record: RunRecord,
-    ) -> dict[str, Any]:
+    ) -> AnswerRow:
         store = built.store
         scored_answer: str
         if store is None:  # closed-book
@@ -439,8 +439,10 @@ class Runner:
             attribution = scores.get("attribution")
         else:
             attribution = scores["lexical_support"]
-        row = {
-            **cell.key,
+        row: AnswerRow = {
+            "benchmark": cell.benchmark,
+            "conversation": cell.conversation,
+            "variant": cell.variant,
             "question_id": q.id,
             "order": q.order,
             "category": q.category,

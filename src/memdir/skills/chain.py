@@ -33,7 +33,7 @@ from memdir.bench.alfworld import SEED, Game, chains, load_games
 from memdir.bench.alfworld_env import STEP_CAP, AlfworldEnv, Observation
 from memdir.errors import MemdirError
 from memdir.models import Model, ModelError, PriceCard, Usage
-from memdir.skills.folder import ChainFolder
+from memdir.skills.folder import ChainFolder, TaskRow
 from memdir.skills.novice import Novice
 from memdir.skills.policy import OfflinePolicy
 from memdir.skills.retrieve import DEFAULT, Retriever
@@ -119,9 +119,9 @@ def run_chains(
     n_tasks: int | None = None,
     games: list[Game] | None = None,
     retriever: Retriever = DEFAULT,
-    on_task: Callable[[dict[str, Any]], None] | None = None,
+    on_task: Callable[[TaskRow], None] | None = None,
     step_cap: int = STEP_CAP,
-) -> list[dict[str, Any]]:
+) -> list[TaskRow]:
     """Play every chain of `protocol` for every variant; returns (and appends) the task rows.
 
     `model` is the executor: an offline policy's name (`OFFLINE_POLICIES`) or a :class:`Model`.
@@ -145,9 +145,9 @@ async def _run_chains(
     n_tasks: int | None,
     games: list[Game] | None,
     retriever: Retriever,
-    on_task: Callable[[dict[str, Any]], None] | None,
+    on_task: Callable[[TaskRow], None] | None,
     step_cap: int,
-) -> list[dict[str, Any]]:
+) -> list[TaskRow]:
     executor = None if isinstance(model, str) and model in OFFLINE_POLICIES else model
     if isinstance(executor, str):
         raise MemdirError(
@@ -165,7 +165,7 @@ async def _run_chains(
     _write_manifest(folder, variants, model_name, roles, price_card, protocol, n_tasks, chain_list, retriever)
     folder.tasks.repair()  # a row cut by a kill of an earlier run: cut, so the next row starts a line
     folder.aborted.repair()
-    rows: list[dict[str, Any]] = []
+    rows: list[TaskRow] = []
     aborted: set[str] = set()
     policy = OFFLINE_POLICIES[model_name]() if executor is None else OfflinePolicy()
     play = _Play(policy, executor, roles, price_card)
@@ -231,7 +231,7 @@ class _Play:
         model: str,
         protocol: str,
         load_s: float,
-    ) -> dict[str, Any]:
+    ) -> TaskRow:
         start = time.perf_counter()
         variant = cell.variant
         obs = env.reset()
@@ -259,7 +259,7 @@ class _Play:
         files, kb = store_size(variant.store)
         # The store's snapshot after this task: the journal commit its last write made.
         snapshot = Journal(variant.store.root).head() if variant.store is not None else None
-        return {
+        row: TaskRow = {
             "variant": variant.name, "model": model, "protocol": protocol, "chain": cell.chain,
             "index": index, "game": game.id, "family": game.family, "task": task,
             "success": episode.won, "steps": episode.n_steps, "served": served.paths,
@@ -271,6 +271,7 @@ class _Play:
                         "play": round(t_played - t_served, 3),
                         "record": round(time.perf_counter() - t_played, 3)},
         }  # fmt: skip
+        return row
 
 
 def _round_cap(roles: Roles) -> int | None:

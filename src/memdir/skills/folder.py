@@ -14,12 +14,42 @@ were.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, NotRequired, TypedDict
 
 from memdir.agents.runfolder import JsonlTable
 
 TASKS = "tasks.jsonl"
 ABORTED = "aborted.jsonl"
 LOCK = ".tasks.lock"
+
+
+class TaskRow(TypedDict):
+    """One line of tasks.jsonl (docs/skills.md): a task played by one cell of one chain, what
+    was served, whether it succeeded, the store after it, and what deployment and curation
+    cost; the last task of a chain also says what became of the store's early files."""
+
+    variant: str
+    model: str
+    protocol: str
+    chain: int
+    index: int
+    game: str
+    family: str
+    task: str
+    success: bool
+    steps: int
+    served: list[str]
+    served_tokens: int
+    hint_sources: list[str]
+    store_files: int
+    store_kb: float
+    snapshot: str | None
+    deploy_usage: dict[str, Any]
+    build_usage: dict[str, Any]
+    deploy_cost_usd: float
+    build_cost_usd: float
+    seconds: dict[str, float]
+    early_fate: NotRequired[dict[str, int]]
 
 
 class ChainFolder:
