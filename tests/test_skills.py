@@ -69,6 +69,23 @@ def test_execution_stops_at_the_step_cap() -> None:
     model = get_model("scripted", script=["wait"] * 5)
     traj = asyncio.run(execute(model, env, "open the door", episode=2, max_steps=3))
     assert not traj.success and len(traj.steps) == 3 and traj.usage.calls == 3
+    assert traj.stop == "step_cap"
+
+
+def test_execution_stops_when_the_same_action_gets_the_same_observation() -> None:
+    """The local model sent "examine armchair 1" step after step: after REPEAT_STOP identical
+    steps nothing new can happen at temperature 0, and the attempt ends with that reason."""
+    from memdir.agents.skills import REPEAT_STOP
+
+    env = KeyRoom()
+    model = get_model("scripted", script=["look", *(["wait"] * 20)])
+    record = RunRecord(None)
+    traj = asyncio.run(execute(model, env, "open the door", episode=3, record=record))
+    assert len(traj.steps) == 1 + REPEAT_STOP and traj.stop == "repeated_actions" and not traj.success
+    assert record.entries[-1]["stop"] == "repeated_actions"
+    varied = get_model("scripted", script=["look", "wait", "look", "wait", "look", "wait", "look"])
+    traj = asyncio.run(execute(varied, KeyRoom(), "open the door", episode=4, max_steps=7))
+    assert traj.stop == "step_cap" and len(traj.steps) == 7  # alternating is not repeating
 
 
 def test_manage_trajectory_distils_a_skill(tmp_path: Path) -> None:

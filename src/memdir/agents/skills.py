@@ -24,6 +24,11 @@ from memdir.store.store import Store
 from memdir.tools.profiles import Harness
 
 MAX_STEPS = 50
+# An attempt is stopped when its last REPEAT_STOP steps are the same action with the same
+# observation: at temperature 0 nothing new can happen. Measured on the 1.5B local model, which
+# sent "examine armchair 1" step after step; each wasted step costs it 10-20 s. Recorded as the
+# episode's `stop`, so it is never mistaken for the study's 50-step cap.
+REPEAT_STOP = 5
 NOTES_RULE = (
     "- Notes: also keep memory notes (`metadata: {type: note}`): lessons, warnings and observations "
     "from any attempt, failed ones included (where things were found, which actions the environment "
@@ -46,6 +51,7 @@ class Trajectory:
     steps: list[tuple[str, str]] = field(default_factory=list)  # (action, observation)
     success: bool = False
     usage: Usage = field(default_factory=Usage)
+    stop: str = "step_cap"  # done | step_cap | repeated_actions
 
     def render(self) -> str:
         """The chunk the management agent reads: every step, with the episode's locator."""
@@ -111,7 +117,10 @@ async def execute(
                 done=done,
             )
         if done:
-            traj.success = won
+            traj.success, traj.stop = won, "done"
+            break
+        if len(traj.steps) >= REPEAT_STOP and len(set(traj.steps[-REPEAT_STOP:])) == 1:
+            traj.stop = "repeated_actions"
             break
     if record is not None:
         record.write(
@@ -122,6 +131,7 @@ async def execute(
             model=model.name,
             steps=len(traj.steps),
             success=traj.success,
+            stop=traj.stop,
             usage=traj.usage.as_dict(),
         )
     return traj
