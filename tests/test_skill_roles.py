@@ -222,6 +222,8 @@ def test_a_shell_search_agent_cannot_change_the_store(tmp_path: Path) -> None:
 
     store = open_store(tmp_path / "mem", create=True)
     spec.init(store)
+    with store.step("seed"):  # one entry: an empty store is served without asking the model
+        store.create("/memories/fridge.md", "---\nname: fridge\ndescription: where the fridge is\n---\nx\n")
     before = sorted(p.name for p in (tmp_path / "mem").iterdir())
     seen: list[str] = []
 

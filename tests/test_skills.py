@@ -118,3 +118,27 @@ def test_parse_action() -> None:
     assert parse_action("Action: go to fridge 1\nbecause it is cold") == "go to fridge 1"
     assert parse_action("\n> `open drawer 2`") == "open drawer 2"
     assert parse_action("   ") == ""
+
+
+def test_an_empty_store_serves_nothing_without_asking_the_model(tmp_path: Path) -> None:
+    """The first task of a chain: the store holds only MEMORY.md, so there is nothing to cite."""
+    from memdir.skills.serving import guide, select
+
+    store = new_store(tmp_path / "mem")
+    model = get_model("scripted", script=[])  # any call would fail the test
+    record = RunRecord(None)
+    docs, usage = asyncio.run(
+        select(model, store, "open the door", strict=True, k=3, variant="curated-skills-mem", index=1,
+               record=record, profile="search")
+    )  # fmt: skip
+    assert docs == [] and usage.calls == 0
+    text, cited, usage = asyncio.run(
+        guide(model, store, "open the door", index=1, record=record, profile="search")
+    )
+    assert (text, cited, usage.calls) == ("", [], 0)
+    assert [e["kind"] for e in record.entries] == ["serve_skipped", "serve_skipped"]
+    with store.step("seed"):
+        store.create("/memories/open-locked-door.md", SKILL)
+    from memdir.skills.serving import has_entries
+
+    assert has_entries(store)

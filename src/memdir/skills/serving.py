@@ -60,7 +60,16 @@ async def select(
     model: Model, store: Store, task: str, *, strict: bool, k: int, variant: str, index: int,
     record: RunRecord | None, profile: str,
 ) -> tuple[list[Doc], Usage]:  # fmt: skip
-    """The entries the search agent cites for `task`, served whole, and what choosing cost."""
+    """The entries the search agent cites for `task`, served whole, and what choosing cost.
+
+    A store with no entry yet (only `MEMORY.md` indexes: the first task of a chain) serves
+    nothing without asking the model: the local model spent 12 minutes of 6 rounds looking
+    through an empty store for task 1. The skipped choice is a record line, not a silence."""
+    if not has_entries(store):
+        if record is not None:
+            record.write("serve_skipped", role="skill_search", variant=variant, task=index,
+                         reason="the store holds no entry yet")  # fmt: skip
+        return [], Usage()
     with read_only(store, profile) as view:
         out = await select_entries(
             model, view, task, strict=strict, k=k, variant=variant, task_id=str(index), record=record,
@@ -70,10 +79,21 @@ async def select(
     return docs, _usage(out)
 
 
+def has_entries(store: Store) -> bool:
+    """Whether any file besides the `MEMORY.md` indexes exists (an entry the agent could cite)."""
+    return any(e.path.name != "MEMORY.md" for e in store.files())
+
+
 async def guide(
     model: Model, store: Store, task: str, *, index: int, record: RunRecord | None, profile: str
 ) -> tuple[str, list[str], Usage]:
-    """GS: guidance the search agent writes for `task`, the files it cites, and what it cost."""
+    """GS: guidance the search agent writes for `task`, the files it cites, and what it cost
+    (nothing, and no model call, while the store holds no entry)."""
+    if not has_entries(store):
+        if record is not None:
+            record.write("serve_skipped", role="guidance", variant="curated-skills-mem-gs", task=index,
+                         reason="the store holds no entry yet")  # fmt: skip
+        return "", [], Usage()
     with read_only(store, profile) as view:
         out = await write_guidance(model, view, task, task_id=str(index), record=record, profile=profile)
     return out.answer or out.text, cited_files(out.citations, store, 100), _usage(out)
