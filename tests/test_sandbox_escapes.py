@@ -249,14 +249,9 @@ def test_catalogue_has_at_least_30_techniques() -> None:
     assert {t.name for t in TECHNIQUES} >= SLOW_TECHNIQUES  # a renamed one would lose its mark
 
 
-@pytest.mark.parametrize(
-    "technique",
-    [pytest.param(t, id=t.name, marks=[pytest.mark.slow] * (t.name in SLOW_TECHNIQUES)) for t in TECHNIQUES],
-)
-def test_escape_fails(ctx: Any, technique: Technique) -> None:
-    c, hits = ctx
-    before_hits = len(hits)
-    cmd = technique.command.format(
+def command(technique: Technique, c: Any) -> str:
+    """The technique's shell command with this world's paths, port and secret filled in."""
+    return technique.command.format(
         secret=c.secret,
         outside=c.outside,
         port=c.port,
@@ -264,6 +259,16 @@ def test_escape_fails(ctx: Any, technique: Technique) -> None:
         secret_text=SECRET,
         linger=LINGER,
     )
+
+
+@pytest.mark.parametrize(
+    "technique",
+    [pytest.param(t, id=t.name, marks=[pytest.mark.slow] * (t.name in SLOW_TECHNIQUES)) for t in TECHNIQUES],
+)
+def test_escape_fails(ctx: Any, technique: Technique) -> None:
+    c, hits = ctx
+    before_hits = len(hits)
+    cmd = command(technique, c)
     harness = Harness(
         open_store(c.root), "shell", config={"shell": ShellLimits(timeout=8, memory_mb=512, max_procs=32)}
     )
@@ -290,14 +295,7 @@ def test_checks_would_catch_an_unconfined_shell(ctx: Any, name: str, tmp_path: P
     checks above can fail."""
     c, hits = ctx
     technique = next(t for t in TECHNIQUES if t.name == name)
-    cmd = technique.command.format(
-        secret=c.secret,
-        outside=c.outside,
-        port=c.port,
-        abstract=c.abstract,
-        secret_text=SECRET,
-        linger=LINGER,
-    )
+    cmd = command(technique, c)
     before_hits = len(hits)
     out = subprocess.run(["bash", "-c", cmd], cwd=tmp_path, capture_output=True, text=True, timeout=30).stdout
     escaped = not technique.held(out, c) or len(hits) > before_hits
