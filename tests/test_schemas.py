@@ -59,9 +59,14 @@ def test_profiles() -> None:
         "search",
         "manage-bm25",
         "search-bm25",
+        "manage-hybrid",
+        "search-hybrid",
         "shell",
         "chunk-retrieval",
         "folder",
     }
+    # the hybrid profiles are the study's profiles plus memdir's `search`, nothing else
+    assert PROFILES["manage-hybrid"] == (*PROFILES["manage"], "search")
+    assert PROFILES["search-hybrid"] == (*PROFILES["search"], "search")
     with pytest.raises(MemdirError, match="unknown profile"):
         profile_specs("root")

@@ -1,4 +1,5 @@
-"""`memdir search` and `memdir reindex`: the BM25 index for people."""
+"""`memdir search` and `memdir reindex`: the search index for people (files by BM25; sections by
+BM25, meaning or both: memdir.store.hybrid)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ import click
 from memdir.cli.store_cmds import _store
 from memdir.errors import MemdirError
 from memdir.store.analysis import best_lines, query_terms
+from memdir.store.embed import require_embedder
+from memdir.store.hybrid import MODES, search_sections, snippet
 from memdir.store.index import SearchIndex
+from memdir.store.store import Store
 
 
 @click.command("search")
@@ -19,11 +23,25 @@ from memdir.store.index import SearchIndex
 @click.option(
     "--path", "scope", default="/memories", show_default=True, help="Folder or file to search within."
 )
-@click.option("--top-k", type=click.IntRange(1, 1000), default=10, show_default=True, help="How many files.")
+@click.option(
+    "--top-k", type=click.IntRange(1, 1000), default=10, show_default=True, help="How many results."
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["files", *MODES]),
+    default="files",
+    show_default=True,
+    help="files: whole files by BM25. bm25, dense, hybrid: sections, by keywords, by meaning "
+    "(embeddings; needs `make embed-model`), or both fused.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
-def search_cmd(root: str, query: str, scope: str, top_k: int, as_json: bool) -> None:
-    """Rank the files of ROOT by BM25 for QUERY (plain keywords; any text is accepted)."""
+def search_cmd(root: str, query: str, scope: str, top_k: int, mode: str, as_json: bool) -> None:
+    """Rank the files of ROOT by BM25 for QUERY, or its sections with --mode (any text is
+    accepted as a query)."""
     store = _store(root)
+    if mode != "files":
+        _sections(store, query, scope, top_k, mode, as_json)
+        return
     try:
         hits = SearchIndex.for_store(store).search(query, scope, top_k)
     except MemdirError as exc:
@@ -55,12 +73,67 @@ def search_cmd(root: str, query: str, scope: str, top_k: int, as_json: bool) -> 
             click.echo(f"     {lineno}: {text}")
 
 
+def _sections(store: Store, query: str, scope: str, top_k: int, mode: str, as_json: bool) -> None:
+    try:
+        if mode != "bm25":
+            require_embedder()
+        hits = search_sections(SearchIndex.for_store(store), query, mode, scope, top_k)
+    except MemdirError as exc:
+        raise click.ClickException(str(exc)) from None
+    rows: list[dict[str, Any]] = []
+    for h in hits:
+        try:
+            text = store.read_text(h.path)
+        except MemdirError:
+            continue
+        rows.append(
+            {
+                "path": h.path,
+                "heading": h.heading,
+                "lines": [h.start, h.end],
+                "score": round(h.score, 6),
+                "ranks": h.ranks,
+                "snippet": [[n, line] for n, line in snippet(text, h, query)],
+            }
+        )
+    if as_json:
+        out = {"query": query, "path": scope, "mode": mode, "results": rows}
+        click.echo(json.dumps(out, ensure_ascii=False, indent=2))
+        return
+    if not rows:
+        click.echo(f"no section matches ({mode})")
+        return
+    for i, r in enumerate(rows, start=1):
+        where = f"{r['lines'][0]}-{r['lines'][1]}"
+        heading = f"  [{r['heading']}]" if r["heading"] else ""
+        click.secho(f"{i:3d}. {r['path']}:{where}{heading}  ({r['score']:.4f})", bold=True)
+        for lineno, text in r["snippet"]:
+            click.echo(f"     {lineno}: {text}")
+
+
 @click.command("reindex")
 @click.argument("root", type=click.Path(exists=True, file_okay=False))
-def reindex_cmd(root: str) -> None:
-    """Rebuild ROOT's search index from its files (the files are the truth; nothing is lost)."""
-    report = SearchIndex.for_store(_store(root)).rebuild()
-    click.echo(f"indexed {report.files} files in {report.seconds:.2f} s")
+@click.option("--sections", is_flag=True, help="Also build the section index (search --mode bm25).")
+@click.option("--dense", is_flag=True, help="Also build section vectors (search --mode dense/hybrid).")
+def reindex_cmd(root: str, sections: bool, dense: bool) -> None:
+    """Rebuild ROOT's search index from its files (the files are the truth; nothing is lost).
+    Section units and vectors are rebuilt too where they existed."""
+    index = SearchIndex.for_store(_store(root))
+    try:
+        if dense:
+            require_embedder()
+        report = index.rebuild()
+        click.echo(f"indexed {report.files} files in {report.seconds:.2f} s")
+        if sections or dense:
+            built = index.enable_units(dense)
+            if built.rebuilt:
+                what = "section units and vectors" if dense else "section units"
+                click.echo(f"built {what} of {built.files} files in {built.seconds:.2f} s")
+    except MemdirError as exc:
+        raise click.ClickException(str(exc)) from None
+    if index.units is not None:
+        dense_name = index.units.dense
+        click.echo(f"section index: {f'with vectors ({dense_name})' if dense_name else 'BM25 only'}")
 
 
 def register(cli: click.Group) -> None:

@@ -55,6 +55,24 @@ def query_terms(query: str) -> list[str]:
     return list(seen)
 
 
+def or_query(schema: Any, terms: list[str], boosts: dict[str, float], scope: str | None = None) -> Any:
+    """The tantivy query of a term list: OR of every term over every boosted field, restricted
+    to documents whose `scope` field names `scope` (a folder or file) when one is given."""
+    should = [
+        (
+            tantivy.Occur.Should,
+            tantivy.Query.boost_query(tantivy.Query.term_query(schema, field, term), boost),
+        )
+        for term in terms
+        for field, boost in boosts.items()
+    ]
+    query = tantivy.Query.boolean_query(should)
+    if scope is None:
+        return query
+    within = tantivy.Query.term_query(schema, "scope", scope)
+    return tantivy.Query.boolean_query([(tantivy.Occur.Must, query), (tantivy.Occur.Must, within)])
+
+
 @dataclass(frozen=True)
 class DocFields:
     """What one memory file contributes to the index, field by field."""

@@ -33,10 +33,12 @@ import tantivy
 from filelock import FileLock
 
 from memdir.errors import MemdirError
-from memdir.store.analysis import ANALYSIS_VERSION, ANALYZER_NAME, analyzer, doc_fields, query_terms
+from memdir.store.analysis import ANALYSIS_VERSION, ANALYZER_NAME, analyzer, doc_fields, or_query, query_terms
 from memdir.store.paths import ROOT, STATE_DIR, MemoryPath, parse_memory_path
 from memdir.store.scan import scan
 from memdir.store.store import Step, Store
+from memdir.store.unit_index import UnitIndex, UnitRow
+from memdir.store.watch import Changes, Watcher
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +72,7 @@ class SyncReport:
     files: int = 0
     seconds: float = 0.0
     rebuilt: bool = False
+    walked: bool = False  # a stat walk of the whole store ran (no change notices to go by)
 
     @property
     def changed(self) -> int:
@@ -107,6 +110,10 @@ class SearchIndex:
         self._id = ""
         self._manifest: dict[str, tuple[int, int]] = {}
         self._data_version = -1
+        self.units: UnitIndex | None = None  # section-level search, once a search by section asked
+        self._watcher: Watcher | None = None
+        self._watch_tried = False  # Watcher.start ran (None after it: no notices here)
+        self._walk_next = True
 
     @classmethod
     def for_store(cls, store: Store) -> SearchIndex:
@@ -172,6 +179,7 @@ class SearchIndex:
             db.close()
             raise
         self._db, self._index, self._id = db, index, identity
+        self.units = UnitIndex.open(self.dir, db)
 
     def _create_empty(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -188,7 +196,8 @@ class SearchIndex:
         index.config_reader(reload_policy="Manual")
         self._id = uuid.uuid4().hex
         (self.dir / "id").write_text(self._id, encoding="ascii")
-        self._db, self._index = db, index
+        self._db, self._index, self.units = db, index, None
+        self._walk_next = True  # a new, empty index: the next sync reads the whole store
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self._manifest_path, timeout=60, check_same_thread=False)
@@ -202,10 +211,14 @@ class SearchIndex:
             with contextlib.suppress(sqlite3.Error):
                 self._db.close()
         self._db, self._index, self._manifest, self._data_version, self._id = None, None, {}, -1, ""
+        self.units = None
 
     def close(self) -> None:
         with self._mutex:
             self._close()
+            if self._watcher is not None:
+                self._watcher.close()
+            self._watcher, self._watch_tried, self._walk_next = None, False, True
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -238,20 +251,25 @@ class SearchIndex:
         writer = self._index.writer(heap_size=heap, num_threads=1)
         rows: list[tuple[str, int, int, int]] = []
         gone: list[str] = []
+        texts: list[tuple[str, str | None]] = []
         try:
             for p in paths:
                 writer.delete_documents_by_term("path", p)
                 found = self._read(p)
                 if found is None:
                     gone.append(p)
+                    texts.append((p, None))
                     continue
-                (size, mtime), doc = found
+                (size, mtime), doc, text = found
                 if doc is not None:
                     writer.add_document(doc)
                 rows.append((p, size, mtime, int(doc is not None)))
+                texts.append((p, text))
             writer.commit()
         finally:
             writer.wait_merging_threads()
+        if self.units is not None:  # before the manifest: a crash in between only costs a re-read
+            self.units.replace(texts)
         with self._db:
             self._db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in gone])
             self._db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", rows)
@@ -261,8 +279,9 @@ class SearchIndex:
         self._index.reload()
         return len(paths)
 
-    def _read(self, path: str) -> tuple[tuple[int, int], Any] | None:
-        """((size, mtime_ns), document or None if unreadable), or None when no such .md file."""
+    def _read(self, path: str) -> tuple[tuple[int, int], Any, str | None] | None:
+        """((size, mtime_ns), document, text), both None if unreadable; None when no such .md
+        file."""
         # Through the store's descriptor chain (safefs), not by path: a folder swapped for a
         # link between a check and the open must not let the index read outside the root.
         try:
@@ -276,41 +295,111 @@ class SearchIndex:
         try:
             text = self.store.safe.read(mp.parts, mp.text).decode("utf-8", errors="replace")
         except (MemdirError, OSError):
-            return key, None
+            return key, None, None
         f = doc_fields(mp.name, text)
         doc = tantivy.Document(path=mp.text, scope=_scopes(mp), text=f.whole, signage=f.signage)
-        return key, doc
+        return key, doc, text
 
     def _disk_manifest(self) -> dict[str, tuple[int, int]]:
         return scan(self.store.root)
 
+    def _changes(self) -> Changes | None:
+        """The change notices since the last search, or None: walk the whole store (the first
+        search of a process, after the index went away, or where there are no notices)."""
+        with self._mutex:
+            if not self._watch_tried:
+                # watches go in before the walk that follows, so no edit falls between them
+                self._watcher, self._watch_tried = Watcher.start(self.store.root), True
+            if self._watcher is None:
+                return None
+            changes = self._watcher.drain()
+            if self._walk_next or self._index is None or self._stale_handle():
+                return None
+            return changes
+
+    def _disk_part(self, changes: Changes) -> dict[str, tuple[int, int]]:
+        """{path: (size, mtime_ns)} of what the notices name that is on disk now."""
+        out: dict[str, tuple[int, int]] = {}
+        for folder in changes.folders:
+            out.update(scan(self.store.root, folder))
+        for path in changes.files - out.keys():
+            try:
+                mp = parse_memory_path(path)
+                st = self.store.safe.lstat(mp.parts, mp.text)
+            except (MemdirError, OSError):
+                continue
+            if st is not None and stat.S_ISREG(st.st_mode) and mp.text == path:
+                out[path] = (st.st_size, st.st_mtime_ns)
+        return out
+
     def sync(self) -> SyncReport:
-        """Catch up with edits made outside the tools: one stat walk, then only what changed."""
+        """Catch up with edits made outside the tools: from the change notices queued since the
+        last search where the kernel gives them (store/watch.py), else from one stat walk; then
+        only what changed is read."""
         start = time.perf_counter()
+        changes = self._changes()
+        if changes is not None and changes.empty:
+            return SyncReport(files=len(self._manifest), seconds=time.perf_counter() - start)
         # The walk runs before taking the lock, so writers never wait for it. A file changed
         # after it is seen here only gets refreshed once more: every update re-reads the disk.
-        disk = self._disk_manifest()
+        disk = self._disk_manifest() if changes is None else self._disk_part(changes)
         with self._locked():
             known = self._load_manifest()
+            if changes is not None:  # compare only what the notices name
+                named = disk.keys() | changes.files
+                named |= {p for p in known if any(p.startswith(f + "/") for f in changes.folders)}
+                known = {p: known[p] for p in named if p in known}
             added = disk.keys() - known.keys()
             removed = known.keys() - disk.keys()
             modified = {p for p in disk.keys() & known.keys() if disk[p] != known[p]}
-            rebuilt = not known and bool(disk)
+            rebuilt = not known and bool(disk) and changes is None
             self._apply(
                 sorted(added | removed | modified), heap=100_000_000 if len(added) > 1000 else 15_000_000
             )
-        return SyncReport(
-            len(added), len(modified), len(removed), len(disk), time.perf_counter() - start, rebuilt
-        )
+            files = len(disk) if changes is None else len(self._manifest)
+            if changes is None:
+                self._walk_next = False
+        seconds, walked = time.perf_counter() - start, changes is None
+        return SyncReport(len(added), len(modified), len(removed), files, seconds, rebuilt, walked)
 
     def rebuild(self) -> SyncReport:
-        """Throw the index away and index every file again."""
+        """Throw the index away and index every file again (section units and vectors too,
+        where a search by section had built them)."""
         with self._mutex, self._flock:  # both reentrant: sync() takes them again
+            self._ensure_open()
+            had_units, dense = self.units is not None, self.units.dense if self.units else None
             self._close()
             self._create_empty()
             report = self.sync()
+            if had_units:
+                self.enable_units(dense is not None)
         report.rebuilt = True
         return report
+
+    def enable_units(self, dense: bool) -> SyncReport:
+        """Build section units (and their vectors, with `dense`) for every indexed file, unless
+        they are there already. Returns what was built (all zero when nothing was)."""
+        start = time.perf_counter()
+        with self._locked():
+            assert self._db is not None
+            if self.units is not None and (self.units.dense or not dense):
+                return SyncReport(files=len(self._load_manifest()))
+            from memdir.store.embed import DEFAULT_EMBEDDER, get_embedder
+
+            if dense:
+                get_embedder(DEFAULT_EMBEDDER)  # fails here, saying what to install, before any change
+            units = UnitIndex.create(self.dir, self._db, DEFAULT_EMBEDDER if dense else None)
+            paths = sorted(self._load_manifest())
+            for i in range(0, len(paths), 256):
+                batch: list[tuple[str, str | None]] = []
+                for p in paths[i : i + 256]:
+                    found = self._read(p)
+                    batch.append((p, None if found is None else found[2]))
+                units.replace(batch)
+            self.units = units
+        return SyncReport(
+            added=len(paths), files=len(paths), seconds=time.perf_counter() - start, rebuilt=True
+        )
 
     # -- searching -------------------------------------------------------------------
     def search(self, query: str, scope: str = ROOT.text, top_k: int = 10, *, sync: bool = True) -> list[Hit]:
@@ -331,19 +420,7 @@ class SearchIndex:
 
     def query(self, terms: list[str], scope: MemoryPath = ROOT) -> Any:
         """The tantivy query: OR of every term over every text field, restricted to `scope`."""
-        should = [
-            (
-                tantivy.Occur.Should,
-                tantivy.Query.boost_query(tantivy.Query.term_query(self._schema, f, t), BOOSTS[f]),
-            )
-            for t in terms
-            for f in TEXT_FIELDS
-        ]
-        q = tantivy.Query.boolean_query(should)
-        if scope.is_root:
-            return q
-        within = tantivy.Query.term_query(self._schema, "scope", scope.text)
-        return tantivy.Query.boolean_query([(tantivy.Occur.Must, q), (tantivy.Occur.Must, within)])
+        return or_query(self._schema, terms, BOOSTS, None if scope.is_root else scope.text)
 
     def _search(self, terms: list[str], scope: MemoryPath, top_k: int) -> list[Hit]:
         with self._mutex:
@@ -354,6 +431,24 @@ class SearchIndex:
             searcher = self._index.searcher()
             result = searcher.search(self.query(terms, scope), limit=top_k, count=False)
             return [Hit(searcher.doc(addr)["path"][0], float(score)) for score, addr in result.hits]
+
+    def section_rankings(
+        self, terms: list[str], vector: Any, scope: str, n: int
+    ) -> dict[str, list[tuple[UnitRow, float]]]:
+        """The `n` best units under `scope` by BM25 (when `terms`) and by cosine to `vector`
+        (when given), each best first. :meth:`enable_units` must have run (store/hybrid.py)."""
+        scope_mp = parse_memory_path(scope)
+        out: dict[str, list[tuple[UnitRow, float]]] = {}
+        with self._mutex:
+            if self.units is None or self._stale_handle():
+                raise MemdirError("the section index is not built; search through memdir.store.hybrid")
+            if terms:
+                hits = self.units.bm25(terms, scope_mp, n)
+                rows = [(self.units.row(path, ordinal), score) for (path, ordinal), score in hits]
+                out["bm25"] = [(row, score) for row, score in rows if row is not None]
+            if vector is not None:
+                out["dense"] = self.units.nearest(vector, scope_mp, n)
+        return out
 
     def num_docs(self) -> int:
         with self._locked():

@@ -22,6 +22,9 @@ PROFILES: dict[str, tuple[str, ...]] = {
     "search": SEARCH,
     "manage-bm25": (*MANAGE, "bm25_full_search"),
     "search-bm25": (*SEARCH, "bm25_full_search"),
+    # memdir's own (not the study's): hybrid search by section, BM25 and embeddings fused
+    "manage-hybrid": (*MANAGE, "search"),
+    "search-hybrid": (*SEARCH, "search"),
     "shell": ("bash",),
     "chunk-retrieval": ("bm25_chunk_retrieve",),
     "folder": ("view", "grep", "rename"),
@@ -66,6 +69,10 @@ def profile_specs(profile: str) -> list[ToolSpec]:
         from memdir.tools.sandbox import require_sandbox
 
         require_sandbox()  # refuse the profile outright: never an unconfined shell
+    if "search" in PROFILES[profile]:
+        from memdir.store.embed import require_embedder
+
+        require_embedder()  # refuse before any call: the model is an optional install
     return [tools[n] for n in PROFILES[profile]]
 
 

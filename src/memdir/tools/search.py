@@ -1,4 +1,5 @@
-"""bm25_full_search and bm25_chunk_retrieve: ranked keyword search over the store's files.
+"""bm25_full_search and bm25_chunk_retrieve: ranked keyword search over the store's files;
+search: hybrid (keywords and meaning) search over its sections (memdir.store.hybrid).
 
 Both rank with the store's BM25 index (memdir.store.index), which catches up with any edit
 made outside the tools before it answers, so results never name a file that is gone or miss
@@ -13,6 +14,7 @@ from memdir.errors import EditError, NotFoundError, PathError
 from memdir.store import frontmatter
 from memdir.store.analysis import best_lines, query_terms
 from memdir.store.chunks import CHUNK_DIR
+from memdir.store.hybrid import MODES, search_sections, snippet
 from memdir.store.index import SearchIndex
 from memdir.store.paths import parse_memory_path
 from memdir.tools.base import ToolContext, tool
@@ -107,3 +109,58 @@ def bm25_chunk_retrieve(ctx: ToolContext, query: str) -> str:
     if not out:
         return f"No chunk matches {query[:200]!r}."
     return "\n\n".join(out)
+
+
+@tool(
+    description="""
+    Search memory by meaning and by keywords at once (hybrid: BM25 and sentence embeddings,
+    fused), so a question finds a section that answers it in other words ("what pet does
+    Alice have" finds "Alice adopted a beagle puppy"). Returns the best sections first, each
+    with its file path, heading path, line range, score and the lines that match; read more
+    with view (start_line, end_line) or section_read. mode "bm25" ranks by keywords only, "dense" by
+    meaning only.
+    """,
+    params={
+        "query": "What to look for: a question or keywords, e.g. 'what pet does Alice have'.",
+        "path": "Folder (or one .md file) to search within; default /memories.",
+        "top_k": f"How many sections to return (default 10, at most {MAX_TOP_K}).",
+        "mode": "hybrid (default), bm25 or dense.",
+    },
+    read_only=True,
+)
+def search(
+    ctx: ToolContext, query: str, path: str = "/memories", top_k: int = 10, mode: str = "hybrid"
+) -> str:
+    if top_k < 1:
+        raise EditError(f"top_k must be at least 1 (at most {MAX_TOP_K})")
+    if mode not in MODES:
+        raise EditError(f"mode must be one of {', '.join(MODES)}, not {mode[:40]!r}")
+    top_k = min(top_k, MAX_TOP_K)
+    mp, disk = ctx.store.resolve(path)
+    if not disk.exists():
+        raise NotFoundError(f"{mp.text} does not exist; search /memories or a folder that exists")
+    if not query.strip() or (mode == "bm25" and not query_terms(query)):
+        return f"No results: the query {query[:80]!r} has no searchable words; search with words."
+    hits = search_sections(SearchIndex.for_store(ctx.store), query, mode, mp.text, top_k)
+    blocks: list[str] = []
+    for hit in hits:
+        try:
+            if parse_memory_path(hit.path).text != hit.path:
+                continue  # a name that parses as another path: results never show it (text.nameable)
+            text = ctx.store.read_text(hit.path)  # for the snippet only: the model reads none of it
+        except Exception:
+            continue  # vanished since the search; the next search drops it
+        ctx.touch(hit.path)
+        where = f"lines {hit.start}-{hit.end}" if hit.end > hit.start else f"line {hit.start}"
+        head = f"{len(blocks) + 1}. {hit.path} {where}"
+        if hit.heading:
+            head += f" [{hit.heading}]"
+        head += f" (score {hit.score:.4f})"
+        lines = [f"   {n}: {line}" for n, line in snippet(text, hit, query)]
+        blocks.append("\n".join([head, *lines]))
+    if not blocks:
+        return f"No section under {mp.text} matches {query[:200]!r}."
+    return (
+        f"{len(blocks)} section(s) under {mp.text} for {query[:200]!r} ({mode}), best first:\n"
+        + "\n".join(blocks)
+    )

@@ -1,0 +1,118 @@
+"""Search by section: BM25, dense (meaning) or both fused, over a store's units.
+
+Keyword search misses a paraphrase ("what pet does Alice have" against "Alice adopted a
+beagle puppy"); meaning search misses rare names and numbers. Hybrid runs both over the same
+units and fuses the two rankings by reciprocal rank (RRF, k=60: a unit's score is the sum of
+1/(k + rank) over the rankings it is in), which needs no score calibration between BM25 and
+cosine. `benchmarks/retrieval.py` measured it against a convex mix of normalised scores on
+every LoCoMo and REALTALK conversation (docs/retrieval.md). Any text is a valid query.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from memdir.errors import MemdirError
+from memdir.store.analysis import best_lines, query_terms
+from memdir.store.embed import DEFAULT_EMBEDDER, get_embedder
+from memdir.store.index import SearchIndex
+from memdir.store.unit_index import UnitRow
+
+Mode = Literal["bm25", "dense", "hybrid"]
+MODES: tuple[Mode, ...] = ("bm25", "dense", "hybrid")
+Fusion = Literal["rrf", "convex"]
+RRF_K = 60
+CONVEX_DENSE_WEIGHT = 0.5
+CANDIDATES = 50  # per ranking, before fusion: far below it a unit adds nothing to RRF
+
+
+@dataclass(frozen=True)
+class SectionHit:
+    """One ranked section: lines `start`..`end` of `path` (1-indexed, inclusive, as `view`
+    numbers them) under the heading path `heading` ("" before the first heading)."""
+
+    path: str
+    heading: str
+    start: int
+    end: int
+    score: float
+    ranks: dict[str, int]  # its 1-based rank in each ranking that holds it ("bm25", "dense")
+
+
+def check_mode(mode: str) -> Mode:
+    if mode not in MODES:
+        raise MemdirError(f"unknown search mode {mode!r}; choose one of {', '.join(MODES)}")
+    return mode
+
+
+def search_sections(
+    index: SearchIndex,
+    query: str,
+    mode: str = "hybrid",
+    scope: str = "/memories",
+    top_k: int = 10,
+    *,
+    sync: bool = True,
+    fusion: Fusion = "rrf",
+) -> list[SectionHit]:
+    """The `top_k` best sections under `scope` for `query`, best first. The first search by
+    section of a store builds its units (and, for dense or hybrid, their vectors)."""
+    check_mode(mode)
+    if sync:
+        index.sync()
+    index.enable_units(dense=mode != "bm25")
+    terms = query_terms(query) if mode != "dense" else []
+    vector = get_embedder(DEFAULT_EMBEDDER).encode([query])[0] if mode != "bm25" and query.strip() else None
+    n = max(CANDIDATES, top_k) if mode == "hybrid" else top_k
+    rankings = index.section_rankings(terms, vector, scope, n)
+    return fuse(rankings, fusion)[:top_k]
+
+
+def fuse(rankings: dict[str, list[tuple[UnitRow, float]]], fusion: Fusion = "rrf") -> list[SectionHit]:
+    """One ranking from several: a single ranking keeps its own scores; several are fused."""
+    if len(rankings) == 1:
+        ((name, ranking),) = rankings.items()
+        return [_hit(row, score, {name: i}) for i, (row, score) in enumerate(ranking, start=1)]
+    scores: dict[tuple[str, int], float] = {}
+    rows: dict[tuple[str, int], UnitRow] = {}
+    ranks: dict[tuple[str, int], dict[str, int]] = {}
+    for name, ranking in rankings.items():
+        top = ranking[0][1] if ranking else 0.0
+        low = ranking[-1][1] if ranking else 0.0
+        for i, (row, score) in enumerate(ranking, start=1):
+            key = (row.path, row.ordinal)
+            rows[key] = row
+            ranks.setdefault(key, {})[name] = i
+            if fusion == "rrf":
+                part = 1.0 / (RRF_K + i)
+            else:
+                weight = CONVEX_DENSE_WEIGHT if name == "dense" else 1.0 - CONVEX_DENSE_WEIGHT
+                part = weight * ((score - low) / (top - low) if top > low else 1.0)
+            scores[key] = scores.get(key, 0.0) + part
+    order = sorted(scores, key=lambda k: (-scores[k], k))
+    return [_hit(rows[k], scores[k], ranks[k]) for k in order]
+
+
+def _hit(row: UnitRow, score: float, ranks: dict[str, int]) -> SectionHit:
+    return SectionHit(row.path, row.heading, row.start, row.end, score, ranks)
+
+
+def snippet(text: str, hit: SectionHit, query: str, n: int = 2, width: int = 240) -> list[tuple[int, str]]:
+    """Up to `n` lines of the hit's section that show the query's words (whole-file line
+    numbers), else its first lines after the heading: a meaning match may share no word."""
+    lines = text.split("\n")
+    first = hit.start
+    if hit.heading and lines[first - 1].lstrip().startswith("#"):
+        first += 1  # the heading is in the hit's heading path already
+    body = lines[first - 1 : hit.end]
+    found = best_lines("\n".join(body), query_terms(query), n=n, width=width)
+    if found:
+        return [(s.lineno + first - 1, s.text) for s in found]
+    out: list[tuple[int, str]] = []
+    for i, line in enumerate(body, start=first):
+        if line.strip():
+            out.append((i, line if len(line) <= width else line[:width] + "…"))
+        if len(out) == n:
+            break
+    return out

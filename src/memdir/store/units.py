@@ -1,0 +1,95 @@
+"""Sections as search units: what section-level BM25 and the dense vectors rank.
+
+A unit is the body under one heading, up to the next heading of any level (the text before the
+first heading is a unit of its own), so a long file with many sections does not blur into one
+match. A unit longer than `MAX_UNIT_CHARS` is cut at line boundaries into windows, each its own
+unit with its own line range: the embedder reads at most 256 word pieces, and a window that
+fits is read whole rather than truncated. Every unit carries its heading path and the file's
+name and description as context (`embed_text`), because a section titled "Diet" means little
+without the file that says whose diet it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memdir.store import frontmatter
+from memdir.store.outline import outline
+
+# ~256 word pieces of English prose: the dense model's input limit (all-MiniLM-L6-v2).
+MAX_UNIT_CHARS = 1000
+# Context taken from the description; more would crowd out the section's own words.
+MAX_CONTEXT_CHARS = 200
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One searchable section (or window of one): lines `start`..`end`, 1-indexed, inclusive,
+    in whole-file numbering, as `view` shows them."""
+
+    path: str
+    ordinal: int
+    heading: str  # the heading path, "# A > ## B"; "" for the text before the first heading
+    start: int
+    end: int
+    text: str  # the unit's lines, heading line included
+    context: str  # "name: description" of the file
+
+    @property
+    def embed_text(self) -> str:
+        head = f"{self.context}\n{self.heading}\n" if self.heading else f"{self.context}\n"
+        return head + self.text
+
+    @property
+    def index_text(self) -> str:
+        """What section-level BM25 reads: the heading path and the body (the file's own
+        signage is scored apart, as in the file index)."""
+        return f"{self.heading}\n{self.text}" if self.heading else self.text
+
+
+def file_context(path: str, text: str) -> str:
+    fm = frontmatter.parse(text)
+    name = fm.name or path.rsplit("/", 1)[-1].removesuffix(".md")
+    desc = " ".join((fm.description or "").split())[:MAX_CONTEXT_CHARS]
+    return f"{name}: {desc}" if desc else name
+
+
+def split_units(path: str, text: str) -> list[Unit]:
+    """The units of one file, in order. Lines without a word are kept inside their unit but a
+    unit with no word at all (a blank preamble) is dropped."""
+    _, fm_lines = frontmatter.split(text)
+    lines = text.split("\n")
+    total = len(lines) - 1 if text.endswith("\n") else len(lines)
+    context = file_context(path, text)
+    heads = outline(text)
+    bounds: list[tuple[str, int, int]] = []  # (heading path, first line, last line)
+    first_body = fm_lines + 1
+    if not heads or heads[0].start > first_body:
+        bounds.append(("", first_body, (heads[0].start - 1) if heads else total))
+    for i, sec in enumerate(heads):
+        stop = heads[i + 1].start - 1 if i + 1 < len(heads) else total
+        bounds.append((sec.path, sec.start, stop))
+    units: list[Unit] = []
+    for heading, start, end in bounds:
+        for a, b in _windows(lines, start, end):
+            body = "\n".join(lines[a - 1 : b])
+            if not any(ch.isalnum() for ch in body) and not heading:
+                continue
+            units.append(Unit(path, len(units), heading, a, b, body, context))
+    return units
+
+
+def _windows(lines: list[str], start: int, end: int) -> list[tuple[int, int]]:
+    """Line ranges covering start..end, each at most MAX_UNIT_CHARS long where lines allow (one
+    over-long line is a window by itself)."""
+    out: list[tuple[int, int]] = []
+    a, size = start, 0
+    for n in range(start, end + 1):
+        width = len(lines[n - 1]) + 1 if n - 1 < len(lines) else 1
+        if size and size + width > MAX_UNIT_CHARS:
+            out.append((a, n - 1))
+            a, size = n, 0
+        size += width
+    if a <= end:
+        out.append((a, end))
+    return out
