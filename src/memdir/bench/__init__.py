@@ -16,6 +16,9 @@ DEFAULTS = {
     "personamem": "pm_32k_18_246eaab7_e185",
     "generated": "gen-s42",
 }
+"""Benchmark -> the study's default sample. LongMemEval has none (500 one-question haystacks,
+none privileged), so it is in BENCHMARKS but not here: it is always loaded by question id."""
+BENCHMARKS = (*DEFAULTS, "longmemeval")
 
 
 def _loader(benchmark: str) -> Callable[[str], Sample]:
@@ -35,13 +38,31 @@ def _loader(benchmark: str) -> Callable[[str], Sample]:
         from memdir.bench import generated
 
         return generated.load
-    raise UnknownSample(f"unknown benchmark {benchmark!r}; choose one of {', '.join(DEFAULTS)}")
+    if benchmark == "longmemeval":
+        from memdir.bench import longmemeval
+
+        return longmemeval.load
+    raise UnknownSample(f"unknown benchmark {benchmark!r}; choose one of {', '.join(BENCHMARKS)}")
 
 
 def load_sample(benchmark: str, sample_id: str | None = None) -> Sample:
     """One sample by benchmark name and id (the study's default sample when id is None)."""
     loader = _loader(benchmark)
+    if not sample_id and benchmark not in DEFAULTS:
+        raise UnknownSample(
+            f"{benchmark} has no default sample; name one, e.g. a LongMemEval question_id or "
+            "oracle:<question_id> (memdir.bench.longmemeval.question_ids() lists them)"
+        )
     return loader(sample_id or DEFAULTS[benchmark])
 
 
-__all__ = ["DEFAULTS", "DataUnavailable", "Fact", "Question", "Sample", "UnknownSample", "load_sample"]
+__all__ = [
+    "BENCHMARKS",
+    "DEFAULTS",
+    "DataUnavailable",
+    "Fact",
+    "Question",
+    "Sample",
+    "UnknownSample",
+    "load_sample",
+]

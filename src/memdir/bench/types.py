@@ -56,6 +56,7 @@ class Question:
     category_code: int | None = None
     order: int = 0
     defective: bool = False
+    date: str | None = None  # when the question is asked (ISO), where the source says (LongMemEval)
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,9 @@ class Fact:
 @dataclass
 class Sample:
     """A conversation of one benchmark: `turns` in stream order, `session_dates` maps a
-    session (or block) number to its ISO date (None when the source has none)."""
+    session (or block) number to its ISO date (None when the source has none). `session_ids`
+    maps a session number to the source's own session id where it has one (LongMemEval, whose
+    session-level recall is scored against those ids); empty otherwise."""
 
     benchmark: str
     id: str
@@ -84,6 +87,7 @@ class Sample:
     session_dates: dict[int, str | None]
     speakers: list[str] = field(default_factory=list)
     facts: list[Fact] = field(default_factory=list)
+    session_ids: dict[int, str] = field(default_factory=dict)
 
     def chunks(self) -> list[Chunk]:
         return chunk_stream(self.turns)
@@ -145,6 +149,7 @@ class Sample:
             turns=turns,
             questions=[q for q in self.questions if q.evidence and all(e in kept for e in q.evidence)],
             session_dates={n: d for n, d in self.session_dates.items() if first <= n <= last},
+            session_ids={n: s for n, s in self.session_ids.items() if first <= n <= last},
             facts=[f for f in self.facts if f.locator in kept],
             speakers=list(self.speakers),
         )
