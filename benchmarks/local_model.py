@@ -66,6 +66,7 @@ async def speed(model: Model) -> dict[str, float]:
     cfg = GenerateConfig(max_tokens=1, temperature=0.0)
     out = await model.generate([ChatMessage("user", f"{text}\nReply OK.")], [], cfg)
     prompt_tps = out.usage.input_uncached / out.usage.seconds
+    prompt_tokens = out.usage.input_uncached  # what the prompt speed is over
     cfg = GenerateConfig(max_tokens=200, temperature=0.0)
     out = await model.generate(
         [ChatMessage("user", "Write a long story about a lighthouse keeper.")], [], cfg
@@ -73,7 +74,8 @@ async def speed(model: Model) -> dict[str, float]:
     return {
         "prompt_tokens_per_s": round(prompt_tps, 1),
         "generation_tokens_per_s": round(out.usage.output / out.usage.seconds, 1),
-        "prompt_tokens": out.usage.prompt,
+        "prompt_tokens": prompt_tokens,
+        "generated_tokens": out.usage.output,
     }
 
 

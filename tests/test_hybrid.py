@@ -17,12 +17,17 @@ import pytest
 from click.testing import CliRunner
 from mcp import Client, StdioServerParameters
 
+from memdir.agents.offline.searcher import LexicalSearcher
 from memdir.cli.main import cli
+from memdir.eval.runner import RunConfig, run_eval
+from memdir.skills.retrieve import retrieval
+from memdir.store.chunks import build_chunk_store
 from memdir.store.embed import embedder_missing
 from memdir.store.hybrid import search_sections
 from memdir.store.index import SearchIndex
 from memdir.store.store import Store
 from memdir.store.units import MAX_UNIT_CHARS, split_units
+from memdir.stream import Turn
 from memdir.tools.profiles import Harness, profile_specs
 from memdir.tools.wiring import open_store
 
@@ -248,3 +253,97 @@ async def test_mcp_serves_the_search_tool(store: Store) -> None:
         r = await client.call_tool("search", {"query": "what pet does Alice have", "top_k": 1})
         body = "".join(c.text for c in r.content)
         assert not r.is_error and "/memories/people/alice.md lines 5-6 [# Alice]" in body
+
+
+STREAM = [
+    Turn("S1T1", "Calvin", "I finally bought tickets for the Tokyo concert!", "8 May 2023"),
+    Turn("S1T2", "Dave", "Nice, which band?", "8 May 2023"),
+    Turn("S1T3", "Calvin", "The jazz trio from Osaka, front row.", "8 May 2023"),
+    Turn("S2T1", "Dave", "My car broke down again on the highway.", "20 May 2023"),
+    Turn("S2T2", "Calvin", "Take it to the garage near the lake.", "20 May 2023"),
+    Turn("S2T3", "Dave", "Good idea, I will call the mechanic.", "20 May 2023"),
+    Turn("S3T1", "Calvin", "Started pottery classes on Tuesdays.", "2 June 2023"),
+    Turn("S3T2", "Dave", "Pottery sounds relaxing.", "2 June 2023"),
+]
+
+
+@needs_embedder
+def test_hybrid_chunk_retrieve_finds_a_paraphrased_chunk_in_full(tmp_path: Path) -> None:
+    s = build_chunk_store(
+        open_store(tmp_path / "chunks", create=True), [STREAM[0:3], STREAM[3:6], STREAM[6:8]]
+    )
+    h = Harness(s, "chunk-retrieval-hybrid")
+    assert h.specs.keys() == {"hybrid_chunk_retrieve"}
+    res = h.call("hybrid_chunk_retrieve", {"query": "What went wrong with Dave's vehicle?"})
+    assert not res.is_error, res.text
+    assert res.text.startswith("=== /memories/chunks/chunk-0002.md (rank 1")
+    assert s.read_text("/memories/chunks/chunk-0002.md").rstrip() in res.text
+    shown = re.findall(r"^=== (/memories/\S+) \(rank", res.text, flags=re.M)
+    assert len(shown) == 3 and len(set(shown)) == 3  # three distinct chunks, never MEMORY.md
+    assert res.meter.bytes_read == sum(len(s.read_text(p).encode()) for p in shown)
+
+
+@needs_embedder
+def test_the_offline_searcher_reads_the_sections_search_ranks(store: Store) -> None:
+    h = Harness(store, "search-hybrid")
+    searcher = LexicalSearcher(h)
+    lines = searcher.retrieve("What kind of puppy did Alice adopt?")
+    names = [c["name"] for c in searcher.calls]
+    assert "search" in names
+    views = [c["args"] for c in searcher.calls if c["name"] == "view" and "start_line" in c["args"]]
+    assert {"path": "/memories/people/alice.md", "start_line": 5, "end_line": 6} in views
+    assert lines and "beagle puppy" in lines[0].text
+
+
+@needs_embedder
+def test_eval_runs_the_hybrid_chunk_variant_offline(tmp_path: Path) -> None:
+    config = RunConfig(
+        benchmark="generated",
+        conversations=["gen-s3-p2-n4-t3-a2-c1"],
+        variants=["chunk-retrieval", "chunk-retrieval-hybrid"],
+        builder_model="offline",
+        search_model="offline",
+    )
+    summary = run_eval(config, tmp_path / "run", progress=False)
+    rows = [json.loads(x) for x in (tmp_path / "run" / "answers.jsonl").read_text().splitlines()]
+    hybrid = [r for r in rows if r["variant"] == "chunk-retrieval-hybrid"]
+    assert hybrid and len(hybrid) == len([r for r in rows if r["variant"] == "chunk-retrieval"])
+    assert all(r["search"]["tool_calls"] == 1 for r in hybrid) and any(r["citations"] for r in hybrid)
+    calls = [json.loads(x) for x in (tmp_path / "run" / "calls.jsonl").read_text().splitlines()]
+    used = {
+        c["name"]
+        for row in calls
+        if row.get("variant") == "chunk-retrieval-hybrid"
+        for c in row.get("calls", [])
+    }
+    assert used == {"hybrid_chunk_retrieve"}
+    assert {c["variant"] for c in summary["cells"]} == {"chunk-retrieval", "chunk-retrieval-hybrid"}
+
+
+@needs_embedder
+def test_the_skill_settings_hybrid_retrieval_reads_whole_entries(tmp_path: Path) -> None:
+    s = open_store(tmp_path / "skills", create=True)
+    h = Harness(s, "manage")
+    h.call_or_raise(
+        "create",
+        {
+            "path": "/memories/procedures/heat.md",
+            "file_text": note(
+                "heat", "How to heat an object", "# Heat\n1. take it\n2. go to the microwave\n3. heat it"
+            ),
+        },
+    )
+    h.call_or_raise(
+        "create",
+        {
+            "path": "/memories/procedures/clean.md",
+            "file_text": note(
+                "clean", "How to clean an object", "# Clean\n1. take it\n2. go to the sinkbasin\n3. clean it"
+            ),
+        },
+    )
+    chosen = retrieval("center-hybrid").fn(
+        Harness(s, "search-hybrid"), "warm up some egg and put it in the fridge", 1
+    )
+    assert [d.path for d in chosen] == ["/memories/procedures/heat.md"]
+    assert chosen[0].text.rstrip() == s.read_text("/memories/procedures/heat.md").rstrip()  # read whole

@@ -3,7 +3,8 @@
 Each retriever goes through the read-only harness of one study setting, like a search agent
 would, so every read is metered by that harness. `center` ranks with `grep`: one alternation
 pattern of the task's content words, each file scored by the inverse document frequency of the
-words it contains. `center-bm25` ranks with `bm25_full_search`. `shell` runs the same ranking
+words it contains. `center-bm25` ranks with `bm25_full_search`, `center-hybrid` with `search`
+(sections by BM25 and embeddings, docs/retrieval.md). `shell` runs the same ranking
 as `center` through the sandboxed `bash` tool (one `grep -rwoiE` over the store) and reads the
 chosen files with `cat`. :data:`RETRIEVALS` maps each tool set's name to its profile and retriever.
 """
@@ -49,6 +50,7 @@ PAGE_OVERHEAD = 120  # the shell paging's counts line and marker, with room to s
 BM25_MAX_TOP_K = 50  # bm25_full_search answers at most this many files
 _HIT = re.compile(r"^(/memories/.+?\.md):(\d+): ", re.MULTILINE)
 _BM25_HIT = re.compile(r"^\d+\. (/memories/.+?\.md) \(score (-?[0-9.]+(?:e[-+]?\d+)?)\)", re.MULTILINE)
+_SECTION_HIT = re.compile(r"^\d+\. (/memories/\S+?\.md) lines? \d+", re.M)  # a `search` result
 _NUMBERED = re.compile(r"^ *\d+\t", re.MULTILINE)
 
 
@@ -140,6 +142,19 @@ def bm25_retrieve(harness: Harness, task: str, k: int) -> list[Doc]:
             break
         asked = min(BM25_MAX_TOP_K, asked + k - len(best))
     chosen = sorted(best, key=lambda p: -best[p])[:k]  # stable: the tool's order among equal scores
+    return [Doc(p, read_whole(harness, p)) for p in chosen]
+
+
+def hybrid_retrieve(harness: Harness, task: str, k: int) -> list[Doc]:
+    """Top-k whole files by the `search` tool (sections by BM25 and embeddings fused), each file
+    at its best section's rank; the task's own wording is the query, which the embedding reads.
+    Folder indexes are skipped, as in `bm25_retrieve`."""
+    if not task.strip() or k < 1:
+        return []
+    res = harness.call("search", {"query": task, "top_k": BM25_MAX_TOP_K})
+    if res.is_error:
+        raise MemdirError(f"search failed: {res.text}")
+    chosen = [p for p in dict.fromkeys(_SECTION_HIT.findall(res.text)) if not _is_index(p)][:k]
     return [Doc(p, read_whole(harness, p)) for p in chosen]
 
 
@@ -265,6 +280,7 @@ RETRIEVALS: dict[str, Retrieval] = {
     for r in (
         Retrieval("center", grep_retrieve),
         Retrieval("center-bm25", bm25_retrieve),
+        Retrieval("center-hybrid", hybrid_retrieve),
         Retrieval("shell", shell_retrieve),
     )
 }

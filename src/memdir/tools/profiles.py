@@ -27,12 +27,15 @@ PROFILES: dict[str, tuple[str, ...]] = {
     "search-hybrid": (*SEARCH, "search"),
     "shell": ("bash",),
     "chunk-retrieval": ("bm25_chunk_retrieve",),
+    "chunk-retrieval-hybrid": ("hybrid_chunk_retrieve",),
     "folder": ("view", "grep", "rename"),
 }
+EMBEDDING_TOOLS = frozenset({"search", "hybrid_chunk_retrieve"})  # need the `embed` extra
 # The study's tool sets: name -> (build profile, search profile).
 TOOL_SETS: dict[str, tuple[str, str]] = {
     "center": ("manage", "search"),
     "center-bm25": ("manage-bm25", "search-bm25"),
+    "center-hybrid": ("manage-hybrid", "search-hybrid"),  # memdir's own: the study's plus `search`
     "shell": ("shell", "shell"),
 }
 
@@ -69,7 +72,7 @@ def profile_specs(profile: str) -> list[ToolSpec]:
         from memdir.tools.sandbox import require_sandbox
 
         require_sandbox()  # refuse the profile outright: never an unconfined shell
-    if "search" in PROFILES[profile]:
+    if EMBEDDING_TOOLS.intersection(PROFILES[profile]):
         from memdir.store.embed import require_embedder
 
         require_embedder()  # refuse before any call: the model is an optional install

@@ -86,18 +86,47 @@ def bm25_full_search(ctx: ToolContext, query: str, path: str = "/memories", top_
     read_only=True,
 )
 def bm25_chunk_retrieve(ctx: ToolContext, query: str) -> str:
-    if not ctx.store.is_dir(CHUNK_DIR):
-        raise NotFoundError(f"this store has no {CHUNK_DIR.text} folder; it is not a chunk-retrieval store")
+    _require_chunks(ctx)
     if not query_terms(query):
         return f"No results: the query {query[:80]!r} has no searchable words; search with keywords."
     hits = SearchIndex.for_store(ctx.store).search(query, CHUNK_DIR.text, CHUNKS_RETURNED + 1)
+    return _chunks(ctx, [(h.path, h.score) for h in hits], query)
+
+
+@tool(
+    description="""
+    Retrieve raw conversation chunks by meaning and keywords at once (hybrid: BM25 and sentence
+    embeddings, fused): returns the 3 best-matching chunks in full, each with its path; every
+    turn carries its locator, e.g. [S6T5]. Ask in words or as a question.
+    """,
+    params={"query": "What to look for, e.g. 'when did Calvin play in Tokyo'."},
+    read_only=True,
+)
+def hybrid_chunk_retrieve(ctx: ToolContext, query: str) -> str:
+    _require_chunks(ctx)
+    if not query.strip():
+        return "No results: the query is empty; ask in words."
+    hits = search_sections(SearchIndex.for_store(ctx.store), query, "hybrid", CHUNK_DIR.text, 40)
+    best: dict[str, float] = {}
+    for hit in hits:  # a chunk ranks by its best unit
+        best.setdefault(hit.path, hit.score)
+    return _chunks(ctx, list(best.items()), query)
+
+
+def _require_chunks(ctx: ToolContext) -> None:
+    if not ctx.store.is_dir(CHUNK_DIR):
+        raise NotFoundError(f"this store has no {CHUNK_DIR.text} folder; it is not a chunk-retrieval store")
+
+
+def _chunks(ctx: ToolContext, ranked: list[tuple[str, float]], query: str) -> str:
+    """The first CHUNKS_RETURNED chunk files of a ranking, in full (counted as read)."""
     out: list[str] = []
-    for hit in hits:
+    for path, score in ranked:
         try:
-            mp = parse_memory_path(hit.path)
+            mp = parse_memory_path(path)
         except PathError:
             continue  # written outside the tools under a name no path can spell (text.nameable)
-        if mp.text != hit.path:
+        if mp.text != path:
             continue  # a name that parses as another path (trailing blanks): not shown either
         if mp.name == "MEMORY.md" or len(out) == CHUNKS_RETURNED:
             continue
@@ -105,7 +134,7 @@ def bm25_chunk_retrieve(ctx: ToolContext, query: str) -> str:
             text = ctx.read_text(mp)
         except Exception:
             continue
-        out.append(f"=== {mp.text} (rank {len(out) + 1}, score {hit.score:.2f}) ===\n{text.rstrip()}")
+        out.append(f"=== {mp.text} (rank {len(out) + 1}, score {score:.2f}) ===\n{text.rstrip()}")
     if not out:
         return f"No chunk matches {query[:200]!r}."
     return "\n\n".join(out)

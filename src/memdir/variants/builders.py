@@ -3,6 +3,8 @@
 - closed-book: no store at all; the search model answers alone (the floor).
 - chunk-retrieval: the stream's chunks, one file each, BM25-indexed; search gets only
   `bm25_chunk_retrieve` (top 3 chunks in full).
+- chunk-retrieval-hybrid (memdir's, not the study's): the same chunks, searched with
+  `hybrid_chunk_retrieve` (BM25 and embeddings fused by section, top 3 chunks in full).
 - verbatim-dump: one file per session (see `dump.py`), zero model cost.
 - foldered: the dump, then a model moves its session files into folders; verified move-only
   (every file's bytes identical before and after).
@@ -27,6 +29,7 @@ from memdir.agents.baselines import require_model
 from memdir.analytics.integrity import diff_facts
 from memdir.errors import MemdirError
 from memdir.store.chunks import build_chunk_store
+from memdir.store.embed import require_embedder
 from memdir.store.store import Store
 from memdir.tools.wiring import open_store
 from memdir.variants.base import BuildContext, Built, VariantUnavailable
@@ -42,6 +45,15 @@ async def closed_book(ctx: BuildContext) -> Built:
 async def chunk_retrieval(ctx: BuildContext) -> Built:
     store = build_chunk_store(open_store(ctx.store_dir, create=True), ctx.sample.chunks())
     return Built("chunk-retrieval", store, "chunk-retrieval")
+
+
+async def chunk_retrieval_hybrid(ctx: BuildContext) -> Built:
+    try:
+        require_embedder()
+    except MemdirError as exc:
+        raise VariantUnavailable(f"chunk-retrieval-hybrid needs the embedding model: {exc}") from None
+    store = build_chunk_store(open_store(ctx.store_dir, create=True), ctx.sample.chunks())
+    return Built("chunk-retrieval-hybrid", store, "chunk-retrieval-hybrid")
 
 
 async def verbatim_dump(ctx: BuildContext) -> Built:
@@ -125,6 +137,7 @@ VARIANTS: dict[str, ConversationVariant] = {
     for v in (
         ConversationVariant("closed-book", closed_book),
         ConversationVariant("chunk-retrieval", chunk_retrieval),
+        ConversationVariant("chunk-retrieval-hybrid", chunk_retrieval_hybrid),
         ConversationVariant("verbatim-dump", verbatim_dump),
         ConversationVariant("foldered", foldered, needs_model=True),
         ConversationVariant("reorg-preserve", reorg_preserve, needs_model=True),

@@ -5,7 +5,8 @@ It navigates before it reads. The root listing (names, sizes, descriptions; no f
 shows which folders the question names, a person's folder say; the searcher reads that folder's
 `MEMORY.md`, and when the index lists a keyed-fact section the question cues (someone's home,
 job, diet) it reads that section: `toc`, then `section_read`. Candidate lines come from grep for
-the question's content words (or bm25_full_search when the profile has it), inside the named
+the question's content words (or bm25_full_search when the profile has it; with `search`, the
+sections it ranks by meaning and keywords are read, and only them), inside the named
 folders when there are any (their name is then no longer a search word: every line there is
 about them), else over the store. The best-ranked files are then read: a small file whole, a
 larger one by the section around its best hit (`toc`, `section_read`), whole only when no section
@@ -39,6 +40,8 @@ PAST_WORDS = re.compile(
 DATE_Q = re.compile(r"^\s*(when|what (date|day|year|month))\b", re.I)
 CHUNK_TURN = re.compile(rf"^\[(?P<loc>{TURN})\] (?P<rest>.*)$")  # a turn as a chunk shows it
 DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
+SECTION_HIT = re.compile(r"^\d+\. (?P<path>/memories/\S+?\.md) lines? (?P<a>\d+)(?:-(?P<b>\d+))?", re.M)
+CHUNK_TOOLS = ("bm25_chunk_retrieve", "hybrid_chunk_retrieve")
 TOP_FILES = 3
 GREP_MAX = 300
 SMALL_FILE = 2048
@@ -87,8 +90,9 @@ class LexicalSearcher:
             q_terms = [w.lower() for w in WORD.findall(question) if w.lower() not in STOPWORDS][:5]
         if not q_terms:
             return []
-        if "grep" not in self.h.specs and "bm25_chunk_retrieve" in self.h.specs:
-            return self._from_chunks(question, q_terms)
+        chunk_tool = next((t for t in CHUNK_TOOLS if t in self.h.specs), None)
+        if "grep" not in self.h.specs and chunk_tool:
+            return self._from_chunks(chunk_tool, question, q_terms)
         found: dict[tuple[str, int], Line] = {}
         file_rank: Counter[str] = Counter()
         entries = self._listing("/memories")
@@ -102,7 +106,13 @@ class LexicalSearcher:
         names = navigate.name_stems(scopes)
         probe = [t for t in q_terms if t not in names] or q_terms
         for scope in scopes or ["/memories"]:
-            if "bm25_full_search" in self.h.specs:
+            if "search" in self.h.specs:  # by section, meaning and keywords: read what it ranks
+                text, err = self._call("search", query=question, path=scope, top_k=TOP_FILES)
+                for i, sec in enumerate(SECTION_HIT.finditer("" if err else text)):
+                    file_rank[sec["path"]] += 10.0 / (i + 1)  # type: ignore[assignment]
+                    for ln in self._read_lines(sec["path"], int(sec["a"]), int(sec["b"] or sec["a"])):
+                        found.setdefault((ln.path, ln.n), ln)
+            elif "bm25_full_search" in self.h.specs:
                 text, err = self._call("bm25_full_search", query=" ".join(probe), path=scope, top_k=TOP_FILES)
                 if not err:
                     for i, path in enumerate(dict.fromkeys(re.findall(r"/memories/\S+?\.md", text))):
@@ -142,10 +152,12 @@ class LexicalSearcher:
         self.sizes.update({e.path: e.size for e in entries if not e.is_dir})
         return entries
 
-    def _from_chunks(self, question: str, q_terms: list[str]) -> list[Line]:
-        """The chunk-retrieval profile: one retrieval, every line of the returned chunks scored
-        (each chunk comes back in full, so its line numbers are the file's)."""
-        text, err = self._call("bm25_chunk_retrieve", query=" ".join(q_terms))
+    def _from_chunks(self, tool: str, question: str, q_terms: list[str]) -> list[Line]:
+        """The chunk-retrieval profiles: one retrieval, every line of the returned chunks scored
+        (each chunk comes back in full, so its line numbers are the file's). BM25 gets the
+        question's terms; hybrid the question itself, whose wording the embedding reads."""
+        query = " ".join(q_terms) if tool == "bm25_chunk_retrieve" else question
+        text, err = self._call(tool, query=query)
         if err:
             return []
         lines: list[Line] = []
@@ -201,6 +213,11 @@ class LexicalSearcher:
                 sec = min(inside, key=lambda s: s[2] - s[1])
                 return self._numbered(path, *self._call("section_read", path=path, section_path=sec[0]))
         return self._numbered(path, *self._call("view", path=path))
+
+    def _read_lines(self, path: str, start: int, end: int) -> list[Line]:
+        """The lines of a section `search` ranked, and no more."""
+        self.opened.add(path)
+        return self._numbered(path, *self._call("view", path=path, start_line=start, end_line=end))
 
     @staticmethod
     def _numbered(path: str, text: str, err: bool) -> list[Line]:
