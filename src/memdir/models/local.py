@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from memdir.cache import models_dir
 from memdir.models.base import ModelError
 
 
@@ -67,14 +68,6 @@ def local_spec(name: str) -> LocalModelSpec:
     if alias not in LOCAL_MODELS:
         raise ModelError(f"unknown local model {alias!r}; known: {', '.join(LOCAL_MODELS)}")
     return LOCAL_MODELS[alias]
-
-
-def models_dir() -> Path:
-    """`MEMDIR_MODELS`, else `$XDG_CACHE_HOME/memdir/models`, else `~/.cache/memdir/models`."""
-    if os.environ.get("MEMDIR_MODELS"):
-        return Path(os.environ["MEMDIR_MODELS"])
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "memdir" / "models"
 
 
 def model_path(spec: LocalModelSpec = QWEN_CODER_1_5B) -> Path:

