@@ -363,3 +363,37 @@ def test_a_long_section_scores_by_its_best_window(tmp_path: Path) -> None:
     (hit,) = search_sections(SearchIndex.for_store(s), "what pet does Alice have", "dense", top_k=1)
     text = s.read_text("/memories/log.md").split("\n")
     assert hit.path == "/memories/log.md" and "beagle puppy" in "\n".join(text[hit.start - 1 : hit.end])
+
+
+@needs_embedder
+def test_vectors_in_memory_follow_every_write_and_compaction(store: Store) -> None:
+    index = SearchIndex.for_store(store)
+    assert top(store, "what pet does Alice have", "dense")[0][0] == "/memories/people/alice.md"  # loaded
+    h = Harness(store, "manage")
+    for i in range(40):  # rewrites leave dead rows behind until the matrix is compacted
+        body = f"# Bob\n## Work {i}\nBob repairs bicycles, job number {i}.\n## Home\nBob lives by the river."
+        h.call_or_raise(
+            "create", {"path": f"/memories/people/bob{i}.md", "file_text": note(f"bob{i}", "Bob", body)}
+        )
+        if i:
+            h.call_or_raise("delete", {"path": f"/memories/people/bob{i - 1}.md"})
+    assert index.units is not None and index.units._alive.size < 3 * 40  # compacted at least once
+    h.call_or_raise(
+        "str_replace",
+        {
+            "path": "/memories/people/alice.md",
+            "old_str": "adopted a beagle puppy",
+            "new_str": "bought a red kayak",
+        },
+    )
+    hits = search_sections(index, "what boat does Alice own", "dense", top_k=10)
+    kayak = [x for x in hits if x.path == "/memories/people/alice.md" and x.heading == "# Alice"]
+    assert kayak and hits.index(kayak[0]) == 0
+    paths = {x.path for x in search_sections(index, "bicycles", "dense", top_k=50)}
+    assert paths & {f"/memories/people/bob{i}.md" for i in range(40)} == {"/memories/people/bob39.md"}
+    fresh = SearchIndex(store)  # another reader loads the same vectors from the table
+    try:
+        again = search_sections(fresh, "what boat does Alice own", "dense", top_k=1)
+        assert (again[0].path, again[0].heading) == ("/memories/people/alice.md", "# Alice")
+    finally:
+        fresh.close()

@@ -79,8 +79,11 @@ class UnitIndex:
         self._rows: list[UnitRow] = []  # one per unit in the matrix
         self._row_of: dict[tuple[str, int], int] = {}
         self._alive = np.zeros(0, dtype=bool)  # per unit
+        self._of_path: dict[str, list[int]] = {}
         self._starts = np.zeros(0, dtype=np.int64)  # each unit's first matrix row
-        self._matrix: Vectors = np.zeros((0, 0), dtype=np.float32)  # one row per window
+        # one row per window; room to grow, so a file update appends without copying the rest
+        self._buf: Vectors = np.zeros((0, 0), dtype=np.float32)
+        self._used = 0
         self._version = -1
 
     # -- creating and opening ----------------------------------------------------------
@@ -189,8 +192,10 @@ class UnitIndex:
         return len(units)
 
     def _drop_rows(self, paths: set[str]) -> None:
-        for key in [k for k in self._row_of if k[0] in paths]:
-            self._alive[self._row_of.pop(key)] = False
+        for path in paths:
+            for i in self._of_path.pop(path, []):
+                self._alive[i] = False
+                self._row_of.pop((path, self._rows[i].ordinal), None)
 
     def _append(self, units: list[Unit], vectors: list[Vectors] | None) -> None:
         if vectors is None or not units:
@@ -199,28 +204,45 @@ class UnitIndex:
         for i, u in enumerate(units):
             self._rows.append(UnitRow(u.path, u.ordinal, u.heading, u.start, u.end))
             self._row_of[(u.path, u.ordinal)] = n + i
-        first = self._matrix.shape[0] if self._matrix.size else 0
+            self._of_path.setdefault(u.path, []).append(n + i)
         counts = np.array([len(v) for v in vectors], dtype=np.int64)
-        starts = first + np.concatenate([[0], np.cumsum(counts)[:-1]])
+        starts = self._used + np.concatenate([[0], np.cumsum(counts)[:-1]])
         block = np.vstack(vectors)
-        self._matrix = np.vstack([self._matrix, block]) if self._matrix.size else block
+        need = self._used + len(block)
+        if need > len(self._buf) or self._buf.shape[1] != block.shape[1]:
+            grown = np.zeros((max(need, 2 * len(self._buf), 1024), block.shape[1]), dtype=np.float32)
+            grown[: self._used] = self._buf[: self._used]
+            self._buf = grown
+        self._buf[self._used : need] = block
+        self._used = need
         self._starts = np.concatenate([self._starts, starts])
         self._alive = np.concatenate([self._alive, np.ones(len(units), dtype=bool)])
         if self._alive.size > 64 and self._alive.sum() * 2 < self._alive.size:
             self._compact()
 
+    @property
+    def _matrix(self) -> Vectors:
+        return self._buf[: self._used]
+
     def _counts(self) -> npt.NDArray[np.int64]:
-        return np.diff(np.append(self._starts, self._matrix.shape[0]))
+        return np.diff(np.append(self._starts, self._used))
+
+    def _index_paths(self) -> None:
+        self._row_of = {(r.path, r.ordinal): i for i, r in enumerate(self._rows)}
+        self._of_path = {}
+        for i, r in enumerate(self._rows):
+            self._of_path.setdefault(r.path, []).append(i)
 
     def _compact(self) -> None:
         keep = np.flatnonzero(self._alive)
         counts = self._counts()
-        self._matrix = self._matrix[np.repeat(self._alive, counts)]
+        self._buf = self._matrix[np.repeat(self._alive, counts)]
+        self._used = len(self._buf)
         kept = counts[keep]
         self._starts = np.concatenate([[0], np.cumsum(kept)[:-1]]).astype(np.int64)
         self._rows = [self._rows[i] for i in keep]
         self._alive = np.ones(len(keep), dtype=bool)
-        self._row_of = {(r.path, r.ordinal): i for i, r in enumerate(self._rows)}
+        self._index_paths()
 
     def _load(self) -> None:
         """(Re)load rows and vectors from the table when it changed under another connection."""
@@ -236,10 +258,11 @@ class UnitIndex:
             rows.append(UnitRow(path, ordinal, heading, start, end))
             blocks.append(np.frombuffer(vec, dtype=np.float32).reshape(-1, dim))
         self._rows = rows
-        self._row_of = {(r.path, r.ordinal): i for i, r in enumerate(rows)}
+        self._index_paths()
         counts = np.array([len(b) for b in blocks], dtype=np.int64)
         self._starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64) if blocks else counts
-        self._matrix = np.vstack(blocks) if blocks else np.zeros((0, 0), dtype=np.float32)
+        self._buf = np.vstack(blocks) if blocks else np.zeros((0, 0), dtype=np.float32)
+        self._used = len(self._buf)
         self._alive = np.ones(len(rows), dtype=bool)
         self._version = version
 
