@@ -8,6 +8,7 @@ import click
 from memdir import __version__
 from memdir.cli import (
     agent_cmds,
+    bench_cmd,
     data_cmd,
     demo_cmd,
     eval_cmd,
@@ -34,6 +35,7 @@ COMMAND_MODULES = (
     eval_cmd,
     skills_cmd,
     local_cmd,
+    bench_cmd,
 )
 
 

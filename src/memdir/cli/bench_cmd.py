@@ -1,0 +1,362 @@
+"""`memdir bench retrieval`: retrieval quality per search mode, without any LLM.
+
+The figures come from `memdir.eval.retrieval` (definitions in its docstring); this module picks
+the samples, shows progress on stderr, prints one table per benchmark, and writes
+`retrieval.json` (every figure: per conversation, averaged over conversations, pooled over
+questions) and `retrieval.png` (recall@k any against k) into the run folder. The tables show
+the figures averaged over conversations, each conversation weighing the same, as the issue's
+targets are stated.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from memdir.errors import MemdirError
+
+if TYPE_CHECKING:
+    from memdir.eval.retrieval import ConversationResult
+
+BENCHMARKS = ("locomo", "realtalk")  # what `all` runs; longmemeval only when named (hundreds of MB)
+SECTION_COLUMNS = ("store / mode", "questions", "R@1", "R@3", "R@5", "R@10", "top-5 KB", "build s", "ms p50")
+CHUNK_COLUMNS = (
+    *("mode", "questions", "R@1", "R@3", "R@5", "R@10", "R@5 all"),
+    *("session R@5", "nDCG@10", "build s", "ms p50"),
+)
+
+
+def samples(benchmark: str, ids: Sequence[str] | None) -> list[Any]:
+    """The benchmark's samples (every one, or those of `ids` it has), in its own order."""
+    from memdir.bench import load_sample
+
+    if benchmark == "longmemeval":
+        from memdir.bench import longmemeval
+
+        found = longmemeval.load_all()  # DataUnavailable, saying where to put the file
+        return [s for s in found if ids is None or s.id in ids]
+    from memdir.bench import locomo, realtalk
+
+    known = locomo.sample_ids() if benchmark == "locomo" else realtalk.sample_ids()
+    return [load_sample(benchmark, c) for c in known if ids is None or c in ids]
+
+
+def sessions_hook(benchmark: str) -> Callable[[Any, Any], set[int]] | None:
+    """LongMemEval scores sessions against its own answer sessions; the others use evidence."""
+    if benchmark != "longmemeval":
+        return None
+    from memdir.bench.longmemeval import answer_sessions
+
+    return lambda sample, _question: answer_sessions(sample)
+
+
+def run_retrieval(
+    benchmarks: Sequence[str],
+    conversations: Sequence[str] | None,
+    modes: Sequence[str],
+    questions: int | None,
+    sections: bool,
+    out: Path,
+    progress: bool = True,
+    fresh: bool = False,
+) -> dict[str, Any]:
+    """Run every benchmark, write retrieval.json and retrieval.png to `out`, return the record.
+    Each conversation's raw figures go to `out/conversations/` as it finishes, and a later run
+    with the same settings reads them back instead of measuring again (unless `fresh`): a run
+    stopped half way resumes."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from memdir.bench.data import DataUnavailable
+    from memdir.eval import retrieval as rt
+    from memdir.store.embed import configured
+
+    start = time.perf_counter()
+    loaded: dict[str, list[Any]] = {}
+    unavailable: dict[str, str] = {}
+    for b in benchmarks:
+        try:
+            loaded[b] = samples(b, conversations)
+        except DataUnavailable as exc:
+            unavailable[b] = str(exc)
+    if conversations is not None:
+        have = {s.id for found in loaded.values() for s in found}
+        missing = [c for c in conversations if c not in have]
+        if missing:
+            raise MemdirError(f"no benchmark of {', '.join(benchmarks)} has {', '.join(missing)}")
+    per_q = len(modes) + (2 * sum(m in rt.SECTION_MODES for m in modes) if sections else 0)
+    total = sum(len(rt.counted(s, questions)) * per_q for found in loaded.values() for s in found)
+    record: dict[str, Any] = {"benchmarks": {}, "unavailable": unavailable}
+    key: dict[str, Any] = {"modes": list(modes), "questions": questions, "sections": sections}
+    embedder = configured() if any(m not in ("bm25-files", "bm25") for m in modes) else None
+    key |= {"units_asked": rt.UNITS_ASKED, "files_asked": rt.FILES_ASKED, "embedder": embedder}
+    if fresh:
+        shutil.rmtree(out / "conversations", ignore_errors=True)
+    reused: list[str] = []
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        disable=not progress,
+    )
+    with bar:
+        task = bar.add_task("retrieval", total=total)
+        for b, found in loaded.items():
+            results = []
+            for s in found:
+                label = f"{b} {s.id}"
+
+                def tick(stage: str, label: str = label) -> None:
+                    bar.update(task, advance=1, description=f"{label}: {stage}")
+
+                cached = out / "conversations" / f"{b}-{s.id}.json"
+                result = _cached(cached, key)
+                if result is None:
+                    began = time.perf_counter()
+                    with tempfile.TemporaryDirectory(prefix="memdir-retrieval-") as tmp:
+                        hook = sessions_hook(b) or rt.evidence_sessions
+                        result = rt.evaluate(
+                            s,
+                            Path(tmp),
+                            modes,
+                            questions=questions,
+                            sections=sections,
+                            sessions_of=hook,
+                            tick=tick,
+                        )
+                    cached.parent.mkdir(parents=True, exist_ok=True)
+                    cached.write_text(json.dumps({"key": key, "result": rt.raw(result)}) + "\n", "utf-8")
+                    done = f"{time.perf_counter() - began:.0f} s"
+                else:
+                    reused.append(f"{b} {s.id}")
+                    bar.update(task, advance=len(rt.counted(s, questions)) * per_q)
+                    done = f"reused from {cached}"
+                results.append(result)
+                if progress:
+                    n = next(iter(result.chunk.values())).questions
+                    bar.console.print(f"{label}: {n} questions, {done}")
+            summary = rt.aggregate(results)
+            summary["per_conversation"] = [r.as_json() for r in results]
+            record["benchmarks"][b] = summary
+    record["settings"] = {
+        "modes": list(modes),
+        "questions_cap": questions,
+        "sections": sections,
+        "units_asked": rt.UNITS_ASKED,
+        "files_asked": rt.FILES_ASKED,
+        "embedder": embedder,
+        "embed_threads": os.environ.get("MEMDIR_EMBED_THREADS", "1"),
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
+    }
+    record["reused"] = reused  # conversations read back from an earlier, stopped run of the same settings
+    record["counting"] = (
+        "a question counts when its evidence names a turn of the sample (LoCoMo's category 5 is "
+        "left out by its loader; LongMemEval's _abs items too); see memdir.eval.retrieval"
+    )
+    record["table_shows"] = "mean over conversations (each weighs the same); 'pooled' is over questions"
+    record["wall_seconds"] = round(time.perf_counter() - start, 1)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "retrieval.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    if record["benchmarks"]:
+        plot(record, out / "retrieval.png")
+    return record
+
+
+def _cached(path: Path, key: dict[str, Any]) -> ConversationResult | None:
+    """The conversation's result from an earlier run with the same settings, else None."""
+    from memdir.eval.retrieval import from_raw
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return from_raw(data["result"]) if data.get("key") == key else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _pct(summary: dict[str, Any], key: str) -> str:
+    value = summary.get("mean", {}).get(key)
+    return "" if value is None else f"{value:.3f}"
+
+
+def tables(record: dict[str, Any]) -> list[Any]:
+    """Per benchmark: the chunk table, then the section table (when there is a section level)."""
+    from rich.table import Table
+
+    out: list[Any] = []
+    for b, summary in record["benchmarks"].items():
+        n = len(summary["conversations"])
+        t = Table(title=f"{b}: chunk retrieval, {n} conversation(s), mean over conversations")
+        for col in CHUNK_COLUMNS:
+            t.add_column(col, justify="left" if col == "mode" else "right")
+        for mode, s in summary["chunk"].items():
+            t.add_row(
+                mode,
+                str(s.get("questions", 0)),
+                *(_pct(s, f"any@{k}") for k in (1, 3, 5, 10)),
+                _pct(s, "all@5"),
+                _pct(s, "session_any@5"),
+                _pct(s, "ndcg@10"),
+                f"{s.get('build_seconds', 0):.2f}",
+                f"{s.get('ms_p50', 0):.1f}",
+            )
+        out.append(t)
+        if summary["sections"]:
+            t = Table(title=f"{b}: search by section, curated (offline curator) vs verbatim dump")
+            for col in SECTION_COLUMNS:
+                t.add_column(col, justify="left" if col == "store / mode" else "right")
+            for store, by_mode in summary["sections"].items():
+                for mode, s in by_mode.items():
+                    t.add_row(
+                        f"{store} {mode}",
+                        str(s.get("questions", 0)),
+                        *(_pct(s, f"any@{k}") for k in (1, 3, 5, 10)),
+                        f"{s.get('mean', {}).get('top5_bytes', 0) / 1024:.1f}",
+                        f"{s.get('build_seconds', 0):.2f}",
+                        f"{s.get('ms_p50', 0):.1f}",
+                    )
+            out.append(t)
+    return out
+
+
+def plot(record: dict[str, Any], path: Path) -> None:
+    """Recall@k (any, mean over conversations) against k: a panel per benchmark, a line per mode
+    (chunk level solid; search by section dashed for the curated store, dotted for the dump)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from memdir.eval.retrieval import CHUNK_MODES
+
+    ks = (1, 3, 5, 10)
+    found = record["benchmarks"]
+    fig, axes = plt.subplots(1, len(found), figsize=(5.5 * len(found), 4.5), squeeze=False)
+    for ax, (b, summary) in zip(axes[0], found.items(), strict=True):
+        lines = [(m, m, "-o", s) for m, s in summary["chunk"].items()]
+        for store, style in (("curated", "--s"), ("dump", ":^")):
+            lines += [(f"{store} {m}", m, style, s) for m, s in summary["sections"].get(store, {}).items()]
+        for name, mode, style, s in lines:  # a colour per mode, a line style per store
+            if "mean" in s:
+                color = f"C{CHUNK_MODES.index(mode)}" if mode in CHUNK_MODES else None
+                ax.plot(ks, [s["mean"][f"any@{k}"] for k in ks], style, color=color, label=name)
+        ax.set_xticks(ks)
+        ax.set_xlabel("k")
+        ax.set_ylabel("recall@k (any evidence turn)")
+        ax.set_ylim(0, 1)
+        ax.set_title(f"{b}: {len(summary['conversations'])} conversations, {summary['questions']} questions")
+        ax.grid(alpha=0.3)
+    axes[0][-1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))  # off the lines
+    fig.tight_layout()
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+
+
+def json_figures(record: dict[str, Any]) -> dict[str, Any]:
+    """What `--json` prints: per benchmark, the per-mode figures without the per-conversation rows."""
+    return {
+        b: {k: v for k, v in s.items() if k != "per_conversation"} for b, s in record["benchmarks"].items()
+    }
+
+
+def _modes(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:
+    from memdir.eval.retrieval import CHUNK_MODES
+
+    if value == "all":
+        return list(CHUNK_MODES)
+    chosen = [m.strip() for m in value.split(",") if m.strip()]
+    bad = [m for m in chosen if m not in CHUNK_MODES]
+    if bad or not chosen:
+        raise click.BadParameter(
+            f"{', '.join(bad) or value!r}: choose all or some of {', '.join(CHUNK_MODES)}"
+        )
+    return chosen
+
+
+@click.group("bench")
+def bench() -> None:
+    """Measure memdir's own machinery on the benchmarks, without any LLM."""
+
+
+@bench.command("retrieval")
+@click.option(
+    "--benchmark",
+    "-b",
+    type=click.Choice([*BENCHMARKS, "longmemeval", "all"]),
+    default="all",
+    show_default=True,
+    help="all = locomo and realtalk; longmemeval needs its file under MEMDIR_DATA.",
+)
+@click.option("--conversations", "-c", default=None, help="Sample ids, comma-separated (default: every one).")
+@click.option(
+    "--modes",
+    default="all",
+    show_default=True,
+    callback=_modes,
+    help="all, or some of bm25-files, bm25, dense, hybrid, hybrid-convex.",
+)
+@click.option(
+    "--questions", type=click.IntRange(min=1), default=None, help="At most N questions per conversation."
+)
+@click.option("--no-sections", is_flag=True, help="Skip the section level (offline-curated store vs dump).")
+@click.option("--out", "-o", default="runs/retrieval", show_default=True, type=click.Path(file_okay=False))
+@click.option(
+    "--json", "as_json", is_flag=True, help="Per-mode figures as JSON on stdout (tables go to stderr)."
+)
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option("--fresh", is_flag=True, help="Measure every conversation again (default: resume OUT).")
+def retrieval_cmd(
+    benchmark: str,
+    conversations: str | None,
+    modes: list[str],
+    questions: int | None,
+    no_sections: bool,
+    out: str,
+    as_json: bool,
+    no_progress: bool,
+    fresh: bool,
+) -> None:
+    """Rank the evidence of every question by each search mode and score the rankings: recall@k
+    (any / all evidence turns), session recall, nDCG@10, per category, timings; then the same
+    by section over the offline-curated store and the verbatim dump. Writes retrieval.json and
+    retrieval.png to OUT."""
+    from rich.console import Console
+
+    from memdir.store.embed import embedder_missing
+
+    if any(m not in ("bm25-files", "bm25") for m in modes) and (why := embedder_missing()):
+        raise click.ClickException(f"{why} (or run with --modes bm25-files,bm25)")
+    chosen = list(BENCHMARKS) if benchmark == "all" else [benchmark]
+    ids = [c.strip() for c in conversations.split(",") if c.strip()] if conversations else None
+    try:
+        record = run_retrieval(
+            chosen, ids, modes, questions, not no_sections, Path(out), not no_progress, fresh
+        )
+    except MemdirError as exc:
+        raise click.ClickException(str(exc)) from None
+    if not record["benchmarks"]:
+        raise click.ClickException("; ".join(record["unavailable"].values()) or "nothing to run")
+    console = Console(stderr=as_json)
+    if not console.is_terminal:  # a pipe or a file: 80 columns would cut the figures
+        console = Console(stderr=as_json, width=150)
+    for name, why in record["unavailable"].items():
+        Console(stderr=True).print(f"{name}: skipped, {why}")
+    for t in tables(record):
+        console.print(t)
+    console.print(f"wrote {Path(out) / 'retrieval.json'} and retrieval.png ({record['wall_seconds']} s)")
+    if as_json:
+        click.echo(json.dumps(json_figures(record), indent=2))
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(bench)
