@@ -63,6 +63,7 @@ def test_profiles() -> None:
         "search-hybrid",
         "shell",
         "chunk-retrieval",
+        "chunk-retrieval-hybrid",
         "folder",
     }
     # the hybrid profiles are the study's profiles plus memdir's `search`, nothing else

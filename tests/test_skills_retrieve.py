@@ -17,11 +17,13 @@ from memdir.skills.retrieve import (
     RETRIEVALS,
     bm25_retrieve,
     grep_retrieve,
+    hybrid_retrieve,
     rank,
     retrieval,
     shell_retrieve,
 )
 from memdir.store import spec
+from memdir.store.embed import embedder_missing
 from memdir.store.store import Store
 from memdir.tools.profiles import Harness
 from memdir.tools.sandbox import _probe
@@ -29,7 +31,15 @@ from memdir.tools.wiring import open_store
 
 NO_SANDBOX = _probe()
 needs_sandbox = pytest.mark.skipif(NO_SANDBOX is not None, reason=f"no confining sandbox here: {NO_SANDBOX}")
-TOOL_SET_NAMES = [pytest.param(n, marks=needs_sandbox) if n == "shell" else n for n in RETRIEVALS]
+needs_embedder = pytest.mark.skipif(embedder_missing() is not None, reason=str(embedder_missing()))
+TOOL_SET_NAMES = [
+    pytest.param(n, marks=needs_sandbox)
+    if n == "shell"
+    else pytest.param(n, marks=needs_embedder)
+    if n == "center-hybrid"
+    else n
+    for n in RETRIEVALS
+]
 
 
 def skill(family: str, description: str, body: str) -> str:
@@ -147,9 +157,10 @@ def test_registry_names_profiles_and_unknown_names(store: Store) -> None:
         "center": ("search", grep_retrieve),
         "center-bm25": ("search-bm25", bm25_retrieve),
         "shell": ("shell", shell_retrieve),
+        "center-hybrid": ("search-hybrid", hybrid_retrieve),
     }
     assert DEFAULT is grep_retrieve
-    with pytest.raises(MemdirError, match="center, center-bm25, shell"):
+    with pytest.raises(MemdirError, match="center, center-bm25, center-hybrid, shell"):
         retrieval("centre")
 
 

@@ -38,8 +38,9 @@ def _sessions(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     "-v",
     default="all",
     show_default=True,
-    help="all, or a comma-separated list: closed-book, chunk-retrieval, verbatim-dump, foldered, "
-    "reorg-preserve, reorg-condense, agent-curated.",
+    help="all (the study's), or a comma-separated list: closed-book, chunk-retrieval, verbatim-dump, "
+    "foldered, reorg-preserve, reorg-condense, agent-curated; and memdir's chunk-retrieval-hybrid "
+    "(needs make embed-model).",
 )
 @click.option(
     "--model",

@@ -50,7 +50,8 @@ PAGE_OVERHEAD = 120  # the shell paging's counts line and marker, with room to s
 BM25_MAX_TOP_K = 50  # bm25_full_search answers at most this many files
 _HIT = re.compile(r"^(/memories/.+?\.md):(\d+): ", re.MULTILINE)
 _BM25_HIT = re.compile(r"^\d+\. (/memories/.+?\.md) \(score (-?[0-9.]+(?:e[-+]?\d+)?)\)", re.MULTILINE)
-_SECTION_HIT = re.compile(r"^\d+\. (/memories/\S+?\.md) lines? \d+", re.M)  # a `search` result
+# a `search` result: its path, and its BM25 rank when keywords found it
+_SECTION_HIT = re.compile(r"^\d+\. (/memories/\S+?\.md) lines? .*\(score [0-9.]+; (?:.*?(bm25) #\d+)?", re.M)
 _NUMBERED = re.compile(r"^ *\d+\t", re.MULTILINE)
 
 
@@ -147,14 +148,19 @@ def bm25_retrieve(harness: Harness, task: str, k: int) -> list[Doc]:
 
 def hybrid_retrieve(harness: Harness, task: str, k: int) -> list[Doc]:
     """Top-k whole files by the `search` tool (sections by BM25 and embeddings fused), each file
-    at its best section's rank; the task's own wording is the query, which the embedding reads.
-    Folder indexes are skipped, as in `bm25_retrieve`."""
-    if not task.strip() or k < 1:
+    at its best section's rank, for the task's content words (as `bm25_retrieve` asks). Only
+    sections that share a word with the task count (the tool marks them `bm25 #n`): the
+    dense ranking alone ranks every entry for any task, and the skill setting serves an entry
+    only when it applies; meaning decides the order among them. Folder indexes are skipped, as
+    in `bm25_retrieve`."""
+    words = terms(task)
+    if not words or k < 1:
         return []
-    res = harness.call("search", {"query": task, "top_k": BM25_MAX_TOP_K})
+    res = harness.call("search", {"query": " ".join(words), "top_k": BM25_MAX_TOP_K})
     if res.is_error:
         raise MemdirError(f"search failed: {res.text}")
-    chosen = [p for p in dict.fromkeys(_SECTION_HIT.findall(res.text)) if not _is_index(p)][:k]
+    hits = [m[0] for m in _SECTION_HIT.findall(res.text) if m[1]]
+    chosen = [p for p in dict.fromkeys(hits) if not _is_index(p)][:k]
     return [Doc(p, read_whole(harness, p)) for p in chosen]
 
 

@@ -5,8 +5,8 @@ first heading is a unit of its own), so a long file with many sections does not 
 match. A unit longer than `MAX_UNIT_CHARS` is cut at line boundaries into windows, each its own
 unit with its own line range, so a hit points at the lines that matched. For the dense ranking
 a unit is embedded by smaller line windows (`embed_texts`) and scores by its best one. Every
-window carries the heading path and the file's name and description as context, because a
-section titled "Diet" means little without the file that says whose diet it is.
+window carries the heading path and the file's name, because a section titled "Diet" means
+little without the file that says whose diet it is; BM25 also reads the description.
 """
 
 from __future__ import annotations
@@ -43,8 +43,12 @@ class Unit:
     @property
     def embed_texts(self) -> list[str]:
         """What the embedder reads: the unit's line windows of about EMBED_CHARS, each after
-        the file's context and the heading path (a blank unit: the heading alone)."""
-        head = f"{self.context}\n{self.heading}\n" if self.heading else f"{self.context}\n"
+        the file's name and the heading path (a blank unit: those alone). Not the description:
+        a static embedding averages its words, and on LoCoMo's chunks, whose descriptions differ
+        only by turn numbers, leaving it out raised dense any@5 from .57 to .64 (3
+        conversations; docs/retrieval.md)."""
+        name = self.context.split(":", 1)[0]  # the file's name; its description is left out
+        head = f"{name}\n{self.heading}\n" if self.heading else f"{name}\n"
         lines = self.text.split("\n")
         windows = ["\n".join(lines[a - 1 : b]) for a, b in _windows(lines, 1, len(lines), EMBED_CHARS)]
         return [head + w for w in windows if w.strip()] or [head.rstrip("\n")]

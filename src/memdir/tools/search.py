@@ -145,7 +145,8 @@ def _chunks(ctx: ToolContext, ranked: list[tuple[str, float]], query: str) -> st
     Search memory by meaning and by keywords at once (hybrid: BM25 and sentence embeddings,
     fused), so a question finds a section that answers it in other words ("what pet does
     Alice have" finds "Alice adopted a beagle puppy"). Returns the best sections first, each
-    with its file path, heading path, line range, score and the lines that match; read more
+    with its file path, heading path, line range, score (and its rank by keywords, bm25, and by
+    meaning, dense) and the lines that match; read more
     with view (start_line, end_line) or section_read. mode "bm25" ranks by keywords only, "dense" by
     meaning only.
     """,
@@ -184,7 +185,8 @@ def search(
         head = f"{len(blocks) + 1}. {hit.path} {where}"
         if hit.heading:
             head += f" [{hit.heading}]"
-        head += f" (score {hit.score:.4f})"
+        found_by = ", ".join(f"{name} #{rank}" for name, rank in hit.ranks.items())
+        head += f" (score {hit.score:.4f}; {found_by})"
         lines = [f"   {n}: {line}" for n, line in snippet(text, hit, query)]
         blocks.append("\n".join([head, *lines]))
     if not blocks:

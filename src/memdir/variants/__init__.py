@@ -3,7 +3,9 @@
 from memdir.variants.base import BuildContext, Built, VariantUnavailable, build_cost
 from memdir.variants.builders import VARIANTS, ConversationVariant
 
-ALL = tuple(VARIANTS)
+# `all` is the study's variants; memdir's own (chunk-retrieval-hybrid) run when named.
+ALL = tuple(name for name, v in VARIANTS.items() if v.study)
+ORDER = tuple(VARIANTS)
 
 
 def parse_variants(spec: str) -> list[str]:
@@ -14,9 +16,9 @@ def parse_variants(spec: str) -> list[str]:
     unknown = [n for n in names if n not in VARIANTS]
     if unknown:
         raise VariantUnavailable(
-            f"unknown variant(s) {', '.join(unknown)}; choose from all, {', '.join(ALL)}"
+            f"unknown variant(s) {', '.join(unknown)}; choose from all, {', '.join(ORDER)}"
         )
-    return [n for n in ALL if n in names]
+    return [n for n in ORDER if n in names]
 
 
 __all__ = [

@@ -130,6 +130,7 @@ class ConversationVariant:
     name: str
     build: Callable[[BuildContext], Awaitable[Built]]
     needs_model: bool = False  # the builder role cannot be played offline
+    study: bool = True  # one of the study's variants (`--variants all`), not one memdir adds
 
 
 VARIANTS: dict[str, ConversationVariant] = {
@@ -137,7 +138,7 @@ VARIANTS: dict[str, ConversationVariant] = {
     for v in (
         ConversationVariant("closed-book", closed_book),
         ConversationVariant("chunk-retrieval", chunk_retrieval),
-        ConversationVariant("chunk-retrieval-hybrid", chunk_retrieval_hybrid),
+        ConversationVariant("chunk-retrieval-hybrid", chunk_retrieval_hybrid, study=False),
         ConversationVariant("verbatim-dump", verbatim_dump),
         ConversationVariant("foldered", foldered, needs_model=True),
         ConversationVariant("reorg-preserve", reorg_preserve, needs_model=True),
