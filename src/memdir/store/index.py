@@ -380,9 +380,14 @@ class SearchIndex:
         """Build section units (and their vectors, with `dense`) for every indexed file, unless
         they are there already. Returns what was built (all zero when nothing was)."""
         start = time.perf_counter()
+        from memdir.store.embed import configured, get_embedder
+
+        with self._mutex:  # built already: no cross-process lock for every search
+            have = self.units
+            if have is not None and not self._stale_handle() and (not dense or have.dense == configured()):
+                return SyncReport(files=len(self._manifest))
         with self._locked():
             assert self._db is not None
-            from memdir.store.embed import configured, get_embedder
 
             name = configured() if dense else None
             if self.units is not None and (not dense or self.units.dense == name):
@@ -445,8 +450,8 @@ class SearchIndex:
                 raise MemdirError("the section index is not built; search through memdir.store.hybrid")
             if terms:
                 hits = self.units.bm25(terms, scope_mp, n)
-                rows = [(self.units.row(path, ordinal), score) for (path, ordinal), score in hits]
-                out["bm25"] = [(row, score) for row, score in rows if row is not None]
+                found = self.units.rows([key for key, _ in hits])
+                out["bm25"] = [(found[key], score) for key, score in hits if key in found]
             if vector is not None:
                 out["dense"] = self.units.nearest(vector, scope_mp, n)
         return out

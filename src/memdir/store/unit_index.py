@@ -267,11 +267,15 @@ class UnitIndex:
         self._version = version
 
     # -- searching ---------------------------------------------------------------------
-    def row(self, path: str, ordinal: int) -> UnitRow | None:
-        found = self.db.execute(
-            "SELECT heading, start, end_ FROM units WHERE path = ? AND ordinal = ?", (path, ordinal)
-        ).fetchone()
-        return None if found is None else UnitRow(path, ordinal, *found)
+    def rows(self, keys: list[tuple[str, int]]) -> dict[tuple[str, int], UnitRow]:
+        """The rows of (path, ordinal) keys, in one query."""
+        if not keys:
+            return {}
+        marks = ", ".join("(?, ?)" for _ in keys)
+        params = [x for key in keys for x in key]
+        query = "SELECT path, ordinal, heading, start, end_ FROM units WHERE (path, ordinal) IN (VALUES {})"
+        found = self.db.execute(query.format(marks), params)
+        return {(p, o): UnitRow(p, o, h, a, b) for p, o, h, a, b in found}
 
     def bm25(self, terms: list[str], scope: MemoryPath, top_k: int) -> list[tuple[tuple[str, int], float]]:
         if not terms:
