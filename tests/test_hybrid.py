@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from mcp import Client, StdioServerParameters
+from tests.test_search_tools import STREAM
 
 from memdir.agents.offline.searcher import LexicalSearcher
 from memdir.cli.main import cli
@@ -27,7 +28,6 @@ from memdir.store.hybrid import search_sections
 from memdir.store.index import SearchIndex
 from memdir.store.store import Store
 from memdir.store.units import MAX_UNIT_CHARS, split_units
-from memdir.stream import Turn
 from memdir.tools.profiles import Harness, profile_specs
 from memdir.tools.wiring import open_store
 
@@ -257,18 +257,6 @@ async def test_mcp_serves_the_search_tool(store: Store) -> None:
         r = await client.call_tool("search", {"query": "what pet does Alice have", "top_k": 1})
         body = "".join(c.text for c in r.content)
         assert not r.is_error and "/memories/people/alice.md lines 5-6 [# Alice]" in body
-
-
-STREAM = [
-    Turn("S1T1", "Calvin", "I finally bought tickets for the Tokyo concert!", "8 May 2023"),
-    Turn("S1T2", "Dave", "Nice, which band?", "8 May 2023"),
-    Turn("S1T3", "Calvin", "The jazz trio from Osaka, front row.", "8 May 2023"),
-    Turn("S2T1", "Dave", "My car broke down again on the highway.", "20 May 2023"),
-    Turn("S2T2", "Calvin", "Take it to the garage near the lake.", "20 May 2023"),
-    Turn("S2T3", "Dave", "Good idea, I will call the mechanic.", "20 May 2023"),
-    Turn("S3T1", "Calvin", "Started pottery classes on Tuesdays.", "2 June 2023"),
-    Turn("S3T2", "Dave", "Pottery sounds relaxing.", "2 June 2023"),
-]
 
 
 @needs_embedder

@@ -51,15 +51,9 @@ def bm25_full_search(ctx: ToolContext, query: str, path: str = "/memories", top_
     hits = SearchIndex.for_store(ctx.store).search(query, mp.text, top_k)
     blocks: list[str] = []
     for hit in hits:
-        try:
-            if parse_memory_path(hit.path).text != hit.path:
-                continue  # a name that parses as another path: results never show it (text.nameable)
-            text = ctx.store.read_text(hit.path)  # for the snippet only: the model reads none of it
-        except Exception:
-            # vanished since the search (the next search drops it from the index), or written
-            # outside the tools under a name no path can spell, which results never show
+        text = _shown(ctx, hit.path)
+        if text is None:
             continue
-        ctx.touch(hit.path)
         fm = frontmatter.parse(text)
         head = f"{len(blocks) + 1}. {hit.path} (score {hit.score:.2f})"
         if fm.description:
@@ -74,6 +68,20 @@ def bm25_full_search(ctx: ToolContext, query: str, path: str = "/memories", top_
     if not blocks:
         return f"No files under {mp.text} match {query[:200]!r}."
     return f"{len(blocks)} file(s) under {mp.text} for {query[:200]!r}, best first:\n" + "\n".join(blocks)
+
+
+def _shown(ctx: ToolContext, path: str) -> str | None:
+    """A hit's text, for its snippet only (the model reads none of it), or None when results must
+    not show it: vanished since the search (the next search drops it from the index), or written
+    outside the tools under a name no path can spell, or that parses as another path."""
+    try:
+        if parse_memory_path(path).text != path:
+            return None
+        text = ctx.store.read_text(path)
+    except Exception:
+        return None
+    ctx.touch(path)
+    return text
 
 
 @tool(
@@ -174,13 +182,9 @@ def search(
     hits = search_sections(SearchIndex.for_store(ctx.store), query, mode, mp.text, top_k)
     blocks: list[str] = []
     for hit in hits:
-        try:
-            if parse_memory_path(hit.path).text != hit.path:
-                continue  # a name that parses as another path: results never show it (text.nameable)
-            text = ctx.store.read_text(hit.path)  # for the snippet only: the model reads none of it
-        except Exception:
-            continue  # vanished since the search; the next search drops it
-        ctx.touch(hit.path)
+        text = _shown(ctx, hit.path)
+        if text is None:
+            continue
         where = f"lines {hit.start}-{hit.end}" if hit.end > hit.start else f"line {hit.start}"
         head = f"{len(blocks) + 1}. {hit.path} {where}"
         if hit.heading:
