@@ -388,3 +388,12 @@ def test_vectors_in_memory_follow_every_write_and_compaction(store: Store) -> No
         assert (again[0].path, again[0].heading) == ("/memories/people/alice.md", "# Alice")
     finally:
         fresh.close()
+
+
+def test_text_before_the_first_heading_is_a_unit_too(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    root.mkdir()
+    (root / "a.md").write_text(note("a", "a note", "the kettle is in the preamble\n# H\nbody about tea"))
+    s = Store(root)
+    hits = search_sections(SearchIndex.for_store(s), "kettle", "bm25")
+    assert [(h.heading, h.start, h.end) for h in hits] == [("", 5, 5)]

@@ -449,9 +449,7 @@ class SearchIndex:
             if self.units is None or self._stale_handle():
                 raise MemdirError("the section index is not built; search through memdir.store.hybrid")
             if terms:
-                hits = self.units.bm25(terms, scope_mp, n)
-                found = self.units.rows([key for key, _ in hits])
-                out["bm25"] = [(found[key], score) for key, score in hits if key in found]
+                out["bm25"] = self.units.bm25(terms, scope_mp, n)
             if vector is not None:
                 out["dense"] = self.units.nearest(vector, scope_mp, n)
         return out
