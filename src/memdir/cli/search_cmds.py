@@ -4,7 +4,8 @@ BM25, meaning or both: memdir.store.hybrid)."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol, TypeVar
 
 import click
 
@@ -15,6 +16,14 @@ from memdir.store.embed import require_embedder
 from memdir.store.hybrid import MODES, search_sections, snippet
 from memdir.store.index import SearchIndex
 from memdir.store.store import Store
+
+
+class _HasPath(Protocol):
+    @property
+    def path(self) -> str: ...
+
+
+H = TypeVar("H", bound=_HasPath)
 
 
 @click.command("search")
@@ -48,11 +57,7 @@ def search_cmd(root: str, query: str, scope: str, top_k: int, mode: str, as_json
         raise click.ClickException(str(exc)) from None
     terms = query_terms(query)
     rows: list[dict[str, Any]] = []
-    for h in hits:
-        try:
-            text = store.read_text(h.path)
-        except MemdirError:
-            continue
+    for h, text in _readable(store, hits):
         lines = best_lines(text, terms)
         rows.append(
             {"path": h.path, "score": round(h.score, 4), "lines": [[s.lineno, s.text] for s in lines]}
@@ -73,6 +78,15 @@ def search_cmd(root: str, query: str, scope: str, top_k: int, mode: str, as_json
             click.echo(f"     {lineno}: {text}")
 
 
+def _readable(store: Store, hits: Sequence[H]) -> Iterator[tuple[H, str]]:
+    """Each hit with its file's text, skipping a file gone since the search."""
+    for h in hits:
+        try:
+            yield h, store.read_text(h.path)
+        except MemdirError:
+            continue
+
+
 def _sections(store: Store, query: str, scope: str, top_k: int, mode: str, as_json: bool) -> None:
     try:
         if mode != "bm25":
@@ -81,11 +95,7 @@ def _sections(store: Store, query: str, scope: str, top_k: int, mode: str, as_js
     except MemdirError as exc:
         raise click.ClickException(str(exc)) from None
     rows: list[dict[str, Any]] = []
-    for h in hits:
-        try:
-            text = store.read_text(h.path)
-        except MemdirError:
-            continue
+    for h, text in _readable(store, hits):
         rows.append(
             {
                 "path": h.path,
