@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from mcp import Client, StdioServerParameters
-from tests.test_search_tools import STREAM
+from tests.test_search_tools import STREAM, note
 
 from memdir.agents.offline.searcher import LexicalSearcher
 from memdir.cli.main import cli
@@ -32,10 +32,6 @@ from memdir.tools.profiles import Harness, profile_specs
 from memdir.tools.wiring import open_store
 
 needs_embedder = pytest.mark.skipif(embedder_missing() is not None, reason=str(embedder_missing()))
-
-
-def note(name: str, description: str, body: str) -> str:
-    return f"---\nname: {name}\ndescription: {description}\n---\n{body}\n"
 
 
 ALICE = note(

@@ -31,7 +31,7 @@ import tantivy
 from memdir.store.analysis import ANALYZER_NAME, analyzer, or_query
 from memdir.store.embed import Embedder, Vectors, get_embedder
 from memdir.store.paths import MemoryPath, parse_memory_path
-from memdir.store.units import Unit, file_context, split_units
+from memdir.store.units import Unit, split_units
 
 UNITS_VERSION = "units-3"  # bump when units or their vectors change shape
 UNIT_DIR = "units"
@@ -148,7 +148,6 @@ class UnitIndex:
         if not items:
             return 0
         units = [u for path, text in items if text is not None for u in split_units(path, text)]
-        contexts = {path: file_context(path, text) for path, text in items if text is not None}
         embedder = self.embedder
         vectors: list[Vectors] | None = None
         if embedder is not None:
@@ -170,7 +169,7 @@ class UnitIndex:
                         end=u.end,
                         scope=_scopes(u.path),
                         text=u.index_text,
-                        signage=contexts[u.path],
+                        signage=u.context,
                     )
                 )
             writer.commit()

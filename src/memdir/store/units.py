@@ -38,7 +38,13 @@ class Unit:
     start: int
     end: int
     text: str  # the unit's lines, heading line included
-    context: str  # "name: description" of the file
+    name: str  # the file's frontmatter name (else its stem)
+    description: str  # the file's description, whitespace collapsed, cut to MAX_CONTEXT_CHARS
+
+    @property
+    def context(self) -> str:
+        """ "name: description" of the file: what BM25 by section scores as signage."""
+        return f"{self.name}: {self.description}" if self.description else self.name
 
     @property
     def embed_texts(self) -> list[str]:
@@ -47,8 +53,7 @@ class Unit:
         a static embedding averages its words, and on LoCoMo's chunks, whose descriptions differ
         only by turn numbers, leaving it out raised dense any@5 from .57 to .64 (3
         conversations; docs/retrieval.md)."""
-        name = self.context.split(":", 1)[0]  # the file's name; its description is left out
-        head = f"{name}\n{self.heading}\n" if self.heading else f"{name}\n"
+        head = f"{self.name}\n{self.heading}\n" if self.heading else f"{self.name}\n"
         lines = self.text.split("\n")
         windows = ["\n".join(lines[a - 1 : b]) for a, b in _windows(lines, 1, len(lines), EMBED_CHARS)]
         return [head + w for w in windows if w.strip()] or [head.rstrip("\n")]
@@ -60,11 +65,10 @@ class Unit:
         return f"{self.heading}\n{self.text}" if self.heading else self.text
 
 
-def file_context(path: str, text: str) -> str:
+def _name_and_description(path: str, text: str) -> tuple[str, str]:
     fm = frontmatter.parse(text)
     name = fm.name or path.rsplit("/", 1)[-1].removesuffix(".md")
-    desc = " ".join((fm.description or "").split())[:MAX_CONTEXT_CHARS]
-    return f"{name}: {desc}" if desc else name
+    return name, " ".join((fm.description or "").split())[:MAX_CONTEXT_CHARS]
 
 
 def split_units(path: str, text: str) -> list[Unit]:
@@ -73,7 +77,7 @@ def split_units(path: str, text: str) -> list[Unit]:
     _, fm_lines = frontmatter.split(text)
     lines = text.split("\n")
     total = len(lines) - 1 if text.endswith("\n") else len(lines)
-    context = file_context(path, text)
+    name, description = _name_and_description(path, text)
     heads = outline(text)
     bounds: list[tuple[str, int, int]] = []  # (heading path, first line, last line)
     first_body = fm_lines + 1
@@ -88,7 +92,7 @@ def split_units(path: str, text: str) -> list[Unit]:
             body = "\n".join(lines[a - 1 : b])
             if not any(ch.isalnum() for ch in body) and not heading:
                 continue
-            units.append(Unit(path, len(units), heading, a, b, body, context))
+            units.append(Unit(path, len(units), heading, a, b, body, name, description))
     return units
 
 
