@@ -21,7 +21,7 @@ from memdir.agents import RunRecord, get_role, parse_answer, render, run_loop
 from memdir.eval.citations import resolve_all
 from memdir.eval.judges import judge_correctness
 from memdir.models import ChatMessage, GenerateConfig, Model, ToolInfo, get_model
-from memdir.models.local import missing_reason
+from memdir.models.local import QWEN_CODER_1_5B, LocalServer, missing_reason
 from memdir.store import frontmatter, spec
 from memdir.stream import Chunk, Turn
 from memdir.tools.profiles import Harness
@@ -135,6 +135,10 @@ def test_judge_verdict_parses(model: Model) -> None:
         judge_correctness(_JudgeModel(model), "What diet does Alice follow?", "vegan", "Alice is vegan.")
     )
     assert verdict.score is not None, verdict.reply
+    # The server the episodes ran on keeps no logits per position (`--logits_all false`): with
+    # them kept it grew past 5 GB on a 3,400-token prompt; without, it stays near 2.5 GB.
+    server = LocalServer.shared(QWEN_CODER_1_5B)
+    assert server.rss_bytes() < 4 << 30, f"the local server holds {server.rss_bytes() >> 20} MB"
 
 
 async def test_the_model_drives_memdir_serve_over_mcp(model: Model, tmp_path: Path) -> None:

@@ -88,6 +88,23 @@ def test_execution_stops_when_the_same_action_gets_the_same_observation() -> Non
     assert traj.stop == "step_cap" and len(traj.steps) == 7  # alternating is not repeating
 
 
+def test_execution_stops_when_nothing_it_sees_is_new() -> None:
+    """The local model took and put objects in turn for 27 steps, never one step five times
+    running: after NO_PROGRESS_STOP steps that each repeated a seen (action, observation), the
+    attempt ends as `no_progress`; a step with something new resets the count."""
+    from memdir.agents.skills import NO_PROGRESS_STOP
+
+    script = ["look", "wait"] * 4 + ["take key from table"] + ["look", "wait"] * 10
+    record = RunRecord(None)
+    traj = asyncio.run(
+        execute(get_model("scripted", script=script), KeyRoom(), "open the door", episode=5, record=record)
+    )
+    # 2 new steps, 6 stale, the key (new: the count starts again), then NO_PROGRESS_STOP stale
+    assert traj.stop == "no_progress" and not traj.success
+    assert len(traj.steps) == 2 + 6 + 1 + NO_PROGRESS_STOP
+    assert record.entries[-1]["stop"] == "no_progress"
+
+
 def test_manage_trajectory_distils_a_skill(tmp_path: Path) -> None:
     store = new_store(tmp_path / "mem")
     env = KeyRoom()

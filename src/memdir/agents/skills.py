@@ -29,6 +29,10 @@ MAX_STEPS = 50
 # sent "examine armchair 1" step after step; each wasted step costs it 10-20 s. Recorded as the
 # episode's `stop`, so it is never mistaken for the study's 50-step cap.
 REPEAT_STOP = 5
+# An attempt is also stopped when its last NO_PROGRESS_STOP steps each repeated an (action,
+# observation) pair it had already seen: the same local model took and put a mug and an egg on
+# one countertop for 27 steps, never the same step five times running, and nothing it saw was new.
+NO_PROGRESS_STOP = 12
 NOTES_RULE = (
     "- Notes: also keep memory notes (`metadata: {type: note}`): lessons, warnings and observations "
     "from any attempt, failed ones included (where things were found, which actions the environment "
@@ -51,7 +55,7 @@ class Trajectory:
     steps: list[tuple[str, str]] = field(default_factory=list)  # (action, observation)
     success: bool = False
     usage: Usage = field(default_factory=Usage)
-    stop: str = "step_cap"  # done | step_cap | repeated_actions
+    stop: str = "step_cap"  # done | step_cap | repeated_actions | no_progress
 
     def render(self) -> str:
         """The chunk the management agent reads: every step, with the episode's locator."""
@@ -94,6 +98,8 @@ async def execute(
     messages = [ChatMessage("system", system), ChatMessage("user", user)]
     traj = Trajectory(episode, task, first)
     config = GenerateConfig(max_tokens=role.output_cap, temperature=role.temperature)
+    seen: set[tuple[str, str]] = set()
+    stale = 0  # steps in a row that showed nothing new
     for n in range(1, max_steps + 1):
         out = await model.generate(messages, [], config)
         traj.usage = traj.usage + out.usage
@@ -101,6 +107,8 @@ async def execute(
         start = time.perf_counter()
         obs, done, won = env.step(action)
         traj.steps.append((action, obs))
+        stale = stale + 1 if (action, obs) in seen else 0
+        seen.add((action, obs))
         messages += [out.message, ChatMessage("user", obs)]
         if record is not None:
             record.write(
@@ -121,6 +129,9 @@ async def execute(
             break
         if len(traj.steps) >= REPEAT_STOP and len(set(traj.steps[-REPEAT_STOP:])) == 1:
             traj.stop = "repeated_actions"
+            break
+        if stale >= NO_PROGRESS_STOP:
+            traj.stop = "no_progress"
             break
     if record is not None:
         record.write(

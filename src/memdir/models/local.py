@@ -217,6 +217,9 @@ class LocalServer:
             "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads),
             "--n_ctx", str(self.spec.context), "--host", "127.0.0.1", "--port", str(self.port),
             "--cache", "false",
+            # The server keeps every evaluated token's logits by default (n_ctx x vocab floats,
+            # 10 GB at 16k context, touched as positions are reached): nothing here reads them.
+            "--logits_all", "false",
             "--verbose", "false",
         ]  # fmt: skip
 

@@ -21,8 +21,9 @@ from memdir.models.protocols import ToolProtocol
 DEFAULT_LOCAL_PROTOCOL: ToolProtocol = "json-schema"
 # Output tokens per call: a whole memory file fits; a runaway reply costs minutes, not an hour.
 LOCAL_MAX_OUTPUT = 3_072
-# llama-cpp-python's server grew by about 0.4 GB a minute under long grammar-constrained
-# episodes here (docs/local-model.md); past this it is restarted between requests.
+# A guard, not a budget: with `--logits_all false` the server stays near 2.5 GB at 16k context
+# (it grew 0.4 GB a minute with the logits of every position kept; docs/local-model.md). Should
+# it still pass this, it is restarted between requests, which costs one cold prompt.
 RESTART_RSS = 8 << 30
 
 
