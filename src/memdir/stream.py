@@ -128,7 +128,7 @@ def sessions_of(turns: Sequence[Turn]) -> list[int]:
 MAX_TURN_BYTES = 256 * 1024
 # A JSON list is parsed whole, so the file is bounded; JSONL is read line by line and is not.
 MAX_JSON_LIST_BYTES = 64 * 1024 * 1024
-_BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark, which some editors put first
+BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark, which some editors put first
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -136,7 +136,7 @@ class RepairedTurnWarning(UserWarning):
     """A turn's text held code points no file can store (lone surrogates); they became U+FFFD."""
 
 
-def _repair(value: str, field_name: str, where: str) -> str:
+def repair_text(value: str, field_name: str, where: str) -> str:
     """`value` with lone surrogates (scraped chat JSON holds `"\\ud800"`) replaced by U+FFFD.
 
     JSON decoding joins every valid surrogate pair, so any surrogate left is lone, and it cannot
@@ -171,13 +171,14 @@ def turn_from_dict(obj: Any, where: str) -> Turn:
     date = obj.get("date") or None
     return Turn(
         locator,
-        _repair(obj["speaker"], "speaker", where),
-        _repair(obj["text"], "text", where),
-        _repair(str(date), "date", where) if date else None,
+        repair_text(obj["speaker"], "speaker", where),
+        repair_text(obj["text"], "text", where),
+        repair_text(str(date), "date", where) if date else None,
     )
 
 
-def _json(data: bytes, where: str) -> Any:
+def parse_json(data: bytes, where: str) -> Any:
+    """One JSON value from UTF-8 bytes; every failure a ValueError naming `where`."""
     try:
         return json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -188,17 +189,45 @@ def _json(data: bytes, where: str) -> Any:
         raise ValueError(f"{where}: JSON nested too deep; a turn is one flat object") from None
 
 
-def _starts_list(fh: BinaryIO) -> bool:
-    """Whether the first non-blank byte is `[`; reads in blocks, leaves `fh` at the start."""
+def first_byte(fh: BinaryIO) -> bytes:
+    """The first non-blank byte after any BOM (b"" for a blank file); reads in blocks, leaves
+    `fh` at the start."""
     first = True
     while block := fh.read(65536):
-        head = (block.removeprefix(_BOM) if first else block).lstrip()
+        head = (block.removeprefix(BOM) if first else block).lstrip()
         first = False
         if head:
             fh.seek(0)
-            return head.startswith(b"[")
+            return head[:1]
     fh.seek(0)
-    return False
+    return b""
+
+
+def read_json_document(fh: BinaryIO, path: str | Path) -> Any:
+    """The whole of `fh` as one JSON value, refused past MAX_JSON_LIST_BYTES (JSON is parsed
+    whole, so the file is what must be bounded)."""
+    data = fh.read(MAX_JSON_LIST_BYTES + 1)
+    if len(data) > MAX_JSON_LIST_BYTES:
+        raise ValueError(
+            f"{path}: a JSON file may be at most {MAX_JSON_LIST_BYTES // 2**20} MiB; "
+            "write the stream as JSONL (one turn per line), which is read line by line"
+        )
+    return parse_json(data.removeprefix(BOM), str(path))
+
+
+def jsonl_values(fh: BinaryIO, path: str | Path) -> Iterator[tuple[str, Any]]:
+    """(`path:line`, value) for each non-blank line of `fh`, never reading a line past
+    MAX_TURN_BYTES: a 150 MB line is refused after 256 KiB, not read into memory."""
+    n = 0
+    while line := fh.readline(MAX_TURN_BYTES + 1):
+        n += 1
+        where = f"{path}:{n}"
+        if len(line.rstrip(b"\r\n")) > MAX_TURN_BYTES:  # read no further than the bound
+            raise ValueError(too_long(where))
+        if n == 1:
+            line = line.removeprefix(BOM)
+        if line.strip():
+            yield where, parse_json(line, where)
 
 
 def load_turns(path: str | Path) -> list[Turn]:
@@ -207,41 +236,24 @@ def load_turns(path: str | Path) -> list[Turn]:
     JSONL is read line by line, each line bounded by MAX_TURN_BYTES; a JSON list is bounded by
     MAX_JSON_LIST_BYTES and the text of each of its turns by MAX_TURN_BYTES. Every error is a ValueError
     naming the line (or item) and what to do; a repaired turn raises a RepairedTurnWarning.
+    Other shapes (chat messages, benchmark files) are `memdir.bench.chatlog.load_any`'s.
     """
     with open(path, "rb") as fh:
-        if _starts_list(fh):
-            data = fh.read(MAX_JSON_LIST_BYTES + 1)
-            if len(data) > MAX_JSON_LIST_BYTES:
-                raise ValueError(
-                    f"{path}: a JSON list of turns may be at most {MAX_JSON_LIST_BYTES // 2**20} MiB; "
-                    "write the stream as JSONL (one turn per line), which is read line by line"
-                )
-            items = _json(data.removeprefix(_BOM), str(path))
-            if not isinstance(items, list):
-                raise ValueError(f"{path}: a JSON stream is a list of turn objects")
-            turns = []
-            for i, obj in enumerate(items, start=1):
-                turn = turn_from_dict(obj, f"{path} item {i}")
-                if len(turn.text.encode("utf-8")) > MAX_TURN_BYTES:
-                    raise ValueError(_too_long(f"{path} item {i}"))
-                turns.append(turn)
-            return turns
+        if first_byte(fh) != b"[":
+            return [turn_from_dict(obj, where) for where, obj in jsonl_values(fh, path)]
+        items = read_json_document(fh, path)
+        if not isinstance(items, list):
+            raise ValueError(f"{path}: a JSON stream is a list of turn objects")
         turns = []
-        n = 0
-        while line := fh.readline(MAX_TURN_BYTES + 1):
-            n += 1
-            where = f"{path}:{n}"
-            if len(line.rstrip(b"\r\n")) > MAX_TURN_BYTES:  # read no further than the bound
-                raise ValueError(_too_long(where))
-            if n == 1:
-                line = line.removeprefix(_BOM)
-            if not line.strip():
-                continue
-            turns.append(turn_from_dict(_json(line, where), where))
+        for i, obj in enumerate(items, start=1):
+            turn = turn_from_dict(obj, f"{path} item {i}")
+            if len(turn.text.encode("utf-8")) > MAX_TURN_BYTES:
+                raise ValueError(too_long(f"{path} item {i}"))
+            turns.append(turn)
         return turns
 
 
-def _too_long(where: str) -> str:
+def too_long(where: str) -> str:
     return (
         f"{where}: a turn may be at most {MAX_TURN_BYTES // 1024} KiB; split a longer text into several turns"
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import warnings
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +18,13 @@ import click
 from memdir.agents.ingest import IngestResult, NoOpWarning, ingest
 from memdir.agents.record import RunRecord
 from memdir.agents.run import choose_option, search
+from memdir.bench.chatlog import parse_gap, read_chat
 from memdir.cli.model_opts import endpoint_options
 from memdir.errors import MemdirError
 from memdir.models import Model, ModelError, get_model, price_card
 from memdir.models.scripted import load_script
 from memdir.store.store import Store
-from memdir.stream import RepairedTurnWarning, chunk_stream, load_turns
+from memdir.stream import RepairedTurnWarning, chunk_stream
 from memdir.tools.guards import Guards
 from memdir.tools.wiring import open_store
 
@@ -51,6 +53,14 @@ def _model_options(fn: Any) -> Any:
     )
     fn = click.option("--model", "model_name", required=True, help=help_model)(fn)
     return fn
+
+
+def _gap(_ctx: click.Context, _param: click.Parameter, value: str | None) -> timedelta | None:
+    """`--session-gap`'s value as a duration, refused in words (90s, 30m, 2h, 1d)."""
+    try:
+        return None if value is None else parse_gap(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def _record(store: Store, **context: Any) -> RunRecord:
@@ -82,27 +92,42 @@ def _usage_line(model: Model) -> str:
     help="Guard: refuse a keyed fact line whose key already has a live value (the refusal shows the "
     "supersede form to write instead).",
 )
+@click.option(
+    "--session-gap",
+    default=None,
+    callback=_gap,
+    help="For messages without a session field: start a new session after a pause this long "
+    "(90s, 30m, 2h, 1d).",
+)
+@click.option("--sample", default=None, help="The conversation to read from a LoCoMo file of several.")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 def ingest_cmd(
     root: str, model_name: str, base_url: str | None, tool_protocol: str | None, api_key_env: str | None,
-    script: str | None, variant: str, profile: str | None, one_live_value: bool, file: str,
+    script: str | None, variant: str, profile: str | None, one_live_value: bool,
+    session_gap: timedelta | None, sample: str | None, file: str,
 ) -> None:  # fmt: skip
-    """Integrate a stream of turns (FILE: JSONL or a JSON list of {locator, speaker, text, date}).
+    """Integrate a conversation (FILE) into the store.
 
-    The stream is cut into chunks of at most 8 turns, closed early at 3,000 characters; the
-    management role integrates them one by one. A turn may be at most 256 KiB; a lone surrogate
-    in a turn's text (unstorable as UTF-8) becomes U+FFFD, with a warning naming the turn.
-    Chunks whose episode changed nothing are counted and named (a warning); when no chunk
-    changed anything the command exits with status 1.
+    FILE is memdir turns ({locator, speaker, text, date}), OpenAI-style messages ({role,
+    content}) or speaker/text records ({speaker, text}, optional session and date), each as
+    JSONL or a JSON list, or a LoCoMo or REALTALK file; the format is detected and said.
+    Messages without locators get S<session>T<turn>; system and tool messages are left out and
+    counted. The stream is cut into chunks of at most 8 turns, closed early at 3,000
+    characters; the management role integrates them one by one. A turn may be at most 256 KiB;
+    a lone surrogate in a turn's text (unstorable as UTF-8) becomes U+FFFD, with a warning
+    naming the turn. Chunks whose episode changed nothing are counted and named (a warning);
+    when no chunk changed anything the command exits with status 1.
     """
     try:
         with warnings.catch_warnings(record=True) as repaired:
             warnings.simplefilter("always", RepairedTurnWarning)
-            turns = load_turns(file)
+            chat = read_chat(file, session_gap=session_gap, sample=sample)
     except (ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
     for w in repaired:  # each names the turn, so nothing is changed unsaid
         click.echo(f"warning: {w.message}", err=True)
+    click.echo(f"{chat.summary()} from {file}")
+    turns = chat.turns
     model = _model(model_name, base_url, api_key_env, script, tool_protocol)
     guards = Guards(one_live_value=True) if one_live_value else None
     store = open_store(root, create=True, init=True, guards=guards)

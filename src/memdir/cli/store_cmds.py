@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import click
 
 from memdir.errors import MemdirError
 from memdir.store import spec
 from memdir.store.store import Store
+from memdir.tools.files import MAX_FILE_BYTES
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store
+
+# The largest file a tool writes, every character of it escaped as \uXXXX, and room for the
+# other arguments: what `memdir tool` reads from stdin or @FILE before refusing.
+MAX_ARGS_BYTES = 6 * MAX_FILE_BYTES + 2**20
 
 
 def _store(root: str, create: bool = False) -> Store:
@@ -82,15 +88,68 @@ def context_cmd(root: str, budget: int, strict: bool) -> None:
 @click.argument("name")
 @click.argument("args_json", default="{}")
 def tool_cmd(root: str, profile: str | None, role: str | None, name: str, args_json: str) -> None:
-    """Run one tool NAME with JSON arguments and print its result (exit 1 on a tool error)."""
-    try:
-        args = json.loads(args_json)
-    except json.JSONDecodeError as exc:
-        raise click.BadParameter(f'not JSON ({exc}); pass e.g. \'{{"path": "/memories"}}\'') from None
+    """Run one tool NAME with JSON arguments and print its result (exit 1 on a tool error).
+
+    ARGS_JSON is a JSON object, `-` to read it from stdin, or `@FILE` to read it from FILE: a
+    command line holds at most 128 KiB per argument, and a file_text may be far larger.
+    """
+    args = _arguments(args_json)
     harness = Harness(_store(root), profile or _profile_for(name), role=role or "cli")
     result = harness.call(name, args)
     click.echo(result.text)
     sys.exit(1 if result.is_error else 0)
+
+
+def _arguments(given: str) -> dict[str, Any]:
+    """The tool arguments `given` names: JSON on the command line, `-` (stdin) or `@FILE`.
+
+    What is read is bounded (MAX_ARGS_BYTES) and must be UTF-8 JSON holding one object.
+    """
+    if given != "-" and not given.startswith("@"):
+        return _parse(given, "")
+    if given == "-":
+        stream = sys.stdin.buffer
+        if stream.isatty():
+            raise click.BadParameter(
+                "'-' reads the JSON arguments from stdin, which is a terminal; pipe them in "
+                "(memdir tool ... - < args.json) or pass @args.json"
+            )
+        data, source = stream.read(MAX_ARGS_BYTES + 1), "stdin"
+    else:
+        source = given[1:]
+        try:
+            with open(source, "rb") as fh:
+                data = fh.read(MAX_ARGS_BYTES + 1)
+        except OSError as exc:
+            raise click.BadParameter(f"{given}: cannot read the arguments file ({exc.strerror})") from None
+        source = given
+    if len(data) > MAX_ARGS_BYTES:
+        raise click.BadParameter(
+            f"{source}: the arguments may be at most {MAX_ARGS_BYTES // 2**20} MiB of JSON "
+            f"(a file holds at most {MAX_FILE_BYTES // 2**20} MiB)"
+        )
+    try:
+        text = data.removeprefix(b"\xef\xbb\xbf").decode("utf-8")  # a BOM some editors put first
+    except UnicodeDecodeError as exc:
+        raise click.BadParameter(f"not UTF-8 in {source} ({exc.reason} at byte {exc.start})") from None
+    return _parse(text, f" in {source}")
+
+
+def _parse(text: str, source: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(
+            f'not JSON{source} ({exc}); pass e.g. \'{{"path": "/memories"}}\', - (stdin) or @FILE'
+        ) from None
+    except RecursionError:
+        raise click.BadParameter(f"JSON nested too deep{source}; tool arguments are one object") from None
+    if not isinstance(value, dict):
+        raise click.BadParameter(
+            f"the arguments{source} are a JSON object of parameter names and values, not a JSON "
+            f'{type(value).__name__}; pass e.g. \'{{"path": "/memories"}}\''
+        )
+    return value
 
 
 def _profile_for(name: str) -> str:
