@@ -14,6 +14,7 @@ from memdir.cli import (
     eval_cmd,
     health_cmds,
     local_cmd,
+    mcp_config_cmd,
     search_cmds,
     serve_cmd,
     skills_cmd,
@@ -26,6 +27,7 @@ from memdir.errors import MemdirError
 COMMAND_MODULES = (
     store_cmds,
     serve_cmd,
+    mcp_config_cmd,
     demo_cmd,
     data_cmd,
     agent_cmds,
