@@ -168,3 +168,49 @@ def test_anthropic_agent(tmp_path: Path) -> None:
     view_result = llm.requests[1]["messages"][-1]["content"][0]
     assert view_result["tool_use_id"] == "toolu_01A" and "diet: vegetarian" in view_result["content"]
     assert view_result["is_error"] is False
+
+
+# -- the add / search / ask examples, one per provider, with the scripted model in its place --
+
+NOTE = "---\nname: {stem}\ndescription: what the user said about {stem}\n---\n- {fact} [S1T1]\n"
+
+
+def _script(stem: str, fact: str, answer_text: str) -> Any:
+    """A management episode that files `fact`, then a search episode that reads and cites it."""
+    from memdir.models import get_model
+    from memdir.models.scripted import answer, call
+
+    path = f"/memories/{stem}.md"
+    return get_model(
+        "scripted",
+        script=[
+            call("create", path=path, file_text=NOTE.format(stem=stem, fact=fact)),
+            answer("filed"),
+            call("view", path=path),
+            answer(json.dumps({"answer": answer_text, "citations": [f"{path}:5"]})),
+        ],
+    )
+
+
+def test_memory_offline_example_runs_with_no_model(tmp_path: Path, capsys: Any) -> None:
+    got = load("memory_offline").main(str(tmp_path / "m"))
+    assert "Lisbon" in got and "/memories/" in capsys.readouterr().out
+
+
+def test_memory_local_example(tmp_path: Path) -> None:
+    model = _script("ana", "Ana works as a nurse in Porto", "in Porto, as a nurse")
+    assert load("memory_local").main(str(tmp_path / "m"), model=model) == "in Porto, as a nurse"
+    assert "nurse in Porto" in (tmp_path / "m" / "ana.md").read_text()
+
+
+def test_memory_openai_example(tmp_path: Path) -> None:
+    model = _script("diet", "user | diet: vegan (since 2024-05-01)", "vegan")
+    assert load("memory_openai").main(str(tmp_path / "m"), model=model) == "vegan"
+
+
+def test_memory_anthropic_example_is_async(tmp_path: Path, capsys: Any) -> None:
+    import asyncio
+
+    model = _script("standup", "the team standup is at 9:30 on Tuesdays", "9:30 on Tuesdays")
+    got = asyncio.run(load("memory_anthropic").main(str(tmp_path / "m"), model=model))
+    assert got == "9:30 on Tuesdays" and "/memories/standup.md" in capsys.readouterr().out

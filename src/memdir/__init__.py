@@ -7,18 +7,18 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from memdir.api import Memory
+    from memdir.api import AsyncMemory, Memory
     from memdir.tools.guards import Guards
 
-__all__ = ["Guards", "Memory", "__version__"]
+__all__ = ["AsyncMemory", "Guards", "Memory", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
     # Lazy, so `import memdir` (the CLI's version string) does not load the whole harness.
-    if name == "Memory":
-        from memdir.api import Memory
+    if name in ("Memory", "AsyncMemory"):
+        from memdir import api
 
-        return Memory
+        return getattr(api, name)
     if name == "Guards":
         from memdir.tools.guards import Guards
 

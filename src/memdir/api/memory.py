@@ -3,25 +3,40 @@
 ```python
 from memdir import Memory
 
-memory = Memory("./memory")                       # created and initialized if missing
-tools = memory.tools("manage", format="openai")   # hand these to your model
-result = memory.call("view", {"path": "/memories"})  # run what the model asked for
-system = memory.context(budget=30_000)            # the core-memory block for the prompt
+memory = Memory("./memory")                          # created and initialized if missing
+memory.add("I moved to Lisbon in May.")              # the management role (offline by default)
+hits = memory.search("where does the user live")     # ranked sections, no model needed
+answer = memory.ask("Where do I live?", model="local")  # an answer with citations and usage
 ```
 
 Every call goes through the same harness as the CLI and the MCP server (profiles, metering,
 the journal and index observers, the operator's guards), so an app built on this gets the
-store's guarantees without re-implementing them.
+store's guarantees without re-implementing them. `AsyncMemory` is the same object for code
+that already runs an event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
-from typing import TYPE_CHECKING, Any, Literal
+import shutil
+import tempfile
+import weakref
+from collections.abc import Coroutine
+from datetime import date, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from memdir.api import history
+from memdir.api.inputs import Input, to_turns
+from memdir.api.results import AddResult, Answer, Citation, Profile, SearchHit, SearchMode, Step
+from memdir.conventions import parse_citation
+from memdir.errors import MemdirError
+from memdir.models import Usage
 from memdir.store import spec
-from memdir.tools.base import ToolResult
+from memdir.store.journal import Journal
+from memdir.tools.base import Meter, ToolResult
 from memdir.tools.guards import Guards
 from memdir.tools.profiles import Harness
 from memdir.tools.schemas import render
@@ -30,17 +45,16 @@ from memdir.tools.wiring import open_store
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
-    from memdir.agents.ingest import IngestResult
     from memdir.agents.output import RoleOutput
     from memdir.integrations.anthropic_memory import MemdirMemoryTool
     from memdir.models import Model
-    from memdir.stream import Turn
 
 Format = Literal["openai", "anthropic", "mcp"]
+T = TypeVar("T")
 
 
-class Memory:
-    """A memory store and the harnesses that serve it, one per profile."""
+class _Core:
+    """What the sync and async faces share: the store, its harnesses, and the no-model work."""
 
     def __init__(
         self,
@@ -48,10 +62,14 @@ class Memory:
         *,
         create: bool = True,
         guards: Guards | None = None,
+        index: bool = True,
+        journal: bool = True,
         **meta: Any,
     ) -> None:
         self.guards = guards or Guards()
-        self.store = open_store(root, create=create, init=create, guards=self.guards)
+        self.store = open_store(
+            root, create=create, init=create, guards=self.guards, index=index, journal=journal
+        )
         self.meta = {"role": "api", **meta}
         self._harnesses: dict[tuple[str, bool], Harness] = {}
 
@@ -59,7 +77,7 @@ class Memory:
     def root(self) -> str:
         return str(self.store.root)
 
-    def harness(self, profile: str = "manage", *, reorganize: bool = False) -> Harness:
+    def harness(self, profile: Profile = "manage", *, reorganize: bool = False) -> Harness:
         """The harness for `profile`; `reorganize=True` marks its writes for the preservation guard."""
         key = (profile, reorganize)
         if key not in self._harnesses:
@@ -67,65 +85,111 @@ class Memory:
             self._harnesses[key] = Harness(self.store, profile, **meta)
         return self._harnesses[key]
 
-    def tools(self, profile: str = "manage", format: Format = "openai") -> list[dict[str, Any]]:
+    def tools(self, profile: Profile = "manage", format: Format = "openai") -> list[dict[str, Any]]:
         """Tool definitions of `profile` in a provider's wire format (OpenAI, Anthropic, MCP)."""
         return render(list(self.harness(profile).specs.values()), format)
-
-    def call(
-        self, name: str, args: dict[str, Any] | str | None = None, *, profile: str = "manage", **meta: Any
-    ) -> ToolResult:
-        """Run one tool call. `args` may be the JSON string an OpenAI tool call carries.
-
-        A tool error is a result (`is_error=True`, text for the model), never an exception.
-        """
-        if isinstance(args, str):
-            try:
-                args = json.loads(args) if args.strip() else {}
-            except json.JSONDecodeError as exc:
-                from memdir.tools.base import Meter
-
-                return ToolResult(
-                    f"Error: the arguments are not valid JSON ({exc}); send a JSON object",
-                    True,
-                    Meter(calls=1),
-                )
-        reorganize = bool(meta.pop("reorganize", False))
-        return self.harness(profile, reorganize=reorganize).call(name, args, **meta)
-
-    def ingest(
-        self, turns: list[Turn] | str | os.PathLike[str], *, model: str | Model = "offline", **kw: Any
-    ) -> IngestResult:
-        """Run the management role over `turns` (a list, or a JSONL / JSON file of them).
-
-        `model` is a name (`local`, `openai/...`, `offline`) or a Model. Chunks whose episode
-        changed nothing are listed in the result's `unchanged` and raise a `NoOpWarning`.
-        """
-        import asyncio
-
-        from memdir.agents.ingest import ingest
-        from memdir.stream import load_turns
-
-        if isinstance(turns, str | os.PathLike):
-            turns = load_turns(os.fspath(turns))
-        return asyncio.run(ingest(self._model(model), self.store, turns, **kw))
-
-    def ask(self, question: str, *, model: str | Model = "offline", **kw: Any) -> RoleOutput:
-        """Answer `question` from the store with the search role (read-only), with citations."""
-        import asyncio
-
-        from memdir.agents.run import search
-
-        return asyncio.run(search(self._model(model), self.store, question, **kw))
-
-    @staticmethod
-    def _model(model: str | Model) -> Model:
-        from memdir.models import get_model
-
-        return get_model(model) if isinstance(model, str) else model
 
     def context(self, budget: int = spec.DEFAULT_CORE_BUDGET) -> str:
         """The core-memory prompt block: every root .md file, then the child directories to descend."""
         return spec.context(self.store, budget).text
+
+    def _call(
+        self, name: str, args: dict[str, Any] | str | None, profile: Profile, meta: dict[str, Any]
+    ) -> ToolResult:
+        if isinstance(args, str):
+            try:
+                args = json.loads(args) if args.strip() else {}
+            except json.JSONDecodeError as exc:
+                text = f"Error: the arguments are not valid JSON ({exc}); send a JSON object"
+                return ToolResult(text, True, Meter(calls=1))
+        reorganize = bool(meta.pop("reorganize", False))
+        return self.harness(profile, reorganize=reorganize).call(name, args, **meta)
+
+    def _search(self, query: str, k: int, mode: SearchMode | None, scope: str) -> list[SearchHit]:
+        from memdir.store.embed import embedder_missing, require_embedder
+        from memdir.store.hybrid import check_mode, search_sections, snippet
+        from memdir.store.index import SearchIndex
+
+        if k < 1:
+            raise MemdirError(f"k must be at least 1, not {k}")
+        chosen = mode or ("hybrid" if embedder_missing() is None else "bm25")
+        check_mode(chosen)
+        if chosen != "bm25":
+            require_embedder()
+        index = SearchIndex.for_store(self.store)
+        hits: list[SearchHit] = []
+        for h in search_sections(index, query, chosen, scope, k):
+            try:
+                text = self.store.read_text(h.path)
+            except MemdirError:
+                continue  # gone since the search
+            lines = tuple(snippet(text, h, query))
+            hits.append(SearchHit(h.path, h.heading, h.start, h.end, h.score, lines, dict(h.ranks)))
+        return hits
+
+    def _history(self) -> list[Step]:
+        return history.steps(Journal(self.store.root))
+
+    def _at(self, step: int | str) -> Snapshot:
+        journal = Journal(self.store.root)
+        chosen = history.pick(history.steps(journal), step)
+        return Snapshot(chosen, journal)
+
+    def _answer(self, question: str, out: RoleOutput) -> Answer:
+        ep = out.episode
+        cites = tuple(self._resolve(c) for c in out.citations)
+        opened = int(out.extra.get("files_opened") or 0)
+        return Answer(
+            question=question,
+            answer=out.answer or "",
+            citations=cites,
+            usage=ep.usage if ep is not None else Usage(),
+            model=out.model,
+            baseline=out.baseline,
+            tool_calls=ep.tool_calls if ep is not None else 0,
+            rounds=ep.rounds if ep is not None else 0,
+            files_opened=opened,
+            reply=out.text,
+        )
+
+    def _resolve(self, text: str) -> Citation:
+        c = parse_citation(text)
+        try:
+            lines = self.store.read_text(c.path).count("\n") + 1
+            found = c.start is None or (1 <= c.start <= (c.end or c.start) <= lines)
+        except MemdirError:
+            found = False
+        return Citation(text, c.path, c.start, c.end, c.section, found)
+
+    async def _add(
+        self, data: Input, model: str | Model, speaker: str, when: str | date | None,
+        session_gap: timedelta | None, profile: Profile | None,
+    ) -> AddResult:  # fmt: skip
+        from memdir.agents.ingest import ingest
+
+        turns, source, skipped = to_turns(
+            self.store, data, speaker=speaker, when=when, session_gap=session_gap
+        )
+        m = _model(model)
+        result = await ingest(m, self.store, turns, profile=profile)
+        usage = sum((o.episode.usage for o in result.outputs if o.episode is not None), Usage())
+        return AddResult(
+            turns=result.turns,
+            chunks=tuple(result.chunks),
+            unchanged=tuple(result.unchanged),
+            writes=sum(result.writes.values()),
+            usage=usage,
+            model=m.name,
+            baseline=any(o.baseline for o in result.outputs),
+            source=source,
+            skipped=skipped,
+        )
+
+    async def _ask(self, question: str, model: str | Model, profile: Profile | None) -> Answer:
+        from memdir.agents.run import search
+
+        out = await search(_model(model), self.store, question, profile=profile)
+        return self._answer(question, out)
 
     def anthropic_memory_tool(self, **kw: Any) -> MemdirMemoryTool:
         """A drop-in for the Anthropic SDK's memory tool, served by this object's `manage` harness
@@ -134,8 +198,156 @@ class Memory:
 
         return MemdirMemoryTool(self.harness("manage"), **kw)
 
-    def mcp_server(self, profile: str = "manage") -> Server[Any]:
+    def mcp_server(self, profile: Profile = "manage") -> Server[Any]:
         """An MCP server (the SDK's low-level `Server`) over this store; run it on any transport."""
         from memdir.mcp.server import build_server
 
         return build_server(self.harness(profile))
+
+
+def _model(model: str | Model) -> Model:
+    from memdir.models import get_model
+
+    return get_model(model) if isinstance(model, str) else model
+
+
+def _run(coro: Coroutine[Any, Any, T]) -> T:
+    """Run `coro` to completion; refuse, with what to use instead, inside a running loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    coro.close()
+    raise MemdirError("Memory's model calls cannot run inside an event loop; use memdir.AsyncMemory there")
+
+
+class Memory(_Core):
+    """A memory store, for synchronous code."""
+
+    def call(
+        self, name: str, args: dict[str, Any] | str | None = None, *, profile: Profile = "manage", **meta: Any
+    ) -> ToolResult:
+        """Run one tool call. `args` may be the JSON string an OpenAI tool call carries.
+
+        A tool error is a result (`is_error=True`, text for the model), never an exception.
+        """
+        return self._call(name, args, profile, meta)
+
+    def add(
+        self,
+        data: Input,
+        *,
+        model: str | Model = "offline",
+        speaker: str = "user",
+        date: str | date | None = None,
+        session_gap: timedelta | None = None,
+        profile: Profile | None = None,
+    ) -> AddResult:
+        """Remember `data`: text (one turn by `speaker`), chat messages ({role, content} or
+        {speaker, text}), Turns, or a file (a `Path`: any format `memdir ingest` reads).
+
+        The management role integrates it, played by `model` (`offline`: the no-model curator;
+        `local`, `openai/...`, `anthropic/...`, or a Model). Turns without a date get `date`
+        (today by default). Chunks whose episode changed nothing are named in the result's
+        `unchanged`, and a `NoOpWarning` is raised for them.
+        """
+        return _run(self._add(data, model, speaker, date, session_gap, profile))
+
+    def search(
+        self, query: str, *, k: int = 10, mode: SearchMode | None = None, scope: str = "/memories"
+    ) -> list[SearchHit]:
+        """The `k` best sections for `query`, best first; no model is called. `mode` defaults to
+        hybrid (BM25 and embeddings fused) when the `embed` extra is installed, else bm25."""
+        return self._search(query, k, mode, scope)
+
+    def ask(self, question: str, *, model: str | Model = "offline", profile: Profile | None = None) -> Answer:
+        """Answer `question` from the store with the search role (read-only), with citations
+        resolved against the store, and what it cost."""
+        return _run(self._ask(question, model, profile))
+
+    def history(self) -> list[Step]:
+        """Every step of the store's journal, oldest first (step 0: the store before its first
+        journaled write)."""
+        return self._history()
+
+    def at(self, step: int | str) -> Snapshot:
+        """A read-only view of the store as it was after `step` (an index, negative from the
+        newest, or a commit prefix). Close it (or use it as a context manager) when done."""
+        return self._at(step)
+
+
+class AsyncMemory(_Core):
+    """A memory store, for code that runs an event loop: the same methods, awaitable."""
+
+    async def call(
+        self, name: str, args: dict[str, Any] | str | None = None, *, profile: Profile = "manage", **meta: Any
+    ) -> ToolResult:
+        return await asyncio.to_thread(self._call, name, args, profile, meta)
+
+    async def add(
+        self,
+        data: Input,
+        *,
+        model: str | Model = "offline",
+        speaker: str = "user",
+        date: str | date | None = None,
+        session_gap: timedelta | None = None,
+        profile: Profile | None = None,
+    ) -> AddResult:
+        return await self._add(data, model, speaker, date, session_gap, profile)
+
+    async def search(
+        self, query: str, *, k: int = 10, mode: SearchMode | None = None, scope: str = "/memories"
+    ) -> list[SearchHit]:
+        return await asyncio.to_thread(self._search, query, k, mode, scope)
+
+    async def ask(
+        self, question: str, *, model: str | Model = "offline", profile: Profile | None = None
+    ) -> Answer:
+        return await self._ask(question, model, profile)
+
+    async def history(self) -> list[Step]:
+        return await asyncio.to_thread(self._history)
+
+    async def at(self, step: int | str) -> Snapshot:
+        return await asyncio.to_thread(self._at, step)
+
+
+class Snapshot:
+    """The store as it was after one step: its files in a private folder, searchable and
+    readable through the read-only tools, never writable."""
+
+    def __init__(self, step: Step, journal: Journal) -> None:
+        self.step = step
+        self._dir = Path(tempfile.mkdtemp(prefix="memdir-at-"))
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self._dir, True)
+        history.materialize(journal, step.commit, self._dir)
+        self._memory = Memory(self._dir, create=False, journal=False, role="api-history")
+
+    def paths(self) -> list[str]:
+        """Every markdown file of the snapshot, as /memories paths."""
+        return [e.path.text for e in self._memory.store.files()]
+
+    def read(self, path: str) -> str:
+        return self._memory.store.read_text(path)
+
+    def call(self, name: str, args: dict[str, Any] | str | None = None) -> ToolResult:
+        """A read-only tool call (view, grep, toc, section_read, search) on the snapshot."""
+        return self._memory.call(name, args, profile="search-hybrid")
+
+    def search(
+        self, query: str, *, k: int = 10, mode: SearchMode | None = None, scope: str = "/memories"
+    ) -> list[SearchHit]:
+        return self._memory.search(query, k=k, mode=mode, scope=scope)
+
+    def ask(self, question: str, *, model: str | Model = "offline") -> Answer:
+        return self._memory.ask(question, model=model)
+
+    def close(self) -> None:
+        self._cleanup()
+
+    def __enter__(self) -> Snapshot:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -296,6 +296,19 @@ class Journal:
             steps.append(step)
         return steps
 
+    def files_at(self, commit: str) -> dict[str, str]:
+        """{path relative to the root: blob sha} of every file in the snapshot `commit` names."""
+        out = self._git(("ls-tree", "-r", "-z", "--full-tree", commit), None)
+        files: dict[str, str] = {}
+        for entry in out.split(b"\x00"):
+            if not entry:
+                continue
+            head, _, path = entry.partition(b"\t")
+            mode, kind, sha = head.split()
+            if kind == b"blob" and mode != b"120000":  # links are never followed, so never replayed
+                files[path.decode("utf-8", "surrogateescape")] = sha.decode()
+        return files
+
     def blobs(self, shas: list[str]) -> Iterator[tuple[str, bytes]]:
         """(sha, content) for each blob, through one `git cat-file --batch` process."""
         if not shas:

@@ -1,0 +1,108 @@
+"""What `Memory.add` takes, as the turns the management role integrates.
+
+An app hands over what it has: a line of text, a list of chat messages, or a file. Each call
+is a new session of the store's stream: derived locators continue after the highest session
+the store already cites, so `[S3T2]` written by one call never collides with another call's.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import UTC, date, datetime, timedelta
+from typing import Any, TypeAlias
+
+from memdir.bench.chatlog import ChatLog, chat_from_records, read_chat
+from memdir.conventions import locators, turn_numbers
+from memdir.errors import MemdirError
+from memdir.store.store import Store
+from memdir.stream import Turn
+
+# Formats whose locators `bench/chatlog.py` derives (S<session>T<turn> from 1): each add() of
+# them is moved past the sessions the store already cites. The others carry their own.
+DERIVED = frozenset({"openai-messages", "speaker-text"})
+Input: TypeAlias = "str | os.PathLike[str] | Sequence[Mapping[str, Any]] | Sequence[Turn]"
+
+
+def next_session(store: Store) -> int:
+    """1 + the highest session number any `S<n>T<m>` locator in the store cites."""
+    top = 0
+    for entry in store.files():
+        try:
+            text = store.read_text(entry.path)
+        except MemdirError:
+            continue  # gone since the walk
+        for loc in locators(text):
+            numbers = turn_numbers(loc) if loc.startswith("S") else None
+            if numbers is not None:
+                top = max(top, numbers[0])
+    return top + 1
+
+
+def to_turns(
+    store: Store,
+    data: Input,
+    *,
+    speaker: str = "user",
+    when: str | date | None = None,
+    session_gap: timedelta | None = None,
+) -> tuple[list[Turn], str, int]:
+    """(turns, what the input was read as, records skipped) for `data`."""
+    day = _day(when)
+    if isinstance(data, os.PathLike):
+        return _from_log(store, read_chat(os.fspath(data), session_gap=session_gap), day)
+    if isinstance(data, str):
+        if not data.strip():
+            raise MemdirError("add() got empty text; nothing to remember")
+        first = next_session(store)
+        return [Turn(f"S{first}T1", speaker, data.strip(), day)], "text", 0
+    items = list(data)
+    if not items:
+        raise MemdirError("add() got an empty list; pass text, chat messages or turns")
+    if all(isinstance(t, Turn) for t in items):
+        return [t for t in items if isinstance(t, Turn)], "turns", 0
+    if not all(isinstance(m, Mapping) for m in items):
+        raise MemdirError(
+            "add() takes text, a file path, a list of chat messages ({role, content} or "
+            "{speaker, text}) or a list of Turns; this list mixes other things in"
+        )
+    records = [m for m in items if isinstance(m, Mapping)]
+    return _from_log(store, chat_from_records(records, session_gap=session_gap, where="messages"), day)
+
+
+def _from_log(store: Store, log: ChatLog, day: str) -> tuple[list[Turn], str, int]:
+    """The log's turns, dated; where their locators were derived, moved past the store's sessions."""
+    if not log.turns:
+        raise MemdirError(f"add() found no turn to remember ({log.summary()})")
+    turns = log.turns
+    if log.format in DERIVED:
+        turns = _shifted(turns, next_session(store) - 1)
+    return _dated(turns, day), log.format, sum(log.skipped.values())
+
+
+def _day(when: str | date | None) -> str:
+    if when is None:
+        return datetime.now(UTC).date().isoformat()
+    if isinstance(when, date):
+        return when.isoformat()[:10]
+    try:
+        return date.fromisoformat(when[:10]).isoformat()
+    except ValueError:
+        raise MemdirError(f"date {when!r} is not an ISO date; give it as YYYY-MM-DD") from None
+
+
+def _dated(turns: list[Turn], day: str) -> list[Turn]:
+    """Turns without a date of their own get `day`: dated supersede needs a date on every fact."""
+    return [t if t.date else replace(t, date=day) for t in turns]
+
+
+def _shifted(turns: list[Turn], offset: int) -> list[Turn]:
+    if offset == 0:
+        return turns
+    out: list[Turn] = []
+    for t in turns:
+        numbers = turn_numbers(t.locator)
+        assert numbers is not None  # derived locators are S<n>T<m>
+        out.append(replace(t, locator=f"S{numbers[0] + offset}T{numbers[1]}"))
+    return out

@@ -1,0 +1,123 @@
+"""What the Python API returns: typed, frozen records, so an app reads fields, not dict keys.
+
+Each is built from the one record the rest of memdir already keeps (a section hit of
+`store/hybrid.py`, a role's `RoleOutput`, an ingest's `IngestResult`, a journal step); nothing
+here is measured twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from memdir.models import Usage
+
+# The tools one role gets (tools/profiles.PROFILES; tests/test_api.py keeps the two in step).
+Profile = Literal[
+    "manage",
+    "search",
+    "manage-bm25",
+    "search-bm25",
+    "manage-hybrid",
+    "search-hybrid",
+    "shell",
+    "chunk-retrieval",
+    "chunk-retrieval-hybrid",
+    "folder",
+]
+# Search by section: keywords (BM25), meaning (embeddings) or both fused (docs/retrieval.md).
+SearchMode = Literal["bm25", "dense", "hybrid"]
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One ranked section: lines `start_line`..`end_line` of `path` (as `view` numbers them),
+    under the heading path `heading` ("" before the file's first heading)."""
+
+    path: str
+    heading: str
+    start_line: int
+    end_line: int
+    score: float
+    snippet: tuple[tuple[int, str], ...]  # (line number, line) of the lines that matched best
+    ranks: dict[str, int]  # its 1-based rank in each ranking that holds it ("bm25", "dense")
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A citation of an answer, resolved against the store: does the file (and range) exist?"""
+
+    text: str  # as the answer wrote it
+    path: str
+    start_line: int | None
+    end_line: int | None
+    section: str | None
+    found: bool
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The search role's answer to one question."""
+
+    question: str
+    answer: str  # "" when the model gave none it could parse
+    citations: tuple[Citation, ...]
+    usage: Usage
+    model: str
+    baseline: bool  # played by an offline baseline, not a model
+    tool_calls: int
+    rounds: int
+    files_opened: int  # distinct files whose content a tool call returned
+    reply: str  # the reply text the answer was parsed from
+
+    @property
+    def opened_nothing(self) -> bool:
+        """An answer given without reading the store (its record marks it too)."""
+        return self.files_opened == 0
+
+
+@dataclass(frozen=True)
+class AddResult:
+    """What `add` integrated: the turns, their chunks, and which chunks changed the store."""
+
+    turns: int
+    chunks: tuple[int, ...]
+    unchanged: tuple[int, ...]  # chunks whose management episode wrote nothing
+    writes: int  # file-level changes over all chunks
+    usage: Usage
+    model: str
+    baseline: bool
+    source: str  # what the input was read as ("text", "openai-messages", a file's format...)
+    skipped: int = 0  # input records that hold no turn (system or tool messages, empty text)
+
+    @property
+    def changed_nothing(self) -> bool:
+        return bool(self.chunks) and len(self.unchanged) == len(self.chunks)
+
+    def summary(self) -> str:
+        n, bad = len(self.chunks), len(self.unchanged)
+        line = f"integrated {self.turns} turn(s) in {n} chunk(s): {n - bad} changed the store"
+        if bad:
+            line += f", {bad} changed nothing"
+        return line
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: str  # create | modify | delete | rename
+    path: str
+    new_path: str | None = None
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the store's history: step 0 is the store before its first journaled write."""
+
+    index: int
+    commit: str
+    time: datetime
+    tool: str
+    role: str | None
+    meta: dict[str, str]
+    changes: tuple[Change, ...]
