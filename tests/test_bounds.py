@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import fm, snapshot
 
-from memdir.tools import files
+from memdir.tools import files, view
 from memdir.tools.profiles import Harness
 
 
@@ -43,11 +43,11 @@ def test_ten_megabyte_line(manage: Harness, root: Path) -> None:
 def test_listing_is_capped_with_a_notice(manage: Harness, root: Path) -> None:
     folder = root / "many"
     folder.mkdir()
-    for i in range(files.MAX_LIST_ENTRIES + 200):
+    for i in range(view.MAX_LIST_ENTRIES + 200):
         (folder / f"f{i:05d}.md").write_text(fm(f"f{i:05d}"))
     res = manage.call("view", {"path": "/memories/many"})
     lines = res.text.split("\n")
-    assert len(lines) == files.MAX_LIST_ENTRIES + 3
+    assert len(lines) == view.MAX_LIST_ENTRIES + 3
     assert lines[-1].startswith("... 200 more entries not shown")
 
 

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from memdir.cli.main import cli
+from memdir.errors import MemdirError
 from memdir.store import spec
 from memdir.store.chunks import build_chunk_store, render_chunk
 from memdir.store.store import Store
@@ -63,6 +64,37 @@ def test_full_search_shows_path_description_and_matching_line(store: Store) -> N
     assert "   9: - Keeps bees on the roof [S4T2]" in text  # line numbers as view numbers them
     assert "matched: Keeps, bees" in text
     assert "calvin.md" not in text
+
+
+def test_full_search_carries_its_results_as_data(store: Store) -> None:
+    res = Harness(store, "search-bm25").call("bm25_full_search", {"query": "who keeps bees"})
+    assert res.data is not None and (res.data["query"], res.data["path"]) == ("who keeps bees", "/memories")
+    (hit,) = res.data["results"]
+    assert hit["rank"] == 1 and hit["path"] == "/memories/people/alice.md" and hit["score"] > 0
+    assert hit["description"] == "Alice Park, Calvin's sister"
+    assert hit["lines"] == [{"line": 9, "text": "- Keeps bees on the roof [S4T2]"}]
+    assert hit["matched"] == ["Keeps", "bees"]
+    assert f"(score {hit['score']:.2f})" in res.text  # the text shows the same figures
+    empty = Harness(store, "search-bm25").call("bm25_full_search", {"query": "!!"}).data
+    assert empty == {"query": "!!", "path": "/memories", "results": []}
+
+
+def test_section_search_carries_heading_paths_and_line_ranges(store: Store) -> None:
+    try:
+        h = Harness(store, "search-hybrid")
+    except MemdirError as exc:  # the embedding extra is not installed
+        pytest.skip(str(exc))
+    r = h.call("search", {"query": "bees roof", "mode": "bm25"})
+    assert not r.is_error and r.data is not None, r.text
+    assert (r.data["query"], r.data["mode"]) == ("bees roof", "bm25")
+    first = r.data["results"][0]
+    assert first["rank"] == 1 and first["path"] == "/memories/people/alice.md"
+    assert first["heading_path"] == "# Alice > ## Hobbies" and (first["start_line"], first["end_line"]) == (
+        8,
+        9,
+    )
+    assert first["ranks"] == {"bm25": 1} and f"(score {first['score']:.4f}; bm25 #1)" in r.text
+    assert {"line": 9, "text": "- Keeps bees on the roof [S4T2]"} in first["lines"]
 
 
 def test_full_search_scope_and_top_k(store: Store) -> None:

@@ -4,10 +4,12 @@ an exception; and a call that fails leaves the store byte-identical."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -86,6 +88,9 @@ def test_any_arguments_end_in_a_result(tmp_path: Path, profile: str, tool: str) 
             }
         )
 
+    schema = harness.specs[tool].output_schema
+    validator = None if schema is None else jsonschema.Draft202012Validator(schema)
+
     @SETTINGS
     @given(args=args_strategy)
     def run(args: dict[str, Any]) -> None:
@@ -95,7 +100,12 @@ def test_any_arguments_end_in_a_result(tmp_path: Path, profile: str, tool: str) 
         result.text.encode("utf-8")  # valid Unicode, so it can travel as JSON
         if result.is_error:
             assert result.text.startswith("Error: ")
+            assert result.data is None
             assert snapshot(root) == before, (tool, args, result.text)
+        elif validator is not None:  # a success of a tool with an output schema follows it
+            assert result.data is not None, (tool, args)
+            validator.validate(result.data)
+            json.dumps(result.data, ensure_ascii=False).encode("utf-8")
 
     run()
 

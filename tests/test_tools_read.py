@@ -128,3 +128,46 @@ def test_grep_long_lines_are_clipped(search: Harness, manage: Harness, grep_engi
     )
     res = search.call("grep", {"pattern": "needle"})
     assert "more characters]" in res.text and len(res.text) < 1000
+
+
+def test_toc_and_section_read_carry_structured_results(search: Harness, notes: Path) -> None:
+    r = search.call("toc", {"path": "/memories/docs/notes.md"})
+    assert r.data is not None and r.data["path"] == "/memories/docs/notes.md" and r.data["lines"] == 14
+    assert [(s["heading_path"], s["start_line"], s["end_line"]) for s in r.data["sections"]] == [
+        ("# Notes", 5, 12),
+        ("# Notes > ## Setup", 7, 10),
+        ("# Notes > ## Setup > ### Dependencies", 9, 10),
+        ("# Notes > ## Usage", 11, 12),
+        ("# Appendix", 13, 14),
+    ]
+    assert r.data["sections"][2] == {
+        "heading": "### Dependencies",
+        "heading_path": "# Notes > ## Setup > ### Dependencies",
+        "level": 3,
+        "depth": 3,
+        "start_line": 9,
+        "end_line": 10,
+    }
+    r = search.call("section_read", {"path": "/memories/docs/notes.md", "section_path": "# Notes > ## Usage"})
+    assert r.data == {
+        "path": "/memories/docs/notes.md",
+        "heading_path": "# Notes > ## Usage",
+        "start_line": 11,
+        "end_line": 12,
+        "same_path_at": [],
+    }
+
+
+def test_grep_carries_its_hits_as_data(search: Harness, notes: Path) -> None:
+    r = search.call("grep", {"pattern": "python"})
+    assert r.data == {
+        "pattern": "python",
+        "path": "/memories",
+        "matches": [
+            {"path": "/memories/docs/notes.md", "line": 10, "text": "python 3.11"},
+            {"path": "/memories/docs/other.md", "line": 5, "text": "Python is here"},
+        ],
+        "truncated": False,
+    }
+    capped = search.call("grep", {"pattern": "python", "max_results": 1}).data
+    assert capped is not None and len(capped["matches"]) == 1 and capped["truncated"] is True

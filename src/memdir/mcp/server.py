@@ -1,8 +1,11 @@
 """The MCP server: one profile of one store, over stdio or streamable HTTP.
 
 Built on the SDK's low-level `Server` so the tool list is exactly our generated schemas (names,
-parameter names, annotations), not a re-inference from Python signatures. Tool errors come
-back as `is_error` results carrying our message, which the model can act on.
+titles, parameter names, annotations, output schemas), not a re-inference from Python
+signatures. Tool errors come back as `is_error` results carrying our message, which the model
+can act on. A successful call of a tool with an output schema also carries its structured
+result (`structuredContent`, which the SDK's client validates against that schema) and, when
+the result names a file's sha256, that hash in `_meta` (docs/serving.md).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from mcp.server.lowlevel import Server
 
 from memdir import __version__
 from memdir.store.store import Store
+from memdir.tools.base import ToolResult
 from memdir.tools.profiles import Harness
 from memdir.tools.schemas import mcp_tool
 
@@ -27,7 +31,9 @@ SESSION_IDLE_S = 600.0
 
 INSTRUCTIONS = (
     "Long-term memory as markdown files under /memories. Every path starts with /memories. "
-    "Files open with frontmatter (name = file stem, one-line description)."
+    "Files open with frontmatter (name = file stem, one-line description). To edit safely beside "
+    "other writers, pass the sha256 that view returns as expected_sha256: a file changed since "
+    "is then refused, not overwritten."
 )
 
 
@@ -39,9 +45,12 @@ def mcp_tools(harness: Harness) -> list[types.Tool]:
         tools.append(
             types.Tool(
                 name=d["name"],
+                title=d["title"],
                 description=d["description"],
                 input_schema=d["inputSchema"],
+                output_schema=d.get("outputSchema"),
                 annotations=types.ToolAnnotations(
+                    title=ann["title"],
                     read_only_hint=ann["readOnlyHint"],
                     destructive_hint=ann["destructiveHint"],
                     idempotent_hint=ann["idempotentHint"],
@@ -50,6 +59,19 @@ def mcp_tools(harness: Harness) -> list[types.Tool]:
             )
         )
     return tools
+
+
+def call_result(result: ToolResult, structured: bool) -> types.CallToolResult:
+    """The MCP form of one call's result. `structured`: the tool declares an output schema, so
+    a success carries its data (every such tool sets it); an error carries text only, which the
+    protocol exempts from the schema."""
+    content: list[types.ContentBlock] = [types.TextContent(type="text", text=result.text)]
+    data = result.data if structured and not result.is_error else None
+    if data is None:
+        return types.CallToolResult(content=content, is_error=result.is_error)
+    sha = data.get("sha256")
+    meta = {"sha256": sha} if isinstance(sha, str) else None
+    return types.CallToolResult(content=content, structured_content=data, is_error=False, _meta=meta)
 
 
 def build_server(harness: Harness, name: str = "memdir") -> Server[Any]:
@@ -65,9 +87,8 @@ def build_server(harness: Harness, name: str = "memdir") -> Server[Any]:
         # client of the store); writes queue on the store's writer lock, across threads and
         # processes alike, and the harness keeps its meter under its own lock.
         result = await anyio.to_thread.run_sync(lambda: harness.call(params.name, dict(args)))
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=result.text)], is_error=result.is_error
-        )
+        spec = harness.specs.get(params.name)
+        return call_result(result, spec is not None and spec.output_schema is not None)
 
     return Server(
         name,

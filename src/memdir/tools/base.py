@@ -3,6 +3,8 @@
 A tool is a plain typed function `fn(ctx, **params) -> str` registered with :func:`tool`.
 The JSON schema comes from its signature and the parameter texts given to the decorator, so
 the OpenAI, Anthropic and MCP renderings can never disagree with what the function accepts.
+Besides its text, a tool may leave a structured result in `ctx.data` (it then declares the
+`output_schema` that result follows); the text stays the whole of what the model is shown.
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ class ToolContext:
     meter: Meter
     meta: dict[str, Any] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)  # e.g. {"shell": ShellLimits(...)}
+    data: dict[str, Any] | None = None  # the call's structured result, following output_schema
 
     def read_text(self, path: str | MemoryPath) -> str:
         text = self.store.read_text(path)
@@ -91,20 +94,37 @@ class Param:
     description: str
     required: bool
     default: Any = None
+    # memdir's own addition to the study's contract (e.g. expected_sha256): always accepted,
+    # shown in the schemas agent builders get, left out of the study's (input_schema below).
+    extension: bool = False
 
 
 @dataclass(frozen=True)
 class ToolSpec:
     name: str
+    title: str  # a short human-readable name (MCP `title`)
     description: str
     params: tuple[Param, ...]
     fn: Callable[..., str]
     read_only: bool
     destructive: bool = False
+    idempotent: bool = False  # repeating a call with the same arguments changes nothing more
+    output_schema: dict[str, Any] | None = None  # the JSON schema of `ToolResult.data`
+    notes: str = ""  # memdir's conventions taught after the contract (docs/conventions.md)
 
-    def input_schema(self) -> dict[str, Any]:
+    def describe(self, extensions: bool = True) -> str:
+        """The description a model reads: the study's contract, then (with `extensions`) the
+        store's writing conventions. `extensions=False` is what memdir's own roles are shown,
+        so the study's runs keep the study's exact texts (agents/loop.py, tool_infos)."""
+        return f"{self.description}\n{self.notes}" if extensions and self.notes else self.description
+
+    def input_schema(self, extensions: bool = True) -> dict[str, Any]:
+        """The arguments' JSON schema. `extensions=False` gives the study's exact schema: the
+        one memdir's own roles hand their models (agents/loop.py, tool_infos)."""
         props: dict[str, Any] = {}
         for p in self.params:
+            if p.extension and not extensions:
+                continue
             prop: dict[str, Any] = {"type": p.json_type, "description": p.description}
             if not p.required and p.default is not None:
                 prop["default"] = p.default
@@ -136,7 +156,10 @@ class ToolSpec:
         return bound
 
     def _signature(self) -> str:
-        return ", ".join(p.name if p.required else f"{p.name}?" for p in self.params)
+        # The study's parameters only: an error text must not teach an extension to a model
+        # whose schema leaves it out.
+        shown = [p for p in self.params if not p.extension]
+        return ", ".join(p.name if p.required else f"{p.name}?" for p in shown)
 
 
 def _coerce(tool_name: str, p: Param, value: Any) -> Any:
@@ -215,29 +238,55 @@ REGISTRY: dict[str, ToolSpec] = {}
 
 
 def tool(
-    *, description: str, params: dict[str, str], read_only: bool, destructive: bool = False
+    *,
+    title: str,
+    description: str,
+    params: dict[str, str],
+    read_only: bool,
+    destructive: bool = False,
+    idempotent: bool | None = None,
+    extensions: tuple[str, ...] = (),
+    output_schema: dict[str, Any] | None = None,
+    notes: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., str]], Callable[..., str]]:
-    """Register `fn` as a tool. `params` gives each parameter's text for the model."""
+    """Register `fn` as a tool. `params` gives each parameter's text for the model; the names
+    in `extensions` are memdir's additions to the study's contract (each must be optional).
+    `idempotent` defaults to `read_only`; a writer that claims it must earn it (a test repeats
+    its calls). A tool with an `output_schema` sets `ctx.data` on every successful call. `notes`
+    teach the store's conventions after the contract, to agent builders' models only."""
 
     def register(fn: Callable[..., str]) -> Callable[..., str]:
         hints = typing.get_type_hints(fn)
         sig = inspect.signature(fn)
         out: list[Param] = []
         for name, prm in list(sig.parameters.items())[1:]:
+            required = prm.default is inspect.Parameter.empty
+            if name in extensions and required:
+                raise TypeError(f"tool {fn.__name__}: extension parameter {name!r} needs a default")
             out.append(
                 Param(
                     name,
                     _json_type(hints[name]),
                     params[name],
-                    prm.default is inspect.Parameter.empty,
-                    None if prm.default is inspect.Parameter.empty else prm.default,
+                    required,
+                    None if required else prm.default,
+                    name in extensions,
                 )
             )
-        missing = set(params) - {p.name for p in out}
+        missing = (set(params) | set(extensions)) - {p.name for p in out}
         if missing:
             raise TypeError(f"tool {fn.__name__}: texts for unknown parameters {missing}")
         REGISTRY[fn.__name__] = ToolSpec(
-            fn.__name__, inspect.cleandoc(description), tuple(out), fn, read_only, destructive
+            fn.__name__,
+            title,
+            inspect.cleandoc(description),
+            tuple(out),
+            fn,
+            read_only,
+            destructive,
+            read_only if idempotent is None else idempotent,
+            output_schema,
+            "\n".join(inspect.cleandoc(n) for n in notes),
         )
         return fn
 
@@ -253,11 +302,13 @@ def _json_type(hint: Any) -> str:
 
 @dataclass
 class ToolResult:
-    """A tool call's outcome as the model sees it, plus what it cost."""
+    """A tool call's outcome as the model sees it, plus what it cost, plus (for a tool with an
+    output schema, on success) the same outcome as structured data, e.g. a file's sha256."""
 
     text: str
     is_error: bool
     meter: Meter
+    data: dict[str, Any] | None = None
 
 
 def run_tool(
@@ -282,15 +333,29 @@ def run_tool(
                 finally:
                     meter.writes = len(step.changes)
         is_error = False
+        data = ctx.data
     except ToolError as exc:
-        text, is_error = f"Error: {exc}", True
+        text, is_error, data = f"Error: {exc}", True, None
     except OSError as exc:  # the disk changed under us (a concurrent writer, a full disk)
         reason = exc.strerror or type(exc).__name__
         text, is_error = f"Error: file system error ({reason}); view the path again and retry", True
+        data = None
     meter.seconds = time.perf_counter() - start
     text = printable_text(text)
     meter.bytes_returned = len(text.encode("utf-8"))
-    return ToolResult(text, is_error, meter)
+    return ToolResult(text, is_error, meter, None if data is None else printable_data(data))
+
+
+def printable_data(value: Any) -> Any:
+    """`value` with every string in it made printable (`printable_text`), so structured data
+    can always travel as JSON, as the text can."""
+    if isinstance(value, str):
+        return printable_text(value)
+    if isinstance(value, dict):
+        return {printable_text(str(k)): printable_data(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [printable_data(v) for v in value]
+    return value
 
 
 def printable_text(text: str) -> str:

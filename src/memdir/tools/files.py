@@ -1,26 +1,61 @@
-"""The file tools of the management set: view, create, str_replace, insert, delete, rename.
+"""The writing file tools of the management set: create, str_replace, insert, delete, rename
+(view, the reading one, is in `view.py`).
 
 Contracts are those of docs/study.md, Tool contracts. Each error says what to do next, and every
 check happens before the single atomic write, so a failed call leaves the store byte-identical.
+memdir adds (docs/serving.md): `expected_sha256` on every writer but create (a stale hash is
+refused before anything is written), the file's sha256 in each result's data, and descriptions
+that teach the store's conventions (docs/conventions.md).
 """
 
 from __future__ import annotations
 
-from memdir.errors import EditError, FrontmatterError, NotFoundError, PathError, ToolError
+from memdir.errors import EditError, FrontmatterError, NotFoundError, PathError
 from memdir.store import frontmatter
 from memdir.store.paths import MemoryPath, parse_memory_path
-from memdir.store.safefs import Unread
+from memdir.tools import outputs
 from memdir.tools.base import ToolContext, tool
-from memdir.tools.text import human_size, line_of_offset, nameable, numbered, occurrences, split_lines
+from memdir.tools.preconditions import (
+    PARAM,
+    PARAM_TEXT,
+    file_state,
+    parse_expected,
+    read_checked,
+    refuse_for_folder,
+    require_current,
+    sha256_hex,
+)
+from memdir.tools.text import human_size, line_of_offset, numbered, occurrences, split_lines
 
-LIST_DEPTH = 3
-HEAD_BYTES = 16384  # enough for any frontmatter a listing shows (parsed up to 4,096 characters)
 SNIPPET_CONTEXT = 2
-# Bounds that keep one call from flooding the model or the disk; each refusal says what to do.
-MAX_VIEW_BYTES = 2 * 1024 * 1024
-MAX_FILE_BYTES = 16 * 1024 * 1024
-MAX_LIST_ENTRIES = 1000
-MAX_UNREAD_SHOWN = 5  # findings of the walk (a folder too deep, a name not UTF-8) a listing names
+MAX_FILE_BYTES = 16 * 1024 * 1024  # keeps one call from flooding the disk; the refusal says what to do
+
+# What the writing tools teach about the store (docs/conventions.md), in words of our own; each
+# is added after the tool's contract, which stays the study's.
+FACT_LINES = """
+Write facts the way the store keeps them: end every fact line with its source locator in
+brackets, e.g. `- 2023-05-02: Calvin bought a vintage Mustang [S6T5]`, and point to what
+another file already holds with `see /memories/people/calvin.md` instead of copying it.
+"""
+SUPERSEDE = """
+When a fact's value changes, supersede it rather than overwrite it: strike the old line
+through and give the date it stopped holding, then write the new line above it, each with its
+own locator:
+- alice | diet: vegan (since 2023-05-02) [S6T5]
+- ~~alice | diet: vegetarian~~ (2022-01-10 until 2023-05-02) [S1T4]
+Keep the locator at the end of every fact line you rewrite.
+"""
+NEW_VALUE = """
+A new value for a fact the store already holds supersedes the old line (strike it through with
+its end date, with str_replace); it is not a second live line.
+"""
+NOT_DELETED = """
+A fact that no longer holds is superseded (struck through with its end date), not deleted.
+"""
+REFERENCES = """
+References to the old path in other files (`see /memories/...`) are not rewritten: grep for
+the old path and point them at the new one.
+"""
 
 
 def _md_path(path: str, verb: str) -> MemoryPath:
@@ -28,131 +63,6 @@ def _md_path(path: str, verb: str) -> MemoryPath:
     if not mp.name.endswith(".md"):
         raise PathError(f"{mp.text}: only .md files can be {verb}; use a path ending in .md")
     return mp
-
-
-def _description(ctx: ToolContext, mp: MemoryPath) -> str | None:
-    """The description of a file the listing walk found, reading only its head, through the
-    store's link-safe reader (a folder swapped for a link mid-listing cannot lead out); a
-    hard-linked, linked or unreadable file gets none."""
-    try:
-        data = ctx.store.safe.read(mp.parts, mp.text, limit=HEAD_BYTES)
-    except ToolError:
-        return None
-    try:
-        head = data.decode("utf-8")
-    except UnicodeDecodeError as exc:  # a head cut inside a character is fine; other bad bytes are not
-        if len(data) < HEAD_BYTES or exc.start < len(data) - 3:
-            return None
-        head = data[: exc.start].decode("utf-8")
-    return frontmatter.parse(head[:4096]).description
-
-
-# Line ranges that mean "all of it": a folder viewed with one of these is listed without a note.
-FULL_RANGES = {(1, -1), (1, None), (None, -1), (0, -1)}
-
-
-@tool(
-    description="""
-    View a file with line numbers, or list a directory.
-    A file: its text with line numbers (the frontmatter occupies the first lines); narrow with
-    start_line/end_line (1-indexed, inclusive, end_line -1 = to the end).
-    A directory: entries up to 3 levels below it as full paths with sizes (a folder's size counts
-    everything inside it), each file with its [description: ...].
-    """,
-    params={
-        "path": "A memory path: /memories or a file or folder below it.",
-        "start_line": "First line to show (files only; 1-indexed).",
-        "end_line": "Last line to show, inclusive (files only; -1 = end of file).",
-    },
-    read_only=True,
-)
-def view(ctx: ToolContext, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
-    mp, disk = ctx.store.resolve(path)
-    if not disk.exists():
-        hint = "; to make a new file, use create" if mp.text.endswith(".md") else ""
-        raise NotFoundError(f"{mp.text} does not exist; view {mp.parent.text} to see what is there{hint}")
-    if disk.is_dir():
-        listing = _list_dir(ctx, mp)
-        if (start_line, end_line) != (None, None) and (start_line, end_line) not in FULL_RANGES:
-            # Small models fill every parameter in; the listing is still what they need.
-            return f"Note: {mp.text} is a folder; start_line and end_line apply to files only.\n{listing}"
-        return listing
-    text = ctx.read_text(mp)
-    lines = split_lines(text)
-    total = len(lines)
-    if start_line is None and end_line is None:
-        if len(text) > MAX_VIEW_BYTES:
-            raise EditError(
-                f"{mp.text} is {human_size(len(text.encode()))}, too large to view whole; view it in ranges "
-                f"with start_line and end_line (it has {total} lines), or grep it"
-            )
-        return f"{mp.text} ({total} lines)\n{numbered(lines, 1)}" if lines else f"{mp.text} (empty file)"
-    first = 1 if start_line is None else start_line
-    last = total if end_line is None or end_line == -1 else end_line
-    if first < 1 or first > max(total, 1):
-        raise EditError(f"start_line {first} is out of range; {mp.text} has {total} lines (1-{total})")
-    if last < first or last > total:
-        raise EditError(
-            f"end_line {end_line} is out of range; use a line from {first} to {total}, or -1 for the end"
-        )
-    chosen = lines[first - 1 : last]
-    size = sum(len(ln) + 1 for ln in chosen)
-    if size > MAX_VIEW_BYTES:
-        hint = "narrow the range" if last > first else "grep shows a clipped view of it"
-        raise EditError(
-            f"lines {first}-{last} of {mp.text} hold {human_size(size)}, too much to show; {hint}"
-        )
-    return f"{mp.text} (lines {first}-{last} of {total})\n{numbered(chosen, first)}"
-
-
-def _list_dir(ctx: ToolContext, top: MemoryPath) -> str:
-    sizes: dict[tuple[str, ...], int] = {top.parts: 0}
-    entries: list[tuple[MemoryPath, bool]] = []
-    unnamed = 0
-    unread: list[Unread] = []
-    for e in ctx.store.walk(top, unread=unread):
-        rel_depth = len(e.path.parts) - len(top.parts)
-        if e.is_dir:
-            sizes.setdefault(e.path.parts, 0)
-        else:
-            for k in range(len(top.parts), len(e.path.parts)):
-                key = e.path.parts[:k]
-                sizes[key] = sizes.get(key, 0) + e.size
-            sizes[e.path.parts] = e.size
-        if rel_depth > LIST_DEPTH:
-            continue
-        if nameable(e.path):
-            entries.append((e.path, e.is_dir))
-        elif nameable(e.path.parent):  # a name no path can spell (text.nameable): counted, not shown
-            unnamed += 1
-    entries.sort(key=lambda pe: pe[0].parts)
-    hidden = max(0, len(entries) - MAX_LIST_ENTRIES)
-    out = [f"{human_size(sizes[top.parts])}\t{top.text}/"]
-    for mp, is_dir in entries[:MAX_LIST_ENTRIES]:
-        line = f"{human_size(sizes.get(mp.parts, 0))}\t{mp.text}{'/' if is_dir else ''}"
-        if not is_dir and mp.name.endswith(".md"):
-            desc = _description(ctx, mp)
-            if desc:
-                line += f"  [description: {desc}]"
-        out.append(line)
-    header = f"Directory {top.text}: entries up to {LIST_DEPTH} levels deep; sizes include all contents."
-    if len(out) == 1 and not unnamed and not unread:
-        return f"{header}\n{out[0]}\n(empty)"
-    for u in unread[:MAX_UNREAD_SHOWN]:
-        out.append(f"... not read: {u}")
-    if len(unread) > MAX_UNREAD_SHOWN:
-        out.append(f"... {len(unread) - MAX_UNREAD_SHOWN} more entries not read for these reasons")
-    if unnamed:
-        out.append(
-            f"... {unnamed} entries not shown: their names hold characters memory paths refuse "
-            "(a newline, a backslash, ...); they were written outside the tools, so rename them there"
-        )
-    if hidden:
-        out.append(
-            f"... {hidden} more entries not shown (listing stops at {MAX_LIST_ENTRIES}); "
-            "view a subfolder, or grep / search for what you need"
-        )
-    return header + "\n" + "\n".join(out)
 
 
 FRONTMATTER_KEYS = ("name", "description", "metadata")
@@ -194,25 +104,30 @@ def _check_frontmatter(mp: MemoryPath, new_text: str, old_text: str | None = Non
 
 @tool(
     description="""
-    Create a new memory file. Fails if it exists (edit it with str_replace or insert instead).
-    Missing parent folders are created. The text must open with frontmatter:
-    ---
-    name: <the file stem, kebab-case>
-    description: <one line saying what the file holds>
-    ---
-    An optional `metadata:` mapping may follow description, as indented key: value lines.
-    """,
+        Create a new memory file. Fails if it exists (edit it with str_replace or insert instead).
+        Missing parent folders are created. The text must open with frontmatter:
+        ---
+        name: <the file stem, kebab-case>
+        description: <one line saying what the file holds>
+        ---
+        An optional `metadata:` mapping may follow description, as indented key: value lines.
+        """,
+    notes=(FACT_LINES,),
     params={
         "path": "Where to create it: a path under /memories ending in .md.",
         "file_text": "The whole file, frontmatter first.",
     },
     read_only=False,
+    title="Create a memory file",
+    idempotent=True,  # a second identical call finds the file there and changes nothing
+    output_schema=outputs.FILE_STATE,
 )
 def create(ctx: ToolContext, path: str, file_text: str) -> str:
     mp = _md_path(path, "created")
     _check_frontmatter(mp, file_text)
     ctx.store.create(mp, file_text)
     ctx.touch(mp)
+    ctx.data = file_state(mp, file_text)
     return f"Created {mp.text} ({len(split_lines(file_text))} lines)."
 
 
@@ -225,21 +140,31 @@ def _snippet(text: str, first: int, last: int) -> str:
 
 @tool(
     description="""
-    Replace one exact occurrence of old_str with new_str in a file.
-    old_str must occur exactly once in the body (text after the frontmatter); if the body has no
-    match, the frontmatter is searched instead, so a field such as description: can be edited by
-    anchoring on a unique substring of it. Copy old_str exactly, whitespace included.
-    """,
+        Replace one exact occurrence of old_str with new_str in a file.
+        old_str must occur exactly once in the body (text after the frontmatter); if the body has no
+        match, the frontmatter is searched instead, so a field such as description: can be edited by
+        anchoring on a unique substring of it. Copy old_str exactly, whitespace included.
+        """,
+    notes=(SUPERSEDE,),
     params={
         "path": "The .md file to edit.",
         "old_str": "The exact text to replace; it must be unique.",
         "new_str": "The replacement text (may be empty to delete old_str).",
+        PARAM: PARAM_TEXT,
     },
     read_only=False,
+    # It rewrites a file in place and may remove text outright (an empty new_str).
+    destructive=True,
+    title="Replace text in a file",
+    extensions=(PARAM,),
+    output_schema=outputs.FILE_STATE,
 )
-def str_replace(ctx: ToolContext, path: str, old_str: str, new_str: str) -> str:
+def str_replace(
+    ctx: ToolContext, path: str, old_str: str, new_str: str, expected_sha256: str | None = None
+) -> str:
+    expected = parse_expected("str_replace", expected_sha256)
     mp = _md_path(path, "edited")
-    text = ctx.read_text(mp)
+    text, _ = read_checked(ctx, mp, expected)
     if old_str == "":
         raise EditError("old_str is empty; copy the exact text you want to replace from a view of the file")
     _, fm_lines = frontmatter.split(text)
@@ -264,6 +189,7 @@ def str_replace(ctx: ToolContext, path: str, old_str: str, new_str: str) -> str:
     new_text = text[:at] + new_str + text[at + len(old_str) :]
     _check_frontmatter(mp, new_text, text)
     ctx.store.write(mp, new_text)
+    ctx.data = file_state(mp, new_text)
     first = line_of_offset(new_text, at)
     last = first + new_str.count("\n")
     return f"Edited {mp.text} ({where}, line {first}):\n{_snippet(new_text, first, last)}"
@@ -271,20 +197,31 @@ def str_replace(ctx: ToolContext, path: str, old_str: str, new_str: str) -> str:
 
 @tool(
     description="""
-    Insert text after line insert_line of a file (0 = at the very start). The valid range is 0 to
-    the file's line count; an insert may not land inside the frontmatter, so for a file with
-    frontmatter insert_line must be at least the line of its closing '---'.
-    """,
+        Insert text after line insert_line of a file (0 = at the very start). The valid range is 0 to
+        the file's line count; an insert may not land inside the frontmatter, so for a file with
+        frontmatter insert_line must be at least the line of its closing '---'.
+        """,
+    notes=(
+        FACT_LINES,
+        NEW_VALUE,
+    ),
     params={
         "path": "The .md file to edit.",
         "insert_line": "Insert after this line (0 = before the first line).",
         "insert_text": "The text to insert; a final newline is added if missing.",
+        PARAM: PARAM_TEXT,
     },
     read_only=False,
+    title="Insert lines into a file",
+    extensions=(PARAM,),
+    output_schema=outputs.FILE_STATE,
 )
-def insert(ctx: ToolContext, path: str, insert_line: int, insert_text: str) -> str:
+def insert(
+    ctx: ToolContext, path: str, insert_line: int, insert_text: str, expected_sha256: str | None = None
+) -> str:
+    expected = parse_expected("insert", expected_sha256)
     mp = _md_path(path, "edited")
-    text = ctx.read_text(mp)
+    text, _ = read_checked(ctx, mp, expected)
     lines = split_lines(text)
     total = len(lines)
     _, fm_lines = frontmatter.split(text)
@@ -308,6 +245,7 @@ def insert(ctx: ToolContext, path: str, insert_line: int, insert_text: str) -> s
     new_text = head + block + tail
     _check_frontmatter(mp, new_text, text)
     ctx.store.write(mp, new_text)
+    ctx.data = file_state(mp, new_text)
     added = len(split_lines(block))
     return (
         f"Inserted {added} line(s) after line {insert_line} of {mp.text}:\n"
@@ -317,15 +255,28 @@ def insert(ctx: ToolContext, path: str, insert_line: int, insert_text: str) -> s
 
 @tool(
     description="Delete a file, or a folder with everything in it. The root cannot be deleted.",
-    params={"path": "The file or folder to delete."},
+    notes=(NOT_DELETED,),
+    params={"path": "The file or folder to delete.", PARAM: PARAM_TEXT + " Files only."},
     read_only=False,
     destructive=True,
+    title="Delete a file or folder",
+    idempotent=True,  # a second identical call finds nothing there and changes nothing
+    extensions=(PARAM,),
+    output_schema=outputs.DELETE,
 )
-def delete(ctx: ToolContext, path: str) -> str:
+def delete(ctx: ToolContext, path: str, expected_sha256: str | None = None) -> str:
+    expected = parse_expected("delete", expected_sha256)
     mp = parse_memory_path(path)
     is_dir = ctx.store.is_dir(mp) if not mp.is_root else True
+    if is_dir:
+        refuse_for_folder("delete", mp.text, expected)
+    elif expected is not None:
+        if not ctx.store.exists(mp):
+            raise NotFoundError(f"{mp.text} does not exist; nothing was deleted")
+        read_checked(ctx, mp, expected)
     gone = ctx.store.delete(mp)
     ctx.touch(mp)
+    ctx.data = {"path": mp.text, "kind": "directory" if is_dir else "file", "deleted": gone}
     if is_dir:
         return f"Deleted folder {mp.text} and the {len(gone)} file(s) in it."
     return f"Deleted {mp.text}."
@@ -333,20 +284,34 @@ def delete(ctx: ToolContext, path: str) -> str:
 
 @tool(
     description="""
-    Rename or move a file or folder. Missing parent folders are created; the destination must not
-    exist. A file keeps its .md extension; a folder cannot become a .md path. After moving a
-    file, make its frontmatter name match the new stem.
-    """,
-    params={"old_path": "The file or folder to move.", "new_path": "Its new path."},
+        Rename or move a file or folder. Missing parent folders are created; the destination must not
+        exist. A file keeps its .md extension; a folder cannot become a .md path. After moving a
+        file, make its frontmatter name match the new stem.
+        """,
+    notes=(REFERENCES,),
+    params={
+        "old_path": "The file or folder to move.",
+        "new_path": "Its new path.",
+        PARAM: PARAM_TEXT + " Files only.",
+    },
     read_only=False,
+    # Not destructive: the destination must not exist, so nothing is overwritten, and every byte
+    # moved is kept under its new path.
+    title="Rename or move a file or folder",
+    idempotent=True,  # a second identical call finds old_path gone and changes nothing
+    extensions=(PARAM,),
+    output_schema=outputs.RENAME,
 )
-def rename(ctx: ToolContext, old_path: str, new_path: str) -> str:
+def rename(ctx: ToolContext, old_path: str, new_path: str, expected_sha256: str | None = None) -> str:
+    expected = parse_expected("rename", expected_sha256)
     omp = parse_memory_path(old_path)
     nmp = parse_memory_path(new_path)
     if not ctx.store.exists(omp):
         raise NotFoundError(f"{omp.text} does not exist; view {omp.parent.text} to find the right name")
     data: bytes | None = None
+    digest = ""
     if ctx.store.is_dir(omp):
+        refuse_for_folder("rename", omp.text, expected)
         if nmp.name.endswith(".md"):
             raise PathError(f"{omp.text} is a folder; it cannot become the .md path {nmp.text}")
     elif not (omp.name.endswith(".md") and nmp.name.endswith(".md")):
@@ -356,11 +321,15 @@ def rename(ctx: ToolContext, old_path: str, new_path: str) -> str:
         # refused here, with nothing moved, instead of failing after the move.
         data = ctx.store.read_bytes(omp)
         ctx.meter.bytes_read += len(data)
+        digest = sha256_hex(data)
+        require_current(omp.text, digest, expected)
     ctx.store.rename(omp, nmp)
     ctx.touch(omp)
     ctx.touch(nmp)
     if data is None:
+        ctx.data = {"kind": "directory", "old_path": omp.text, "new_path": nmp.text}
         return f"Moved folder {omp.text} to {nmp.text}."
+    ctx.data = {"kind": "file", "old_path": omp.text, "new_path": nmp.text, "sha256": digest}
     name = frontmatter.parse(data.decode("utf-8", "replace")).name
     msg = f"Renamed {omp.text} to {nmp.text}. Its frontmatter name is {name!r}"
     if nmp.name != "MEMORY.md" and name != nmp.stem:

@@ -23,6 +23,7 @@ import regex
 from memdir.errors import EditError, NotFoundError, PathError, ToolError
 from memdir.store.paths import MAX_DEPTH, MemoryPath
 from memdir.store.store import Store
+from memdir.tools import outputs
 from memdir.tools.base import ToolContext, tool
 from memdir.tools.text import nameable
 
@@ -223,6 +224,8 @@ def _shown_path(ctx: ToolContext, disk_path: Path, folders: dict[Path, MemoryPat
         "max_results": f"Most matching lines to return (default 100, at most {MAX_RESULTS}).",
     },
     read_only=True,
+    title="Search lines by regular expression",
+    output_schema=outputs.GREP,
 )
 def grep(
     ctx: ToolContext,
@@ -249,6 +252,7 @@ def grep(
         else _py_hits(ctx, pattern, mp, case_sensitive)
     )
     out: list[str] = []
+    matches: list[dict[str, object]] = []
     size = 0
     stop = ""
     folders: dict[Path, MemoryPath] = {}
@@ -278,6 +282,8 @@ def grep(
             break
         ctx.touch(hit_mp)
         out.append(shown)
+        matches.append({"path": hit_mp.text, "line": lineno, "text": line})
+    ctx.data = {"pattern": pattern, "path": mp.text, "matches": matches, "truncated": bool(stop)}
     shown_pattern = repr(pattern) if len(pattern) <= 200 else repr(pattern[:200]) + "…"
     if not out:  # never for want of room: one clipped line is far below MAX_REPLY_BYTES
         return f"No lines match {shown_pattern} in {mp.text}."

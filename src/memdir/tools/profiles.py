@@ -44,9 +44,10 @@ def load_tools() -> dict[str, ToolSpec]:
     """Every tool, imported on first use: each module that defines tools registers them when it
     is imported. The optional ones (search, shell) may be absent in a partial install and then
     leave their profiles unavailable; one that is present but cannot import is an error."""
-    import memdir.tools.files  # each imported for the tools it registers
+    import memdir.tools.files
     import memdir.tools.grep
     import memdir.tools.read
+    import memdir.tools.view  # each imported for the tools it registers
 
     try:
         import memdir.tools.search

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from memdir.errors import EditError, NotFoundError
 from memdir.store.outline import find_sections, outline, parse_section_path
+from memdir.tools import outputs
 from memdir.tools.base import ToolContext, tool
 from memdir.tools.files import _md_path
 from memdir.tools.text import numbered, split_lines
@@ -16,12 +17,26 @@ from memdir.tools.text import numbered, split_lines
     """,
     params={"path": "The .md file."},
     read_only=True,
+    title="Outline a file's headings",
+    output_schema=outputs.TOC,
 )
 def toc(ctx: ToolContext, path: str) -> str:
     mp = _md_path(path, "outlined")
     text = ctx.read_text(mp)
     sections = outline(text)
     total = len(split_lines(text))
+    rows_data = [
+        {
+            "heading": s.label,
+            "heading_path": s.path,
+            "level": s.level,
+            "depth": s.depth,
+            "start_line": s.start,
+            "end_line": s.end,
+        }
+        for s in sections
+    ]
+    ctx.data = {"path": mp.text, "lines": total, "sections": rows_data}
     if not sections:
         return f"{mp.text} ({total} lines) has no headings; view it to read it whole."
     rows = [f"{'  ' * (s.depth - 1)}{s.label}  [lines {s.start}-{s.end}]" for s in sections]
@@ -36,6 +51,8 @@ def toc(ctx: ToolContext, path: str) -> str:
     """,
     params={"path": "The .md file.", "section_path": "Heading path, e.g. '# Notes > ## Setup'."},
     read_only=True,
+    title="Read one section of a file",
+    output_schema=outputs.SECTION,
 )
 def section_read(ctx: ToolContext, path: str, section_path: str) -> str:
     mp = _md_path(path, "read")
@@ -53,6 +70,13 @@ def section_read(ctx: ToolContext, path: str, section_path: str) -> str:
             f"(here: {tops}); run toc on the file to see every heading"
         )
     sec = found[0]
+    ctx.data = {
+        "path": mp.text,
+        "heading_path": sec.path,
+        "start_line": sec.start,
+        "end_line": sec.end,
+        "same_path_at": [s.start for s in found[1:]],
+    }
     lines = split_lines(text)[sec.start - 1 : sec.end]
     out = f"{mp.text} > {sec.path} (lines {sec.start}-{sec.end})\n{numbered(lines, sec.start)}"
     if len(found) > 1:

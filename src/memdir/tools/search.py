@@ -10,6 +10,8 @@ bm25_chunk_retrieve hands over whole chunk files, counted as read.
 
 from __future__ import annotations
 
+from typing import Any
+
 from memdir.errors import EditError, NotFoundError, PathError
 from memdir.store import frontmatter
 from memdir.store.analysis import best_lines, query_terms
@@ -17,6 +19,7 @@ from memdir.store.chunks import CHUNK_DIR
 from memdir.store.hybrid import MODES, search_sections, snippet
 from memdir.store.index import SearchIndex
 from memdir.store.paths import parse_memory_path
+from memdir.tools import outputs
 from memdir.tools.base import ToolContext, tool
 
 MAX_TOP_K = 50
@@ -37,6 +40,8 @@ MAX_DESCRIPTION = 200
         "top_k": f"How many files to return (default 10, at most {MAX_TOP_K}).",
     },
     read_only=True,
+    title="Keyword search over whole files",
+    output_schema=outputs.BM25_FULL,
 )
 def bm25_full_search(ctx: ToolContext, query: str, path: str = "/memories", top_k: int = 10) -> str:
     if top_k < 1:
@@ -45,6 +50,8 @@ def bm25_full_search(ctx: ToolContext, query: str, path: str = "/memories", top_
     mp, disk = ctx.store.resolve(path)
     if not disk.exists():
         raise NotFoundError(f"{mp.text} does not exist; search /memories or a folder that exists")
+    results: list[dict[str, Any]] = []
+    ctx.data = {"query": query, "path": mp.text, "results": results}
     terms = query_terms(query)
     if not terms:
         return f"No results: the query {query[:80]!r} has no searchable words; search with keywords."
@@ -56,8 +63,8 @@ def bm25_full_search(ctx: ToolContext, query: str, path: str = "/memories", top_
             continue
         fm = frontmatter.parse(text)
         head = f"{len(blocks) + 1}. {hit.path} (score {hit.score:.2f})"
+        desc = " ".join(fm.description.split()) if fm.description else ""
         if fm.description:
-            desc = " ".join(fm.description.split())
             head += f" [description: {desc[:MAX_DESCRIPTION]}{'…' if len(desc) > MAX_DESCRIPTION else ''}]"
         lines = best_lines(text, terms)
         body = [f"   {s.lineno}: {s.text}" for s in lines]
@@ -65,6 +72,16 @@ def bm25_full_search(ctx: ToolContext, query: str, path: str = "/memories", top_
         if matched:
             body.append(f"   matched: {', '.join(matched)}")
         blocks.append("\n".join([head, *body]))
+        results.append(
+            {
+                "rank": len(blocks),
+                "path": hit.path,
+                "score": hit.score,
+                "description": desc or None,
+                "lines": [{"line": s.lineno, "text": s.text} for s in lines],
+                "matched": matched,
+            }
+        )
     if not blocks:
         return f"No files under {mp.text} match {query[:200]!r}."
     return f"{len(blocks)} file(s) under {mp.text} for {query[:200]!r}, best first:\n" + "\n".join(blocks)
@@ -92,6 +109,7 @@ def _shown(ctx: ToolContext, path: str) -> str | None:
     """,
     params={"query": "Keywords to look for, e.g. 'Calvin concert Tokyo'."},
     read_only=True,
+    title="Retrieve conversation chunks by keywords",
 )
 def bm25_chunk_retrieve(ctx: ToolContext, query: str) -> str:
     _require_chunks(ctx)
@@ -109,6 +127,7 @@ def bm25_chunk_retrieve(ctx: ToolContext, query: str) -> str:
     """,
     params={"query": "What to look for, e.g. 'when did Calvin play in Tokyo'."},
     read_only=True,
+    title="Retrieve conversation chunks by meaning and keywords",
 )
 def hybrid_chunk_retrieve(ctx: ToolContext, query: str) -> str:
     _require_chunks(ctx)
@@ -165,6 +184,8 @@ def _chunks(ctx: ToolContext, ranked: list[tuple[str, float]], query: str) -> st
         "mode": "hybrid (default), bm25 or dense.",
     },
     read_only=True,
+    title="Search sections by meaning and keywords",
+    output_schema=outputs.SEARCH,
 )
 def search(
     ctx: ToolContext, query: str, path: str = "/memories", top_k: int = 10, mode: str = "hybrid"
@@ -177,6 +198,8 @@ def search(
     mp, disk = ctx.store.resolve(path)
     if not disk.exists():
         raise NotFoundError(f"{mp.text} does not exist; search /memories or a folder that exists")
+    results: list[dict[str, Any]] = []
+    ctx.data = {"query": query, "path": mp.text, "mode": mode, "results": results}
     if not query.strip() or (mode == "bm25" and not query_terms(query)):
         return f"No results: the query {query[:80]!r} has no searchable words; search with words."
     hits = search_sections(SearchIndex.for_store(ctx.store), query, mode, mp.text, top_k)
@@ -191,8 +214,21 @@ def search(
             head += f" [{hit.heading}]"
         found_by = ", ".join(f"{name} #{rank}" for name, rank in hit.ranks.items())
         head += f" (score {hit.score:.4f}; {found_by})"
-        lines = [f"   {n}: {line}" for n, line in snippet(text, hit, query)]
+        shown = snippet(text, hit, query)
+        lines = [f"   {n}: {line}" for n, line in shown]
         blocks.append("\n".join([head, *lines]))
+        results.append(
+            {
+                "rank": len(blocks),
+                "path": hit.path,
+                "heading_path": hit.heading or None,
+                "start_line": hit.start,
+                "end_line": hit.end,
+                "score": hit.score,
+                "ranks": dict(hit.ranks),
+                "lines": [{"line": n, "text": line} for n, line in shown],
+            }
+        )
     if not blocks:
         return f"No section under {mp.text} matches {query[:200]!r}."
     return (

@@ -54,6 +54,7 @@ def limits_from(config: dict[str, Any]) -> ShellLimits:
     params={"command": "A bash command line or script, run with bash -c in /memories."},
     read_only=False,
     destructive=True,
+    title="Run a command in the sandboxed shell",
 )
 def bash(ctx: ToolContext, command: str) -> str:
     limits = limits_from(ctx.config)

@@ -1,0 +1,107 @@
+"""The JSON schemas of the tools' structured results (`ToolResult.data`, MCP `structuredContent`).
+
+A tool's text is what a model reads; its data is the same outcome for programs: the sha256 a
+writer passes back as `expected_sha256`, and the hits of grep, toc and the searches as fields
+instead of lines to parse. Each schema is closed (`additionalProperties: false`), so a test that
+validates every result against its schema also catches a field the schema forgot.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+INT: dict[str, Any] = {"type": "integer"}
+STR: dict[str, Any] = {"type": "string"}
+NUM: dict[str, Any] = {"type": "number"}
+BOOL: dict[str, Any] = {"type": "boolean"}
+SHA256: dict[str, Any] = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
+
+
+def obj(**props: dict[str, Any]) -> dict[str, Any]:
+    """A closed object schema with every property required (absent values are null, not missing)."""
+    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+
+def array(items: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "array", "items": items}
+
+
+def nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def one_of(*schemas: dict[str, Any]) -> dict[str, Any]:
+    """An object that is exactly one of `schemas` (MCP wants `type: object` at the root)."""
+    return {"type": "object", "oneOf": list(schemas)}
+
+
+KIND_FILE: dict[str, Any] = {"const": "file"}
+KIND_DIR: dict[str, Any] = {"const": "directory"}
+
+# A file as it is on disk after the call: what a writer needs for its next expected_sha256.
+FILE_STATE = obj(path=STR, sha256=SHA256, lines=INT, bytes=INT)
+
+VIEW = one_of(
+    # start_line..end_line: the lines shown (0..0 for an empty file)
+    obj(kind=KIND_FILE, path=STR, sha256=SHA256, lines=INT, bytes=INT, start_line=INT, end_line=INT),
+    obj(
+        kind=KIND_DIR,
+        path=STR,
+        size=INT,
+        entries=array(
+            obj(path=STR, kind={"enum": ["file", "directory"]}, size=INT, description=nullable(STR))
+        ),
+        entries_not_shown=INT,  # past the listing's cap, or named in no way a path can spell
+        not_read=INT,  # entries the walk left unread (too deep, a name that is not UTF-8)
+    ),
+)
+
+DELETE = obj(path=STR, kind={"enum": ["file", "directory"]}, deleted=array(STR))
+
+RENAME = one_of(
+    obj(kind=KIND_FILE, old_path=STR, new_path=STR, sha256=SHA256),
+    obj(kind=KIND_DIR, old_path=STR, new_path=STR),
+)
+
+LINE = obj(line=INT, text=STR)
+
+GREP = obj(
+    pattern=STR,
+    path=STR,
+    matches=array(obj(path=STR, line=INT, text=STR)),  # text as shown: clipped past 400 characters
+    truncated=BOOL,  # the listing stopped at max_results or at the reply-size bound
+)
+
+TOC = obj(
+    path=STR,
+    lines=INT,
+    sections=array(obj(heading=STR, heading_path=STR, level=INT, depth=INT, start_line=INT, end_line=INT)),
+)
+
+SECTION = obj(path=STR, heading_path=STR, start_line=INT, end_line=INT, same_path_at=array(INT))
+
+BM25_FULL = obj(
+    query=STR,
+    path=STR,
+    results=array(
+        obj(rank=INT, path=STR, score=NUM, description=nullable(STR), lines=array(LINE), matched=array(STR))
+    ),
+)
+
+SEARCH = obj(
+    query=STR,
+    path=STR,
+    mode=STR,
+    results=array(
+        obj(
+            rank=INT,
+            path=STR,
+            heading_path=nullable(STR),
+            start_line=INT,
+            end_line=INT,
+            score=NUM,
+            ranks={"type": "object", "additionalProperties": INT},  # {"bm25": 2, "dense": 5}
+            lines=array(LINE),
+        )
+    ),
+)
