@@ -17,7 +17,7 @@ from memdir import Memory
 def main(root: str, model: Any = "local") -> str:
     memory = Memory(root)
     added = memory.add("My sister Ana works as a nurse in Porto.", model=model)
-    print(added.summary(), f"({added.usage.calls} model calls)")
+    print(added.summary, f"({added.usage.calls} model calls)")
     answer = memory.ask("Where does Ana work?", model=model)
     print(answer.answer, [c.text for c in answer.citations if c.found])
     return answer.answer

@@ -23,7 +23,7 @@ def main(root: str, model: Any = "openai/gpt-5-mini") -> str:
         ],
         model=model,
     )
-    print(added.summary(), f"{added.usage.prompt} prompt tokens")
+    print(added.summary, f"{added.usage.prompt} prompt tokens")
     answer = memory.ask("What does the user eat now?", model=model)
     print(answer.answer, [c.text for c in answer.citations], f"{answer.usage.prompt} prompt tokens")
     return answer.answer

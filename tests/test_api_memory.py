@@ -87,6 +87,7 @@ def test_add_that_changes_nothing_says_so(tmp_path: Path) -> None:
         warnings.simplefilter("always")
         added = memory.add("hello", model=model)
     assert added.changed_nothing and added.unchanged == added.chunks == (1,)
+    assert "1 changed nothing (1)" in added.summary
     assert any(issubclass(w.category, NoOpWarning) for w in caught)
 
 

@@ -182,6 +182,7 @@ class _Core:
             model=m.name,
             baseline=any(o.baseline for o in result.outputs),
             source=source,
+            summary=result.summary(),
             skipped=skipped,
         )
 

@@ -89,18 +89,12 @@ class AddResult:
     model: str
     baseline: bool
     source: str  # what the input was read as ("text", "openai-messages", a file's format...)
+    summary: str  # the ingest's own line: "integrated N turn(s) in K chunk(s): ..."
     skipped: int = 0  # input records that hold no turn (system or tool messages, empty text)
 
     @property
     def changed_nothing(self) -> bool:
         return bool(self.chunks) and len(self.unchanged) == len(self.chunks)
-
-    def summary(self) -> str:
-        n, bad = len(self.chunks), len(self.unchanged)
-        line = f"integrated {self.turns} turn(s) in {n} chunk(s): {n - bad} changed the store"
-        if bad:
-            line += f", {bad} changed nothing"
-        return line
 
 
 @dataclass(frozen=True)
