@@ -9,6 +9,7 @@ from memdir import __version__
 from memdir.cli import (
     agent_cmds,
     bench_cmd,
+    consolidate_cmd,
     data_cmd,
     demo_cmd,
     eval_cmd,
@@ -32,6 +33,7 @@ COMMAND_MODULES = (
     data_cmd,
     agent_cmds,
     health_cmds,
+    consolidate_cmd,
     search_cmds,
     token_cmd,
     eval_cmd,

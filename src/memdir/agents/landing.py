@@ -1,0 +1,179 @@
+"""Bringing a store's files to a target state through the store's own write API, in one step.
+
+Consolidation lands a working copy's changes and revert lands a journal snapshot; both are "make
+these files hold these bytes", planned here by content digest and applied with `Store.delete`,
+`rename`, `write` and `create` inside the caller's `Store.step`, so the guards hold and the
+observers (index, journal) see one step. Each file is written atomically; if a write fails part
+way, the files already changed are put back before the error goes on (docs/consolidate.md).
+
+Only plain files count (regular, one link, visible, within the walk's depth): exactly what the
+journal records. A hard-linked or special file is never read, written or removed here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from memdir.errors import MemdirError
+from memdir.store.paths import MemoryPath
+from memdir.store.store import Store
+
+Digest = Callable[[bytes], str]
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def git_blob(data: bytes) -> str:
+    """The id git gives these bytes as a blob, so live files compare with a journal snapshot."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def plain_files(store: Store) -> list[MemoryPath]:
+    """The plain files a bounded, link-safe walk of `store` finds, in walk order."""
+    found = store.safe.scan((), "/memories")
+    return [MemoryPath(f.parts) for f in found if f.kind == "file" and f.nlink == 1]
+
+
+def digests(store: Store, digest: Digest = sha256) -> dict[str, str]:
+    """{memory path: digest of its bytes} of every plain file."""
+    return {mp.text: digest(store.read_bytes(mp)) for mp in plain_files(store)}
+
+
+def read(store: Store, paths: Iterable[str]) -> dict[str, bytes]:
+    return {p: store.read_bytes(p) for p in paths}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The file operations that turn one state into another: removals, moves of identical bytes,
+    rewrites of existing files and new files (paths are memory paths)."""
+
+    deletes: tuple[str, ...] = ()
+    renames: tuple[tuple[str, str], ...] = ()
+    writes: tuple[str, ...] = ()
+    creates: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.deletes or self.renames or self.writes or self.creates)
+
+    @property
+    def needed(self) -> list[str]:
+        """Paths whose new bytes the caller must supply."""
+        return [*self.writes, *self.creates]
+
+    @property
+    def old_side(self) -> list[str]:
+        """Paths that exist now and change: their present bytes let a failed landing be undone."""
+        return [*self.deletes, *(a for a, _ in self.renames), *self.writes]
+
+
+def plan(current: Mapping[str, str], target: Mapping[str, str]) -> Plan:
+    """Operations from `current` to `target` ({path: digest}). A path that goes and one that comes
+    with the same digest, each the only one with it, are a move (as `Store.record_external`
+    reads them), so the journal keeps the file's history."""
+    gone = sorted(current.keys() - target.keys())
+    new = sorted(target.keys() - current.keys())
+    by_digest: dict[str, list[str]] = defaultdict(list)
+    for p in gone:
+        by_digest[current[p]].append(p)
+    new_count = Counter(target[p] for p in new)
+    renames = [
+        (by_digest[target[c]][0], c)
+        for c in new
+        if len(by_digest.get(target[c], [])) == 1 and new_count[target[c]] == 1
+    ]
+    moved_from = {a for a, _ in renames}
+    moved_to = {b for _, b in renames}
+    return Plan(
+        deletes=tuple(p for p in gone if p not in moved_from),
+        renames=tuple(renames),
+        writes=tuple(p for p in sorted(current.keys() & target.keys()) if current[p] != target[p]),
+        creates=tuple(p for p in new if p not in moved_to),
+    )
+
+
+def apply(
+    store: Store,
+    ops: Plan,
+    new: Mapping[str, bytes],
+    old: Mapping[str, bytes],
+    *,
+    keep_dirs: frozenset[str] = frozenset(),
+) -> None:
+    """Carry out `ops` inside the caller's step: `new` holds the bytes of `ops.needed`, `old` the
+    present bytes of `ops.old_side` (to undo a landing that fails part way). Folders the
+    removals empty go too, unless a target path or `keep_dirs` needs them."""
+    needed = _ancestors([*ops.creates, *(b for _, b in ops.renames)]) | keep_dirs
+    try:
+        for p in ops.deletes:
+            store.delete(p)
+        _prune(store, ops.deletes, needed)
+        for a, b in ops.renames:
+            store.rename(a, b)
+        _prune(store, [a for a, _ in ops.renames], needed)
+        for p in ops.writes:
+            put(store, p, new[p], exists=True)
+        for p in ops.creates:
+            put(store, p, new[p], exists=False)
+    except BaseException:
+        _undo(store, ops, old)
+        raise
+
+
+def put(store: Store, path: str, data: bytes, *, exists: bool) -> None:
+    """Write `data` at `path` byte for byte: as text through `Store.write`/`create` (the guards'
+    hooks), or, for bytes that are not UTF-8, through the store's link-safe writer with the
+    change recorded in the step."""
+    mp = store.parse(path)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        before = {path: sha256(store.read_bytes(mp))} if exists else {}
+        store.safe.write(mp.parts, mp.text, data, must_exist=exists)
+        store.record_external(before, {path: sha256(data)})
+        return
+    if exists:
+        store.write(mp, text)
+    else:
+        store.create(mp, text)
+
+
+def _ancestors(paths: Iterable[str]) -> frozenset[str]:
+    out: set[str] = set()
+    for p in paths:
+        parent = Store.parse(p).parent
+        while not parent.is_root:
+            out.add(parent.text)
+            parent = parent.parent
+    return frozenset(out)
+
+
+def _prune(store: Store, removed: Iterable[str], needed: frozenset[str]) -> None:
+    """Remove the folders `removed` left with nothing in them at all (hidden entries count)."""
+    candidates = {a for a in _ancestors(removed) if a not in needed}
+    for d in sorted(candidates, key=lambda t: t.count("/"), reverse=True):
+        mp = store.parse(d)
+        if store.is_dir(mp) and next(iter(store.safe.scan(mp.parts, mp.text, hidden=True)), None) is None:
+            store.delete(mp)
+
+
+def _undo(store: Store, ops: Plan, old: Mapping[str, bytes]) -> None:
+    """Best effort: put every path `ops` touches back to its bytes in `old` (or absent)."""
+    for p in [*ops.creates, *(b for _, b in ops.renames)]:
+        with contextlib.suppress(MemdirError, OSError):
+            if p not in old and store.exists(p) and not store.is_dir(p):
+                store.delete(p)
+    for p, data in old.items():
+        with contextlib.suppress(MemdirError, OSError):
+            present = store.exists(p)
+            if not present or store.read_bytes(p) != data:
+                put(store, p, data, exists=present)
+    with contextlib.suppress(MemdirError, OSError):
+        _prune(store, [*ops.creates, *(b for _, b in ops.renames)], frozenset())
