@@ -21,7 +21,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 # stream, conventions, cache) are shared leaves anyone may import; `memdir/__init__.py` only re-exports.
 ALLOWED: dict[str, set[str]] = {
     "store": set(),
-    "tools": {"store"},
+    "tools": {"store", "analytics"},
     "models": set(),
     "analytics": {"store"},
     "bench": {"store"},

@@ -100,6 +100,7 @@ def test_profiles() -> None:
         "search-bm25",
         "manage-hybrid",
         "search-hybrid",
+        "manage-health",
         "shell",
         "chunk-retrieval",
         "chunk-retrieval-hybrid",
@@ -108,6 +109,8 @@ def test_profiles() -> None:
     # the hybrid profiles are the study's profiles plus memdir's `search`, nothing else
     assert PROFILES["manage-hybrid"] == (*PROFILES["manage"], "search")
     assert PROFILES["search-hybrid"] == (*PROFILES["search"], "search")
+    assert PROFILES["manage-health"] == (*PROFILES["manage"], "health")  # opt-in; no other profile has it
+    assert [p for p, names in PROFILES.items() if "health" in names] == ["manage-health"]
     with pytest.raises(MemdirError, match="unknown profile"):
         profile_specs("root")
 

@@ -49,6 +49,7 @@ READS: dict[str, list[dict[str, Any]]] = {
     "bm25_chunk_retrieve": [{"query": "green tea"}],
     "hybrid_chunk_retrieve": [{"query": "what does alice drink in the morning"}],
     "search": [{"query": "alice diet", "mode": "bm25"}, {"query": "what does alice eat"}],
+    "health": [{}, {"path": "/memories/people"}, {"path": PATH}],
 }
 # A witness per writer: a call that changes the store (for a destructive tool, one that removes).
 WRITES: dict[str, dict[str, Any]] = {

@@ -21,6 +21,7 @@ Profile = Literal[
     "search-bm25",
     "manage-hybrid",
     "search-hybrid",
+    "manage-health",
     "shell",
     "chunk-retrieval",
     "chunk-retrieval-hybrid",

@@ -105,3 +105,50 @@ SEARCH = obj(
         )
     ),
 )
+
+# health (docs/health.md): each finding's detail has the shape its kind gives it.
+_REF = {"path": STR, "heading_path": STR, "line": nullable(INT), "ref": STR}  # `ref`: line-free name
+_FACT = obj(path=STR, line=INT, value=STR, since=STR, until=nullable(STR), text=STR)
+HEALTH_DETAILS: dict[str, dict[str, Any]] = {
+    "stale-live": obj(
+        subject=STR,
+        attribute=STR,
+        reason={"enum": ["superseded-elsewhere", "older", "same-date", "same-value"]},
+        stale=_FACT,
+        current=_FACT,
+        superseded=array(_FACT),
+        replacement=nullable(STR),  # the struck-through line that retires the stale one
+    ),
+    "supersede-dates": obj(subject=STR, attribute=STR, live=_FACT, superseded=array(_FACT)),
+    "dangling-ref": obj(line=INT, text=STR, target=STR, section=nullable(STR), candidates=array(STR)),
+    "core-budget": obj(tokens=INT, budget=INT, files=array(obj(path=STR, tokens=INT))),
+    "fanout": obj(entries=INT, cap=INT, children=array(STR)),
+    "near-duplicate": obj(a=obj(**_REF), b=obj(**_REF), cosine=NUM),
+    "leaked": obj(
+        unit=obj(**_REF), own_group=obj(**_REF), nearer_group=obj(**_REF), cos_own=NUM, cos_nearer=NUM
+    ),
+    "confusable": obj(a=obj(**_REF, label=STR), b=obj(**_REF, label=STR), parent=STR, distance=NUM),
+    "over-long": obj(**_REF, chars=INT, limit=INT),
+}
+HEALTH = obj(
+    path=STR,
+    total=INT,  # findings within path
+    not_shown=INT,  # of those, past the cap of `findings`
+    counts=obj(**{kind: INT for kind in HEALTH_DETAILS}),
+    findings=array(
+        one_of(
+            *(
+                obj(
+                    kind={"const": kind},
+                    path=STR,
+                    related=array(STR),
+                    message=STR,
+                    action=STR,
+                    key=STR,
+                    detail=detail,
+                )
+                for kind, detail in HEALTH_DETAILS.items()
+            )
+        )
+    ),
+)

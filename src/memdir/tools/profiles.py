@@ -25,6 +25,9 @@ PROFILES: dict[str, tuple[str, ...]] = {
     # memdir's own (not the study's): hybrid search by section, BM25 and embeddings fused
     "manage-hybrid": (*MANAGE, "search"),
     "search-hybrid": (*SEARCH, "search"),
+    # memdir's own, opt-in: the study's manage tools plus `health`, the store's findings
+    # (docs/health.md)
+    "manage-health": (*MANAGE, "health"),
     "shell": ("bash",),
     "chunk-retrieval": ("bm25_chunk_retrieve",),
     "chunk-retrieval-hybrid": ("hybrid_chunk_retrieve",),
@@ -46,6 +49,7 @@ def load_tools() -> dict[str, ToolSpec]:
     leave their profiles unavailable; one that is present but cannot import is an error."""
     import memdir.tools.files
     import memdir.tools.grep
+    import memdir.tools.health
     import memdir.tools.read
     import memdir.tools.view  # each imported for the tools it registers
 

@@ -1,0 +1,233 @@
+"""What `health` keeps between calls on one store object: each file's parse, keyed by its text.
+
+Building the combined tree (`analytics/tree.py`) parses every file's headings with markdown-it,
+which is most of a health call's time on a store of a thousand sections (docs/health.md, Time).
+Between two calls of a management episode only the files it wrote change, so each file's
+subtree is built once per text, by `tree.build` itself on a one-file snapshot, and the store's
+tree is assembled from those subtrees exactly as `tree.build` orders it; a test holds the two
+equal. Files are read in full on every call (a few milliseconds for a thousand sections) and
+compared by text, not by (size, mtime_ns): a write within one tick of the file system's clock
+that keeps the size would otherwise go unseen.
+
+The units' TF-IDF rows are the taxonomy panel's (`taxonomy.vectorize`: scikit-learn's
+`TfidfVectorizer()` at its defaults, docs/metrics.md), computed here from token counts kept per
+unit text, so only an edited unit is tokenized again: the idf changes with every edit, the
+counts do not. A test holds the rows' cosines equal to `taxonomy.vectorize`'s.
+
+B1 compares labels (names, descriptions, headings), which most edits leave as they were, so its
+result is kept with the labels it compared and reused while they stand.
+
+The cache also keeps the last call's listing and result, so a call on a store that did not
+change at all (the check after an episode that wrote nothing, or the "before" of the next
+episode) returns that result instead of computing it again.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+
+from memdir.analytics import taxonomy
+from memdir.analytics.facts import KeyedFact, keyed_facts
+from memdir.analytics.tree import Node, Parts, Snapshot, Tree, build
+from memdir.errors import ToolError
+from memdir.store.frontmatter import MEMORY_INDEX
+from memdir.store.safefs import Unread
+from memdir.store.store import Store
+
+# (path parts, is a folder, size, mtime_ns) of every entry a walk yields: what `check` sees
+Entry = tuple[Parts, bool, int, int]
+# TfidfVectorizer's default token_pattern, applied to the lower-cased text as it does
+_TOKEN = re.compile(r"(?u)\b\w\w+\b")
+
+
+@dataclass
+class FileParse:
+    """One file's share of the tree and of the facts, valid while its text is `text`."""
+
+    text: str
+    node: Node  # the file's node and its sections; its parent is re-linked on every assembly
+    folder_label: str | None  # a MEMORY.md's description labels its folder (tree.build)
+    sections: int
+    bytes: int
+    xrefs: int
+    keyed: list[KeyedFact]
+    lines: list[str]
+
+
+def parse_file(parts: Parts, text: str) -> FileParse:
+    """The file's subtree, built by `tree.build` on a snapshot holding only this file."""
+    mini = build(Snapshot.from_files({parts: text}))
+    node = next(n for n in mini.nodes if n.kind == "file")
+    folder = node.parent
+    label = None
+    if parts[-1] == MEMORY_INDEX and len(parts) > 1 and folder is not None and folder.label != folder.name:
+        label = folder.label
+    path = "/memories/" + "/".join(parts)
+    return FileParse(
+        text,
+        node,
+        label,
+        mini.sections,
+        mini.bytes,
+        mini.xrefs,
+        list(keyed_facts(path, text)),
+        text.split("\n"),
+    )
+
+
+@dataclass
+class Listing:
+    """A store as one walk saw it: its entries, and the text of every `.md` file."""
+
+    entries: list[Entry]
+    files: dict[Parts, str]
+    unread: tuple[str, ...]
+
+    @property
+    def snapshot(self) -> Snapshot:
+        dirs = frozenset(p for p, is_dir, _, _ in self.entries if is_dir)
+        return Snapshot.from_files(self.files, dirs, self.unread)
+
+
+def read_listing(store: Store) -> Listing:
+    """Every entry of the store and every `.md` file's text (as `tree.read_store` reads them)."""
+    entries: list[Entry] = []
+    files: dict[Parts, str] = {}
+    skipped: list[Unread] = []
+    unreadable: list[str] = []
+    for e in store.walk(unread=skipped):
+        entries.append((e.path.parts, e.is_dir, e.size, e.mtime_ns))
+        if not e.is_dir and e.path.name.endswith(".md"):
+            try:
+                files[e.path.parts] = store.read_bytes(e.path).decode("utf-8", "replace")
+            except ToolError as exc:
+                unreadable.append(str(exc))
+    return Listing(entries, files, tuple([str(u) for u in skipped] + unreadable))
+
+
+@dataclass
+class HealthCache:
+    """Per store object: file parses by path, and the last result with what it was computed on."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    parses: dict[Parts, FileParse] = field(default_factory=dict)
+    tokens: dict[str, Counter[str]] = field(default_factory=dict)  # token counts by unit text
+    last_entries: list[Entry] | None = None
+    last_settings: tuple[Any, ...] | None = None
+    last_result: Any = None
+    b1: tuple[Any, Any] | None = None  # (the labels B1 compared, what it found): see `b1_pair`
+
+    def refresh(self, listing: Listing) -> tuple[dict[Parts, FileParse], int]:
+        """The parse of every file of `listing`, and how many had to be parsed afresh; parses
+        of files no longer there are dropped."""
+        fresh = 0
+        out: dict[Parts, FileParse] = {}
+        for parts, text in listing.files.items():
+            cached = self.parses.get(parts)
+            if cached is None or cached.text != text:
+                cached = parse_file(parts, text)
+                fresh += 1
+            out[parts] = cached
+        self.parses = out
+        return out, fresh
+
+    def unchanged(self, listing: Listing, settings: tuple[Any, ...], fresh: int) -> bool:
+        """True when the last result was computed on this very listing with these settings."""
+        return (
+            self.last_result is not None
+            and fresh == 0
+            and self.last_entries == listing.entries
+            and self.last_settings == settings
+        )
+
+    def remember(self, listing: Listing, settings: tuple[Any, ...], result: Any) -> None:
+        self.last_entries, self.last_settings, self.last_result = listing.entries, settings, result
+
+    def vectorize(self, texts: list[str]) -> sparse.csr_matrix | None:
+        """`taxonomy.vectorize(texts)` (smoothed idf, raw counts, l2 rows; the columns in
+        another order, which no cosine sees), from cached token counts; None when no text has a
+        token. Counts of texts no longer given are dropped."""
+        counts: dict[str, Counter[str]] = {}
+        for t in texts:
+            c = self.tokens.get(t)
+            counts[t] = c if c is not None else Counter(_TOKEN.findall(t.lower()))
+        self.tokens = counts
+        vocab: dict[str, int] = {}
+        indptr, indices, data = [0], [], []
+        for t in texts:
+            for tok, n in counts[t].items():
+                indices.append(vocab.setdefault(tok, len(vocab)))
+                data.append(n)
+            indptr.append(len(indices))
+        if not vocab:
+            return None
+        cols = np.array(indices, dtype=np.int64)
+        df = np.bincount(cols, minlength=len(vocab))
+        weights = np.array(data, dtype=np.float64) * (np.log((1 + len(texts)) / (1 + df)) + 1.0)[cols]
+        x = sparse.csr_matrix((weights, cols, np.array(indptr)), shape=(len(texts), len(vocab)))
+        norms = np.sqrt(np.asarray(x.multiply(x).sum(axis=1)).ravel())
+        scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+        return sparse.csr_matrix(sparse.diags(scale) @ x)
+
+
+def assemble(snap: Snapshot, parses: dict[Parts, FileParse]) -> Tree:
+    """The combined tree of `snap` from cached file subtrees, ordered as `tree.build` orders it
+    (folders by path, then files by path; each node's children folders first, then by name)."""
+    root = Node("root", "/memories", 0, where="/memories")
+    by_parts: dict[Parts, Node] = {(): root}
+    for parts in sorted(snap.dirs):
+        parent = by_parts[parts[:-1]]
+        node = Node(
+            "dir", parts[-1], len(parts), label=parts[-1], parent=parent, where="/memories/" + "/".join(parts)
+        )
+        parent.children.append(node)
+        by_parts[parts] = node
+    sections = total_bytes = n_xrefs = 0
+    for parts in sorted(snap.files):
+        fp = parses[parts]
+        parent = by_parts[parts[:-1]]
+        fp.node.parent = parent
+        parent.children.append(fp.node)
+        if fp.folder_label is not None and parent is not root:
+            parent.label = fp.folder_label
+        sections += fp.sections
+        total_bytes += fp.bytes
+        n_xrefs += fp.xrefs
+    for n in by_parts.values():
+        n.children.sort(key=lambda c: (c.kind != "dir", c.name))
+    nodes: list[Node] = []
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        nodes.append(n)
+        stack.extend(reversed(n.children))
+    units = [n for n in nodes if n.is_unit]
+    return Tree(root, nodes, units, sections, total_bytes, n_xrefs, len(snap.files), len(snap.dirs))
+
+
+def b1_pair(tree: Tree, cache: HealthCache) -> tuple[list[str] | None, float | None]:
+    """`taxonomy.b1`'s most confusable pair (`details.b1_min_pair`, as `where`s) and its
+    distance (`b1_min`). B1 reads only the labels of the sibling groups it compares, so its pair
+    is kept by position in those groups and recomputed only when a label or a group changed."""
+    groups = [
+        g for g in ([c for c in n.children if taxonomy.measured(c)] for n in tree.internal()) if len(g) >= 2
+    ]
+    flat = [c for g in groups for c in g]
+    key = tuple(tuple(c.label for c in g) for g in groups)
+    if cache.b1 is None or cache.b1[0] != key:
+        panel = taxonomy.Panel()
+        taxonomy.b1(tree, panel)
+        pair, dist = panel.details.get("b1_min_pair"), panel.values.get("b1_min")
+        where = {c.where: i for i, c in enumerate(flat)}
+        cache.b1 = (key, None if not pair or dist is None else (where[pair[0]], where[pair[1]], float(dist)))
+    found = cache.b1[1]
+    if found is None:
+        return None, None
+    return [flat[found[0]].where, flat[found[1]].where], found[2]

@@ -1,0 +1,167 @@
+"""The records of `health` (a `Finding`, its `Thresholds`) and how findings name what they point at.
+
+Kept apart from `health.py` so the modules that make findings (`health_facts`, from `check`'s
+problems; `health_content`, from the tree and its TF-IDF rows) and the one that runs them
+share one definition. docs/health.md describes every kind.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, astuple, dataclass, field
+from typing import Any
+
+from memdir.analytics.tree import Node
+from memdir.store import spec
+from memdir.stream import MAX_CHARS
+
+# Most actionable first: a stale live value gives confidently wrong answers (docs/study.md,
+# design rule 3); a broken reference or an over-budget core breaks every read that meets it; a
+# folder past the cap makes every listing the cost (rule 2); the content findings weaken the
+# taxonomy (rule 6) but no answer is wrong because of them.
+KINDS = (
+    "stale-live",
+    "supersede-dates",
+    "dangling-ref",
+    "core-budget",
+    "fanout",
+    "near-duplicate",
+    "leaked",
+    "confusable",
+    "over-long",
+)
+
+# Over-long: a section holding more than one whole intake chunk of conversation (the study's
+# chunk bound, docs/study.md, configuration of record) has grown over several intakes instead of
+# being partitioned (design rule 1); docs/health.md, Over-long sections.
+MAX_SECTION_CHARS = MAX_CHARS
+# Near-duplicates: two units at TF-IDF cosine 0.85 or more: above every pair of distinct units
+# in three stores the offline curator built from LoCoMo (at most 0.80), below a unit copied with
+# a third of its words dropped (median 0.88); docs/health.md, Near-duplicate units.
+DUP_COSINE = 0.85
+# B1's most confusable pair is a finding only when its label distance 1 - cos is at most this:
+# the two labels share four fifths of their weight (docs/health.md, Confusable siblings).
+CONFUSABLE_DISTANCE = 0.2
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    fanout_cap: int = spec.DEFAULT_FANOUT_CAP
+    core_budget: int = spec.DEFAULT_CORE_BUDGET
+    max_section_chars: int = MAX_SECTION_CHARS
+    dup_cosine: float = DUP_COSINE
+    confusable_distance: float = CONFUSABLE_DISTANCE
+
+    def as_tuple(self) -> tuple[Any, ...]:
+        return astuple(self)
+
+    def as_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing to fix. `path`: the file or folder to edit; `related`: the other paths
+    involved; `key`: `kind:...` built from paths, heading paths and fact keys, never from line
+    numbers, so it stands while the finding does (an edit elsewhere, even one that moves the
+    finding's lines, keeps it); `detail`: what a program needs to act (docs/health.md)."""
+
+    kind: str
+    path: str
+    message: str
+    action: str
+    key: str
+    detail: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    related: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "path": self.path,
+            "related": list(self.related),
+            "message": self.message,
+            "action": self.action,
+            "key": self.key,
+            "detail": self.detail,
+        }
+
+    def within(self, prefix: str) -> bool:
+        """True when this finding's path, or one it relates to, is `prefix` or lies under it."""
+        top = prefix.rstrip("/") or "/memories"
+        return any(p == top or p.startswith(top + "/") for p in (self.path, *self.related))
+
+
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]|$)")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+
+
+def _level(lines: list[str], start: int) -> int:
+    """The level of the heading whose first line is `start` (1-indexed): its `#`s, or for a
+    setext heading the underline below its text (`=` 1, `-` 2)."""
+    m = _ATX.match(lines[start - 1]) if 0 < start <= len(lines) else None
+    if m:
+        return len(m.group(1))
+    for line in lines[start:]:
+        u = _SETEXT.match(line)
+        if u:
+            return 1 if u.group(1).startswith("=") else 2
+    return 1
+
+
+def file_of(node: Node) -> Node:
+    """The file a section belongs to (a file or folder is its own)."""
+    while node.kind == "section" and node.parent is not None:
+        node = node.parent
+    return node
+
+
+def line_of(node: Node) -> int | None:
+    """The line of a section's heading (its `where` is `path:line`); None for a file or folder."""
+    return int(node.where.rpartition(":")[2]) if node.kind == "section" else None
+
+
+def heading_path(node: Node, lines: list[str]) -> str:
+    """A section's heading path as `section_read` takes it: `# A > ## B`."""
+    labels: list[str] = []
+    n: Node | None = node
+    while n is not None and n.kind == "section":
+        line = line_of(n)
+        labels.append(f"{'#' * _level(lines, line or 0)} {n.name}")
+        n = n.parent
+    return " > ".join(reversed(labels))
+
+
+def _occurrence(node: Node, owner: Node, path: str, lines: list[str]) -> int:
+    """Which section of its file with this heading path `node` is (1 for the first): two
+    sections may share a path (`section_read` reports the others), and their refs must differ."""
+    n = 0
+    stack = list(reversed(owner.children))
+    while stack:  # the file's sections in file order
+        s = stack.pop()
+        if s is node:
+            return n + 1
+        if s.name == node.name and heading_path(s, lines) == path:
+            n += 1
+        stack.extend(reversed(s.children))
+    return n + 1
+
+
+def ref(node: Node, lines: list[str]) -> dict[str, Any]:
+    """Where a node is, for a finding's detail: its path, its heading path ("" for a file or a
+    folder), the line of its heading (None for a file or a folder), and `ref`, the line-free
+    name a key is built from (`/memories/a.md > # A > ## B`; a second section of the file with
+    the same heading path is `... > ## B [2]`)."""
+    owner = file_of(node)
+    if node.kind != "section":
+        return {"path": owner.where, "heading_path": "", "line": None, "ref": owner.where}
+    heading = heading_path(node, lines)
+    k = _occurrence(node, owner, heading, lines)
+    name = f"{owner.where} > {heading}" + (f" [{k}]" if k > 1 else "")
+    return {"path": owner.where, "heading_path": heading, "line": line_of(node), "ref": name}
+
+
+def shown(r: dict[str, Any]) -> str:
+    """A ref as a message shows it: `path:line (# A > ## B)`, or the bare path."""
+    if r["line"] is None:
+        return str(r["path"])
+    return f"{r['path']}:{r['line']} ({r['heading_path']})"
