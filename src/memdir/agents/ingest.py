@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from memdir.agents.feedback import Feedback
 from memdir.agents.output import RoleOutput
 from memdir.agents.record import RunRecord
 from memdir.agents.run import manage_chunk
@@ -59,12 +60,16 @@ async def ingest(
     record: RunRecord | None = None,
     profile: str | None = None,
     on_chunk: Callable[[RoleOutput], None] | None = None,
+    feedback: Feedback = "none",
 ) -> IngestResult:
-    """Integrate `turns` (chunked as in the study) with the management role; warn on no-ops."""
+    """Integrate `turns` (chunked as in the study) with the management role; warn on no-ops.
+    `feedback="health"` sends each episode the findings it introduced (agents/feedback.py)."""
     chunks = chunk_stream(turns)
     result = IngestResult(len(turns), [c.id for c in chunks])
     for chunk in chunks:
-        out = await manage_chunk(model, store, chunk, variant=variant, record=record, profile=profile)
+        out = await manage_chunk(
+            model, store, chunk, variant=variant, record=record, profile=profile, feedback=feedback
+        )
         writes = int(out.extra.get("writes", 0))
         result.writes[chunk.id] = writes
         result.outputs.append(out)

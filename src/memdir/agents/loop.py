@@ -219,10 +219,12 @@ class Loop:
         )
         return kept
 
-    async def run(self, system: str, user: str) -> Episode:
+    async def run(self, system: str, user: str, prior: list[ChatMessage] | None = None) -> Episode:
         start = time.perf_counter()
         task = ChatMessage("user", user)
-        messages: list[ChatMessage] = [ChatMessage("system", system), task]
+        # A continuation (`prior`: an episode's messages) keeps the earlier prompt as its prefix,
+        # so the server's prompt cache serves it; otherwise the system prompt and the task.
+        messages: list[ChatMessage] = [*prior, task] if prior else [ChatMessage("system", system), task]
         ep = Episode(final="", messages=messages)
         meter_before = self.harness.meter.as_dict() if self.harness else None
         while True:
@@ -384,16 +386,18 @@ async def run_loop(
     user: str,
     *,
     record: RunRecord | None = None,
+    prior: list[ChatMessage] | None = None,
     **ids: Any,
 ) -> Episode:
     """Run one episode of `role`: `ids` (variant, chunk, question, task) go into every record line.
+    With `prior` (an earlier episode's messages), `user` continues that conversation instead.
 
     A model failure (after the wrapper's retries) is logged as an `error` line and re-raised:
     the caller aborts the whole cell rather than report it partially.
     """
     loop = Loop(model, harness, role, record, ids)
     try:
-        return await loop.run(system, user)
+        return await loop.run(system, user, prior)
     except ModelError as exc:
         loop._log("error", model=model.name, error=str(exc))
         raise

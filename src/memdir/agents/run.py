@@ -15,6 +15,7 @@ from typing import Any
 
 from memdir.agents.answer import parse_answer
 from memdir.agents.baselines import policy, require_model
+from memdir.agents.feedback import FEEDBACKS, Feedback, baseline, mend, merged
 from memdir.agents.loop import Episode, run_loop
 from memdir.agents.output import RoleOutput
 from memdir.agents.record import RunRecord
@@ -48,13 +49,17 @@ async def manage_chunk(
     variant: str = "agent-curated",
     record: RunRecord | None = None,
     profile: str | None = None,
+    feedback: Feedback = "none",
 ) -> RoleOutput:
-    """Integrate one chunk into the store (the management role)."""
+    """Integrate one chunk into the store (the management role); with `feedback="health"`, the
+    findings its episode introduced go back to it for one more round (agents/feedback.py)."""
+    if feedback not in FEEDBACKS:
+        raise MemdirError(f"unknown feedback {feedback!r}; choose one of {', '.join(FEEDBACKS)}")
     role = get_role("management", variant, profile)
     ids = {"variant": variant, "chunk": chunk.id}
     harness = Harness(store, role.profile or "manage", role=role.name, chunk=chunk.id, variant=variant)
     play = policy("management", model, _manage)
-    return await play(model, harness, role, record, ids, chunk_obj=chunk)  # type: ignore[no-any-return]
+    return await play(model, harness, role, record, ids, chunk_obj=chunk, feedback=feedback)  # type: ignore[no-any-return]
 
 
 async def _manage(
@@ -64,11 +69,15 @@ async def _manage(
     record: RunRecord | None,
     ids: dict[str, Any],
     chunk_obj: Chunk,
+    feedback: Feedback = "none",
 ) -> RoleOutput:
     values = {"chunk": chunk_obj.render(), "chunk_id": chunk_obj.id}
+    before = baseline(harness.store, feedback)
     ep = await run_role(
         model, harness, role, record, ids, core_memory=spec.context(harness.store).text, **values
     )
+    if before is not None:
+        ep = merged(ep, await mend(model, harness, role, record, ids, ep, before))
     return RoleOutput(role.name, model.name, ep.final, episode=ep, extra={"writes": ep.writes})
 
 

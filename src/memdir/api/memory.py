@@ -45,6 +45,7 @@ from memdir.tools.wiring import open_store
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
+    from memdir.agents.feedback import Feedback
     from memdir.agents.output import RoleOutput
     from memdir.integrations.anthropic_memory import MemdirMemoryTool
     from memdir.models import Model
@@ -163,7 +164,7 @@ class _Core:
 
     async def _add(
         self, data: Input, model: str | Model, speaker: str, when: str | date | None,
-        session_gap: timedelta | None, profile: Profile | None,
+        session_gap: timedelta | None, profile: Profile | None, feedback: Feedback = "none",
     ) -> AddResult:  # fmt: skip
         from memdir.agents.ingest import ingest
 
@@ -171,7 +172,7 @@ class _Core:
             self.store, data, speaker=speaker, when=when, session_gap=session_gap
         )
         m = _model(model)
-        result = await ingest(m, self.store, turns, profile=profile)
+        result = await ingest(m, self.store, turns, profile=profile, feedback=feedback)
         usage = sum((o.episode.usage for o in result.outputs if o.episode is not None), Usage())
         return AddResult(
             turns=result.turns,
@@ -243,6 +244,7 @@ class Memory(_Core):
         date: str | date | None = None,
         session_gap: timedelta | None = None,
         profile: Profile | None = None,
+        feedback: Feedback = "none",
     ) -> AddResult:
         """Remember `data`: text (one turn by `speaker`), chat messages ({role, content} or
         {speaker, text}), Turns, or a file (a `Path`: any format `memdir ingest` reads).
@@ -250,9 +252,10 @@ class Memory(_Core):
         The management role integrates it, played by `model` (`offline`: the no-model curator;
         `local`, `openai/...`, `anthropic/...`, or a Model). Turns without a date get `date`
         (today by default). Chunks whose episode changed nothing are named in the result's
-        `unchanged`, and a `NoOpWarning` is raised for them.
+        `unchanged`, and a `NoOpWarning` is raised for them. `feedback="health"` sends each
+        episode the health findings it introduced, for one more round (docs/health.md).
         """
-        return _run(self._add(data, model, speaker, date, session_gap, profile))
+        return _run(self._add(data, model, speaker, date, session_gap, profile, feedback))
 
     def search(
         self, query: str, *, k: int = 10, mode: SearchMode | None = None, scope: str = "/memories"
@@ -294,8 +297,9 @@ class AsyncMemory(_Core):
         date: str | date | None = None,
         session_gap: timedelta | None = None,
         profile: Profile | None = None,
+        feedback: Feedback = "none",
     ) -> AddResult:
-        return await self._add(data, model, speaker, date, session_gap, profile)
+        return await self._add(data, model, speaker, date, session_gap, profile, feedback)
 
     async def search(
         self, query: str, *, k: int = 10, mode: SearchMode | None = None, scope: str = "/memories"

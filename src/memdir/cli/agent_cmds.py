@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from memdir.agents.feedback import FEEDBACKS, Feedback, feedback_totals
 from memdir.agents.ingest import IngestResult, NoOpWarning, ingest
 from memdir.agents.record import RunRecord
 from memdir.agents.run import choose_option, search
@@ -100,11 +101,19 @@ def _usage_line(model: Model) -> str:
     "(90s, 30m, 2h, 1d).",
 )
 @click.option("--sample", default=None, help="The conversation to read from a LoCoMo file of several.")
+@click.option(
+    "--feedback",
+    type=click.Choice(FEEDBACKS),
+    default="none",
+    show_default=True,
+    help="health: after each chunk's episode, send the agent the health findings it introduced, for "
+    "one more round (the offline curator mends them itself); none: the study's protocol.",
+)
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 def ingest_cmd(
     root: str, model_name: str, base_url: str | None, tool_protocol: str | None, api_key_env: str | None,
     script: str | None, variant: str, profile: str | None, one_live_value: bool,
-    session_gap: timedelta | None, sample: str | None, file: str,
+    session_gap: timedelta | None, sample: str | None, feedback: Feedback, file: str,
 ) -> None:  # fmt: skip
     """Integrate a conversation (FILE) into the store.
 
@@ -140,7 +149,7 @@ def ingest_cmd(
         with Progress(transient=True) as bar:
             task = bar.add_task(f"integrating {n_chunks} chunk(s)", total=n_chunks)
             return await ingest(model, store, turns, variant=variant, record=record, profile=profile,
-                                on_chunk=lambda _out: bar.advance(task))  # fmt: skip
+                                on_chunk=lambda _out: bar.advance(task), feedback=feedback)  # fmt: skip
 
     try:
         with warnings.catch_warnings():
@@ -151,6 +160,8 @@ def ingest_cmd(
     click.echo(f"{result.summary()} into {store.root}")
     click.echo(_usage_line(model))
     click.echo(f"call log: {record.path}")
+    if feedback != "none":
+        click.echo(feedback_totals(record.entries).line())
     if result.unchanged:
         click.echo(
             f"warning: {len(result.unchanged)} of {len(result.chunks)} chunk(s) changed nothing in the "
