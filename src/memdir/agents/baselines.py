@@ -15,7 +15,9 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from memdir.agents.feedback import FEEDBACKS, baseline
 from memdir.agents.offline import OFFLINE_LABEL, Curator, LexicalSearcher, choose
+from memdir.agents.offline.mend import mend_introduced
 from memdir.agents.output import RoleOutput
 from memdir.agents.record import RunRecord
 from memdir.agents.roles import Role
@@ -83,11 +85,29 @@ def _record(
 async def _manage(
     model: Model, harness: Harness, role: Role, record: RunRecord | None, ids: dict[str, Any], **values: Any
 ) -> RoleOutput:
+    """The curator files the chunk; with `feedback="health"`, the findings it introduced are then
+    mended by rule (offline/mend.py), the offline counterpart of the model's extra round
+    (agents/feedback.py), in an offline step of its own marked `feedback`."""
+    feedback = values.get("feedback", "none")
+    if feedback not in FEEDBACKS:
+        raise MemdirError(f"unknown feedback {feedback!r}; choose one of {', '.join(FEEDBACKS)}")
+    before = await asyncio.to_thread(baseline, harness.store, feedback)
     start = time.perf_counter()
     r = await asyncio.to_thread(Curator(harness).integrate, values["chunk_obj"])
     _record(record, role.name, harness, r.tool_calls, start, **ids)
     summary = f"{r.facts_written} fact line(s), {r.keyed_written} keyed, {r.superseded} superseded"
-    return RoleOutput(role.name, "offline", summary, baseline=True, extra={"writes": harness.meter.writes})
+    writes = harness.meter.writes
+    if before is not None:
+        start = time.perf_counter()
+        # Its own harness on the same store and profile: its calls are journaled as the chunk's,
+        # and its meter is the mend's alone, so the two record lines do not count a call twice.
+        mender = Harness(harness.store, harness.profile, config=harness.config, **harness.meta)
+        fb = await asyncio.to_thread(mend_introduced, mender, before, record, role.name, ids)
+        if fb.mend is not None:
+            _record(record, role.name, mender, fb.mend.tool_calls, start, **ids, feedback=True)
+        summary += f"; {fb.summary()}"
+        writes += mender.meter.writes
+    return RoleOutput(role.name, "offline", summary, baseline=True, extra={"writes": writes})
 
 
 async def _search(
