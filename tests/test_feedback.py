@@ -90,9 +90,7 @@ def test_no_finding_introduced_means_no_extra_round(tmp_path: Path) -> None:
     store = new_store(tmp_path / "m")
     with store.step("seed"):  # a finding the episode did not make: never sent to it
         store.create("/memories/bob.md", "---\nname: bob\ndescription: Bob\n---\n- see /memories/gone.md\n")
-    _, record, model = _run(
-        store, [call("create", path="/memories/alice.md", file_text=CLEAN), answer("ok")]
-    )
+    _, record, model = _run(store, [call("create", path="/memories/alice.md", file_text=CLEAN), answer("ok")])
     assert model.usage.calls == 2
     assert [e["introduced"] for e in _kinds(record, "feedback")] == [0]
     assert not _kinds(record, "feedback_result")

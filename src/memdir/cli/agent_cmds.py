@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from memdir.agents.feedback import FEEDBACKS, Feedback, feedback_totals
-from memdir.agents.ingest import IngestResult, NoOpWarning, ingest
+from memdir.agents.ingest import NoOpWarning
 from memdir.agents.record import RunRecord
 from memdir.agents.run import choose_option, search
 from memdir.bench.chatlog import parse_gap, read_chat
@@ -25,9 +25,10 @@ from memdir.errors import MemdirError
 from memdir.models import Model, ModelError, get_model, price_card
 from memdir.models.scripted import load_script
 from memdir.store.store import Store
-from memdir.stream import RepairedTurnWarning, chunk_stream
+from memdir.stream import RepairedTurnWarning
 from memdir.tools.guards import Guards
 from memdir.tools.wiring import open_store
+from memdir.variants.adaptive import SHAPES, SWITCH_KB, Shape, ShapedResult, ingest_shaped
 
 CALL_LOG = "calls.jsonl"
 
@@ -109,11 +110,28 @@ def _usage_line(model: Model) -> str:
     help="health: after each chunk's episode, send the agent the health findings it introduced, for "
     "one more round (the offline curator mends them itself); none: the study's protocol.",
 )
+@click.option(
+    "--shape",
+    type=click.Choice(SHAPES),
+    default="curate",
+    show_default=True,
+    help="curate: the management role integrates every chunk; dump: the verbatim dump (a file per "
+    "session, no model call); auto: the dump while it stays within --switch-kb, then the dump's turns "
+    "and the new ones are curated and the curated store replaces the dump.",
+)
+@click.option(
+    "--switch-kb",
+    type=click.FloatRange(min=0),
+    default=None,
+    help=f"For --shape auto: the dump's size (KB of session files) past which the store switches to "
+    f"curation [default: {SWITCH_KB:g}, derived from the cost curve, docs/eval.md].",
+)
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 def ingest_cmd(
     root: str, model_name: str, base_url: str | None, tool_protocol: str | None, api_key_env: str | None,
     script: str | None, variant: str, profile: str | None, one_live_value: bool,
-    session_gap: timedelta | None, sample: str | None, feedback: Feedback, file: str,
+    session_gap: timedelta | None, sample: str | None, feedback: Feedback, shape: Shape,
+    switch_kb: float | None, file: str,
 ) -> None:  # fmt: skip
     """Integrate a conversation (FILE) into the store.
 
@@ -126,7 +144,13 @@ def ingest_cmd(
     a lone surrogate in a turn's text (unstorable as UTF-8) becomes U+FFFD, with a warning
     naming the turn. Chunks whose episode changed nothing are counted and named (a warning);
     when no chunk changed anything the command exits with status 1.
+
+    With --shape dump or auto the turns may go to the verbatim dump instead (said with the turns
+    and files written; a batch the dump already held exits with status 1); auto says where it
+    switched to curation (docs/eval.md, "Adaptive shape").
     """
+    if switch_kb is not None and shape != "auto":
+        raise click.BadParameter("applies to --shape auto only", param_hint="--switch-kb")
     try:
         with warnings.catch_warnings(record=True) as repaired:
             warnings.simplefilter("always", RepairedTurnWarning)
@@ -141,22 +165,41 @@ def ingest_cmd(
     guards = Guards(one_live_value=True) if one_live_value else None
     store = open_store(root, create=True, init=True, guards=guards)
     record = _record(store, command="ingest")
-    n_chunks = len(chunk_stream(turns))
 
-    async def run() -> IngestResult:
+    async def run() -> ShapedResult:
         from rich.progress import Progress
 
-        with Progress(transient=True) as bar:
-            task = bar.add_task(f"integrating {n_chunks} chunk(s)", total=n_chunks)
-            return await ingest(model, store, turns, variant=variant, record=record, profile=profile,
-                                on_chunk=lambda _out: bar.advance(task), feedback=feedback)  # fmt: skip
+        bar = Progress(transient=True)  # shown once curation starts: a dump batch has no chunks
+        task = bar.add_task("integrating", total=None)
+
+        def start(n: int) -> None:
+            bar.update(task, total=n, description=f"integrating {n} chunk(s)")
+            bar.start()
+
+        try:
+            return await ingest_shaped(
+                model, store, turns, shape=shape, threshold_kb=SWITCH_KB if switch_kb is None else switch_kb,
+                variant=variant, record=record, profile=profile, feedback=feedback,
+                on_chunk=lambda _out: bar.advance(task), on_curate=start,
+            )  # fmt: skip
+        finally:
+            if bar.live.is_started:
+                bar.stop()
 
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NoOpWarning)  # said below, in words and in the exit status
-            result = asyncio.run(run())
+            shaped = asyncio.run(run())
     except (ModelError, MemdirError) as exc:
         raise click.ClickException(f"{exc} (calls so far are in {record.path})") from None
+    _shape_lines(shaped, store)
+    result = shaped.ingest
+    if result is None:  # a dump batch: no model call
+        click.echo(_usage_line(model))
+        if shaped.wrote_nothing:
+            click.echo("warning: every turn was already in the dump; nothing was written", err=True)
+            raise SystemExit(1)
+        return
     click.echo(f"{result.summary()} into {store.root}")
     click.echo(_usage_line(model))
     click.echo(f"call log: {record.path}")
@@ -170,6 +213,16 @@ def ingest_cmd(
         )
     if result.changed_nothing:
         raise SystemExit(1)
+
+
+def _shape_lines(shaped: ShapedResult, store: Store) -> None:
+    """Where the batch went: said for every shape but the plain curate path."""
+    if shaped.went == "dump":
+        click.echo(shaped.summary() + ("" if shaped.wrote_nothing else f", into {store.root}"))
+    elif shaped.shape != "curate" or shaped.went == "switch":
+        click.echo(shaped.summary())
+    if shaped.went == "switch" and shaped.switch is not None and shaped.switch.turns:
+        click.echo(shaped.landing())
 
 
 @click.command("ask")
