@@ -35,7 +35,7 @@ from scipy import sparse
 
 from memdir.analytics import taxonomy
 from memdir.analytics.facts import KeyedFact, keyed_facts
-from memdir.analytics.tree import Node, Parts, Snapshot, Tree, build
+from memdir.analytics.tree import Node, Parts, Snapshot, Tree, build, folders
 from memdir.errors import ToolError
 from memdir.store.frontmatter import MEMORY_INDEX
 from memdir.store.safefs import Unread
@@ -180,15 +180,7 @@ class HealthCache:
 def assemble(snap: Snapshot, parses: dict[Parts, FileParse]) -> Tree:
     """The combined tree of `snap` from cached file subtrees, ordered as `tree.build` orders it
     (folders by path, then files by path; each node's children folders first, then by name)."""
-    root = Node("root", "/memories", 0, where="/memories")
-    by_parts: dict[Parts, Node] = {(): root}
-    for parts in sorted(snap.dirs):
-        parent = by_parts[parts[:-1]]
-        node = Node(
-            "dir", parts[-1], len(parts), label=parts[-1], parent=parent, where="/memories/" + "/".join(parts)
-        )
-        parent.children.append(node)
-        by_parts[parts] = node
+    root, by_parts = folders(snap)
     sections = total_bytes = n_xrefs = 0
     for parts in sorted(snap.files):
         fp = parses[parts]

@@ -136,8 +136,9 @@ def _add_sections(file_node: Node, text: str, path: str) -> int:
     return len(sections)
 
 
-def build(snap: Snapshot) -> Tree:
-    """The combined tree of a snapshot, children in path order, headings in file order."""
+def folders(snap: Snapshot) -> tuple[Node, dict[Parts, Node]]:
+    """The root and a node per folder of `snap`, in path order: the frame every tree builder
+    (this one, and the health cache's from cached file subtrees) hangs its files on."""
     root = Node("root", "/memories", 0, where="/memories")
     by_parts: dict[Parts, Node] = {(): root}
     for parts in sorted(snap.dirs):
@@ -147,6 +148,12 @@ def build(snap: Snapshot) -> Tree:
         )
         parent.children.append(node)
         by_parts[parts] = node
+    return root, by_parts
+
+
+def build(snap: Snapshot) -> Tree:
+    """The combined tree of a snapshot, children in path order, headings in file order."""
+    root, by_parts = folders(snap)
     sections = total_bytes = n_xrefs = 0
     for parts in sorted(snap.files):
         text = snap.files[parts]
