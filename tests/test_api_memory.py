@@ -142,3 +142,19 @@ def test_async_memory_and_the_sync_face_inside_a_loop(tmp_path: Path) -> None:
             sync.add("inside a loop")
 
     asyncio.run(run())
+
+
+def test_add_keeps_a_dump_until_the_switch_point_then_curates(tmp_path: Path) -> None:
+    """`shape="auto"`: the verbatim dump at no model cost while it is small, then curation; the
+    result says where each batch went and at what size it switched (docs/eval.md)."""
+    memory = Memory(tmp_path / "m")
+    first = memory.add("I moved to Lisbon in May 2024.", shape="auto", switch_kb=0.6, date="2024-06-01")
+    assert first.went == "dump" and first.writes == 1 and first.usage.calls == 0 and first.chunks == ()
+    assert "shape auto: dump" in first.summary and not first.changed_nothing
+    second = memory.add("My sister Ana is a nurse in Porto. " * 20, shape="auto", switch_kb=0.6)
+    assert second.went == "switch" and second.switch_kb is not None and second.switch_kb > 0.6
+    assert second.turns == 2 and second.writes > 0 and "switched to curation" in second.summary
+    stored = "".join(memory.store.read_text(e.path) for e in memory.store.files())
+    assert "[S1T1]" in stored and "[S2T1]" in stored and "Lisbon" in stored
+    with pytest.raises(MemdirError, match="unknown shape"):
+        memory.add("x", shape="round")  # type: ignore[arg-type]

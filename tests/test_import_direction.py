@@ -31,7 +31,7 @@ ALLOWED: dict[str, set[str]] = {
     "eval": {"store", "tools", "models", "agents", "analytics", "bench", "variants", "skills"},
     "integrations": {"store", "tools"},
     "mcp": {"store", "tools"},
-    "api": {"store", "tools", "models", "agents", "integrations", "mcp", "bench"},
+    "api": {"store", "tools", "models", "agents", "integrations", "mcp", "bench", "variants"},
     "cli": {"*"},
 }
 LEAVES = {"errors", "tokens", "stream", "conventions", "cache", "__init__", "__main__"}

@@ -47,11 +47,13 @@ def to_turns(
     speaker: str = "user",
     when: str | date | None = None,
     session_gap: timedelta | None = None,
+    sample: str | None = None,
 ) -> tuple[list[Turn], str, int]:
-    """(turns, what the input was read as, records skipped) for `data`."""
+    """(turns, what the input was read as, records skipped) for `data`; `sample` names the
+    conversation of a LoCoMo file that holds several."""
     day = _day(when)
     if isinstance(data, os.PathLike):
-        return _from_log(store, read_chat(os.fspath(data), session_gap=session_gap), day)
+        return _from_log(store, read_chat(os.fspath(data), session_gap=session_gap, sample=sample), day)
     if isinstance(data, str):
         if not data.strip():
             raise MemdirError("add() got empty text; nothing to remember")

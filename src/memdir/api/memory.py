@@ -24,7 +24,9 @@ import shutil
 import tempfile
 import weakref
 from collections.abc import Coroutine
+from dataclasses import dataclass
 from datetime import date, timedelta
+from datetime import date as date_type
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -49,9 +51,24 @@ if TYPE_CHECKING:
     from memdir.agents.output import RoleOutput
     from memdir.integrations.anthropic_memory import MemdirMemoryTool
     from memdir.models import Model
+    from memdir.variants.adaptive import Shape
 
 Format = Literal["openai", "anthropic", "mcp"]
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class _AddOptions:
+    """What `add` was asked besides its data and model: one record for the sync and async faces."""
+
+    speaker: str = "user"
+    date: str | date_type | None = None
+    session_gap: timedelta | None = None
+    profile: Profile | None = None
+    feedback: Feedback = "none"
+    shape: Shape = "curate"
+    switch_kb: float | None = None
+    sample: str | None = None
 
 
 class _Core:
@@ -162,17 +179,33 @@ class _Core:
             found = False
         return Citation(text, c.path, c.start, c.end, c.section, found)
 
-    async def _add(
-        self, data: Input, model: str | Model, speaker: str, when: str | date | None,
-        session_gap: timedelta | None, profile: Profile | None, feedback: Feedback = "none",
-    ) -> AddResult:  # fmt: skip
-        from memdir.agents.ingest import ingest
+    async def _add(self, data: Input, model: str | Model, how: _AddOptions) -> AddResult:
+        from memdir.variants.adaptive import SWITCH_KB, ingest_shaped
 
         turns, source, skipped = to_turns(
-            self.store, data, speaker=speaker, when=when, session_gap=session_gap
+            self.store,
+            data,
+            speaker=how.speaker,
+            when=how.date,
+            session_gap=how.session_gap,
+            sample=how.sample,
         )
         m = _model(model)
-        result = await ingest(m, self.store, turns, profile=profile, feedback=feedback)
+        threshold = SWITCH_KB if how.switch_kb is None else how.switch_kb
+        shaped = await ingest_shaped(
+            m, self.store, turns, shape=how.shape, threshold_kb=threshold, profile=how.profile,
+            feedback=how.feedback,
+        )  # fmt: skip
+        result = shaped.ingest
+        said = shaped.summary()  # the dump, or the switch: then the ingest's own line follows
+        if result is not None:
+            said = result.summary() if shaped.went == "curate" else f"{said}; {result.summary()}"
+        if result is None:  # a dump batch: no model call
+            merge = shaped.merge
+            writes = len(merge.created) + len(merge.appended) if merge is not None else 0
+            return AddResult(
+                len(turns), (), (), writes, Usage(), m.name, True, source, said, skipped, went="dump"
+            )
         usage = sum((o.episode.usage for o in result.outputs if o.episode is not None), Usage())
         return AddResult(
             turns=result.turns,
@@ -183,8 +216,10 @@ class _Core:
             model=m.name,
             baseline=any(o.baseline for o in result.outputs),
             source=source,
-            summary=result.summary(),
+            summary=said,
             skipped=skipped,
+            went=shaped.went,
+            switch_kb=shaped.switch.dump_kb if shaped.went == "switch" and shaped.switch else None,
         )
 
     async def _ask(self, question: str, model: str | Model, profile: Profile | None) -> Answer:
@@ -245,17 +280,24 @@ class Memory(_Core):
         session_gap: timedelta | None = None,
         profile: Profile | None = None,
         feedback: Feedback = "none",
+        shape: Shape = "curate",
+        switch_kb: float | None = None,
+        sample: str | None = None,
     ) -> AddResult:
         """Remember `data`: text (one turn by `speaker`), chat messages ({role, content} or
-        {speaker, text}), Turns, or a file (a `Path`: any format `memdir ingest` reads).
+        {speaker, text}), Turns, or a file (a `Path`: any format `memdir ingest` reads; `sample`
+        names one conversation of a LoCoMo file of several).
 
         The management role integrates it, played by `model` (`offline`: the no-model curator;
         `local`, `openai/...`, `anthropic/...`, or a Model). Turns without a date get `date`
         (today by default). Chunks whose episode changed nothing are named in the result's
         `unchanged`, and a `NoOpWarning` is raised for them. `feedback="health"` sends each
         episode the health findings it introduced, for one more round (docs/health.md).
+        `shape="auto"` keeps a verbatim dump, at no model cost, until it passes `switch_kb`
+        (docs/eval.md, Adaptive shape), then curates; `shape="dump"` only dumps.
         """
-        return _run(self._add(data, model, speaker, date, session_gap, profile, feedback))
+        how = _AddOptions(speaker, date, session_gap, profile, feedback, shape, switch_kb, sample)
+        return _run(self._add(data, model, how))
 
     def search(
         self, query: str, *, k: int = 10, mode: SearchMode | None = None, scope: str = "/memories"
@@ -298,8 +340,12 @@ class AsyncMemory(_Core):
         session_gap: timedelta | None = None,
         profile: Profile | None = None,
         feedback: Feedback = "none",
+        shape: Shape = "curate",
+        switch_kb: float | None = None,
+        sample: str | None = None,
     ) -> AddResult:
-        return await self._add(data, model, speaker, date, session_gap, profile, feedback)
+        how = _AddOptions(speaker, date, session_gap, profile, feedback, shape, switch_kb, sample)
+        return await self._add(data, model, how)
 
     async def search(
         self, query: str, *, k: int = 10, mode: SearchMode | None = None, scope: str = "/memories"

@@ -90,11 +90,15 @@ class AddResult:
     model: str
     baseline: bool
     source: str  # what the input was read as ("text", "openai-messages", a file's format...)
-    summary: str  # the ingest's own line: "integrated N turn(s) in K chunk(s): ..."
+    summary: str  # the line `memdir ingest` prints for the same batch
     skipped: int = 0  # input records that hold no turn (system or tool messages, empty text)
+    went: str = "curate"  # where the batch went: curate, dump, or switch (docs/eval.md, Adaptive shape)
+    switch_kb: float | None = None  # the dump's size when this batch switched it to curation
 
     @property
     def changed_nothing(self) -> bool:
+        if self.went == "dump":
+            return self.writes == 0
         return bool(self.chunks) and len(self.unchanged) == len(self.chunks)
 
 
