@@ -35,7 +35,7 @@ from scipy import sparse
 
 from memdir.analytics import taxonomy
 from memdir.analytics.facts import KeyedFact, keyed_facts
-from memdir.analytics.tree import Node, Parts, Snapshot, Tree, build, folders
+from memdir.analytics.tree import Node, Parts, Snapshot, Tree, build, finish, folders
 from memdir.errors import ToolError
 from memdir.store.frontmatter import MEMORY_INDEX
 from memdir.store.safefs import Unread
@@ -192,16 +192,7 @@ def assemble(snap: Snapshot, parses: dict[Parts, FileParse]) -> Tree:
         sections += fp.sections
         total_bytes += fp.bytes
         n_xrefs += fp.xrefs
-    for n in by_parts.values():
-        n.children.sort(key=lambda c: (c.kind != "dir", c.name))
-    nodes: list[Node] = []
-    stack = [root]
-    while stack:
-        n = stack.pop()
-        nodes.append(n)
-        stack.extend(reversed(n.children))
-    units = [n for n in nodes if n.is_unit]
-    return Tree(root, nodes, units, sections, total_bytes, n_xrefs, len(snap.files), len(snap.dirs))
+    return finish(snap, root, by_parts, sections, total_bytes, n_xrefs)
 
 
 def b1_pair(tree: Tree, cache: HealthCache) -> tuple[list[str] | None, float | None]:

@@ -151,6 +151,23 @@ def folders(snap: Snapshot) -> tuple[Node, dict[Parts, Node]]:
     return root, by_parts
 
 
+def finish(
+    snap: Snapshot, root: Node, by_parts: dict[Parts, Node], sections: int, total_bytes: int, n_xrefs: int
+) -> Tree:
+    """The tree of a filled frame (`folders`): children ordered, folders first, then files, each
+    in name order; the nodes in depth-first order; the units among them."""
+    for n in by_parts.values():
+        n.children.sort(key=lambda c: (c.kind != "dir", c.name))
+    nodes: list[Node] = []
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        nodes.append(n)
+        stack.extend(reversed(n.children))
+    units = [n for n in nodes if n.is_unit]
+    return Tree(root, nodes, units, sections, total_bytes, n_xrefs, len(snap.files), len(snap.dirs))
+
+
 def build(snap: Snapshot) -> Tree:
     """The combined tree of a snapshot, children in path order, headings in file order."""
     root, by_parts = folders(snap)
@@ -168,16 +185,7 @@ def build(snap: Snapshot) -> Tree:
         sections += _add_sections(node, text, path)
         total_bytes += len(text.encode("utf-8"))
         n_xrefs += len(xrefs(text))
-    for n in by_parts.values():  # folders first, then files, each in name order
-        n.children.sort(key=lambda c: (c.kind != "dir", c.name))
-    nodes: list[Node] = []
-    stack = [root]
-    while stack:
-        n = stack.pop()
-        nodes.append(n)
-        stack.extend(reversed(n.children))
-    units = [n for n in nodes if n.is_unit]
-    return Tree(root, nodes, units, sections, total_bytes, n_xrefs, len(snap.files), len(snap.dirs))
+    return finish(snap, root, by_parts, sections, total_bytes, n_xrefs)
 
 
 def profile_and_shape(tree: Tree) -> tuple[dict[str, Any], dict[str, str]]:
