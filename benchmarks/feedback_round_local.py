@@ -23,6 +23,7 @@ from memdir.agents.run import run_role
 from memdir.models import get_model
 from memdir.models.scripted import answer, call
 from memdir.store import spec
+from memdir.store.moves import MoveLog
 from memdir.stream import Turn, chunk_stream
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store
@@ -38,6 +39,8 @@ role = get_role("management")
 harness = Harness(store, role.profile or "manage", role=role.name, chunk=1)
 record = RunRecord(root.parent / "record.jsonl")
 ids = {"chunk": 1}
+moved = MoveLog()  # the renames of the episode and its feedback round
+store.observers.append(moved)
 before = baseline(store, "health")
 scripted = get_model(
     "scripted", script=[call("create", path="/memories/alice.md", file_text=text), answer("filed")]
@@ -56,7 +59,7 @@ ep = asyncio.run(
 )
 local = get_model("local")
 t = time.perf_counter()
-extra = asyncio.run(mend(local, harness, role, record, ids, ep, before))
+extra = asyncio.run(mend(local, harness, role, record, ids, ep, before, moved))
 print("seconds", round(time.perf_counter() - t, 1))
 for e in record.entries:
     if e["kind"] in ("feedback", "feedback_result") or (e["kind"] == "model_call" and e.get("feedback")):

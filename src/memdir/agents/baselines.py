@@ -23,6 +23,7 @@ from memdir.agents.record import RunRecord
 from memdir.agents.roles import Role
 from memdir.errors import MemdirError
 from memdir.models import Model, Usage
+from memdir.store.moves import following_moves
 from memdir.tools.profiles import Harness
 
 Play = Callable[..., Awaitable[Any]]
@@ -91,22 +92,23 @@ async def _manage(
     feedback = values.get("feedback", "none")
     if feedback not in FEEDBACKS:
         raise MemdirError(f"unknown feedback {feedback!r}; choose one of {', '.join(FEEDBACKS)}")
-    before = await asyncio.to_thread(baseline, harness.store, feedback)
-    start = time.perf_counter()
-    r = await asyncio.to_thread(Curator(harness).integrate, values["chunk_obj"])
-    _record(record, role.name, harness, r.tool_calls, start, **ids)
-    summary = f"{r.facts_written} fact line(s), {r.keyed_written} keyed, {r.superseded} superseded"
-    writes = harness.meter.writes
-    if before is not None:
+    with following_moves(harness.store) as moved:
+        before = await asyncio.to_thread(baseline, harness.store, feedback)
         start = time.perf_counter()
-        # Its own harness on the same store and profile: its calls are journaled as the chunk's,
-        # and its meter is the mend's alone, so the two record lines do not count a call twice.
-        mender = Harness(harness.store, harness.profile, config=harness.config, **harness.meta)
-        fb = await asyncio.to_thread(mend_introduced, mender, before, record, role.name, ids)
-        if fb.mend is not None:
-            _record(record, role.name, mender, fb.mend.tool_calls, start, **ids, feedback=True)
-        summary += f"; {fb.summary()}"
-        writes += mender.meter.writes
+        r = await asyncio.to_thread(Curator(harness).integrate, values["chunk_obj"])
+        _record(record, role.name, harness, r.tool_calls, start, **ids)
+        summary = f"{r.facts_written} fact line(s), {r.keyed_written} keyed, {r.superseded} superseded"
+        writes = harness.meter.writes
+        if before is not None:
+            start = time.perf_counter()
+            # Its own harness on the same store and profile: its calls are journaled as the
+            # chunk's, and its meter is the mend's alone, so the record lines count no call twice.
+            mender = Harness(harness.store, harness.profile, config=harness.config, **harness.meta)
+            fb = await asyncio.to_thread(mend_introduced, mender, before, record, role.name, ids, moved)
+            if fb.mend is not None:
+                _record(record, role.name, mender, fb.mend.tool_calls, start, **ids, feedback=True)
+            summary += f"; {fb.summary()}"
+            writes += mender.meter.writes
     return RoleOutput(role.name, "offline", summary, baseline=True, extra={"writes": writes})
 
 

@@ -20,6 +20,7 @@ from memdir.agents.record import RunRecord
 from memdir.agents.roles import Role
 from memdir.analytics.health import Finding, HealthReport, health, introduced
 from memdir.models import Model
+from memdir.store.moves import MoveLog
 from memdir.store.store import Store
 from memdir.tools.profiles import Harness
 
@@ -57,9 +58,11 @@ async def mend(
     ids: dict[str, Any],
     episode: Episode,
     before: HealthReport,
+    moved: MoveLog,
 ) -> Episode | None:
-    """One feedback turn after `episode`, when it introduced findings; None when it did not."""
-    found = introduced(before, health(harness.store))
+    """One feedback turn after `episode`, when it introduced findings; None when it did not.
+    `moved`: the renames made since `before` was taken, so a moved file's findings stay old."""
+    found = introduced(before, health(harness.store), moved.moves)
     if not found:
         if record is not None:
             record.write("feedback", role=role.name, **ids, introduced=0, findings=[])
@@ -84,7 +87,7 @@ async def mend(
         **ids,
         feedback=True,
     )
-    left = {f.key for f in introduced(before, health(harness.store))}
+    left = {f.key for f in introduced(before, health(harness.store), moved.moves)}
     if record is not None:
         record.write(
             "feedback_result",

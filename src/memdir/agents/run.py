@@ -23,6 +23,7 @@ from memdir.agents.roles import Role, get_role, render
 from memdir.errors import MemdirError
 from memdir.models import Model
 from memdir.store import spec
+from memdir.store.moves import following_moves
 from memdir.store.store import Store
 from memdir.stream import Chunk
 from memdir.tools.profiles import Harness
@@ -72,12 +73,13 @@ async def _manage(
     feedback: Feedback = "none",
 ) -> RoleOutput:
     values = {"chunk": chunk_obj.render(), "chunk_id": chunk_obj.id}
-    before = baseline(harness.store, feedback)
-    ep = await run_role(
-        model, harness, role, record, ids, core_memory=spec.context(harness.store).text, **values
-    )
-    if before is not None:
-        ep = merged(ep, await mend(model, harness, role, record, ids, ep, before))
+    with following_moves(harness.store) as moved:
+        before = baseline(harness.store, feedback)
+        ep = await run_role(
+            model, harness, role, record, ids, core_memory=spec.context(harness.store).text, **values
+        )
+        if before is not None:
+            ep = merged(ep, await mend(model, harness, role, record, ids, ep, before, moved))
     return RoleOutput(role.name, model.name, ep.final, episode=ep, extra={"writes": ep.writes})
 
 

@@ -15,10 +15,11 @@ B3's leaked units are the ones `memdir stats` counts.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 import weakref
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,8 +30,10 @@ from memdir.analytics.health_types import (
     DUP_COSINE,
     KINDS,
     MAX_SECTION_CHARS,
+    PAIR_KINDS,
     Finding,
     Thresholds,
+    pair_key,
 )
 from memdir.store import spec
 from memdir.store.store import Store
@@ -45,6 +48,8 @@ __all__ = [
     "Thresholds",
     "health",
     "introduced",
+    "moved_key",
+    "path_mover",
 ]
 
 _RANK = {k: i for i, k in enumerate(KINDS)}
@@ -85,10 +90,37 @@ class HealthReport:
         }
 
 
-def introduced(before: HealthReport, after: HealthReport) -> list[Finding]:
-    """The findings of `after` that `before` did not have (by key), in `after`'s order."""
-    old = before.keys
+def introduced(
+    before: HealthReport, after: HealthReport, moves: Mapping[str, str] | None = None
+) -> list[Finding]:
+    """The findings of `after` that `before` did not have (by key), in `after`'s order.
+
+    `moves` (first path -> current path, `store/moves.py`) are the renames made in between: a
+    finding of `before` about a file that only moved is the same finding under its new path,
+    not a new one."""
+    if moves:
+        move = path_mover(moves)
+        old = {moved_key(f, move) for f in before.findings}
+    else:
+        old = before.keys
     return [f for f in after.findings if f.key not in old]
+
+
+def path_mover(moves: Mapping[str, str]) -> Callable[[str], str]:
+    """A function putting every moved path in a text at its new place (a moved folder's
+    entries with it); a path is matched whole, never as the front of a longer name."""
+    alternatives = "|".join(re.escape(p) for p in sorted(moves, key=len, reverse=True))
+    pattern = re.compile(f"(?:{alternatives})(?=$|[^\\w.-])")
+    return lambda text: pattern.sub(lambda m: moves[m.group(0)], text)
+
+
+def moved_key(finding: Finding, move: Callable[[str], str]) -> str:
+    """`finding`'s key with its paths moved. A pair's two refs are sorted in its key, so a
+    pair is re-keyed from its refs, which a move may reorder."""
+    a, b = finding.detail.get("a"), finding.detail.get("b")
+    if finding.kind in PAIR_KINDS and isinstance(a, dict) and isinstance(b, dict):
+        return pair_key(finding.kind, move(str(a["ref"])), move(str(b["ref"])))
+    return move(finding.key)
 
 
 _CACHES: weakref.WeakKeyDictionary[Store, HealthCache] = weakref.WeakKeyDictionary()

@@ -18,7 +18,7 @@ from scipy import sparse
 
 from memdir.analytics import taxonomy
 from memdir.analytics.health_cache import FileParse, HealthCache, b1_pair
-from memdir.analytics.health_types import Finding, Thresholds, file_of, ref, shown
+from memdir.analytics.health_types import Finding, Thresholds, file_of, pair_key, ref, shown
 from memdir.analytics.tree import Node, Parts, Tree
 from memdir.store.frontmatter import MEMORY_INDEX
 
@@ -76,7 +76,7 @@ def _lap(timings: dict[str, float], name: str, t0: float) -> float:
 
 
 def _pair_key(kind: str, a: dict[str, Any], b: dict[str, Any]) -> str:
-    return f"{kind}:" + "|".join(sorted((str(a["ref"]), str(b["ref"]))))
+    return pair_key(kind, str(a["ref"]), str(b["ref"]))
 
 
 def _others(path: str, *paths: str) -> tuple[str, ...]:

@@ -59,6 +59,14 @@ class Thresholds:
         return asdict(self)
 
 
+PAIR_KINDS = ("confusable", "near-duplicate")  # findings about two units, keyed by both refs
+
+
+def pair_key(kind: str, a: str, b: str) -> str:
+    """A pair finding's key: its two refs sorted, so the pair has one key whichever comes first."""
+    return f"{kind}:" + "|".join(sorted((a, b)))
+
+
 @dataclass(frozen=True)
 class Finding:
     """One thing to fix. `path`: the file or folder to edit; `related`: the other paths

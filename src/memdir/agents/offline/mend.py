@@ -29,6 +29,7 @@ from memdir.agents.offline.split import split_folder
 from memdir.agents.record import RunRecord
 from memdir.analytics.health import Finding, HealthReport, health, introduced
 from memdir.conventions import LOCATOR, parse_keyed
+from memdir.store.moves import MoveLog
 from memdir.store.spec import DEFAULT_FANOUT_CAP
 from memdir.tools.profiles import Harness
 
@@ -203,11 +204,17 @@ class FeedbackResult:
 
 
 def mend_introduced(
-    harness: Harness, before: HealthReport, record: RunRecord | None, role: str, ids: dict[str, Any]
+    harness: Harness,
+    before: HealthReport,
+    record: RunRecord | None,
+    role: str,
+    ids: dict[str, Any],
+    moved: MoveLog,
 ) -> FeedbackResult:
     """Mend what the chunk introduced since `before`, writing the `feedback` line (what was
-    found) and, when there was something, the `feedback_result` line (what remains)."""
-    found = introduced(before, health(harness.store))
+    found) and, when there was something, the `feedback_result` line (what remains). `moved`:
+    the renames made since `before`, the mend's own split included."""
+    found = introduced(before, health(harness.store), moved.moves)
     if record is not None:
         rows = [{"kind": f.kind, "path": f.path, "key": f.key} for f in found]
         record.write("feedback", role=role, **ids, introduced=len(found), findings=rows)
@@ -215,7 +222,7 @@ def mend_introduced(
         return FeedbackResult(0)
     writes = harness.meter.writes
     res = mend_findings(harness, found)
-    still = {f.key for f in introduced(before, health(harness.store))}
+    still = {f.key for f in introduced(before, health(harness.store), moved.moves)}
     out = FeedbackResult(len(found), sum(1 for f in found if f.key not in still), len(still), res.left, res)
     if record is not None:
         record.write(
