@@ -105,3 +105,22 @@ def test_the_studys_protocol_stays_the_default(tmp_path: Path) -> None:
     assert model.usage.calls == 2 and not _kinds(record, "feedback")
     with pytest.raises(MemdirError, match="unknown feedback"):
         _run(store, [answer("x")], "loud")
+
+
+def test_feedback_measures_against_the_stores_guard_limits(tmp_path: Path) -> None:
+    """A guarded store's fanout cap, not the default of 50, decides what the episode introduced,
+    as it does for the `health` tool and for the guard that allows or refuses the write."""
+    from memdir.analytics.health import health
+    from memdir.tools.guards import Guards
+    from memdir.tools.wiring import open_store
+
+    root = tmp_path / "m"
+    store = open_store(root, create=True, init=True, guards=Guards(fanout_cap=60))
+    for i in range(49):
+        (root / f"n{i}.md").write_text(f"---\nname: n{i}\ndescription: note {i}\n---\n- x [S1T1]\n")
+    new = [call("create", path="/memories/alice.md", file_text=CLEAN)]
+    _, record, _ = _run(store, [*new, answer("filed")])
+    assert (root / "alice.md").is_file()  # 51 entries: under the guard's 60, which let it in
+    assert [f.kind for f in health(store).findings] == ["fanout"]  # over the default cap of 50
+    (sent,) = _kinds(record, "feedback")
+    assert sent["introduced"] == 0 and not _kinds(record, "feedback_result")

@@ -22,6 +22,7 @@ from memdir.analytics.health import Finding, HealthReport, health, introduced
 from memdir.models import Model
 from memdir.store.moves import MoveLog
 from memdir.store.store import Store
+from memdir.tools.guards import store_limits
 from memdir.tools.profiles import Harness
 
 Feedback = Literal["none", "health"]
@@ -34,7 +35,14 @@ MAX_SHOWN = 8  # findings written into the turn; the rest are counted
 
 def baseline(store: Store, feedback: Feedback) -> HealthReport | None:
     """The health before an episode, when feedback is on."""
-    return health(store) if feedback == "health" else None
+    return store_health(store) if feedback == "health" else None
+
+
+def store_health(store: Store) -> HealthReport:
+    """`health` against the store's own limits (its guards' cap and budget, else the defaults),
+    as the `health` tool measures, so the feedback and the tool agree."""
+    cap, budget = store_limits(store)
+    return health(store, fanout_cap=cap, core_budget=budget)
 
 
 def message(found: list[Finding]) -> str:
@@ -62,7 +70,7 @@ async def mend(
 ) -> Episode | None:
     """One feedback turn after `episode`, when it introduced findings; None when it did not.
     `moved`: the renames made since `before` was taken, so a moved file's findings stay old."""
-    found = introduced(before, health(harness.store), moved.moves)
+    found = introduced(before, store_health(harness.store), moved.moves)
     if not found:
         if record is not None:
             record.write("feedback", role=role.name, **ids, introduced=0, findings=[])
@@ -87,7 +95,7 @@ async def mend(
         **ids,
         feedback=True,
     )
-    left = {f.key for f in introduced(before, health(harness.store), moved.moves)}
+    left = {f.key for f in introduced(before, store_health(harness.store), moved.moves)}
     if record is not None:
         record.write(
             "feedback_result",

@@ -30,7 +30,7 @@ from typing import Any
 
 from memdir.conventions import Fact, KeyedFact, fact_identity, keyed_facts
 from memdir.errors import ToolError
-from memdir.store import frontmatter
+from memdir.store import frontmatter, spec
 from memdir.store.paths import MemoryPath
 from memdir.store.store import Store
 from memdir.tokens import count_tokens
@@ -59,6 +59,18 @@ class Guards:
             or self.outcome_gate
             or self.one_live_value
         )
+
+
+def store_limits(store: Store) -> tuple[int, int]:
+    """(fanout cap, core budget) that hold for `store`: its guards' where it has them,
+    else the study's defaults. `health` measures against these, whoever calls it (the tool,
+    the feedback round, the offline mender), so a finding never disagrees with the guard that
+    will refuse the write."""
+    cap, budget = spec.DEFAULT_FANOUT_CAP, spec.DEFAULT_CORE_BUDGET
+    if isinstance(store, GuardedStore):
+        cap = cap if store.guards.fanout_cap is None else store.guards.fanout_cap
+        budget = budget if store.guards.core_budget is None else store.guards.core_budget
+    return cap, budget
 
 
 def fact_key(line: str) -> Fact | None:

@@ -12,10 +12,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memdir.errors import NotFoundError
-from memdir.store import spec
 from memdir.tools import outputs
 from memdir.tools.base import ToolContext, tool
-from memdir.tools.guards import GuardedStore
+from memdir.tools.guards import store_limits
 
 if TYPE_CHECKING:
     from memdir.analytics.health import Finding
@@ -46,11 +45,7 @@ def health(ctx: ToolContext, path: str = "/memories") -> str:
         raise NotFoundError(
             f"{mp.text} does not exist; call health on a folder or file that does, or on /memories"
         )
-    cap, budget = spec.DEFAULT_FANOUT_CAP, spec.DEFAULT_CORE_BUDGET
-    if isinstance(ctx.store, GuardedStore):
-        guards = ctx.store.guards
-        cap = cap if guards.fanout_cap is None else guards.fanout_cap
-        budget = budget if guards.core_budget is None else guards.core_budget
+    cap, budget = store_limits(ctx.store)
     report = checks.health(ctx.store, fanout_cap=cap, core_budget=budget)
     found = report.within(mp.text)
     counts = {k: 0 for k in checks.KINDS}

@@ -24,10 +24,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from memdir.agents.feedback import store_health
 from memdir.agents.offline.edits import Edits
 from memdir.agents.offline.split import split_folder
 from memdir.agents.record import RunRecord
-from memdir.analytics.health import Finding, HealthReport, health, introduced
+from memdir.analytics.health import Finding, HealthReport, introduced
 from memdir.conventions import LOCATOR, parse_keyed
 from memdir.store.moves import MoveLog
 from memdir.store.spec import DEFAULT_FANOUT_CAP
@@ -214,7 +215,7 @@ def mend_introduced(
     """Mend what the chunk introduced since `before`, writing the `feedback` line (what was
     found) and, when there was something, the `feedback_result` line (what remains). `moved`:
     the renames made since `before`, the mend's own split included."""
-    found = introduced(before, health(harness.store), moved.moves)
+    found = introduced(before, store_health(harness.store), moved.moves)
     if record is not None:
         rows = [{"kind": f.kind, "path": f.path, "key": f.key} for f in found]
         record.write("feedback", role=role, **ids, introduced=len(found), findings=rows)
@@ -222,7 +223,7 @@ def mend_introduced(
         return FeedbackResult(0)
     writes = harness.meter.writes
     res = mend_findings(harness, found)
-    still = {f.key for f in introduced(before, health(harness.store), moved.moves)}
+    still = {f.key for f in introduced(before, store_health(harness.store), moved.moves)}
     out = FeedbackResult(len(found), sum(1 for f in found if f.key not in still), len(still), res.left, res)
     if record is not None:
         record.write(
