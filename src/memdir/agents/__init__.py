@@ -1,11 +1,14 @@
 """Agents: roles over a store through a tool profile, driven by a model or an offline baseline policy."""
 
 from memdir.agents.answer import Answer, parse_answer
+from memdir.agents.consolidate import ConsolidationReport, consolidate
+from memdir.agents.cost_cap import CostCap
 from memdir.agents.ingest import IngestResult, NoOpWarning, ingest
 from memdir.agents.loop import Episode, run_loop
 from memdir.agents.output import RoleOutput
 from memdir.agents.record import RunRecord, read_record
 from memdir.agents.restructure import FolderingError, folder, reorganize, verify_moves
+from memdir.agents.revert import RevertReport, revert
 from memdir.agents.roles import ROLES, Role, get_role, render
 from memdir.agents.run import (
     choose_option,
@@ -20,17 +23,21 @@ from memdir.agents.skills import Environment, Trajectory, execute, manage_trajec
 __all__ = [
     "ROLES",
     "Answer",
+    "ConsolidationReport",
+    "CostCap",
     "Environment",
     "Episode",
     "FolderingError",
     "IngestResult",
     "NoOpWarning",
+    "RevertReport",
     "Role",
     "RoleOutput",
     "RunRecord",
     "Trajectory",
     "choose_option",
     "closed_book",
+    "consolidate",
     "execute",
     "folder",
     "get_role",
@@ -42,6 +49,7 @@ __all__ = [
     "read_record",
     "render",
     "reorganize",
+    "revert",
     "run_loop",
     "search",
     "search_many",

@@ -10,51 +10,21 @@ import asyncio
 import json
 import warnings
 from datetime import timedelta
-from pathlib import Path
-from typing import Any
 
 import click
 
 from memdir.agents.feedback import FEEDBACKS, Feedback, feedback_totals
 from memdir.agents.ingest import NoOpWarning
-from memdir.agents.record import RunRecord
 from memdir.agents.run import choose_option, search
 from memdir.bench.chatlog import parse_gap, read_chat
-from memdir.cli.model_opts import endpoint_options
+from memdir.cli.model_opts import call_record, model_from_options, model_options, usage_line
 from memdir.errors import MemdirError
-from memdir.models import Model, ModelError, get_model, price_card
-from memdir.models.scripted import load_script
+from memdir.models import ModelError
 from memdir.store.store import Store
 from memdir.stream import RepairedTurnWarning
 from memdir.tools.guards import Guards
 from memdir.tools.wiring import open_store
 from memdir.variants.adaptive import SHAPES, SWITCH_KB, Shape, ShapedResult, ingest_shaped
-
-CALL_LOG = "calls.jsonl"
-
-
-def _model(
-    name: str, base_url: str | None, api_key_env: str | None, script: str | None, protocol: str | None = None
-) -> Model:
-    try:
-        steps = load_script(json.loads(Path(script).read_text(encoding="utf-8"))) if script else None
-        return get_model(
-            name, base_url=base_url, api_key_env=api_key_env, script=steps, tool_protocol=protocol
-        )
-    except (ModelError, ValueError, OSError) as exc:
-        raise click.ClickException(str(exc)) from None
-
-
-def _model_options(fn: Any) -> Any:
-    fn = click.option("--script", type=click.Path(exists=True, dir_okay=False), default=None,
-                      help="For --model scripted: a JSON list of replies to replay.")(fn)  # fmt: skip
-    fn = click.option("--api-key-env", default=None, help="Environment variable holding the API key.")(fn)
-    fn = endpoint_options(fn)
-    help_model = (
-        "provider/model (openai/gpt-5.4-mini, anthropic/...), local (the local model), scripted, or offline."
-    )
-    fn = click.option("--model", "model_name", required=True, help=help_model)(fn)
-    return fn
 
 
 def _gap(_ctx: click.Context, _param: click.Parameter, value: str | None) -> timedelta | None:
@@ -65,27 +35,11 @@ def _gap(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tim
         raise click.BadParameter(str(exc)) from None
 
 
-def _record(store: Store, **context: Any) -> RunRecord:
-    return RunRecord(store.state_dir / CALL_LOG, **context)
-
-
-def _usage_line(model: Model) -> str:
-    if model.is_offline:
-        return "model: offline (a baseline: no model calls)"
-    u = model.usage
-    card = price_card(model.name)
-    cost = f", ${card.cost(u):.4f}" if card else ""
-    return (
-        f"model: {model.name}: {u.calls} call(s), {u.input_uncached} uncached + {u.input_cached} cached in, "
-        f"{u.output} out ({u.reasoning} reasoning){cost}"
-    )
-
-
 @click.command("ingest")
 @click.option(
     "--root", required=True, type=click.Path(file_okay=False), help="Memory root (created if missing)."
 )
-@_model_options
+@model_options
 @click.option("--variant", default="agent-curated", show_default=True, help="Variant name for the record.")
 @click.option("--profile", default=None, help="Tool profile for the management role (default: manage).")
 @click.option(
@@ -161,10 +115,10 @@ def ingest_cmd(
         click.echo(f"warning: {w.message}", err=True)
     click.echo(f"{chat.summary()} from {file}")
     turns = chat.turns
-    model = _model(model_name, base_url, api_key_env, script, tool_protocol)
+    model = model_from_options(model_name, base_url, api_key_env, script, tool_protocol)
     guards = Guards(one_live_value=True) if one_live_value else None
     store = open_store(root, create=True, init=True, guards=guards)
-    record = _record(store, command="ingest")
+    record = call_record(store, command="ingest")
 
     async def run() -> ShapedResult:
         from rich.progress import Progress
@@ -195,13 +149,13 @@ def ingest_cmd(
     _shape_lines(shaped, store)
     result = shaped.ingest
     if result is None:  # a dump batch: no model call
-        click.echo(_usage_line(model))
+        click.echo(usage_line(model))
         if shaped.wrote_nothing:
             click.echo("warning: every turn was already in the dump; nothing was written", err=True)
             raise SystemExit(1)
         return
     click.echo(f"{result.summary()} into {store.root}")
-    click.echo(_usage_line(model))
+    click.echo(usage_line(model))
     click.echo(f"call log: {record.path}")
     if feedback != "none":
         click.echo(feedback_totals(record.entries).line())
@@ -227,7 +181,7 @@ def _shape_lines(shaped: ShapedResult, store: Store) -> None:
 
 @click.command("ask")
 @click.option("--root", required=True, type=click.Path(exists=True, file_okay=False), help="Memory root.")
-@_model_options
+@model_options
 @click.option(
     "--variant", default=None, help="Variant searched (sets the round cap: 40 for curated/reorganized)."
 )
@@ -247,8 +201,8 @@ def ask_cmd(
     An answer given without opening any file is marked as such (it cannot come from the store).
     """
     store = open_store(root)
-    model = _model(model_name, base_url, api_key_env, script, tool_protocol)
-    record = _record(store, command="ask")
+    model = model_from_options(model_name, base_url, api_key_env, script, tool_protocol)
+    record = call_record(store, command="ask")
     try:
         if options:
             out = asyncio.run(
@@ -269,7 +223,7 @@ def ask_cmd(
         click.echo(f"  cite: {c}")
     if out.extra.get("files_opened") == 0:
         click.echo("warning: the answer was given without opening any file of the store", err=True)
-    click.echo(_usage_line(model), err=True)
+    click.echo(usage_line(model), err=True)
 
 
 def register(cli: click.Group) -> None:

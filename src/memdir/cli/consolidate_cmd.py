@@ -18,7 +18,7 @@ from memdir.agents.consolidate import ConsolidationReport, consolidate
 from memdir.agents.cost_cap import CostCap
 from memdir.agents.revert import revert
 from memdir.agents.roles import REORG_PASSES
-from memdir.cli.agent_cmds import _model, _model_options, _record, _usage_line
+from memdir.cli.model_opts import call_record, model_from_options, model_options, usage_line
 from memdir.errors import MemdirError
 from memdir.models import ModelError
 from memdir.models.usage import price_cards
@@ -33,7 +33,7 @@ class Refused(click.ClickException):
 
 @click.command("consolidate")
 @click.argument("root", type=click.Path(exists=True, file_okay=False))
-@_model_options
+@model_options
 @click.option("--max-tokens", type=click.IntRange(min=0), help="Cost cap: prompt plus output tokens.")
 @click.option("--max-usd", type=click.FloatRange(min=0), help="Cost cap: dollars, priced by the card.")
 @click.option("--max-seconds", type=click.FloatRange(min=0), help="Cost cap: wall seconds of the pass.")
@@ -59,12 +59,12 @@ def consolidate_cmd(
     """
     store = open_store(root)
     try:
-        model = _model(model_name, base_url, api_key_env, script, tool_protocol)
+        model = model_from_options(model_name, base_url, api_key_env, script, tool_protocol)
     except click.ClickException as exc:
         raise Refused(exc.message) from None
     card = price_cards()[price_card] if price_card else None
     caps = CostCap(max_tokens, max_usd, max_seconds, card)
-    record = _record(store, command="consolidate")
+    record = call_record(store, command="consolidate")
     try:
         report = asyncio.run(
             consolidate(model, store, caps=caps, passes=passes, dry_run=dry_run, record=record)
@@ -75,7 +75,7 @@ def consolidate_cmd(
         click.echo(json.dumps(report.as_json(), ensure_ascii=False, indent=2))
     else:
         _print(report)
-        click.echo(_usage_line(model), err=True)
+        click.echo(usage_line(model), err=True)
     if report.landed and report.step is not None and not as_json:
         click.echo(f"undo with: memdir revert {root} {report.step}")
     sys.exit(1 if report.failed else 0)

@@ -1,15 +1,23 @@
 """The options that say where a model is served and how tools reach it, shared by every command
-that takes a model (ingest, ask, eval, skills), and the study commands' `--tool-set`."""
+that takes a model (ingest, ask, consolidate, eval, skills), and the study commands' `--tool-set`;
+the model they name, the store's call log (`<root>/.memdir/calls.jsonl`, hidden from every
+agent tool) and the usage line a command prints after its calls."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
 from click.core import ParameterSource
 
+from memdir.agents.record import RunRecord
+from memdir.models import Model, ModelError, get_model, price_card
 from memdir.models.protocols import PROTOCOLS
+from memdir.models.scripted import load_script
+from memdir.store.store import Store
 from memdir.tools.profiles import TOOL_SETS
 
 _OLD_TOOL_SET = "memdir.harness"  # ctx.meta key: the value given under --harness, the old name
@@ -87,7 +95,7 @@ def build_models(
     names: list[str | None], base_url: str | None, tool_protocol: str | None, round_cap: int | None = None
 ) -> dict[str, Any]:
     """Every model named (offline aside), built once, so a missing key or local model fails first."""
-    from memdir.models import ModelError, get_model
+    from memdir.models import ModelError
 
     models: dict[str, Any] = {}
     for name in names:
@@ -99,3 +107,46 @@ def build_models(
         except ModelError as exc:
             raise click.ClickException(str(exc)) from None
     return models
+
+
+CALL_LOG = "calls.jsonl"
+
+
+def model_from_options(
+    name: str, base_url: str | None, api_key_env: str | None, script: str | None, protocol: str | None = None
+) -> Model:
+    try:
+        steps = load_script(json.loads(Path(script).read_text(encoding="utf-8"))) if script else None
+        return get_model(
+            name, base_url=base_url, api_key_env=api_key_env, script=steps, tool_protocol=protocol
+        )
+    except (ModelError, ValueError, OSError) as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def model_options(fn: Any) -> Any:
+    fn = click.option("--script", type=click.Path(exists=True, dir_okay=False), default=None,
+                      help="For --model scripted: a JSON list of replies to replay.")(fn)  # fmt: skip
+    fn = click.option("--api-key-env", default=None, help="Environment variable holding the API key.")(fn)
+    fn = endpoint_options(fn)
+    help_model = (
+        "provider/model (openai/gpt-5.4-mini, anthropic/...), local (the local model), scripted, or offline."
+    )
+    fn = click.option("--model", "model_name", required=True, help=help_model)(fn)
+    return fn
+
+
+def call_record(store: Store, **context: Any) -> RunRecord:
+    return RunRecord(store.state_dir / CALL_LOG, **context)
+
+
+def usage_line(model: Model) -> str:
+    if model.is_offline:
+        return "model: offline (a baseline: no model calls)"
+    u = model.usage
+    card = price_card(model.name)
+    cost = f", ${card.cost(u):.4f}" if card else ""
+    return (
+        f"model: {model.name}: {u.calls} call(s), {u.input_uncached} uncached + {u.input_cached} cached in, "
+        f"{u.output} out ({u.reasoning} reasoning){cost}"
+    )
