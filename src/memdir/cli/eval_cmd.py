@@ -6,6 +6,7 @@ import time
 
 import click
 
+from memdir.cli.executor_opts import check_executor, executor_options
 from memdir.cli.model_opts import build_models, endpoint_options, round_cap_option, tool_set_option
 from memdir.errors import MemdirError
 
@@ -85,6 +86,7 @@ def _sessions(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 @round_cap_option
 @click.option("--in-flight", type=int, default=8, show_default=True, help="Questions answered at once.")
 @click.option("--no-progress", is_flag=True, help="No progress bars.")
+@executor_options
 def eval_cmd(
     benchmark: str,
     conversation: str | None,
@@ -104,6 +106,9 @@ def eval_cmd(
     round_cap: int | None,
     in_flight: int,
     no_progress: bool,
+    executor: str,
+    address: str | None,
+    cells_at_once: int | None,
 ) -> None:
     """Build every variant's store, answer the benchmark's questions over it, judge, and write
     manifest.json, answers.jsonl, calls.jsonl, summary.json, report.md and plots to OUT."""
@@ -114,6 +119,7 @@ def eval_cmd(
 
     if questions is not None and limit is not None and questions != limit:
         raise click.UsageError(f"--questions {questions} and --limit {limit} disagree; give --questions only")
+    on_ray = check_executor(executor, address, cells_at_once)
     try:
         convs = [c.strip() for c in (conversation or DEFAULTS[benchmark]).split(",") if c.strip()]
         config = RunConfig(
@@ -132,8 +138,16 @@ def eval_cmd(
         models = build_models(
             [config.builder_model, config.search_model, judge], base_url, tool_protocol, round_cap
         )
+        cells = None
+        if on_ray:
+            from memdir.agents.cluster import model_specs, require_ray
+            from memdir.eval.ray_executor import RayExecutor
+
+            require_ray()  # no extra, or a model no worker can build: refused before any write
+            model_specs(models)
+            cells = RayExecutor(address, cells_at_once=cells_at_once)
         start = time.perf_counter()
-        summary = run_eval(config, out, progress=not no_progress, models=models)
+        summary = run_eval(config, out, progress=not no_progress, models=models, executor=cells)
         report = write_report(out)
     except MemdirError as exc:
         raise click.ClickException(str(exc)) from None

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from memdir.cli.executor_opts import check_executor, executor_options
 from memdir.cli.model_opts import endpoint_options, round_cap_option, tool_set_option
 from memdir.errors import MemdirError
 
@@ -103,6 +104,7 @@ def _ready(model: Any) -> None:
 )
 @endpoint_options
 @round_cap_option
+@executor_options
 def skills_cmd(
     variants: str,
     model: str,
@@ -115,6 +117,9 @@ def skills_cmd(
     base_url: str | None,
     tool_protocol: str | None,
     round_cap: int | None,
+    executor: str,
+    address: str | None,
+    cells_at_once: int | None,
 ) -> None:
     """Run task chains for each variant and write a run folder with summary, report and plots.
 
@@ -135,11 +140,21 @@ def skills_cmd(
     unknown = [v for v in names if v not in VARIANT_NAMES]
     if unknown:
         raise MemdirError(f"unknown variant(s) {', '.join(unknown)}; choose from {', '.join(VARIANT_NAMES)}")
+    runner = None
+    if check_executor(executor, address, cells_at_once):
+        from memdir.skills.ray_executor import RayChainRunner
+
+        runner = RayChainRunner(address, cells_at_once=cells_at_once)
     card = find_card(price_card)
     if card is None:
         raise MemdirError(f"no price card {price_card!r}; see memdir/models/prices.json")
     retriever = _retriever(tool_set)
-    executor, roles = _roles(model, curator_model, tool_set, None, base_url, tool_protocol, round_cap)
+    player, roles = _roles(model, curator_model, tool_set, None, base_url, tool_protocol, round_cap)
+    if runner is not None:
+        from memdir.agents.cluster import model_specs, require_ray
+
+        require_ray()  # no extra, or a model no worker can build: refused before any write
+        model_specs({m.name: m for m in (player, roles.curator) if m is not None})
     roles.record = RunRecord(out / "record.jsonl")  # after the checks: a refused run writes nothing
     total = sum(len(c) for c in chains(load_games(), protocol, n_tasks))
     solved: dict[str, int] = dict.fromkeys(names, 0)
@@ -155,8 +170,8 @@ def skills_cmd(
             progress.update(bars[v], advance=1, description=f"{v} ({solved[v]} solved)")
 
         run_chains(
-            out, names, model=executor or model, roles=roles, price_card=card, protocol=protocol,
-            n_tasks=n_tasks, retriever=retriever, on_task=on_task,
+            out, names, model=player or model, roles=roles, price_card=card, protocol=protocol,
+            n_tasks=n_tasks, retriever=retriever, on_task=on_task, runner=runner,
         )  # fmt: skip
     cells = write_report(out)
     from memdir.skills.report import load_aborted

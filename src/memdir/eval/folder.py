@@ -6,6 +6,7 @@ calls.jsonl                                    every record line of builds and s
 cells/<benchmark>/<conversation>/<variant>.json  a cell's build marker (built|skipped|aborted)
 stores/<benchmark>/<conversation>/<variant>/   the cell's store, readable by `memdir stats`
 summary.json, report.md, *.png                 derived from the above (eval/summary.py, report.py)
+timings.json                                   derived too: the wall times, which summary.json leaves out
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Any, TypedDict
 
 from memdir.agents.runfolder import JsonlTable
 from memdir.store.atomic import write_atomic
+
+TIMINGS = "timings.json"  # wall times, apart: summary.json is the same for the same cells
 
 
 class AnswerRow(TypedDict):

@@ -1,12 +1,15 @@
 """report.md and PNG plots from a run folder, reading nothing but `summary.json` (the tables
 of the study: correctness and attribution per variant; search cost per query by token
-category; build cost and store profile), so a report can be rebuilt from a copied folder."""
+category; build cost and store profile) and `timings.json` (the wall times summary.json leaves
+out), so a report can be rebuilt from a copied folder."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 from typing import Any
+
+from memdir.eval.folder import TIMINGS
 
 
 def _pct(score: dict[str, Any] | None, which: str = "all") -> str:
@@ -17,6 +20,19 @@ def _pct(score: dict[str, Any] | None, which: str = "all") -> str:
 
 def _num(x: Any, fmt: str = "{:.1f}") -> str:
     return "—" if x is None else fmt.format(x)
+
+
+Timings = dict[tuple[str, str, str], dict[str, Any]]
+
+
+def _key(c: dict[str, Any]) -> tuple[str, str, str]:
+    return (c.get("benchmark", ""), c["conversation"], c["variant"])
+
+
+def _seconds(c: dict[str, Any], times: Timings, which: str, old: Any) -> str:
+    """A wall time from timings.json; a summary written before the split carried it inline."""
+    t = times.get(_key(c), {}).get(which, old)
+    return "—" if t is None else f"{t:.1f}"
 
 
 def _label(c: dict[str, Any], many: bool) -> str:
@@ -83,7 +99,7 @@ def search_table(cells: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def build_table(cells: list[dict[str, Any]]) -> list[str]:
+def build_table(cells: list[dict[str, Any]], times: Timings | None = None) -> list[str]:
     many = len({c["conversation"] for c in cells}) > 1
     lines = [
         "| variant | tool calls | uncached input | output | $ | seconds "
@@ -94,7 +110,8 @@ def build_table(cells: list[dict[str, Any]]) -> list[str]:
         b, st = c["build"], c["store"] or {}
         lines.append(
             f"| {_label(c, many)} | {b.get('tool_calls', 0)} | {b.get('input_tokens', 0)} | "
-            f"{b.get('output_tokens', 0)} | {b.get('cost_usd', 0):.4f} | {b.get('seconds', 0):.1f} | "
+            f"{b.get('output_tokens', 0)} | {b.get('cost_usd', 0):.4f} | "
+            f"{_seconds(c, times or {}, 'build_seconds', b.get('seconds'))} | "
             f"{_num(st.get('dirs'), '{}')} | {_num(st.get('files'), '{}')} | "
             f"{_num(st.get('sections'), '{}')} | "
             f"{_num(st.get('kb'))} | {_num(st.get('xrefs'), '{}')} | "
@@ -103,7 +120,7 @@ def build_table(cells: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def judge_table(cells: list[dict[str, Any]]) -> list[str]:
+def judge_table(cells: list[dict[str, Any]], times: Timings | None = None) -> list[str]:
     """The judge's trust figures; empty without an LLM judge. A weak judge says CORRECT to
     anything: this is where the report shows it."""
     shown = [c for c in cells if c.get("judge_health")]
@@ -124,7 +141,8 @@ def judge_table(cells: list[dict[str, Any]]) -> list[str]:
         agree = "—" if j["judge_f1_agreement"] is None else f"{100 * j['judge_f1_agreement']:.0f}%"
         lines.append(
             f"| {_label(c, many)} | {j['verdicts']} | {j['unparsed']} | {agree} | {j['agreement_n']} | "
-            f"{j['input_tokens']:.0f} | {j['output_tokens']:.0f} | {j['seconds']:.1f} |"
+            f"{j['input_tokens']:.0f} | {j['output_tokens']:.0f} | "
+            f"{_seconds(c, times or {}, 'judge_seconds', j.get('seconds'))} |"
         )
     return ["", *lines]
 
@@ -179,8 +197,9 @@ def plot(cells: list[dict[str, Any]], out: Path) -> list[str]:
     return files
 
 
-def render(summary: dict[str, Any], plots: list[str]) -> str:
+def render(summary: dict[str, Any], plots: list[str], timings: dict[str, Any] | None = None) -> str:
     cells = summary["cells"]
+    times: Timings = {_key(t): t for t in (timings or {}).get("cells", [])}
     first = cells[0] if cells else {}
     tool_set = first.get("tool_set", first.get("harness"))  # `harness` in summaries before the rename
     head = [
@@ -201,8 +220,8 @@ def render(summary: dict[str, Any], plots: list[str]) -> str:
         "",
         "## Build cost and store profile",
         "",
-        *build_table(cells),
-        *judge_table(cells),
+        *build_table(cells, times),
+        *judge_table(cells, times),
     ]
     notes = [
         f"- {c['conversation']} / {c['variant']}: **{c['status']}**: {c['reason']}"
@@ -221,7 +240,9 @@ def render(summary: dict[str, Any], plots: list[str]) -> str:
 def write_report(run_dir: str | Path) -> Path:
     out = Path(run_dir)
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    timings_file = out / TIMINGS
+    timings = json.loads(timings_file.read_text(encoding="utf-8")) if timings_file.is_file() else None
     plots = plot(summary["cells"], out)
     path = out / "report.md"
-    path.write_text(render(summary, plots), encoding="utf-8")
+    path.write_text(render(summary, plots, timings), encoding="utf-8")
     return path

@@ -8,7 +8,9 @@ those two (no wall times of searches), so a resumed run summarizes exactly like 
 uninterrupted one. A cell whose model calls fail is aborted whole: its answers are withdrawn,
 its marker says `aborted` with the reason, and a rerun starts it over. The folder's layout is
 eval/folder.py; its tables, manifest and resume check are the kernel both studies share
-(agents/runfolder.py).
+(agents/runfolder.py). Who runs the cells is a `CellExecutor`: `LocalExecutor`, one after
+another on this event loop (the default), or eval/ray_executor.py, each a Ray task running the
+same `Runner.run_cell`.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import string
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from memdir.agents import RunRecord, choose_option, closed_book, search
 from memdir.agents.record import effort
@@ -32,11 +34,11 @@ from memdir.bench.types import Question, Sample, parse_sessions
 from memdir.conventions import BARE
 from memdir.errors import MemdirError
 from memdir.eval.citations import resolve_all
-from memdir.eval.folder import AnswerRow, RunFolder
+from memdir.eval.folder import TIMINGS, AnswerRow, RunFolder
 from memdir.eval.judges import judge_item
 from memdir.eval.progress import ProgressBars
 from memdir.eval.shell_search import shell_search
-from memdir.eval.summary import summarize_run
+from memdir.eval.summary import summarize_run, timings_of
 from memdir.models import (
     ChatMessage,
     GenerateConfig,
@@ -200,11 +202,13 @@ class Runner:
         *,
         progress: bool = True,
         models: dict[str, Model] | None = None,
+        executor: CellExecutor | None = None,
     ) -> None:
         self.config = config
         self.folder = RunFolder(Path(out))
         self.progress = progress
         self.models = models or {}
+        self.executor: CellExecutor = executor or LocalExecutor()
         self.card = price_card(config.price_card)
         if self.card is None:
             raise MemdirError(f"no price card {config.price_card!r}; see memdir/models/prices.json")
@@ -270,14 +274,13 @@ class Runner:
         ]
         self.check_manifest()
         self.folder.repair()
-        cells: list[ConversationCell] = []
+        jobs = [(sample, variant) for sample in samples for variant in self.config.variants]
         with ProgressBars(self.progress) as bars:
-            for sample in samples:
-                for variant in self.config.variants:
-                    cell = await self.run_cell(sample, variant, bars)
-                    cells.append(cell)
-        summary = summarize_run(self.config, cells, self.folder.answers.rows())
+            cells = await self.executor.run_cells(self, jobs, bars)
+        rows = self.folder.answers.rows()
+        summary = summarize_run(self.config, cells, rows)
         write_atomic(self.folder.out / "summary.json", json.dumps(summary, indent=2).encode())
+        write_atomic(self.folder.out / TIMINGS, json.dumps(timings_of(cells, rows), indent=2).encode())
         return summary
 
     # -- build -------------------------------------------------------------------------------
@@ -463,6 +466,27 @@ class Runner:
         return row
 
 
+class CellExecutor(Protocol):
+    """Who runs a run's cells (the seam of docs/eval.md, "Running on Ray"). Given the runner,
+    whose manifest is checked and whose folder is repaired, and the cells in the run's order,
+    it returns each cell as `Runner.run_cell` left it, in that order; the summary is derived
+    from the folder afterwards, so how the cells were spread cannot change it."""
+
+    async def run_cells(
+        self, runner: Runner, jobs: list[tuple[Sample, str]], bars: ProgressBars
+    ) -> list[ConversationCell]: ...
+
+
+class LocalExecutor:
+    """One machine, one event loop: the cells one after another, each with `in_flight`
+    questions at once (the default; eval/ray_executor.py spreads the cells over Ray)."""
+
+    async def run_cells(
+        self, runner: Runner, jobs: list[tuple[Sample, str]], bars: ProgressBars
+    ) -> list[ConversationCell]:
+        return [await runner.run_cell(sample, variant, bars) for sample, variant in jobs]
+
+
 def evidence_hit(store: Store, citations: list[str], q: Question) -> float:
     """1.0 when a resolved citation's text carries a locator of the question's gold evidence."""
     gold = set(q.evidence)
@@ -473,7 +497,14 @@ def evidence_hit(store: Store, citations: list[str], q: Question) -> float:
 
 
 def run_eval(
-    config: RunConfig, out: str | Path, *, progress: bool = True, models: dict[str, Model] | None = None
+    config: RunConfig,
+    out: str | Path,
+    *,
+    progress: bool = True,
+    models: dict[str, Model] | None = None,
+    executor: CellExecutor | None = None,
 ) -> dict[str, Any]:
-    """Run (or resume) the study's cells into `out`; returns summary.json's content."""
-    return asyncio.run(Runner(config, out, progress=progress, models=models).run())
+    """Run (or resume) the study's cells into `out` (by `executor`, default the local one);
+    returns summary.json's content."""
+    runner = Runner(config, out, progress=progress, models=models, executor=executor)
+    return asyncio.run(runner.run())

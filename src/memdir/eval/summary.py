@@ -1,7 +1,9 @@
 """summary.json from a run's cells and answers: one entry per cell with its scores (over all
 items and without defective golds), its search cost per question, its build cost and its
 store profile. Pure: the same cells and rows give the same summary, whatever order the
-questions were answered in or how often the run was resumed."""
+questions were answered in, how often the run was resumed, or which executor ran the cells.
+So it holds no wall time: the seconds a build or a judge took go to timings.json
+(`timings_of`), which the report reads beside it."""
 
 from __future__ import annotations
 
@@ -54,7 +56,7 @@ def judge_summary(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     `judge_f1_agreement`, our own measure (not the study's): the share of judged answers where
     the judge's CORRECT/WRONG matches offline F1 read as correct at F1 >= 0.5. None without an
     LLM judge (multiple choice is exact match and never judged)."""
-    judged = [r for r in rows if (r.get("judge") or {}).get("labels")]
+    judged = _judged(rows)
     if not judged:
         return None
     labels = [lab for r in judged for lab in r["judge"]["labels"].values()]
@@ -72,16 +74,34 @@ def judge_summary(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
         "agreement_n": len(pairs),
         "input_tokens": round(sum(r["judge"]["input_tokens"] for r in judged) / n, 1),
         "output_tokens": round(sum(r["judge"]["output_tokens"] for r in judged) / n, 1),
-        "seconds": round(sum(r["judge"]["seconds"] for r in judged) / n, 3),
     }
+
+
+def _judged(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in rows if (r.get("judge") or {}).get("labels")]
+
+
+def _cell_rows(cell: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(
+        (r for r in rows if all(r.get(k) == v for k, v in cell.key.items())), key=lambda r: r["order"]
+    )
+
+
+def timings_of(cells: list[Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """timings.json: the wall time of each cell's build and its judge's mean per question, the
+    figures that differ from one run of the same cells to the next."""
+    out = []
+    for cell in cells:
+        judged = _judged(_cell_rows(cell, rows))
+        judge = round(sum(r["judge"]["seconds"] for r in judged) / len(judged), 3) if judged else None
+        out.append({**cell.key, "build_seconds": cell.build.get("seconds"), "judge_seconds": judge})
+    return {"cells": out}
 
 
 def summarize_run(config: _Config, cells: list[Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
     out: list[dict[str, Any]] = []
     for cell in cells:
-        mine = sorted(
-            (r for r in rows if all(r.get(k) == v for k, v in cell.key.items())), key=lambda r: r["order"]
-        )
+        mine = _cell_rows(cell, rows)
         defective = [r["question_id"] for r in mine if r.get("defective")]
         status = cell.status
         if status == "built":
@@ -104,7 +124,7 @@ def summarize_run(config: _Config, cells: list[Any], rows: list[dict[str, Any]])
                 "evidence_hit": _summary(summarize(mine, "evidence_hit", defective)) if mine else None,
                 "search": search_means(mine),
                 "judge_health": judge_summary(mine),
-                "build": cell.build,
+                "build": {k: v for k, v in cell.build.items() if k != "seconds"},
                 "store": cell.store,
                 "checks": cell.checks,
                 "corpus": cell.corpus,

@@ -3,9 +3,11 @@
 Task i is played with entries served from a store built from tasks 1..i-1 only: the store is
 written after the episode ends, never during it. All variants of a run advance in lockstep
 over the same chain, so each game is loaded once and reset per variant (loading dominates a
-short episode). Every task appends one row to `tasks.jsonl` as it finishes; `summary.json`,
-`report.md` and the plots are derived from the folder afterwards (see `report.py`; the folder's
-layout is `folder.py`, its tables and manifest the studies' shared kernel, agents/runfolder.py).
+short episode); a `ChainRunner` (skills/ray_executor.py) plays each cell elsewhere instead,
+through the same `play_task`. Every task appends one row to `tasks.jsonl` as it finishes;
+`summary.json`, `report.md` and the plots are derived from the folder afterwards (see
+`report.py`; the folder's layout is `folder.py`, its tables and manifest the studies' shared
+kernel, agents/runfolder.py).
 
 The executor is an offline policy (model `offline`: the procedures built in, only locations to
 learn; model `offline-novice`: the procedures must be learned from memory too; both baselines)
@@ -25,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from memdir.agents.runfolder import read_manifest, require_same, write_manifest
 from memdir.agents.skills import execute
@@ -58,6 +60,7 @@ class ChainCell:
     store_dir: Path | None
     early: dict[str, str] | None = None
     rows: list[dict[str, Any]] = field(default_factory=list)
+    aborted: bool = False  # a model call failed: the cell plays no more tasks
 
 
 def _hashes(store: Store | None) -> dict[str, str]:
@@ -121,15 +124,19 @@ def run_chains(
     retriever: Retriever = DEFAULT,
     on_task: Callable[[TaskRow], None] | None = None,
     step_cap: int = STEP_CAP,
+    runner: ChainRunner | None = None,
 ) -> list[TaskRow]:
     """Play every chain of `protocol` for every variant; returns (and appends) the task rows.
 
     `model` is the executor: an offline policy's name (`OFFLINE_POLICIES`) or a :class:`Model`.
+    `runner` plays the cells elsewhere (skills/ray_executor.py); by default all cells of a chain
+    advance in lockstep here.
     """
     return asyncio.run(
         _run_chains(
             out, variants, model=model, roles=roles or Roles(), price_card=price_card, protocol=protocol,
             n_tasks=n_tasks, games=games, retriever=retriever, on_task=on_task, step_cap=step_cap,
+            runner=runner,
         )
     )  # fmt: skip
 
@@ -147,6 +154,7 @@ async def _run_chains(
     retriever: Retriever,
     on_task: Callable[[TaskRow], None] | None,
     step_cap: int,
+    runner: ChainRunner | None,
 ) -> list[TaskRow]:
     executor = None if isinstance(model, str) and model in OFFLINE_POLICIES else model
     if isinstance(executor, str):
@@ -165,53 +173,116 @@ async def _run_chains(
     _write_manifest(folder, variants, model_name, roles, price_card, protocol, n_tasks, chain_list, retriever)
     folder.tasks.repair()  # a row cut by a kill of an earlier run: cut, so the next row starts a line
     folder.aborted.repair()
-    rows: list[TaskRow] = []
-    aborted: set[str] = set()
     policy = OFFLINE_POLICIES[model_name]() if executor is None else OfflinePolicy()
-    play = _Play(policy, executor, roles, price_card)
+    play = TaskPlayer(policy, executor, roles, price_card)
+    cells = []
     for ci, chain in enumerate(chain_list):
-        cells = []
         for v in variants:
             store_dir = None if v == "no-store" else folder.store_dir(v, ci + 1)
             if store_dir is not None and store_dir.exists() and any(store_dir.iterdir()):
                 raise MemdirError(f"{store_dir} already holds a store; use a fresh --out folder")
-            store = (
-                open_store(store_dir, create=True, guards=Guards(outcome_gate=True)) if store_dir else None
-            )
-            cells.append(ChainCell(make_variant(v, store, retriever, roles), ci + 1, store_dir))
-        early_at = max(1, round(len(chain) * EARLY_FRACTION))
+            cells.append(CellSpec(v, ci + 1, chain, model_name, protocol, step_cap))
+    if runner is not None:
+        return runner.run_chains(folder, cells, play, retriever, on_task)
+    rows: list[TaskRow] = []
+    for ci, chain in enumerate(chain_list):
+        # All variants of a chain advance in lockstep, so each game is loaded once.
+        mine = [c for c in cells if c.chain == ci + 1]
+        live = [(spec, open_cell(folder, spec, retriever, roles)) for spec in mine]
         for index, game in enumerate(chain, start=1):
             t_load = time.perf_counter()
             with AlfworldEnv(game, step_cap) as env:
                 load_s = time.perf_counter() - t_load
-                for cell in cells:
-                    if cell.variant.name in aborted:
+                for spec, cell in live:
+                    if cell.aborted:
                         continue
-                    try:
-                        row = await play.run(env, cell, index, game, model_name, protocol, load_s)
-                    except ModelError as exc:
-                        # The study's rule: a cell whose model calls fail is aborted whole, never
-                        # reported partially; the other variants go on.
-                        aborted.add(cell.variant.name)
-                        note = {
-                            "variant": cell.variant.name, "model": model_name, "protocol": protocol,
-                            "chain": cell.chain, "index": index, "game": game.id, "error": str(exc),
-                        }  # fmt: skip
-                        folder.aborted.append([note])
-                        continue
-                    if index == early_at:
-                        cell.early = _hashes(cell.variant.store)
-                    if index == len(chain):
-                        row["early_fate"] = fate(cell.early or {}, _hashes(cell.variant.store))
-                    rows.append(row)
-                    folder.tasks.append([row])
-                    if on_task:
-                        on_task(row)
+                    row = await play_task(play, folder, spec, cell, env, index, game, load_s)
+                    if row is not None:
+                        rows.append(row)
+                        if on_task:
+                            on_task(row)
     return rows
 
 
+@dataclass(frozen=True)
+class CellSpec:
+    """A chain cell as settings (variant, chain and its games): what a cell needs to be opened
+    in any process, the local one or a Ray worker (skills/ray_executor.py)."""
+
+    variant: str
+    chain: int
+    games: list[Game]
+    model: str  # the executor's name, as the rows name it
+    protocol: str
+    step_cap: int = STEP_CAP
+
+
+class ChainRunner(Protocol):
+    """Who plays the cells when not the local lockstep loop (skills/ray_executor.py): each cell's
+    chain in order, each task through `play_task`, rows returned in the local loop's order."""
+
+    def run_chains(
+        self,
+        folder: ChainFolder,
+        cells: list[CellSpec],
+        play: TaskPlayer,
+        retriever: Retriever,
+        on_task: Callable[[TaskRow], None] | None,
+    ) -> list[TaskRow]: ...
+
+
+def open_cell(folder: ChainFolder, spec: CellSpec, retriever: Retriever, roles: Roles) -> ChainCell:
+    """A cell's variant over its store, created in the run folder (no store for no-store)."""
+    store_dir = None if spec.variant == "no-store" else folder.store_dir(spec.variant, spec.chain)
+    store = open_store(store_dir, create=True, guards=Guards(outcome_gate=True)) if store_dir else None
+    return ChainCell(make_variant(spec.variant, store, retriever, roles), spec.chain, store_dir)
+
+
+async def play_chain(
+    play: TaskPlayer, folder: ChainFolder, spec: CellSpec, retriever: Retriever, roles: Roles
+) -> list[TaskRow]:
+    """One cell's whole chain in this process, each game loaded for it alone (a Ray task)."""
+    cell = open_cell(folder, spec, retriever, roles)
+    rows = []
+    for index, game in enumerate(spec.games, start=1):
+        t_load = time.perf_counter()
+        with AlfworldEnv(game, spec.step_cap) as env:
+            load_s = time.perf_counter() - t_load
+            row = await play_task(play, folder, spec, cell, env, index, game, load_s)
+        if row is None:
+            break
+        rows.append(row)
+    return rows
+
+
+async def play_task(
+    play: TaskPlayer, folder: ChainFolder, spec: CellSpec, cell: ChainCell, env: AlfworldEnv,
+    index: int, game: Game, load_s: float,
+) -> TaskRow | None:  # fmt: skip
+    """One task of one cell, its row appended to tasks.jsonl; None when the cell is aborted."""
+    try:
+        row = await play.run(env, cell, index, game, spec.model, spec.protocol, load_s)
+    except ModelError as exc:
+        # The study's rule: a cell whose model calls fail is aborted whole, never reported
+        # partially; the other cells go on.
+        cell.aborted = True
+        note = {
+            "variant": cell.variant.name, "model": spec.model, "protocol": spec.protocol,
+            "chain": cell.chain, "index": index, "game": game.id, "error": str(exc),
+        }  # fmt: skip
+        folder.aborted.append([note])
+        return None
+    early_at = max(1, round(len(spec.games) * EARLY_FRACTION))
+    if index == early_at:
+        cell.early = _hashes(cell.variant.store)
+    if index == len(spec.games):
+        row["early_fate"] = fate(cell.early or {}, _hashes(cell.variant.store))
+    folder.tasks.append([row])
+    return row
+
+
 @dataclass
-class _Play:
+class TaskPlayer:
     """One task of one cell: serve, play (offline policy or execution agent), record, a row."""
 
     policy: OfflinePolicy

@@ -1,6 +1,7 @@
 """Summary, report and plots of a skill run, computed from its folder alone.
 
-`tasks.jsonl` is the record; `summary.json` (a list of `cells`), `report.md` and the PNGs are
+`tasks.jsonl` is the record; `summary.json` (a list of `cells`), `timings.json` (their wall
+times, kept apart so a summary is the same bytes for the same chains), `report.md` and the PNGs are
 derived from it and from `manifest.json`, so a report can be redrawn at any time and two
 processes that ran different variants into one folder produce one report. The tables are read
 through the studies' shared kernel (agents/runfolder.py): a row cut short by a kill is skipped,
@@ -227,8 +228,13 @@ def write_report(run: Path) -> list[dict[str, Any]]:
     cells = summarize(rows)
     for c in cells:
         c["store_health"] = store_health(run, c["variant"])
+    # wall time apart (timings.json), so the summary of the same chains is the same bytes
+    # whichever executor played them, however loaded the machine was
+    timings = {"cells": [{"variant": c["variant"], "wall_seconds": c.pop("wall_seconds")} for c in cells]}
     summary = {"cells": cells, "aborted": aborted}
     write_atomic(run / "summary.json", (json.dumps(summary, indent=1) + "\n").encode())
+    write_atomic(run / "timings.json", (json.dumps(timings, indent=1) + "\n").encode())
+    wall = {t["variant"]: t["wall_seconds"] for t in timings["cells"]}
     pngs = plot(run, rows)
     fams = [f for f in FAMILY_ORDER if any(f in c["success_by_family"] for c in cells)]
     counts = {
@@ -271,7 +277,7 @@ def write_report(run: Path) -> list[dict[str, Any]]:
             f"{'–' if per_solved is None else format(per_solved, '.4f')} | "
             f"{c['build_cost_usd']:.4f} | {c['mean_steps']} | {c['mean_steps_solved']} | "
             f"{c['served_per_task']} | {c['served_tokens_per_task']} | {c['deploy_tokens_per_task']} | "
-            f"{c['store_files']} | {c['store_kb']} | {c['wall_seconds']} |"
+            f"{c['store_files']} | {c['store_kb']} | {wall[c['variant']]} |"
         )
     lines += ["", "## Fate of early files (present at 25% of each chain, at its end)", ""]
     lines += ["| variant | untouched | edited | deleted |", "|---|---|---|---|"]
