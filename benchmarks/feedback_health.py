@@ -10,10 +10,12 @@ and bytes read per question (the harness meter). The feedback turns sent and wha
 come from the run record.
 
     PYTHONPATH=src python benchmarks/feedback_health.py [--model offline] [--sizes 10,40,160]
-        [--locomo conv-26:1-3] [--every 10] [--questions N] [--out runs/feedback_health]
+        [--locomo conv-26:1-3] [--every 10] [--questions N] [--settings none,health]
+        [--out runs/feedback_health]
 
 `--model local` runs the same with the local model (slow: minutes per chunk on 2 cores; use a
-small size and `--questions`). Prints one table per sample and writes `feedback_health.json`.
+small size and `--questions`). Prints one table per sample and writes `feedback_health.json`,
+rewritten after each sample and setting, so a long run that is stopped keeps what it finished.
 """
 
 from __future__ import annotations
@@ -70,6 +72,10 @@ async def build_and_ask(
         await manage_chunk(model, store, chunk, record=record, feedback=feedback)  # type: ignore[arg-type]
         if i % every == 0 or i == len(chunks):
             along.append(snapshot(store, i))
+            print(
+                f"  {sample.id} {feedback}: chunk {i}/{len(chunks)}, {time.perf_counter() - start:.0f} s",
+                flush=True,
+            )
     build_s = time.perf_counter() - start
     build = effort(record.entries)
     asked = sample.questions[:questions] if questions else sample.questions
@@ -115,17 +121,21 @@ def main() -> None:
     ap.add_argument("--locomo", default="conv-26:1-3", help="ID[:A-B], or '' for none")
     ap.add_argument("--every", type=int, default=10, help="chunks between health snapshots")
     ap.add_argument("--questions", type=int, default=None)
+    ap.add_argument("--settings", default="none,health", help="feedback settings, in order")
     ap.add_argument("--out", default=str(REPO / "runs" / "feedback_health"))
     args = ap.parse_args()
     model = get_model(args.model)
     rows: list[dict[str, Any]] = []
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="memdir-feedback-") as tmp:
         for sample in samples(args.sizes, args.locomo or None):
-            for feedback in ("none", "health"):
+            for feedback in args.settings.split(","):
                 row = asyncio.run(
                     build_and_ask(model, sample, feedback, args.every, args.questions, Path(tmp))
                 )
                 rows.append(row)
+                write_json(out / "feedback_health.json", {"model": args.model, "rows": rows})
                 print(f"{sample.id} feedback={feedback}: {row['build_seconds']} s build", flush=True)
     cols = ["sample", "feedback", "chunks", "findings", "check errors", "fanout max", "B1", "B2", "B3",
             "B4", "turns sent", "mended", "F1", "KB read/q", "build calls", "build s"]  # fmt: skip
@@ -146,9 +156,6 @@ def main() -> None:
             f"chunk {a['chunk']}: {a['findings']} {json.dumps(a['by_kind'])}" for a in r["along"]
         )
         console.print(f"{r['sample']} {r['feedback']}: {kinds}")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "feedback_health.json", {"model": args.model, "rows": rows})
     print(f"wrote {out / 'feedback_health.json'}")
 
 
