@@ -34,6 +34,10 @@ from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store
 
 Outcome = tuple[bool, str]  # (ok, text shown to the model)
+# issue 16: memdir's root view (3 levels, sizes of everything below, descriptions) at most this
+# many times the SDK helper's (2 levels, no descriptions). Observers off means a bare Store,
+# which keeps no description cache (store/descriptions.py), so that column reads every head.
+VIEW_ROOT_TARGET = 2.0
 Runner = Callable[[dict[str, Any]], Outcome]
 
 
@@ -210,6 +214,7 @@ def run(args: argparse.Namespace, tmp: Path, console: Console) -> int:
         "fsync_calibration_ms": fsync_calibration(tmp / "fsync"),
         "tmp_filesystem": filesystem_of(tmp),
         "timings": results,
+        "view_root_target_ratio": VIEW_ROOT_TARGET,
         "view_outputs": view_diffs,
         "probes": probe_results,
         "prefix_check": prefix_check,
@@ -348,6 +353,14 @@ def print_report(console: Console, report: dict[str, Any], out: Path) -> None:
             f"{r['observer_cost_ratio']:.2f}x",
         )
     console.print(t)
+    vr = report["timings"]["view root"]
+    ok = vr["ratio_memdir_sdk"] <= VIEW_ROOT_TARGET
+    console.print(
+        f"view root: memdir {vr['memdir']['median_ms']:.2f} ms = {vr['ratio_memdir_sdk']:.2f}x the SDK "
+        f"helper's {vr['sdk']['median_ms']:.2f} ms (target at most {VIEW_ROOT_TARGET:.0f}x: "
+        f"{'met' if ok else 'NOT met'}; descriptions cached); observers off (a bare Store, no cache) "
+        f"{vr['memdir-noobs']['median_ms']:.2f} ms = {vr['ratio_noobs_sdk']:.2f}x"
+    )
     errs = {op: r["errors"] for op, r in report["timings"].items() if r["errors"]}
     if errs:
         console.print(f"[red]errors during timed ops:[/red] {errs}")

@@ -463,7 +463,14 @@ class SearchIndex:
 
 class IndexObserver:
     """Keeps an existing index in step with each tool step. A store that was never searched
-    has no index, and its writes cost nothing here: the first search builds it."""
+    has no index, and its writes cost nothing here: the first search builds it.
+
+    Where the index follows a store, so does the listing's description cache
+    (store/descriptions.py): derived state the store has asked for. It lives beside the index,
+    not in its manifest, because the manifest exists only once a search built the index, and an
+    index present makes every write pay a tantivy commit; the cache costs writes nothing."""
+
+    keeps_description_cache = True
 
     def on_step(self, store: Store, step: Step) -> None:
         if not SearchIndex.exists_for(store):

@@ -11,17 +11,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from memdir.errors import EditError, NotFoundError, ToolError
-from memdir.store import frontmatter
-from memdir.store.paths import MemoryPath
+from memdir.errors import EditError, NotFoundError
+from memdir.store import descriptions
+from memdir.store.descriptions import HEAD_BYTES as HEAD_BYTES  # the head ui/listing.py reads too
+from memdir.store.listing_walk import LevelWalk, Seen, walk_levels
+from memdir.store.paths import PREFIX, MemoryPath
 from memdir.store.safefs import Unread
+from memdir.store.store import Store
 from memdir.tools import outputs
 from memdir.tools.base import ToolContext, tool
 from memdir.tools.preconditions import file_state, read_checked
 from memdir.tools.text import human_size, nameable, numbered, split_lines
 
 LIST_DEPTH = 3
-HEAD_BYTES = 16384  # enough for any frontmatter a listing shows (parsed up to 4,096 characters)
 # Bounds that keep one call from flooding the model; each refusal says what to do.
 MAX_VIEW_BYTES = 2 * 1024 * 1024
 MAX_LIST_ENTRIES = 1000
@@ -108,59 +110,39 @@ def _view_file(
     return f"{mp.text} (lines {first}-{last} of {total})\n{numbered(chosen, first)}", first, last
 
 
-def _description(ctx: ToolContext, mp: MemoryPath) -> str | None:
-    """The description of a file the listing walk found, reading only its head, through the
-    store's link-safe reader (a folder swapped for a link mid-listing cannot lead out); a
-    hard-linked, linked or unreadable file gets none."""
-    try:
-        data = ctx.store.safe.read(mp.parts, mp.text, limit=HEAD_BYTES)
-    except ToolError:
-        return None
-    try:
-        head = data.decode("utf-8")
-    except UnicodeDecodeError as exc:  # a head cut inside a character is fine; other bad bytes are not
-        if len(data) < HEAD_BYTES or exc.start < len(data) - 3:
-            return None
-        head = data[: exc.start].decode("utf-8")
-    return frontmatter.parse(head[:4096]).description
-
-
 def list_dir(ctx: ToolContext, top: MemoryPath) -> tuple[str, dict[str, Any]]:
-    """The listing's text and its data (outputs.VIEW, the directory form)."""
-    sizes: dict[tuple[str, ...], int] = {top.parts: 0}
-    entries: list[tuple[MemoryPath, bool]] = []
+    """The listing's text and its data (outputs.VIEW, the directory form): one walk of the
+    subtree (store/listing_walk.py), path objects only for the entries shown, descriptions
+    from the store's cache where it keeps one (store/descriptions.py)."""
+    store = ctx.store
+    if store.is_dir(top):
+        walk = walk_levels(store.safe, top.parts, top.text, LIST_DEPTH)
+    else:  # gone since view looked: an empty listing, as an empty walk gives
+        walk = LevelWalk(totals={top.parts: 0})
+    totals, unread = walk.totals, walk.unread
+    entries: list[tuple[MemoryPath, str, Seen]] = []  # (path, its text, what the walk saw)
     unnamed = 0
-    unread: list[Unread] = []
-    for e in ctx.store.walk(top, unread=unread):
-        rel_depth = len(e.path.parts) - len(top.parts)
-        if e.is_dir:
-            sizes.setdefault(e.path.parts, 0)
-        else:
-            for k in range(len(top.parts), len(e.path.parts)):
-                key = e.path.parts[:k]
-                sizes[key] = sizes.get(key, 0) + e.size
-            sizes[e.path.parts] = e.size
-        if rel_depth > LIST_DEPTH:
-            continue
-        if nameable(e.path):
-            entries.append((e.path, e.is_dir))
-        elif nameable(e.path.parent):  # a name no path can spell (text.nameable): counted, not shown
+    for e in walk.entries:
+        mp = MemoryPath(e.parts)
+        if nameable(mp):
+            entries.append((mp, "/".join((PREFIX, *e.parts)), e))  # the text is mp.text
+        elif nameable(mp.parent):  # a name no path can spell (text.nameable): counted, not shown
             unnamed += 1
-    entries.sort(key=lambda pe: pe[0].parts)
     hidden = max(0, len(entries) - MAX_LIST_ENTRIES)
-    out = [f"{human_size(sizes[top.parts])}\t{top.text}/"]
+    shown = entries[:MAX_LIST_ENTRIES]
+    descs = _descriptions(store, top, shown, {t for _, t, e in entries if not e.is_dir})
+    out = [f"{human_size(totals[top.parts])}\t{top.text}/"]
     rows: list[dict[str, Any]] = []
-    for mp, is_dir in entries[:MAX_LIST_ENTRIES]:
-        size = sizes.get(mp.parts, 0)
-        line = f"{human_size(size)}\t{mp.text}{'/' if is_dir else ''}"
-        desc = _description(ctx, mp) if not is_dir and mp.name.endswith(".md") else None
+    for (mp, text, e), desc in zip(shown, descs, strict=True):
+        size = totals[mp.parts] if e.is_dir else e.size
+        line = f"{human_size(size)}\t{text}/" if e.is_dir else f"{human_size(size)}\t{text}"
         if desc:
             line += f"  [description: {desc}]"
         out.append(line)
         rows.append(
             {
-                "path": mp.text,
-                "kind": "directory" if is_dir else "file",
+                "path": text,
+                "kind": "directory" if e.is_dir else "file",
                 "size": size,
                 "description": desc or None,
             }
@@ -168,12 +150,33 @@ def list_dir(ctx: ToolContext, top: MemoryPath) -> tuple[str, dict[str, Any]]:
     data = {
         "kind": "directory",
         "path": top.text,
-        "size": sizes[top.parts],
+        "size": totals[top.parts],
         "entries": rows,
         "entries_not_shown": hidden + unnamed,
         "not_read": len(unread),
     }
     return _listing_text(top, out, unread, unnamed, hidden), data
+
+
+def _descriptions(
+    store: Store, top: MemoryPath, shown: list[tuple[MemoryPath, str, Seen]], files_met: set[str]
+) -> list[str | None]:
+    """The description of each shown entry (None for folders and files other than .md).
+    `files_met` (every file the walk met on the listed levels) lets the cache drop rows of
+    files gone."""
+    files = [
+        (mp, text, (e.size, e.mtime_ns, e.ctime_ns, e.ino))
+        for mp, text, e in shown
+        if not e.is_dir and text.endswith(".md")
+    ]
+    cache = descriptions.cache_for(store)
+    if cache is None:
+        found = [descriptions.read_description(store, mp) for mp, _, _ in files]
+    else:
+        found = cache.describe(store, files)
+        cache.prune(top, LIST_DEPTH, files_met)
+    by_path = {text: d for (_, text, _), d in zip(files, found, strict=True)}
+    return [by_path.get(text) for _, text, _ in shown]
 
 
 def _listing_text(top: MemoryPath, out: list[str], unread: list[Unread], unnamed: int, hidden: int) -> str:
