@@ -1,13 +1,24 @@
 """Crash consistency (fast subset): a writer killed with SIGKILL mid-edit never leaves a torn
-file and never loses an acknowledged edit. Full run: benchmarks/reliability/crash_consistency.py."""
+file and never loses an acknowledged edit, and its journal holds every acknowledged edit (an
+edit written but not acknowledged is committed by the next writer as a `recovered` step).
+Full run: benchmarks/reliability/crash_consistency.py."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from tests.conftest import REPO
 from tests.workers import N_FILES, crash_campaign, parse_version, seed_crash_store, version_text
+
+from memdir.store.journal import Journal
+from memdir.tools.base import ToolResult
+from memdir.tools.profiles import Harness
+from memdir.tools.wiring import open_store
 
 
 def test_version_texts_detect_tearing() -> None:
@@ -28,6 +39,99 @@ def test_sigkill_mid_edit(tmp_path: Path) -> None:
     assert result["lost_acknowledged_edits"] == 0, result["mismatches"]
     for f in range(N_FILES):
         assert parse_version(f, (root / f"f{f}.md").read_text()) is not None
+    # The journal: after every kill it held every acknowledged edit, and the files were ahead
+    # of it by at most the edit in flight; each such edit was committed by the next writer as
+    # a recovered step (its first step, before it wrote anything).
+    assert result["acknowledged_missing_from_journal"] == 0
+    assert result["journal_ahead_beyond_in_flight"] == 0
+    assert result["journal_warnings"] == 0
+    ahead_at_end = _journal_behind(root)
+    steps_before = Journal(root).steps()
+    assert not _edit_once(root).is_error
+    steps = Journal(root).steps()
+    assert _journal_behind(root) == []
+    if ahead_at_end:  # the last kill's edit in flight: recovered first, then the new step
+        assert [s.tool for s in steps[len(steps_before) :]] == ["recovered", "str_replace"]
+    assert sum(s.tool == "recovered" for s in steps) == result["recovered_steps"] + bool(ahead_at_end)
+    assert result["recovered_steps"] + bool(ahead_at_end) <= result["kills_between_write_and_commit"]
+
+
+def _journal_behind(root: Path) -> list[str]:
+    """Files whose bytes differ from the journal's newest snapshot."""
+    from memdir.agents.landing import git_blob
+
+    j = Journal(root)
+    head = j.files_at(j.head() or "HEAD")
+    files = {p.name: git_blob(p.read_bytes()) for p in root.glob("*.md")}
+    return sorted(n for n in files.keys() | head.keys() if files.get(n) != head.get(n))
+
+
+def _edit_once(root: Path) -> ToolResult:
+    k = parse_version(0, (root / "f0.md").read_text())
+    assert k is not None
+    old, new = (version_text(0, v).split("---\n", 2)[2] for v in (k, k + 1))
+    h = Harness(open_store(root), "manage")
+    return h.call("str_replace", {"path": "/memories/f0.md", "old_str": old, "new_str": new})
+
+
+def _killed_mid_step(root: Path, path: str, text: str) -> subprocess.CompletedProcess[bytes]:
+    """A real writer process killed with SIGKILL right after its file write, inside the step:
+    the exact moment between a write and its journal commit."""
+    code = (
+        "import os, signal, sys\n"
+        "from memdir.tools.wiring import open_store\n"
+        "store = open_store(sys.argv[1])\n"
+        "with store.step('str_replace', role='killed'):\n"
+        "    store.write(sys.argv[2], sys.argv[3])\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
+    return subprocess.run([sys.executable, "-c", code, str(root), path, text], env=env, capture_output=True)
+
+
+def test_a_write_killed_before_its_commit_is_recovered_by_the_next_writer(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    h = Harness(open_store(root, create=True), "manage", role="t")
+    assert not h.call("create", {"path": "/memories/f0.md", "file_text": version_text(0, 1)}).is_error
+    before = Journal(root).steps()
+    proc = _killed_mid_step(root, "/memories/f0.md", version_text(0, 2))
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
+    assert parse_version(0, (root / "f0.md").read_text()) == 2  # written, never acknowledged
+    assert Journal(root).steps() == before and _journal_behind(root) == ["f0.md"]
+    assert (root / ".memdir" / "journal.git" / "memdir-in-flight").read_bytes() == b"1"
+
+    # The next writer, in a new process (here: a new store), commits it before its own step.
+    again = Harness(open_store(root), "manage", role="t")
+    assert not again.call("create", {"path": "/memories/f1.md", "file_text": version_text(1, 1)}).is_error
+    steps = Journal(root).steps()
+    assert [s.tool for s in steps[len(before) :]] == ["recovered", "create"]
+    rec = steps[len(before)]
+    assert "stopped between writing files and journaling them" in rec.meta["recovered"]
+    assert [(c.kind, c.path) for c in rec.changes] == [("modify", "/memories/f0.md")]
+    assert "f1.md" not in Journal(root).files_at(rec.commit)  # recovered before the new step wrote
+    assert _journal_behind(root) == []
+    assert (root / ".memdir" / "journal.git" / "memdir-in-flight").read_bytes() == b"0"
+
+
+def test_a_writer_killed_before_writing_leaves_no_recovered_step(tmp_path: Path) -> None:
+    """The in-flight mark is set for every step; when the kill came before any write, the
+    check finds the files equal to the journal and commits nothing."""
+    root = tmp_path / "mem"
+    h = Harness(open_store(root, create=True), "manage")
+    assert not h.call("create", {"path": "/memories/f0.md", "file_text": version_text(0, 1)}).is_error
+    code = (
+        "import os, signal, sys\n"
+        "from memdir.tools.wiring import open_store\n"
+        "store = open_store(sys.argv[1])\n"
+        "with store.step('create'):\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
+    proc = subprocess.run([sys.executable, "-c", code, str(root)], env=env, capture_output=True)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
+    n = len(Journal(root).steps())
+    assert not Harness(open_store(root), "manage").call("delete", {"path": "/memories/f0.md"}).is_error
+    assert [s.tool for s in Journal(root).steps()[n:]] == ["delete"]
 
 
 def test_the_next_writer_sweeps_temp_files_a_killed_writer_left(tmp_path: Path) -> None:

@@ -153,16 +153,83 @@ def seed_crash_store(root: Path) -> None:
     from memdir.store import spec
 
     store = open_store(root, create=True)
-    spec.init(store)
-    for f in range(N_FILES):
+    for f in range(N_FILES):  # before the first step, so the journal's baseline holds them
         (root / f"f{f}.md").write_text(version_text(f, 0))
+    spec.init(store)
+
+
+class JournalAudit:
+    """What the journal holds after each kill: every acknowledged version must be in it, and
+    the files may be ahead of its newest snapshot only by the one edit in flight at the kill
+    (written, not acknowledged: one version past the journal's, which the next writer commits
+    as a `recovered` step before its own first write)."""
+
+    def __init__(self, root: Path) -> None:
+        from memdir.store.journal import Journal
+
+        self.root = root
+        self.journal = Journal(root)
+        self.versions: set[tuple[int, int]] = set()  # (file, version) the journal holds
+        self.seen: dict[str, int | None] = {}  # blob sha -> the version it holds
+        self.missing = 0  # acknowledged versions not in the journal at a kill
+        self.ahead_beyond_in_flight = 0  # files ahead of the journal by more than the edit in flight
+        self.rounds_ahead = 0  # kills that left one file ahead (landed between write and commit)
+        self.details: list[dict[str, Any]] = []  # kills that left more than one file ahead
+        self.kills = 0
+
+    def after_kill(self, acked: dict[int, int], acked_lines: set[tuple[int, int]]) -> None:
+        from memdir.agents.landing import git_blob
+
+        blobs: dict[str, int] = {}
+        for step in self.journal.steps(raw=True):
+            for _status, sha, path in step.raw:
+                if re.fullmatch(r"f\d+\.md", path) and sha not in self.seen and set(sha) != {"0"}:
+                    blobs[sha] = int(path[1:-3])
+        for sha, data in self.journal.blobs(sorted(blobs)):
+            k = parse_version(blobs[sha], data.decode("utf-8", "replace"))
+            self.seen[sha] = k
+            if k is not None:
+                self.versions.add((blobs[sha], k))
+        self.missing += len(acked_lines - self.versions)
+        head = self.journal.files_at(self.journal.head() or "HEAD")
+        ahead = []  # (file, version on disk, version in the journal's newest snapshot)
+        for f in range(N_FILES):
+            data = (self.root / f"f{f}.md").read_bytes()
+            if head.get(f"f{f}.md") != git_blob(data):
+                sha = head.get(f"f{f}.md", "")
+                ahead.append((f, parse_version(f, data.decode("utf-8", "replace")), self.seen.get(sha)))
+        self.rounds_ahead += bool(ahead)
+        # Ahead only by the one edit in flight: never acknowledged, one version past the journal's.
+        beyond = [
+            (f, disk, snap)
+            for f, disk, snap in ahead
+            if disk is None or snap is None or disk != snap + 1 or disk <= acked.get(f, 0)
+        ]
+        self.ahead_beyond_in_flight += len(beyond) + max(0, len(ahead) - 1 - len(beyond))
+        if len(ahead) > 1 or beyond:
+            self.details.append({"kill": self.kills, "ahead": ahead, "acked": dict(acked)})
+        self.kills += 1
+
+    def result(self) -> dict[str, int]:
+        steps = self.journal.steps()
+        return {
+            "acknowledged_missing_from_journal": self.missing,
+            "journal_ahead_beyond_in_flight": self.ahead_beyond_in_flight,
+            "kills_between_write_and_commit": self.rounds_ahead,
+            "recovered_steps": sum(
+                s.tool == "recovered" and "stopped" in s.meta.get("recovered", "") for s in steps
+            ),
+            "journal_steps": len(steps),
+            "journal_ahead_details": self.details[:20],
+        }
 
 
 def crash_campaign(
     root: Path, edits: int, seed: int, repo: Path, progress: Any = None, max_delay: float = 0.3
 ) -> dict[str, Any]:
     """Kill a writer with SIGKILL at random points until `edits` edits are acknowledged;
-    after every kill, check that no file is torn and no acknowledged edit is lost."""
+    after every kill, check that no file is torn, no acknowledged edit is lost, and the
+    journal holds every acknowledged edit (`JournalAudit`)."""
     import signal
     import subprocess
 
@@ -176,6 +243,7 @@ def crash_campaign(
     acked: dict[int, int] = {}
     acked_lines: set[tuple[int, int]] = set()  # every (file, version) acknowledged
     on_disk = {f: 0 for f in range(N_FILES)}  # version at the start of the round
+    audit = JournalAudit(root)
     seen_lines = 0
     rounds = 0
     while sum(acked.values()) < edits:
@@ -217,6 +285,7 @@ def crash_campaign(
                 lost += 1
                 mismatches.append((f, acked.get(f, 0), k, rounds))
             on_disk[f] = k
+        audit.after_kill(acked, acked_lines)
         if progress is not None:
             progress(sum(acked.values()))
     temps = [p.name for p in root.rglob(".memdir-tmp-*")]
@@ -230,4 +299,5 @@ def crash_campaign(
         "leftover_temp_files": len(temps),
         "journal_warnings": journal_warnings,
         "mismatches": mismatches,
+        **audit.result(),
     }

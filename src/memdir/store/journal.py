@@ -2,11 +2,15 @@
 
 It lives in `<root>/.memdir/journal.git` with the memory root as its work tree; hidden names
 (`.memdir` itself included) are excluded, so the journal holds exactly what agents can see, and
-agents never see the journal. Like the index it is derived: the files are the truth.
+agents never see the journal. Like the index it is derived: the files are the truth. It stays
+a plain git repository: `git --git-dir <root>/.memdir/journal.git log` reads it.
 
-We drive the git CLI (about 12 ms per commit here; dulwich and GitPython were slower) with a
-clean environment, so a user's git config, hooks or `GIT_*` variables cannot change what is
-recorded. Each commit message names the tool and carries trailers:
+Steps are committed in process with libgit2 (`journal_tree.py`: ~1.5 ms a step inside the
+journal's hooks here, where the git processes it replaced took ~10 ms, 75 ms on the loaded
+machine; benchmarks/journal_overhead.py says why not a group commit on a background thread);
+the baseline goes through one `git fast-import` (`journal_baseline.py`). The readers below
+drive the git CLI with a clean environment, so a user's git config, hooks or `GIT_*` variables
+cannot change what is read. Each commit message names the tool and carries trailers:
 
     Memdir-Tool: str_replace
     Memdir-Role: manage          (step meta `role`, when given)
@@ -16,82 +20,71 @@ recorded. Each commit message names the tool and carries trailers:
     Memdir-Change: modify<TAB>/memories/people/alice.md
     Memdir-Change: rename<TAB>/memories/a.md<TAB>/memories/b.md
     Memdir-Skipped: /memories/x.md<TAB>this file has 2 hard links; ...   (not journaled, and why)
+    Memdir-Recovered: <why>      (tool `recovered`: changes no tool step recorded)
 
 The first step on a store without a journal first commits the store as it is (tool
-`baseline`, step 0), so every later step is a true difference. A step stages only the paths it
-changed, except the first step of a process, every 100th step and the step after a failed
-commit, which stage the whole tree: an edit made outside the tools (by hand, not through the
-shell tool, which reports its changes) is folded into such a step rather than into every one.
+`baseline`, step 0), so every later step is a true difference. A step commits only the paths
+it changed, before the tool call returns: every acknowledged write is in the journal.
 
-The journal never reads through a link: it stages only plain files (regular, one link) that a
-bounded, link-safe walk of the store finds (`SafeRoot.scan`); a file hard-linked from outside
-(another tenant's, say), a symlink, a FIFO, a folder below MAX_DEPTH levels or a name that is
-not UTF-8 is left out of the commit and named in a `Memdir-Skipped` trailer. (git then reads
-the files it is given by path; a link made in the instant between the walk and git's read is
-the one window left.)
+What no step recorded is found by the whole-tree check (`journal_reconcile.py`):
+  * a writer killed after writing files but before its commit leaves the one-byte in-flight
+    mark set; the next step, in any process, first commits the difference as a `recovered`
+    step (`Memdir-Recovered: a writer stopped ...`), before it writes anything;
+  * an edit made by hand outside the tools (not through the shell tool, which reports its
+    changes) is found by the check of the first step of each process and of every FULL_EVERY-th
+    step. On a small store (its stat cache under SYNC_CACHE_BYTES) the first step's check runs
+    inside that step and folds the edits into its commit; otherwise, and for the periodic
+    checks, it runs on a thread of its own and lands as a `recovered` step, so no write waits
+    for a walk of a large store.
+
+The journal never reads through a link: a step reads each path through the store's link-safe
+descriptors; a file hard-linked from outside (another tenant's, say), a symlink, a FIFO, a
+folder below MAX_DEPTH levels or a name that is not UTF-8 is left out of the commit and named in
+a `Memdir-Skipped` trailer.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import random
 import shutil
-import stat
 import subprocess
 import threading
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import pygit2
 
 from memdir.errors import MemdirError
+from memdir.store.journal_baseline import baseline
+from memdir.store.journal_format import (
+    BASELINE,
+    JOURNAL_DIR,
+    MEMORY_PREFIX,
+    RECOVERED,
+    FileChange,
+    JournalStep,
+    message,
+    parse_message,
+)
+from memdir.store.journal_reconcile import CRASH, Background, check, recover
+from memdir.store.journal_tree import STAT_CACHE, apply, commit, head_tree, in_flight, mark, stage
 from memdir.store.paths import STATE_DIR
-from memdir.store.safefs import Found, SafeRoot, Unread, printable, unread
+from memdir.store.safefs import SafeRoot
 
 if TYPE_CHECKING:
     from memdir.store.store import Step, Store
 
-JOURNAL_DIR = "journal.git"
-BASELINE = "baseline"
-META_KEYS = ("role", "chunk", "task")
+__all__ = ["BASELINE", "MEMORY_PREFIX", "RECOVERED", "FileChange", "Journal", "JournalStep", "observer"]
+
 GC_EVERY = 256
-FULL_EVERY = 100  # steps between whole-tree stagings (they catch edits made outside the tools)
-MEMORY_PREFIX = "/memories/"
+FULL_EVERY = 100  # steps between whole-tree checks (they catch edits made outside the tools)
+SYNC_CACHE_BYTES = 256 * 1024  # a stat cache this small (~3,000 files): the check runs in the step
 _IDENTITY = {"name": "memdir", "email": "memdir@localhost"}
-
-
-@dataclass(frozen=True)
-class FileChange:
-    kind: str
-    path: str
-    new_path: str | None = None
-
-
-@dataclass
-class JournalStep:
-    """One commit of the journal: step 0 is the baseline, then one per writing tool call."""
-
-    index: int
-    commit: str
-    time: int
-    tool: str
-    meta: dict[str, str] = field(default_factory=dict)
-    changes: list[FileChange] = field(default_factory=list)
-    raw: list[tuple[str, str, str]] = field(default_factory=list)  # (status, blob sha, path parts)
-    skipped: list[Unread] = field(default_factory=list)  # entries left out of the commit, and why
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "step": self.index,
-            "commit": self.commit,
-            "time": self.time,
-            "tool": self.tool,
-            **{k: v for k, v in self.meta.items()},
-            "changes": [[c.kind, c.path, *([c.new_path] if c.new_path else [])] for c in self.changes],
-            **({"skipped": [[u.path, u.reason] for u in self.skipped]} if self.skipped else {}),
-        }
 
 
 def _clean_env(git_dir: Path, work_tree: Path) -> dict[str, str]:
@@ -108,52 +101,6 @@ def _clean_env(git_dir: Path, work_tree: Path) -> dict[str, str]:
         GIT_TERMINAL_PROMPT="0",
     )
     return env
-
-
-def _one_line(value: object) -> str:
-    return " ".join(str(value).split())
-
-
-def message(step: Step, skipped: list[Unread] | None = None) -> str:
-    """The commit message of a step: a subject line, then trailers (see the module docstring)."""
-    n = len(step.changes)
-    lines = [f"{step.tool}: {n} change{'s' if n != 1 else ''}", "", f"Memdir-Tool: {_one_line(step.tool)}"]
-    for key in META_KEYS:
-        if key in step.meta:
-            lines.append(f"Memdir-{key.capitalize()}: {_one_line(step.meta[key])}")
-    for key, value in sorted(step.meta.items()):
-        if key not in META_KEYS and isinstance(value, str | int | float | bool):
-            lines.append(f"Memdir-Meta-{_one_line(key).replace(' ', '-')}: {_one_line(value)}")
-    for c in step.changes:
-        lines.append("Memdir-Change: " + "\t".join([c.kind, c.path, *([c.new_path] if c.new_path else [])]))
-    lines.extend(_skipped_lines(skipped or []))
-    return "\n".join(lines) + "\n"
-
-
-def _skipped_lines(skipped: list[Unread]) -> list[str]:
-    return [f"Memdir-Skipped: {_one_line(u.path)}\t{_one_line(u.reason)}" for u in skipped]
-
-
-def parse_message(index: int, commit: str, time: int, body: str) -> JournalStep:
-    step = JournalStep(index, commit, time, "?")
-    for line in body.split("\n"):
-        key, sep, value = line.partition(": ")
-        if not sep or not key.startswith("Memdir-"):
-            continue
-        name = key.removeprefix("Memdir-")
-        if name == "Tool":
-            step.tool = value
-        elif name == "Change":
-            kind, path, *rest = value.split("\t")
-            step.changes.append(FileChange(kind, path, rest[0] if rest else None))
-        elif name == "Skipped":
-            path, _, reason = value.partition("\t")
-            step.skipped.append(Unread(path, reason))
-        elif name.startswith("Meta-"):
-            step.meta[name.removeprefix("Meta-")] = value
-        else:
-            step.meta[name.lower()] = value
-    return step
 
 
 class Journal:
@@ -193,76 +140,16 @@ class Journal:
         self.git("init", "-q")
         (self.git_dir / "info").mkdir(exist_ok=True)
         (self.git_dir / "info" / "exclude").write_text(".*\n", encoding="utf-8")
-        skipped = self._stage_all()
-        baseline = f"{BASELINE}: the store before its first journaled step\n\nMemdir-Tool: {BASELINE}\n"
-        baseline += "".join(line + "\n" for line in _skipped_lines(skipped))
-        self.git("commit", "-q", "--allow-empty", "--no-verify", "-F", "-", stdin=baseline)
+        baseline(self.repo(), SafeRoot(self.root), _clean_env(self.git_dir, self.root), self.root)
 
-    def _stage_all(self) -> list[Unread]:
-        """Stage the whole tree: exactly the plain files a bounded, link-safe walk finds; every
-        other tracked path leaves the index. Returns what was left out, and why."""
-        keep: list[str] = []
-        skipped: list[Unread] = []
-        for f in SafeRoot(self.root).scan((), "/memories"):
-            if f.kind == "file" and f.nlink == 1:
-                keep.append("/".join(f.parts))
-            elif f.kind != "dir":
-                skipped.append(_why_skipped(f))
-        tracked = {p for p in self._git(("ls-files", "-z"), None).split(b"\0") if p}
-        wanted = {os.fsencode(p) for p in keep}
-        self._update_index(["--force-remove"], sorted(tracked - wanted))
-        # Unchanged files are not read again: update-index compares each file's stat data first.
-        self._update_index(["--add", "--remove"], sorted(wanted))
-        return skipped
-
-    def _stage_changed(self, step: Step) -> list[Unread]:
-        """Stage only the paths `step` changed: a plain file is added, a gone one removed, and
-        anything else (made a link or a FIFO meanwhile) removed from the index and reported."""
-        safe = SafeRoot(self.root)
-        rel = sorted({p.removeprefix(MEMORY_PREFIX) for c in step.changes for p in (c.path, c.new_path) if p})
-        add: list[bytes] = []
-        drop: list[bytes] = []
-        skipped: list[Unread] = []
-        for r in rel:
-            parts = tuple(r.split("/"))
-            try:
-                st = safe.lstat(parts, MEMORY_PREFIX + r)
-            except MemdirError:  # a parent is a link or a file now
-                drop.append(os.fsencode(r))
-                skipped.append(Unread(printable(parts), "leads through a link or a file; not journaled"))
-                continue
-            if st is None or (stat.S_ISREG(st.st_mode) and st.st_nlink == 1):
-                add.append(os.fsencode(r))  # a gone path: update-index --remove drops it
-            elif stat.S_ISDIR(st.st_mode):
-                continue
-            else:
-                drop.append(os.fsencode(r))
-                skipped.append(_why_skipped(_found(parts, st)))
-        self._update_index(["--force-remove"], drop)
-        # update-index, not `add`: a path the journal never saw and that is gone again
-        # (written by hand, then deleted by a tool) is skipped instead of failing the step.
-        self._update_index(["--add", "--remove"], add)
-        return skipped
-
-    def _update_index(self, flags: list[str], paths: list[bytes]) -> None:
-        if paths:
-            self._git(("update-index", *flags, "-z", "--stdin"), b"\0".join(paths))
-
-    def record(self, step: Step, *, full: bool = True) -> None:
-        """Commit `step`. `full` stages the whole tree (folding in edits made outside the tools);
-        otherwise only the paths the step changed are staged, which keeps a step's cost
-        independent of the store's size (a whole-tree `git add` took ~0.6 s at 50,000 files)."""
-        self.ensure()
-        skipped = self._stage_all() if full else self._stage_changed(step)
-        # Plumbing instead of `git commit`: commit refreshes the stat data of every tracked file
-        # (86 ms at 50,000 files here) and runs a housekeeping child; write-tree uses the index
-        # as staged (32 ms for the three calls). The housekeeping check runs on about one step
-        # in GC_EVERY instead.
-        tree = self.git("write-tree").strip()
-        commit = self.git("commit-tree", tree, "-p", "HEAD", "-F", "-", stdin=message(step, skipped)).strip()
-        self.git("update-ref", "HEAD", commit)
-        if random.random() < 1 / GC_EVERY:
-            self.git("gc", "--auto", "--quiet")
+    def repo(self) -> pygit2.Repository:
+        # Every object the journal links is one it has just written or read: libgit2's check
+        # that they exist costs a lookup per entry and can never fail here.
+        pygit2.option(pygit2.enums.Option.ENABLE_STRICT_OBJECT_CREATION, False)
+        try:
+            return pygit2.Repository(str(self.git_dir))
+        except pygit2.GitError as exc:
+            raise MemdirError(f"journal: cannot open {self.git_dir}: {exc}") from None
 
     def head(self) -> str | None:
         """The commit of the newest step: the id of the store's snapshot as it is now."""
@@ -339,51 +226,92 @@ class Journal:
         proc.wait()
 
 
-def _found(parts: tuple[str, ...], st: os.stat_result) -> Found:
-    if stat.S_ISLNK(st.st_mode):
-        return Found(parts, "link")
-    if stat.S_ISREG(st.st_mode):
-        return Found(parts, "file", st.st_size, st.st_mtime_ns, st.st_nlink)
-    return Found(parts, "other")
-
-
-def _why_skipped(f: Found) -> Unread:
-    """Why an entry the walk met is not journaled."""
-    found = unread(f)
-    if found is not None:
-        return found
-    if f.kind == "file":
-        reason = f"this file has {f.nlink} hard links and may be shared with something outside the store"
-    elif f.kind == "link":
-        reason = "a symbolic link; the journal does not follow links"
-    else:
-        reason = "not a regular file"
-    return Unread(printable(f.parts), reason + "; not journaled", f.kind)
-
-
 class JournalObserver:
     """Commits one step per writing tool call; opens nothing until the first write."""
 
     def __init__(self, store: Store) -> None:
+        self.store = store
         self.journal = Journal(store.root)
-        # The first step of each process, every FULL_EVERY-th step after it, and the step after
-        # a failure stage the whole tree; the others only their own paths.
-        self._since_full = FULL_EVERY
+        self.safe = SafeRoot(self.journal.root)
+        self._repo: pygit2.Repository | None = None
+        self._since_full = FULL_EVERY  # steps since the last whole-tree check (or a failure)
+        self._checked = False  # has this process run a whole-tree check yet?
+        self._marked = False
+        self.background: Background | None = None  # the latest check on its own thread
+
+    def _open(self) -> pygit2.Repository:
+        self.journal.ensure()
+        if self._repo is None:
+            self._repo = self.journal.repo()
+        return self._repo
 
     def before_step(self, store: Store, step: Step) -> None:
-        if not self.journal.exists:
-            self.journal.ensure()
+        """Under the writer lock, before the tool writes: first commit what a killed writer
+        left unjournaled, then set the in-flight mark for this step. A failure here is not the
+        tool call's: `on_step` warns about it."""
+        self._marked = False
+        try:
+            repo = self._open()
+            if in_flight(self.journal.git_dir):
+                recover(repo, self.safe, self.journal.git_dir, CRASH)
+            mark(self.journal.git_dir, True)
+            self._marked = True
+        except (MemdirError, OSError, pygit2.GitError):
+            self._since_full = FULL_EVERY
 
     def on_step(self, store: Store, step: Step) -> None:
         # The write has already happened; a journal failure must not turn it into a failed
-        # tool call. The next step then stages the whole tree, so the change is folded in there.
-        full = self._since_full >= FULL_EVERY
+        # tool call. The in-flight mark then stays set, so the next step recovers the change.
         try:
-            self.journal.record(step, full=full)
-            self._since_full = 0 if full else self._since_full + 1
-        except (MemdirError, OSError) as exc:
+            self._record(step)
+        except (MemdirError, OSError, pygit2.GitError) as exc:
             self._since_full = FULL_EVERY
+            self._marked = False
             warnings.warn(f"journal: step {step.tool!r} not recorded: {exc}", stacklevel=2)
+
+    def after_step(self, store: Store, step: Step) -> None:
+        """The step is committed (or wrote nothing): clear the in-flight mark."""
+        if self._marked:
+            self._marked = False
+            # Left set, the next step runs a whole-tree check: slower, never wrong.
+            with contextlib.suppress(OSError):
+                mark(self.journal.git_dir, False)
+
+    def _record(self, step: Step) -> None:
+        repo = self._open()
+        git_dir = self.journal.git_dir
+        due = self._since_full >= FULL_EVERY
+        inline = due and not self._checked and self._small()
+        tree = head_tree(repo)
+        if inline:  # the first check of a process on a small store: folded into this step
+            staged, cache = check(repo, self.safe, git_dir, tree)
+        else:
+            rels = {p.removeprefix(MEMORY_PREFIX) for c in step.changes for p in (c.path, c.new_path) if p}
+            staged, cache = stage(repo, self.safe, tree, rels), None
+        new = apply(repo, tree, staged.updates) if staged.updates or tree is None else tree.id
+        commit(repo, new, message(step, staged.skipped))
+        if cache is not None:
+            cache.tree = str(new)
+            cache.save(git_dir)
+        if due:
+            self._checked = True
+            self._since_full = 0
+            if not inline and (self.background is None or self.background.done.is_set()):
+                self.background = Background(self.journal.root, git_dir, self.store.writer_lock)
+        else:
+            self._since_full += 1
+        if random.random() < 1 / GC_EVERY:
+            self.journal.git("-c", "gc.packRefs=false", "gc", "--auto", "--quiet")
+
+    def _small(self) -> bool:
+        try:
+            return (self.journal.git_dir / STAT_CACHE).stat().st_size <= SYNC_CACHE_BYTES
+        except OSError:
+            return False  # no stat cache yet: the first check reads every file, so not inline
+
+    def settled(self, timeout: float | None = None) -> bool:
+        """Wait for the whole-tree check running on its own thread, if any; True once none is."""
+        return self.background is None or self.background.done.wait(timeout)
 
 
 class _NoJournal:
@@ -400,7 +328,8 @@ def _git() -> str | None:
 
 
 def observer(store: Store) -> JournalObserver | _NoJournal:
-    """The factory `tools/wiring.py` hands a store: a journal, or nothing (one warning) without git."""
+    """The factory `tools/wiring.py` hands a store: a journal, or nothing (one warning) without
+    git (its readers drive the git CLI)."""
     global _warned
     if _git() is None:
         if not _warned:

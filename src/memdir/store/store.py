@@ -153,6 +153,10 @@ class Store:
                 if step.changes:
                     for obs in self.observers:
                         obs.on_step(self, step)
+                for obs in self.observers:  # optional hook: the step is over, changes or none
+                    after = getattr(obs, "after_step", None)
+                    if after is not None:
+                        after(self, step)
 
     def sweep_orphans(self, older_than: float = ORPHAN_AGE) -> list[str]:
         """Remove the temp files killed writers left (`.memdir-tmp-*`); returns their names.

@@ -1,0 +1,136 @@
+"""What a journal commit says: its message (subject and `Memdir-*` trailers) and how a reader
+parses it back into a `JournalStep`. Both the writer (`journal_tree.py`) and the readers
+(`journal.py`) use these, so the format has one definition."""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from memdir.store.safefs import Found, Unread, printable, unread
+
+if TYPE_CHECKING:
+    from memdir.store.store import Step
+
+JOURNAL_DIR = "journal.git"
+BASELINE = "baseline"
+RECOVERED = "recovered"  # the tool of a step the journal reconciled from the files
+META_KEYS = ("role", "chunk", "task")
+MEMORY_PREFIX = "/memories/"
+
+
+@dataclass(frozen=True)
+class FileChange:
+    kind: str
+    path: str
+    new_path: str | None = None
+
+
+@dataclass
+class JournalStep:
+    """One commit of the journal: step 0 is the baseline, then one per writing tool call."""
+
+    index: int
+    commit: str
+    time: int
+    tool: str
+    meta: dict[str, str] = field(default_factory=dict)
+    changes: list[FileChange] = field(default_factory=list)
+    raw: list[tuple[str, str, str]] = field(default_factory=list)  # (status, blob sha, path parts)
+    skipped: list[Unread] = field(default_factory=list)  # entries left out of the commit, and why
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "step": self.index,
+            "commit": self.commit,
+            "time": self.time,
+            "tool": self.tool,
+            **{k: v for k, v in self.meta.items()},
+            "changes": [[c.kind, c.path, *([c.new_path] if c.new_path else [])] for c in self.changes],
+            **({"skipped": [[u.path, u.reason] for u in self.skipped]} if self.skipped else {}),
+        }
+
+
+def _one_line(value: object) -> str:
+    return " ".join(str(value).split())
+
+
+def message(step: Step, skipped: list[Unread] | None = None) -> str:
+    """The commit message of a step: a subject line, then trailers (see `journal.py`)."""
+    n = len(step.changes)
+    lines = [f"{step.tool}: {n} change{'s' if n != 1 else ''}", "", f"Memdir-Tool: {_one_line(step.tool)}"]
+    for key in META_KEYS:
+        if key in step.meta:
+            lines.append(f"Memdir-{key.capitalize()}: {_one_line(step.meta[key])}")
+    for key, value in sorted(step.meta.items()):
+        if key not in META_KEYS and isinstance(value, str | int | float | bool):
+            lines.append(f"Memdir-Meta-{_one_line(key).replace(' ', '-')}: {_one_line(value)}")
+    for c in step.changes:
+        lines.append("Memdir-Change: " + "\t".join([c.kind, c.path, *([c.new_path] if c.new_path else [])]))
+    lines.extend(skipped_lines(skipped or []))
+    return "\n".join(lines) + "\n"
+
+
+def recovered_message(reason: str, changes: list[FileChange], skipped: list[Unread]) -> str:
+    """A step no tool call made: files the journal found differing from its newest snapshot."""
+    n = len(changes)
+    lines = [f"{RECOVERED}: {n} change{'s' if n != 1 else ''}", "", f"Memdir-Tool: {RECOVERED}"]
+    lines.append(f"Memdir-Recovered: {_one_line(reason)}")
+    lines.extend("Memdir-Change: " + "\t".join([c.kind, c.path]) for c in changes)
+    lines.extend(skipped_lines(skipped))
+    return "\n".join(lines) + "\n"
+
+
+def baseline_message(skipped: list[Unread]) -> str:
+    lines = [f"{BASELINE}: the store before its first journaled step", "", f"Memdir-Tool: {BASELINE}"]
+    return "\n".join([*lines, *skipped_lines(skipped)]) + "\n"
+
+
+def skipped_lines(skipped: list[Unread]) -> list[str]:
+    return [f"Memdir-Skipped: {_one_line(u.path)}\t{_one_line(u.reason)}" for u in skipped]
+
+
+def parse_message(index: int, commit: str, time: int, body: str) -> JournalStep:
+    step = JournalStep(index, commit, time, "?")
+    for line in body.split("\n"):
+        key, sep, value = line.partition(": ")
+        if not sep or not key.startswith("Memdir-"):
+            continue
+        name = key.removeprefix("Memdir-")
+        if name == "Tool":
+            step.tool = value
+        elif name == "Change":
+            kind, path, *rest = value.split("\t")
+            step.changes.append(FileChange(kind, path, rest[0] if rest else None))
+        elif name == "Skipped":
+            path, _, reason = value.partition("\t")
+            step.skipped.append(Unread(path, reason))
+        elif name.startswith("Meta-"):
+            step.meta[name.removeprefix("Meta-")] = value
+        else:
+            step.meta[name.lower()] = value
+    return step
+
+
+def found(parts: tuple[str, ...], st: os.stat_result) -> Found:
+    if stat.S_ISLNK(st.st_mode):
+        return Found(parts, "link")
+    if stat.S_ISREG(st.st_mode):
+        return Found(parts, "file", st.st_size, st.st_mtime_ns, st.st_nlink)
+    return Found(parts, "other")
+
+
+def why_skipped(f: Found) -> Unread:
+    """Why an entry the walk met is not journaled."""
+    seen = unread(f)
+    if seen is not None:
+        return seen
+    if f.kind == "file":
+        reason = f"this file has {f.nlink} hard links and may be shared with something outside the store"
+    elif f.kind == "link":
+        reason = "a symbolic link; the journal does not follow links"
+    else:
+        reason = "not a regular file"
+    return Unread(printable(f.parts), reason + "; not journaled", f.kind)
