@@ -312,7 +312,7 @@ def test_race_through_the_tenant_server(root: Path, tmp_path: Path) -> None:
         )
     figures = check_race(root, reports, first)
     for w, token in enumerate(tokens):
-        meter = app.state.dispatch.harnesses[tenants.hash_token(token)].meter
+        meter = app.state.dispatch.meters[tenants.hash_token(token)]
         r = reports[w]
         assert meter.calls == 1 + r["views"] + len(r["successes"]) + len(r["refusals"])  # 1: the connect view
         assert meter.writes == len(r["successes"])

@@ -6,6 +6,7 @@ import anyio
 import click
 
 from memdir.errors import MemdirError
+from memdir.mcp.tenants import OPEN_TENANTS, PER_TENANT
 from memdir.tools.guards import Guards
 from memdir.tools.profiles import PROFILES, profile_specs
 from memdir.tools.wiring import open_store
@@ -56,6 +57,21 @@ from memdir.tools.wiring import open_store
 @click.option(
     "--reorganize", is_flag=True, help="With --root: mark this server's writes as a reorganization session."
 )
+@click.option(
+    "--open-tenants",
+    type=click.IntRange(min=1),
+    default=OPEN_TENANTS,
+    show_default=True,
+    help="With --tenants: tenants kept open (index, journal, sessions); past it the least recently "
+    "used idle one is closed.",
+)
+@click.option(
+    "--tenant-requests",
+    type=click.IntRange(min=1),
+    default=PER_TENANT,
+    show_default=True,
+    help="With --tenants: one tenant's requests in flight; more get 429.",
+)
 def serve_cmd(
     root: str | None,
     tenants_file: str | None,
@@ -67,6 +83,8 @@ def serve_cmd(
     preserve_facts: bool,
     one_live_value: bool,
     reorganize: bool,
+    open_tenants: int,
+    tenant_requests: int,
 ) -> None:
     """Run an MCP server over ROOT with PROFILE's tools (stdio, or HTTP at /mcp), or serve every
     tenant of a tenants file over HTTP: each request's bearer token selects its tenant's root and
@@ -90,7 +108,9 @@ def serve_cmd(
             f"memdir: serving {len(names)} tenant(s), {len(registry.tokens)} token(s) at http://{host}:{port}/mcp",
             err=True,
         )
-        serve_tenants(registry, port, host, guards=guards)
+        serve_tenants(
+            registry, port, host, guards=guards, open_tenants=open_tenants, per_tenant=tenant_requests
+        )
         return
     from memdir.mcp.server import serve_http, serve_stdio
 

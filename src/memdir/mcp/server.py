@@ -10,6 +10,8 @@ the result names a file's sha256, that hash in `_meta` (docs/serving.md).
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -74,8 +76,14 @@ def call_result(result: ToolResult, structured: bool) -> types.CallToolResult:
     return types.CallToolResult(content=content, structured_content=data, is_error=False, _meta=meta)
 
 
-def build_server(harness: Harness, name: str = "memdir") -> Server[Any]:
-    """An MCP server exposing `harness`'s profile; every call goes through the harness."""
+def build_server(
+    harness: Harness,
+    name: str = "memdir",
+    in_flight: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext,
+) -> Server[Any]:
+    """An MCP server exposing `harness`'s profile; every call goes through the harness.
+    `in_flight` is entered around each call, on the event loop (the tenant pool counts calls
+    with it, so it never closes a store under a running call)."""
     tools = mcp_tools(harness)
 
     async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
@@ -86,7 +94,8 @@ def build_server(harness: Harness, name: str = "memdir") -> Server[Any]:
         # No lock here: reads run side by side (one slow grep must not hold up every other
         # client of the store); writes queue on the store's writer lock, across threads and
         # processes alike, and the harness keeps its meter under its own lock.
-        result = await anyio.to_thread.run_sync(lambda: harness.call(params.name, dict(args)))
+        with in_flight():
+            result = await anyio.to_thread.run_sync(lambda: harness.call(params.name, dict(args)))
         spec = harness.specs.get(params.name)
         return call_result(result, spec is not None and spec.output_schema is not None)
 

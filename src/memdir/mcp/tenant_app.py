@@ -3,7 +3,9 @@
 Every token gets its own MCP server and session manager, built over its tenant's store and
 profile, so a request is authenticated before any MCP handling and can only ever reach the
 harness its token names: there is no shared dispatch table a path or session id could steer.
-Sessions created with one token are unknown to every other token's manager.
+Sessions created with one token are unknown to every other token's manager. Tenants are opened
+on their first request and the least recently used idle ones closed (tenant_pool.py), so the
+process holds OPEN_TENANTS tenants' descriptors and memory however many the file lists.
 """
 
 from __future__ import annotations
@@ -13,18 +15,16 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from memdir.mcp.server import MAX_SESSIONS, SESSION_IDLE_S, build_server
-from memdir.mcp.tenants import Tenants
-from memdir.store.store import Store
+from memdir.errors import MemdirError
+from memdir.mcp.tenant_pool import TenantBusy, TenantPool
+from memdir.mcp.tenants import OPEN_TENANTS, PER_TENANT, Tenants
+from memdir.tools.base import Meter
 from memdir.tools.guards import Guards
-from memdir.tools.profiles import Harness
-from memdir.tools.wiring import open_store
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
@@ -51,52 +51,37 @@ def bearer(scope: Scope) -> str | None:
     return None
 
 
-async def _unauthorized(send: Send, reason: str) -> None:
-    body = json.dumps({"error": "invalid_token", "error_description": reason}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 401,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                (
-                    b"www-authenticate",
-                    f'Bearer realm="memdir", error="invalid_token", error_description="{reason}"'.encode(),
-                ),
-            ],
-        }
-    )
+async def _refuse(send: Send, status: int, error: str, reason: str, extra: list[tuple[bytes, bytes]]) -> None:
+    body = json.dumps({"error": error, "error_description": reason}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *extra]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
-class TenantDispatch:
-    """ASGI endpoint: authenticate, then hand the request to that token's own session manager."""
+async def _unauthorized(send: Send, reason: str) -> None:
+    challenge = f'Bearer realm="memdir", error="invalid_token", error_description="{reason}"'
+    await _refuse(send, 401, "invalid_token", reason, [(b"www-authenticate", challenge.encode())])
 
-    def __init__(self, tenants: Tenants, host: str = "127.0.0.1", guards: Guards | None = None) -> None:
+
+class TenantDispatch:
+    """ASGI endpoint: authenticate, then hand the request to that token's own session manager,
+    its tenant opened on demand by the pool (tenant_pool.py)."""
+
+    def __init__(
+        self,
+        tenants: Tenants,
+        host: str = "127.0.0.1",
+        guards: Guards | None = None,
+        open_tenants: int = OPEN_TENANTS,
+        per_tenant: int = PER_TENANT,
+    ) -> None:
         self.tenants = tenants
-        stores: dict[str, Store] = {}  # one Store per root, so its writer lock and observers are shared
-        self.managers: dict[str, StreamableHTTPSessionManager] = {}
-        self.harnesses: dict[str, Harness] = {}
-        for entry in tenants.tokens:
-            store = stores.get(entry.real_root)
-            if store is None:
-                store = stores[entry.real_root] = open_store(entry.real_root, guards=guards or Guards())
-            harness = Harness(
-                store,
-                entry.profile,
-                role="mcp",
-                tenant=entry.tenant,
-                reorganize=True if entry.reorganize else None,
-            )
-            server = build_server(harness, name=f"memdir:{entry.tenant}")
-            self.harnesses[entry.token_sha256] = harness
-            self.managers[entry.token_sha256] = StreamableHTTPSessionManager(
-                app=server,
-                security_settings=_security(host),
-                max_sessions=MAX_SESSIONS,
-                session_idle_timeout=SESSION_IDLE_S,
-            )
+        self.pool = TenantPool(_security(host), guards, open_tenants, per_tenant)
+
+    @property
+    def meters(self) -> dict[str, Meter]:
+        """Each token's call totals (by token hash), kept across evictions."""
+        return self.pool.meters
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         token = bearer(scope)
@@ -107,21 +92,38 @@ class TenantDispatch:
         if entry is None:
             await _unauthorized(send, "unknown token")
             return
-        await self.managers[entry.token_sha256].handle_request(scope, receive, send)
+        handed = False
+        try:
+            async with self.pool.use(entry) as manager:
+                handed = True
+                await manager.handle_request(scope, receive, send)
+        except TenantBusy:
+            reason = (
+                f"this tenant already has {self.pool.per_tenant} requests in flight; retry after one ends"
+            )
+            await _refuse(send, 429, "too_many_requests", reason, [(b"retry-after", b"1")])
+        except MemdirError as exc:
+            if handed:
+                raise
+            # the tenant's root cannot be opened (gone since the tenants file was read)
+            await _refuse(send, 503, "tenant_unavailable", str(exc), [])
 
     @contextlib.asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
-        async with contextlib.AsyncExitStack() as stack:
-            for manager in self.managers.values():
-                await stack.enter_async_context(manager.run())
+        async with self.pool.run():
             yield
 
 
 def tenants_app(
-    tenants: Tenants, host: str = "127.0.0.1", path: str = "/mcp", guards: Guards | None = None
+    tenants: Tenants,
+    host: str = "127.0.0.1",
+    path: str = "/mcp",
+    guards: Guards | None = None,
+    open_tenants: int = OPEN_TENANTS,
+    per_tenant: int = PER_TENANT,
 ) -> Starlette:
-    """A Starlette app serving every tenant at `path`; each manager runs for the app's lifetime."""
-    dispatch = TenantDispatch(tenants, host, guards)
+    """A Starlette app serving every tenant at `path`; the tenant pool runs for the app's lifetime."""
+    dispatch = TenantDispatch(tenants, host, guards, open_tenants, per_tenant)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -134,8 +136,19 @@ def tenants_app(
 
 
 def serve_tenants(
-    tenants: Tenants, port: int, host: str = "127.0.0.1", guards: Guards | None = None, **uvicorn_kw: Any
+    tenants: Tenants,
+    port: int,
+    host: str = "127.0.0.1",
+    guards: Guards | None = None,
+    open_tenants: int = OPEN_TENANTS,
+    per_tenant: int = PER_TENANT,
+    **uvicorn_kw: Any,
 ) -> None:
     from memdir.mcp.http_limits import serve
 
-    serve(tenants_app(tenants, host, guards=guards), host, port, **uvicorn_kw)
+    serve(
+        tenants_app(tenants, host, guards=guards, open_tenants=open_tenants, per_tenant=per_tenant),
+        host,
+        port,
+        **uvicorn_kw,
+    )

@@ -1,0 +1,232 @@
+"""The open tenants of a multi-tenant server: a least-recently-used set of stores, each with its
+harnesses, MCP servers and session managers, so 10,000 tenants cost what OPEN_TENANTS cost.
+
+A tenant is opened on its first request and closed when it is the least recently used of more
+than `capacity` idle open tenants. Idle means nothing of it in flight: no HTTP request and no
+tool call (a call whose client hung up still runs in its worker thread, and still pins the
+tenant). So an
+eviction never interrupts a call, and every write it acknowledged has already passed through
+the store's step (files, index, journal) before the reply left. Closing a tenant ends its MCP
+sessions (a client that comes back with an old session id gets 404 and, as the MCP transport
+requires, starts a new session), then releases what holds descriptors or threads: the search
+index (SQLite manifest, tantivy, the inotify watch), the description cache, and the journal
+(its background check waited for). The next request opens the tenant afresh.
+
+Busy tenants come on top of `capacity`, and are bounded by the server's connection limit
+(`http_limits.MAX_CONNECTIONS`: one tenant per request at most). A tenant's own requests in
+flight are bounded too (`per_tenant`): past it a request gets 429, so one tenant's burst
+cannot take every connection slot from the others.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+
+from memdir.mcp.server import MAX_SESSIONS, SESSION_IDLE_S, build_server
+from memdir.mcp.tenants import OPEN_TENANTS, PER_TENANT, TenantToken
+from memdir.store.store import Store
+from memdir.tools.base import Meter
+from memdir.tools.guards import Guards
+from memdir.tools.profiles import Harness
+from memdir.tools.wiring import open_store
+
+
+class TenantBusy(Exception):
+    """The tenant already has `per_tenant` requests in flight."""
+
+
+def release_store(store: Store, settle_s: float = 30.0) -> None:
+    """Close what a store holds open. The search index and the listing's description cache are
+    shared per root in the process, each in a registry of its own (bounded there too), so this
+    root's instance is taken out and closed; the next use opens a new one. Each observer is
+    then let finish: a journal's whole-tree check on its own thread is waited for (`settled`),
+    and anything with a `flush` or `close` gets it."""
+    from memdir.store import index
+
+    registries: list[Any] = [index.SearchIndex]
+    with contextlib.suppress(ImportError):
+        from memdir.store import descriptions
+
+        registries.append(descriptions.DescriptionCache)
+    for registry in registries:
+        with registry._instances_lock:
+            held = registry._instances.pop(store.root, None)
+        if held is not None:
+            held.close()
+    for obs in store.observers:
+        settled = getattr(obs, "settled", None)
+        if callable(settled):
+            settled(settle_s)
+        for name in ("flush", "close"):
+            method = getattr(obs, name, None)
+            if callable(method):
+                method()
+
+
+@dataclass
+class _Served:
+    """One token's MCP server and session manager, running in the pool's task group."""
+
+    manager: StreamableHTTPSessionManager
+    ready: anyio.Event = field(default_factory=anyio.Event)
+    stop: anyio.Event = field(default_factory=anyio.Event)
+    done: anyio.Event = field(default_factory=anyio.Event)
+
+
+@dataclass
+class OpenTenant:
+    root: str
+    store: Store
+    served: dict[str, _Served] = field(default_factory=dict)  # by token hash
+    requests: int = 0  # HTTP requests in flight
+    calls: int = 0  # tool calls in flight (may outlive their request)
+
+    @property
+    def idle(self) -> bool:
+        return self.requests == 0 and self.calls == 0
+
+
+class TenantPool:
+    """Opens tenants on demand and keeps at most `capacity` idle ones open. Used on the event
+    loop's thread only (the ASGI app's), so its bookkeeping needs no lock."""
+
+    def __init__(
+        self,
+        security: TransportSecuritySettings | None,
+        guards: Guards | None = None,
+        capacity: int = OPEN_TENANTS,
+        per_tenant: int = PER_TENANT,
+    ) -> None:
+        if capacity < 1 or per_tenant < 1:
+            raise ValueError("the pool needs room for at least one tenant and one request")
+        self.security = security
+        self.guards = guards or Guards()
+        self.capacity = capacity
+        self.per_tenant = per_tenant
+        self.open: OrderedDict[str, OpenTenant] = OrderedDict()  # by real root, oldest first
+        self.meters: dict[str, Meter] = {}  # by token hash: totals survive an eviction
+        self.opened = 0  # tenants opened, re-openings included
+        self.evicted = 0
+        self._closing: dict[str, anyio.Event] = {}
+        self._tg: TaskGroup | None = None
+
+    @contextlib.asynccontextmanager
+    async def run(self) -> AsyncIterator[None]:
+        """The pool's lifetime: session managers run inside it; on exit every tenant is closed
+        (sessions ended, journals flushed, indexes closed) before the server process ends."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            try:
+                yield
+            finally:
+                with anyio.CancelScope(shield=True):
+                    for root in list(self.open):
+                        await self._close(self.open.pop(root))
+                self._tg = None
+                tg.cancel_scope.cancel()
+
+    @contextlib.asynccontextmanager
+    async def use(self, entry: TenantToken) -> AsyncIterator[StreamableHTTPSessionManager]:
+        """The session manager of `entry`'s token, its tenant open and pinned while the request
+        runs. Raises TenantBusy past `per_tenant` requests."""
+        root = entry.real_root
+        while root in self._closing:  # an eviction of this tenant is still flushing
+            await self._closing[root].wait()
+        tenant = self.open.get(root)
+        if tenant is None:
+            tenant = self.open[root] = OpenTenant(root, open_store(root, guards=self.guards))
+            self.opened += 1
+        else:
+            self.open.move_to_end(root)
+        if tenant.requests >= self.per_tenant:
+            raise TenantBusy(root)
+        tenant.requests += 1
+        try:
+            served = tenant.served.get(entry.token_sha256)
+            if served is None:
+                served = tenant.served[entry.token_sha256] = self._serve(tenant, entry)
+                assert self._tg is not None, "TenantPool.use outside TenantPool.run"
+                self._tg.start_soon(self._run_manager, served)
+            await served.ready.wait()
+            yield served.manager
+        finally:
+            tenant.requests -= 1
+            self._evict_excess()
+
+    def _serve(self, tenant: OpenTenant, entry: TenantToken) -> _Served:
+        harness = Harness(
+            tenant.store,
+            entry.profile,
+            role="mcp",
+            tenant=entry.tenant,
+            reorganize=True if entry.reorganize else None,
+        )
+        harness.meter = self.meters.setdefault(entry.token_sha256, Meter())
+
+        @contextlib.contextmanager
+        def pinned() -> Iterator[None]:
+            tenant.calls += 1
+            try:
+                yield
+            finally:
+                tenant.calls -= 1
+                self._evict_excess()
+
+        server = build_server(harness, name=f"memdir:{entry.tenant}", in_flight=pinned)
+        manager = StreamableHTTPSessionManager(
+            app=server,
+            security_settings=self.security,
+            max_sessions=MAX_SESSIONS,
+            session_idle_timeout=SESSION_IDLE_S,
+        )
+        return _Served(manager)
+
+    async def _run_manager(self, served: _Served) -> None:
+        try:
+            async with served.manager.run():
+                served.ready.set()
+                await served.stop.wait()
+        finally:
+            served.ready.set()  # a request waiting on a manager that failed to start fails, not hangs
+            served.done.set()
+
+    def _evict_excess(self) -> None:
+        """Close idle tenants, least recently used first, until at most `capacity` idle ones
+        are open. Busy tenants do not count against it: with every slot taken by a long call,
+        the tenant a request just used would otherwise be closed at once, and its session with
+        it, on every request."""
+        if self._tg is None:
+            return
+        idle = [r for r, t in self.open.items() if t.idle]
+        excess = len(idle) - self.capacity
+        if excess <= 0:  # (a negative slice bound below would close nearly all of them)
+            return
+        for root in idle[:excess]:
+            tenant = self.open.pop(root)
+            self._closing[root] = anyio.Event()
+            self.evicted += 1
+            self._tg.start_soon(self._close, tenant)
+
+    async def _close(self, tenant: OpenTenant) -> None:
+        try:
+            for served in tenant.served.values():
+                served.stop.set()
+            for served in tenant.served.values():
+                await served.done.wait()
+            await anyio.to_thread.run_sync(release_store, tenant.store)
+        finally:
+            closing = self._closing.pop(tenant.root, None)
+            if closing is not None:
+                closing.set()
+
+    def stats(self) -> dict[str, Any]:
+        return {"open": len(self.open), "opened": self.opened, "evicted": self.evicted}
