@@ -102,3 +102,34 @@ def test_a_pair_re_keyed_in_another_order_is_the_same_pair(tmp_path: Path) -> No
     assert again.key == "near-duplicate:/memories/cooking/k0.md|/memories/cooking/z-copy.md"
     assert again not in introduced(before, after, moved.moves)
     assert again in introduced(before, after)
+
+
+def test_a_pair_no_more_confusable_than_before_is_not_introduced(tmp_path: Path) -> None:
+    """B1's pair is the store's one most confusable pair, and templated labels tie, so a pair
+    filed later may take its place while the store got no more confusable. Only a pair closer
+    than before's counts as introduced."""
+    root = tmp_path / "m"
+
+    def loaves(n: str) -> str:
+        return (
+            f"---\nname: {n}\ndescription: notes about {n} and loaves\n---\n# Loaves {n}\n"
+            "## Log\n- a loaf of rye bread baked in the oven [S1T1]\n"
+            "## Log\n- two loaves of spelt for the neighbours [S1T2]\n"
+        )
+
+    write(
+        root,
+        {"MEMORY.md": "---\nname: MEMORY\ndescription: Root index\n---\n# Memory\n", "z.md": loaves("z")},
+    )
+    store = open_store(root, index=False, journal=False)
+    before = health(store)
+    (pair,) = [f for f in before.findings if f.kind == "confusable"]
+    assert pair.detail["distance"] == 0.0
+    write(root, {"a.md": loaves("a")})
+    after = health(store)
+    (other,) = [f for f in after.findings if f.kind == "confusable"]
+    assert other.key != pair.key  # another pair took its place
+    new = introduced(before, after)
+    assert new and all(f.kind == "near-duplicate" for f in new)  # what the copy did add
+    empty = health(Store(tmp_path / "empty", create=True))
+    assert other in introduced(empty, after)  # where there was none, it is new

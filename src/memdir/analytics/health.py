@@ -97,13 +97,23 @@ def introduced(
 
     `moves` (first path -> current path, `store/moves.py`) are the renames made in between: a
     finding of `before` about a file that only moved is the same finding under its new path,
-    not a new one."""
+    not a new one. B1's confusable pair is new only when it is more confusable than before's."""
     if moves:
         move = path_mover(moves)
         old = {moved_key(f, move) for f in before.findings}
     else:
         old = before.keys
-    return [f for f in after.findings if f.key not in old]
+    return [f for f in after.findings if f.key not in old and not _no_worse(f, before)]
+
+
+def _no_worse(finding: Finding, before: HealthReport) -> bool:
+    """B1's pair is the store's single most confusable pair, and pairs tie (templated labels
+    sit at distance 0): a new tied pair may take its place without the store getting any
+    worse. So it counts as introduced only when the least label distance fell below before's."""
+    if finding.kind != "confusable":
+        return False
+    prior = [f.detail["distance"] for f in before.findings if f.kind == "confusable"]
+    return bool(prior) and min(prior) <= finding.detail["distance"]
 
 
 def path_mover(moves: Mapping[str, str]) -> Callable[[str], str]:
@@ -173,7 +183,9 @@ def _run(store: Store, limits: Thresholds, cache: HealthCache) -> HealthReport:
         return HealthReport(
             list(last.findings), dict(last.counts), dict(last.thresholds), timings["total"], timings, 0, True
         )
-    report = integrity.check(store, fanout_cap=limits.fanout_cap, budget=limits.core_budget)
+    report = integrity.check(
+        store, fanout_cap=limits.fanout_cap, budget=limits.core_budget, walked=listing.walked
+    )
     t = lap("check", t)
     snap = listing.snapshot
     tree = assemble(snap, parses)
