@@ -16,16 +16,22 @@ section. Then times the three kinds of call in turn, round after round:
 - after a retitle: the same, but the edit renames a heading, so B1 is computed again.
 
 Prints a table against the target and what was found; writes results.json under
-runs/benchmarks/health/.
+runs/benchmarks/health/. With `--baseline REV` (the default: the last commit before the
+single-pass check and the outline's line scan), the same script of that commit runs first on
+the same store (its `src/` and `benchmarks/` taken out with `git archive` into a temporary
+folder), its figures are printed beside these, and its findings must equal these.
 
-    python benchmarks/health.py [--notes 200] [--repeat 9] [--quick]
+    python benchmarks/health.py [--notes 200] [--repeat 9] [--quick] [--baseline REV | --no-baseline]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -38,6 +44,7 @@ from memdir.analytics.health import KINDS, HealthReport, health
 from memdir.store.store import Store
 
 TARGET_MS = 200.0
+BASELINE = "acfa45efec2cb6cb8c03feb80b276c130d17e619"  # the last commit before the single-pass check
 SECTIONS = 5
 FOLDERS = 10
 KINDS_OF_CALL = ("cold", "warm", "after one edit", "after a retitle")
@@ -138,14 +145,31 @@ def timed_calls(root: Path, repeat: int) -> dict[str, Any]:
     }
 
 
+def baseline_run(rev: str, notes: int, repeat: int) -> dict[str, Any]:
+    """This script as it was at `rev`, run on the same synthetic store: its results.json."""
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(
+            ["git", "-C", str(REPO), "archive", rev, "src", "benchmarks"], capture_output=True, check=True
+        )
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        script = Path(tmp) / "benchmarks" / "health.py"
+        argv = [sys.executable, str(script), "--notes", str(notes), "--repeat", str(repeat)]
+        subprocess.run(argv, check=True, capture_output=True)
+        data: dict[str, Any] = json.loads((Path(tmp) / "runs/benchmarks/health/results.json").read_text())
+        return data
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--notes", type=int, default=200)
     ap.add_argument("--repeat", type=int, default=9)
     ap.add_argument("--quick", action="store_true", help="50 notes, 3 repetitions")
+    ap.add_argument("--baseline", default=BASELINE, help="commit whose health.py runs first, for comparison")
+    ap.add_argument("--no-baseline", action="store_true")
     args = ap.parse_args()
     notes, repeat = (50, 3) if args.quick else (args.notes, args.repeat)
     out = REPO / "runs" / "benchmarks" / "health"
+    base = None if args.no_baseline else baseline_run(args.baseline, notes, repeat)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "store"
         make_store(root, notes, folders=FOLDERS, sections=SECTIONS)
@@ -154,8 +178,10 @@ def main() -> None:
     report: HealthReport = res.pop("report")
     load = os.getloadavg()[0]
     t = table(
-        f"health on {report.counts['units']} units ({report.counts['files']} files), {repeat} rounds",
-        ["call", "wall ms", "p90 ms", "CPU ms", "target ms", "wall / target"],
+        f"health on {report.counts['units']} units ({report.counts['files']} files), {repeat} rounds"
+        + ("" if base is None else f"; baseline {args.baseline} run just before"),
+        ["call", "wall ms", "p90 ms", "CPU ms", "target ms", "wall / target"]
+        + ([] if base is None else ["baseline wall ms", "baseline CPU ms"]),
     )
     first = res["first_in_process_ms"]
     t.add_row(
@@ -165,6 +191,11 @@ def main() -> None:
         f"{first['cpu']:.0f}",
         f"{TARGET_MS:.0f}",
         "",
+        *(
+            []
+            if base is None
+            else [f"{base['first_in_process_ms']['wall']:.0f}", f"{base['first_in_process_ms']['cpu']:.0f}"]
+        ),
     )
     for name in KINDS_OF_CALL:
         w, c = res["wall"][name], res["cpu"][name]
@@ -175,6 +206,11 @@ def main() -> None:
             f"{c['median_ms']:.1f}",
             f"{TARGET_MS:.0f}",
             f"{w['median_ms'] / TARGET_MS:.2f}",
+            *(
+                []
+                if base is None
+                else [f"{base['wall'][name]['median_ms']:.1f}", f"{base['cpu'][name]['median_ms']:.1f}"]
+            ),
         )
     Console().print(t)
     p = table("after one edit: median ms per phase", ["phase", "ms"])
@@ -188,13 +224,22 @@ def main() -> None:
         first = next((f for f in report.findings if f.kind == kind), None)
         if first is not None:
             print(f"  [{kind}] {first.message}\n      do: {first.action}")
+    findings = [f.as_dict() for f in report.findings]
+    if base is not None:
+        same = base["findings"] == findings and base["counts"] == report.counts
+        print(f"findings and counts equal to the baseline's ({args.baseline}): {same}")
+        if not same:
+            raise SystemExit("health's findings differ from the baseline's")
     write_json(
         out / "results.json",
         {
             **res,
             "target_ms": TARGET_MS,
             "counts": report.counts,
-            "findings": [f.as_dict() for f in report.findings],
+            "findings": findings,
+            "baseline": None
+            if base is None
+            else {"rev": args.baseline, "wall": base["wall"], "cpu": base["cpu"]},
             "load_avg_1m": load,
             "machine": machine(),
         },

@@ -37,8 +37,8 @@ from memdir.analytics import taxonomy
 from memdir.analytics.facts import KeyedFact, keyed_facts
 from memdir.analytics.tree import Node, Parts, Snapshot, Tree, build, finish, folders
 from memdir.errors import ToolError
+from memdir.store import spec
 from memdir.store.frontmatter import MEMORY_INDEX
-from memdir.store.safefs import Unread
 from memdir.store.store import Store
 
 # (path parts, is a folder, size, mtime_ns) of every entry a walk yields: what `check` sees
@@ -84,11 +84,13 @@ def parse_file(parts: Parts, text: str) -> FileParse:
 
 @dataclass
 class Listing:
-    """A store as one walk saw it: its entries, and the text of every `.md` file."""
+    """A store as one walk saw it: its entries, and the text of every `.md` file; `walked` is
+    that walk with those texts, handed to `integrity.check` so it neither walks nor reads again."""
 
     entries: list[Entry]
     files: dict[Parts, str]
     unread: tuple[str, ...]
+    walked: spec.Walk | None = None
 
     @property
     def snapshot(self) -> Snapshot:
@@ -100,16 +102,16 @@ def read_listing(store: Store) -> Listing:
     """Every entry of the store and every `.md` file's text (as `tree.read_store` reads them)."""
     entries: list[Entry] = []
     files: dict[Parts, str] = {}
-    skipped: list[Unread] = []
     unreadable: list[str] = []
-    for e in store.walk(unread=skipped):
-        entries.append((e.path.parts, e.is_dir, e.size, e.mtime_ns))
+    walked = spec.walk(store, files)
+    for e in walked.seen:
+        entries.append((e.parts, e.is_dir, e.size, e.mtime_ns))
         if not e.is_dir and e.path.name.endswith(".md"):
             try:
                 files[e.path.parts] = store.read_bytes(e.path).decode("utf-8", "replace")
             except ToolError as exc:
                 unreadable.append(str(exc))
-    return Listing(entries, files, tuple([str(u) for u in skipped] + unreadable))
+    return Listing(entries, files, tuple([str(u) for u in walked.unread] + unreadable), walked)
 
 
 @dataclass

@@ -22,14 +22,15 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from memdir.analytics import facts
 from memdir.errors import PathError, ToolError
 from memdir.store import spec
-from memdir.store.outline import find_sections, outline, parse_section_path
-from memdir.store.paths import parse_memory_path
+from memdir.store.outline import Section, find_sections, outline, parse_section_path
+from memdir.store.paths import MemoryPath, parse_memory_path
 from memdir.store.safefs import Unread
 from memdir.store.store import Store
 
@@ -66,23 +67,56 @@ class CheckReport:
         }
 
 
-def _section_xrefs(store: Store, path: str, text: str) -> list[Problem]:
+# A core file this large (characters) is counted while the walk holds its text; smaller ones are
+# read again after the walk, so the tokenizer (about 70 MB once loaded) is loaded after the large
+# reads, not beside one (each holds the file's bytes and its text at once).
+_LARGE_CORE = 1 << 18
+_KEYED_FORMAT = (
+    "looks like a keyed fact but does not follow '- SUBJECT | ATTRIBUTE: VALUE (since YYYY-MM-DD) [LOC]' "
+    "or its struck-through superseded form"
+)
+
+
+class _Targets:
+    """The outlines of the files `see PATH > ## Heading` references point at, each read and
+    parsed once per check (a store may point at one file from many places)."""
+
+    def __init__(self, store: Store, walked: spec.Walk) -> None:
+        self.store, self.walked = store, walked
+        self.outlines: dict[tuple[str, ...], list[Section] | None] = {}
+
+    def outline(self, mp: MemoryPath) -> list[Section] | None:
+        """None when there is no file to look in (missing, a folder, unreadable, not UTF-8):
+        the spec check reports those."""
+        if mp.parts in self.outlines:
+            return self.outlines[mp.parts]
+        found: list[Section] | None = None
+        if self.walked.exists(self.store, mp) and not self.walked.is_dir(self.store, mp):
+            try:
+                text = self.walked.text(self.store, mp)
+                if "\ufffd" in text:  # decoded with replacements: the strict read decides
+                    text = self.store.read_text(mp)
+                found = outline(text)
+            except ToolError:
+                found = None
+        self.outlines[mp.parts] = found
+        return found
+
+
+def _section_xrefs(targets: _Targets, path: str, text: str) -> list[Problem]:
     out: list[Problem] = []
-    for lineno, line in enumerate(text.split("\n"), start=1):
+    for lineno, line in spec.lines_containing(text, "/memories"):
         for m in _XREF_SECTION.finditer(line):
             target, section = m.group(1), m.group(2).rstrip(".,;:")
             try:
                 mp = parse_memory_path(target)
-                if not store.exists(mp) or store.is_dir(mp):
-                    continue  # a missing file is already reported by the spec check
+                found = targets.outline(mp)
+                if found is None:
+                    continue
                 wanted = parse_section_path(section)
             except (PathError, ValueError):
                 continue
-            try:
-                target_text = store.read_text(mp)
-            except ToolError:
-                continue  # unreadable: reported by the spec check
-            if not find_sections(outline(target_text), wanted):
+            if not find_sections(found, wanted):
                 out.append(
                     Problem(
                         "dangling-xref", f"{path}:{lineno}", f"'see {target} > {section}': no such section"
@@ -91,42 +125,78 @@ def _section_xrefs(store: Store, path: str, text: str) -> list[Problem]:
     return out
 
 
+def _spec_problem(v: spec.Violation) -> Problem:
+    if v.rule == "frontmatter" and v.message.startswith("frontmatter name "):
+        return Problem("name-stem", v.path, v.message)
+    return Problem(v.rule if v.rule in ("dangling-xref", "unread") else "spec", v.path, v.message)
+
+
 def check(
-    store: Store, *, fanout_cap: int = DEFAULT_FANOUT_CAP, budget: int = spec.DEFAULT_CORE_BUDGET
+    store: Store,
+    *,
+    fanout_cap: int = DEFAULT_FANOUT_CAP,
+    budget: int = spec.DEFAULT_CORE_BUDGET,
+    walked: spec.Walk | None = None,
 ) -> CheckReport:
+    """The store's problems and warnings. One walk, and each file read once, serves every
+    rule: the spec rules (`spec.validate`), this module's, and the core budget. `walked` is a
+    walk a caller already made (`health` hands over its walk and the texts it read); without
+    one, the walk streams: nothing per entry outlives its turn (at 100,000 files a kept walk
+    holds ~100 MB), and a reference's target is looked up on disk."""
+    unread: list[Unread] = []
+    seen: Iterable[spec.Seen]
+    if walked is None:
+        walked = spec.Walk([], unread)
+        seen = (spec.Seen(e.path.parts, e.is_dir, e.size, e.mtime_ns) for e in store.walk(unread=unread))
+    else:
+        seen = walked.seen
     report = CheckReport()
-    add = report.problems.append
-    for v in spec.validate(store).violations:
-        if v.rule == "frontmatter" and v.message.startswith("frontmatter name "):
-            add(Problem("name-stem", v.path, v.message))
-        else:
-            add(Problem(v.rule if v.rule in ("dangling-xref", "unread") else "spec", v.path, v.message))
+    per_file: list[tuple[MemoryPath, list[spec.Violation]]] = []  # kept unless governed (known at the end)
+    governed: set[MemoryPath] = set()
+    md_folders: set[MemoryPath] = set()
+    targets = _Targets(store, walked)
     entries: dict[tuple[str, ...], int] = defaultdict(int)
     keyed: list[facts.KeyedFact] = []
+    core_shares: list[int] = []
+    small_core: list[MemoryPath] = []
     n_files = 0
-    for e in store.walk():
-        entries[e.path.parent.parts] += 1
-        if e.is_dir or not e.path.name.endswith(".md"):
+    for e in seen:
+        entries[e.parts[:-1]] += 1
+        g = spec.governing(e)
+        if g is not None:
+            governed.add(g)
+        if e.is_dir or not e.parts[-1].endswith(".md"):
             continue
         n_files += 1
+        mp = e.path
+        md_folders.add(mp.parent)
         try:
-            text = store.read_bytes(e.path).decode("utf-8", "replace")
-        except ToolError:
-            continue  # hard-linked or vanished: the spec check reports it as unreadable
-        report.problems.extend(_section_xrefs(store, e.path.text, text))
-        found = list(facts.keyed_facts(e.path.text, text))
+            text = walked.text(store, mp)
+        except ToolError as exc:  # hard-linked or vanished
+            per_file.append((mp, [spec.unreadable(e, exc)]))
+            continue
+        found_spec = list(spec.file_violations(store, walked, e, text))
+        if found_spec:
+            per_file.append((mp, found_spec))
+        if len(e.parts) == 1:  # core memory
+            if len(text) >= _LARGE_CORE:  # counted now, so it is not read twice
+                core_shares.append(spec.core_file_tokens(mp.text, text))
+            else:
+                small_core.append(mp)
+        report.problems.extend(_section_xrefs(targets, mp.text, text))
+        if "|" not in text:  # every keyed fact, and every line shaped like one, holds a '|'
+            continue
+        found = list(facts.keyed_facts(mp.text, text))
         keyed.extend(found)
         parsed = {f.lineno for f in found}
-        for lineno, line in enumerate(text.split("\n"), start=1):
+        for lineno, line in spec.lines_containing(text, "|"):
             if lineno not in parsed and facts.looks_keyed(line):
-                report.warnings.append(
-                    Problem(
-                        "keyed-format",
-                        f"{e.path.text}:{lineno}",
-                        "looks like a keyed fact but does not follow '- SUBJECT | ATTRIBUTE: VALUE "
-                        "(since YYYY-MM-DD) [LOC]' or its struck-through superseded form",
-                    )
-                )
+                report.warnings.append(Problem("keyed-format", f"{mp.text}:{lineno}", _KEYED_FORMAT))
+    violations = spec.tree_violations(store, walked, md_folders, governed, walked.unread)
+    violations.extend(v for mp, vs in per_file if not spec.is_governed(mp, governed) for v in vs)
+    violations.sort(key=lambda v: (v.path, v.rule))  # `spec.validate`'s order
+    report.problems[:0] = [_spec_problem(v) for v in violations]
+    add = report.problems.append
     for parts, count in sorted(entries.items()):
         if count > fanout_cap:
             where = "/memories" + "".join("/" + p for p in parts)
@@ -135,13 +205,19 @@ def check(
                     "fanout", where, f"{count} entries, over the cap of {fanout_cap}; add a level or merge"
                 )
             )
-    ctx = spec.context(store, budget)
-    if ctx.over_budget:
+    text = ""
+    for mp in small_core:  # counted last: the tokenizer's 70 MB then never meets a large read
+        try:
+            core_shares.append(spec.core_file_tokens(mp.text, walked.text(store, mp)))
+        except ToolError:
+            continue  # vanished since: not core memory (as `spec.context` reads it)
+    tokens = spec.core_total(core_shares)
+    if tokens > budget:
         add(
             Problem(
                 "core-budget",
                 "/memories",
-                f"core memory is {ctx.tokens} tokens, over the budget of {budget}; move detail into folders",
+                f"core memory is {tokens} tokens, over the budget of {budget}; move detail into folders",
             )
         )
     report.problems.extend(supersede(keyed))
@@ -150,7 +226,7 @@ def check(
         "files": n_files,
         "keyed_facts": len(keyed),
         "live_keys": len(facts.live_by_key(keyed)),
-        "core_tokens": ctx.tokens,
+        "core_tokens": tokens,
     }
     return report
 

@@ -76,16 +76,32 @@ def read_store(store: Store) -> Snapshot:
     return Snapshot.from_files(files, frozenset(dirs), tuple([str(u) for u in skipped] + unreadable))
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Node:
     kind: NodeKind
     name: str
     depth: int
-    label: str = ""
+    label_text: str | None = field(default="", repr=False)  # None: a file's, made on first read
     text: str = ""
     where: str = ""
     parent: Node | None = field(default=None, repr=False)
     children: list[Node] = field(default_factory=list, repr=False)
+    source: str | None = field(default=None, repr=False)  # the file text its label is made from
+
+    @property
+    def label(self) -> str:
+        """`stem + " " + description` for a file, `name + " " + description of its MEMORY.md`
+        for a folder (its name without one), the heading text for a section. A file's label is
+        made when first read: only B1's measured siblings read labels, and parsing the YAML of
+        every file (100,000 of them, mostly short notes B1 leaves out) was most of `stats`."""
+        if self.label_text is None:
+            desc = frontmatter.parse(self.source or "").description or ""
+            self.label_text, self.source = f"{self.name[:-3]} {desc}".strip(), None
+        return self.label_text
+
+    @label.setter
+    def label(self, value: str) -> None:
+        self.label_text, self.source = value, None
 
     @property
     def is_unit(self) -> bool:
@@ -127,7 +143,7 @@ def _add_sections(file_node: Node, text: str, path: str) -> int:
     made: dict[int, Node] = {}
     for sec in sections:
         parent = file_node if sec.parent is None else made[id(sec.parent)]
-        node = Node("section", sec.title, file_node.depth + sec.depth, label=sec.title, parent=parent)
+        node = Node("section", sec.title, file_node.depth + sec.depth, sec.title, parent=parent)
         node.where = f"{path}:{sec.start}"
         if not sec.children:
             node.text = _section_text(lines, sec)
@@ -144,7 +160,7 @@ def folders(snap: Snapshot) -> tuple[Node, dict[Parts, Node]]:
     for parts in sorted(snap.dirs):
         parent = by_parts[parts[:-1]]
         node = Node(
-            "dir", parts[-1], len(parts), label=parts[-1], parent=parent, where="/memories/" + "/".join(parts)
+            "dir", parts[-1], len(parts), parts[-1], parent=parent, where="/memories/" + "/".join(parts)
         )
         parent.children.append(node)
         by_parts[parts] = node
@@ -176,14 +192,14 @@ def build(snap: Snapshot) -> Tree:
         text = snap.files[parts]
         path = "/memories/" + "/".join(parts)
         parent = by_parts[parts[:-1]]
-        stem = parts[-1][:-3]
-        desc = frontmatter.parse(text).description or ""
-        node = Node("file", parts[-1], len(parts), label=f"{stem} {desc}".strip(), parent=parent, where=path)
+        node = Node("file", parts[-1], len(parts), None, parent=parent, where=path, source=text)
         parent.children.append(node)
-        if parts[-1] == MEMORY_INDEX and parent is not root and desc:
-            parent.label = f"{parent.name} {desc}"
+        if parts[-1] == MEMORY_INDEX and parent is not root:
+            desc = frontmatter.parse(text).description
+            if desc:
+                parent.label = f"{parent.name} {desc}"
         sections += _add_sections(node, text, path)
-        total_bytes += len(text.encode("utf-8"))
+        total_bytes += len(text) if text.isascii() else len(text.encode("utf-8"))
         n_xrefs += len(xrefs(text))
     return finish(snap, root, by_parts, sections, total_bytes, n_xrefs)
 

@@ -18,7 +18,58 @@ from memdir.store import frontmatter
 
 @lru_cache(maxsize=1)
 def _parser() -> MarkdownIt:
-    return MarkdownIt("commonmark")
+    """CommonMark's block rules only: a heading's inline token keeps its raw `.content` from
+    the block parser, and nothing here reads the inline children (emphasis, links, code spans)
+    the inline rules would build, which were about a third of the parse. A property test holds
+    the headings equal to the full parser's."""
+    return MarkdownIt("commonmark").disable(["inline", "text_join"])
+
+
+# The lines of a file whose headings a line scan finds exactly as markdown-it does (`_plain_headings`):
+# blank lines; ATX headings at the margin; and paragraph or bullet lines that open with a letter
+# (or `~~`/`**` and a letter, a struck-through or bold start), at the margin, with exactly one
+# space after a bullet marker. None of these can open a fence, an indented code block, a block
+# quote, an HTML block, a link reference definition, an ordered list, a thematic break or a
+# setext underline, and a line at the margin cannot continue a list item except as paragraph
+# text; so every ATX line is a heading and nothing else is. Any other line (indented, a `>`, a
+# fence, a digit, a `[`, a `-`/`=` rule, a `#` that is not a heading ...), a tab, a carriage
+# return or a NUL (which markdown-it rewrites) sends the file to the parser. A property test
+# holds the two equal on generated markdown.
+_PLAIN_LINE = re.compile(r"(?:[-*+] )?(?:~~|\*\*)?[A-Za-z]| *$|#{1,6}(?: |$)")
+_UNPLAIN = re.compile(r"[\t\r\0]")
+
+
+def _plain_headings(lines: list[str]) -> list[tuple[int, int, str]] | None:
+    """(line index, level, title) of every heading, when every line is a plain one; else None."""
+    heads: list[tuple[int, int, str]] = []
+    for i, line in enumerate(lines):
+        m = _PLAIN_LINE.match(line)
+        if m is None:
+            return None
+        if line[:1] != "#":
+            continue
+        level = len(line) - len(line.lstrip("#"))
+        rest = line[level:].rstrip(" ")
+        closed = rest.rstrip("#")
+        if closed and closed[-1] == " ":  # a closing run of '#' after a space is cut (markdown-it)
+            rest = closed
+        heads.append((i, level, rest.strip()))
+    return heads
+
+
+def _headings(body: str) -> list[tuple[int, int, str]]:
+    """(line index in `body`, level, title) of every heading, as markdown-it finds them."""
+    if _UNPLAIN.search(body) is None:
+        plain = _plain_headings(body.split("\n"))
+        if plain is not None:
+            return plain
+    tokens = _parser().parse(body)
+    heads: list[tuple[int, int, str]] = []
+    for i, tok in enumerate(tokens):
+        if tok.type == "heading_open" and tok.map is not None:
+            title = tokens[i + 1].content.strip() if i + 1 < len(tokens) else ""
+            heads.append((tok.map[0], int(tok.tag[1:]), title))
+    return heads
 
 
 @dataclass
@@ -61,20 +112,12 @@ def outline(text: str) -> list[Section]:
     lines = text.split("\n")
     total = len(lines) - 1 if text.endswith("\n") else len(lines)
     body = "\n".join(lines[fm_lines:])
-    tokens = _parser().parse(body)
-    heads: list[Section] = []
-    for i, tok in enumerate(tokens):
-        if tok.type == "heading_open" and tok.map is not None:
-            title = tokens[i + 1].content.strip() if i + 1 < len(tokens) else ""
-            heads.append(Section(int(tok.tag[1:]), title, tok.map[0] + 1 + fm_lines, total))
+    heads = [Section(level, title, i + 1 + fm_lines, total) for i, level, title in _headings(body)]
     stack: list[Section] = []
-    for idx, sec in enumerate(heads):
-        for later in heads[idx + 1 :]:
-            if later.level <= sec.level:
-                sec.end = later.start - 1
-                break
+    for sec in heads:
+        # a section ends before the next heading of its level or higher: the one that closes it
         while stack and stack[-1].level >= sec.level:
-            stack.pop()
+            stack.pop().end = sec.start - 1
         if stack:
             sec.parent = stack[-1]
             stack[-1].children.append(sec)
