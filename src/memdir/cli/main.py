@@ -21,6 +21,7 @@ from memdir.cli import (
     skills_cmd,
     store_cmds,
     token_cmd,
+    ui_cmd,
 )
 from memdir.errors import MemdirError
 
@@ -40,6 +41,7 @@ COMMAND_MODULES = (
     skills_cmd,
     local_cmd,
     bench_cmd,
+    ui_cmd,
 )
 
 

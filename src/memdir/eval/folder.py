@@ -49,12 +49,14 @@ class AnswerRow(TypedDict):
 class RunFolder:
     """The files of one run: its two tables, and where each cell keeps its marker and store."""
 
-    def __init__(self, out: Path) -> None:
+    def __init__(self, out: Path, *, create: bool = True) -> None:
+        """`create=False` reads a folder's layout without making it (the UI, a copied run)."""
         self.out = out
         self.manifest = out / "manifest.json"
         self.answers = JsonlTable(out / "answers.jsonl")
         self.calls = JsonlTable(out / "calls.jsonl")
-        out.mkdir(parents=True, exist_ok=True)
+        if create:
+            out.mkdir(parents=True, exist_ok=True)
 
     def store_dir(self, benchmark: str, conversation: str, variant: str) -> Path:
         return self.out / "stores" / benchmark / conversation / variant

@@ -1,0 +1,108 @@
+"""The Starlette application: routes, the templates, and the guards every response passes.
+
+Guards: only GET and HEAD reach a page (the one POST, the tenants' sign-in, sets a cookie and
+touches no store); the Host header must name loopback, so a page on another site cannot reach
+this server through a rebound DNS name; every response forbids loading anything from another
+origin (Content-Security-Policy), so a store file cannot make the page fetch a remote asset
+even if it got past the escaping. A memdir error is a page saying what to do, with the status
+the problem deserves (a refused path 400, a missing one 404).
+"""
+
+from __future__ import annotations
+
+import atexit
+import shutil
+import tempfile
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from memdir.mcp.tenants import Tenants
+from memdir.ui import auth, views_health, views_history, views_runs, views_store
+from memdir.ui.pages import UIState, View, guarded, templates
+from memdir.ui.sources import Sources
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+    (b"cache-control", b"no-store"),
+]
+
+
+class SecurityHeaders:
+    """Adds the headers above to every response, static files and errors included."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def add(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = list(message.get("headers", [])) + HEADERS
+            await send(message)
+
+        await self.app(scope, receive, add)
+
+
+def routes() -> list[BaseRoute]:
+    get = ["GET", "HEAD"]
+    table: list[tuple[str, View]] = [
+        ("/", views_store.index),
+        ("/s/{sid}/tree", views_store.tree),
+        ("/s/{sid}/children", views_store.children),
+        ("/s/{sid}/file", views_store.file),
+        ("/s/{sid}/search", views_store.search),
+        ("/s/{sid}/health", views_health.health),
+        ("/s/{sid}/history", views_history.history),
+        ("/s/{sid}/step/{step:int}", views_history.step),
+        ("/s/{sid}/step/{step:int}/tree", views_history.step_tree),
+        ("/s/{sid}/step/{step:int}/file", views_history.step_file),
+        ("/s/{sid}/facts", views_history.facts),
+        ("/s/{sid}/at", views_history.at_commit),
+        ("/s/{sid}/growth/{name}", views_history.growth_plot),
+        ("/runs", views_runs.runs),
+        ("/run", views_runs.run),
+        ("/run/answers", views_runs.answers),
+        ("/run/asset", views_runs.asset),
+        ("/turn", views_runs.turn),
+        ("/login", auth.login_page),
+    ]
+    out: list[BaseRoute] = [Route(p, auth.required(guarded(v)), methods=get) for p, v in table]
+    out.append(Route("/login", auth.login, methods=["POST"]))
+    out.append(Mount("/static", StaticFiles(packages=[("memdir.ui", "static")]), name="static"))
+    return out
+
+
+def build_app(
+    sources: Sources, *, runs: Path | None = None, tenants: Tenants | None = None, scratch: Path | None = None
+) -> Starlette:
+    """The UI over `sources` (and the run folders under `runs`); `tenants` guards each store
+    behind its tenant's bearer token."""
+    app = Starlette(
+        routes=routes(),
+        middleware=[
+            Middleware(SecurityHeaders),
+            Middleware(TrustedHostMiddleware, allowed_hosts=list(LOOPBACK_HOSTS)),
+        ],
+    )
+    if scratch is None:  # the server's private folder: past snapshots and growth plots
+        scratch = Path(tempfile.mkdtemp(prefix="memdir-ui-"))
+        atexit.register(shutil.rmtree, scratch, True)
+    app.state.ui = UIState(sources, templates(), runs, tenants, scratch)
+    return app

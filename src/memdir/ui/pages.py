@@ -1,0 +1,108 @@
+"""What every view shares: the server's state, a page from a template, and the error pages a
+memdir error becomes (a refused path 400, a missing one 404), so no view handles them itself."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.templating import Jinja2Templates
+
+from memdir.errors import MemdirError, NotFoundError, PathError
+from memdir.mcp.tenants import Tenants
+from memdir.tools.text import human_size
+from memdir.ui.sources import Source, Sources
+
+COOKIE = "memdir_ui_token"
+
+
+@dataclass
+class UIState:
+    """What every view reads: the stores, the runs folder, the tenants, the templates."""
+
+    sources: Sources
+    templates: Jinja2Templates
+    runs: Path | None = None
+    tenants: Tenants | None = None
+    scratch: Path | None = None  # the server's private folder (growth plots, past snapshots)
+    cache: dict[Any, Any] = field(default_factory=dict)
+
+
+def state(request: Request) -> UIState:
+    ui: UIState = request.app.state.ui
+    return ui
+
+
+def token_of(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        return value.strip()
+    return request.cookies.get(COOKIE) or None
+
+
+def tenant_of(request: Request) -> str | None:
+    """The tenant the request's token opens, or None (no token, or one the file lacks)."""
+    registry = state(request).tenants
+    token = token_of(request)
+    if registry is None or token is None:
+        return None
+    entry = registry.lookup(token)
+    return None if entry is None else entry.tenant
+
+
+def visible_sources(request: Request) -> list[Source]:
+    """Every store without a tenants file; with one, the stores of the request's tenant."""
+    ui = state(request)
+    every = list(ui.sources.by_id.values())
+    if ui.tenants is None:
+        return every
+    tenant = tenant_of(request)
+    return [s for s in every if tenant is not None and s.tenant == tenant]
+
+
+def page(request: Request, name: str, status: int = 200, **context: Any) -> Response:
+    ui = state(request)
+    context.setdefault("visible", visible_sources(request))
+    context.setdefault("has_runs", ui.runs is not None and ui.tenants is None)
+    return ui.templates.TemplateResponse(request, name, context, status_code=status)
+
+
+View = Callable[[Request], Response]
+
+
+def guarded(view: View) -> View:
+    """A view whose memdir errors become an error page (run in Starlette's worker threads)."""
+
+    def run(request: Request) -> Response:
+        try:
+            return view(request)
+        except PathError as exc:
+            return page(request, "error.html", 400, title="refused", message=str(exc))
+        except NotFoundError as exc:
+            return page(request, "error.html", 404, title="not found", message=str(exc))
+        except MemdirError as exc:
+            return page(request, "error.html", 400, title="cannot show this", message=str(exc))
+
+    run.__name__ = view.__name__
+    run.__doc__ = view.__doc__
+    return run
+
+
+def templates() -> Jinja2Templates:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("memdir.ui", "templates"),
+        autoescape=True,  # every value is escaped unless a view marks it as built HTML
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["size"] = human_size
+    env.filters["utc"] = lambda t: time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t))
+    return Jinja2Templates(env=env)

@@ -1,0 +1,206 @@
+"""The history pages: the journal's steps, one step's diff and the store as it was then, the
+growth plots, and `diff --facts` between two chosen steps."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from memdir.analytics import integrity
+from memdir.analytics.growth_plots import PLOTS
+from memdir.errors import NotFoundError, PathError
+from memdir.store.paths import ROOT, parse_memory_path
+from memdir.ui import snapshots
+from memdir.ui.pages import page, state
+from memdir.ui.views_store import crumbs, show_file, source
+
+
+def history(request: Request) -> Response:
+    src, _store, urls = source(request)
+    ui = state(request)
+    journal = ui.sources.journal(src.sid)
+    steps = journal.steps()
+    fates = None
+    head = journal.head()
+    if steps and head is not None:  # the replay behind the plots, drawn once per journal head
+        grown = json.loads(
+            (snapshots.growth_dir(journal, head, ui.scratch, src.label) / "growth.json").read_text()
+        )
+        fates = grown["fate"]
+    return page(
+        request,
+        "history.html",
+        fates=fates,
+        title=f"{src.label}: history",
+        src=src,
+        urls=urls,
+        steps=list(reversed(steps)),
+        count=len(steps),
+        plots=PLOTS if steps else (),
+        tab="history",
+    )
+
+
+MAX_DIFF_LINES = 5000  # a step that rewrote much of a store: the rest is left for `git` itself
+
+
+def _diff_lines(patch: str) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    lines = patch.split("\n")
+    for line in lines[:MAX_DIFF_LINES]:
+        kind = "ctx"
+        if line.startswith(("diff --git", "index ", "similarity", "rename ", "new file", "deleted file")):
+            kind = "meta"
+        elif line.startswith(("+++", "---")):
+            kind = "file"
+        elif line.startswith("@@"):
+            kind = "hunk"
+        elif line.startswith("+"):
+            kind = "add"
+        elif line.startswith("-"):
+            kind = "del"
+        out.append((kind, line))
+    if len(lines) > MAX_DIFF_LINES:
+        out.append(("meta", f"... {len(lines) - MAX_DIFF_LINES} more lines of diff not shown"))
+    return out
+
+
+def step(request: Request) -> Response:
+    src, _store, urls = source(request)
+    journal = state(request).sources.journal(src.sid)
+    st, steps = snapshots.pick(journal, int(request.path_params["step"]))
+    return page(
+        request,
+        "step.html",
+        title=f"{src.label}: step {st.index}",
+        src=src,
+        urls=urls,
+        st=st,
+        count=len(steps),
+        diff=_diff_lines(snapshots.diff(journal, st)),
+        tab="history",
+    )
+
+
+def at_commit(request: Request) -> Response:
+    """The step a journal commit names (a skill run's rows name the snapshot after each task)."""
+    src, _store, urls = source(request)
+    ref = request.query_params.get("commit") or ""
+    steps = state(request).sources.journal(src.sid).steps()
+    found = [s for s in steps if len(ref) >= 4 and s.commit.startswith(ref.lower())]
+    if len(found) != 1:
+        raise NotFoundError(f"no single step of this store has commit {ref!r}")
+    return RedirectResponse(urls.step(found[0].index), status_code=307)
+
+
+def step_tree(request: Request) -> Response:
+    """The store as it was after a step: its files under the chosen folder, from the journal."""
+    src, _store, urls = source(request)
+    journal = state(request).sources.journal(src.sid)
+    st, _steps = snapshots.pick(journal, int(request.path_params["step"]))
+    raw = request.query_params.get("path")
+    folder = ROOT if not raw else parse_memory_path(raw)
+    files = snapshots.files_at(journal, st)
+    prefix = folder.text.rstrip("/") + "/"
+    entries: dict[str, dict[str, Any]] = {}
+    for path in sorted(files):
+        if not path.startswith(prefix):
+            continue
+        rest = path[len(prefix) :].split("/")
+        name = rest[0]
+        e = entries.setdefault(name, {"name": name, "dir": len(rest) > 1, "files": 0, "path": prefix + name})
+        e["files"] += 1
+    if not entries and not folder.is_root:
+        raise NotFoundError(f"{folder.text} held no file after step {st.index}")
+    ordered = sorted(entries.values(), key=lambda e: (not e["dir"], e["name"]))
+    return page(
+        request,
+        "step_tree.html",
+        title=f"{src.label}: step {st.index}",
+        src=src,
+        urls=urls,
+        st=st,
+        folder=folder,
+        crumbs=crumbs(folder),
+        entries=ordered,
+        total=len(files),
+        step=st.index,
+        tab="history",
+    )
+
+
+def step_file(request: Request) -> Response:
+    src, _store, urls = source(request)
+    journal = state(request).sources.journal(src.sid)
+    st, _steps = snapshots.pick(journal, int(request.path_params["step"]))
+    raw = request.query_params.get("path")
+    if not raw:
+        raise PathError("name a file: ?path=/memories/...")
+    mp = parse_memory_path(raw)
+    files = snapshots.files_at(journal, st)
+    text = snapshots.read_at(journal, st, mp.text)
+    return show_file(
+        request,
+        src,
+        urls,
+        mp,
+        text,
+        lambda p: p in files or any(f.startswith(p + "/") for f in files),
+        st.index,
+    )
+
+
+def facts(request: Request) -> Response:
+    """`diff --facts` between two steps: every fact line of the older must be in the newer."""
+    src, _store, urls = source(request)
+    ui = state(request)
+    journal = ui.sources.journal(src.sid)
+    steps = journal.steps()
+    result = None
+    old_i = _int(request.query_params.get("old"))
+    new_i = _int(request.query_params.get("new"))
+    if steps and old_i is not None and new_i is not None:
+        old, _ = snapshots.pick(journal, old_i)
+        new, _ = snapshots.pick(journal, new_i)
+        result = integrity.diff_facts(
+            snapshots.snapshot_store(journal, old, ui.scratch),
+            snapshots.snapshot_store(journal, new, ui.scratch),
+        )
+    return page(
+        request,
+        "facts.html",
+        title=f"{src.label}: diff --facts",
+        src=src,
+        urls=urls,
+        steps=steps,
+        old=old_i,
+        new=new_i,
+        result=result,
+        tab="history",
+    )
+
+
+def _int(raw: str | None) -> int | None:
+    if raw is None or raw == "":
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise PathError(f"{raw!r} is not a step number") from None
+
+
+def growth_plot(request: Request) -> Response:
+    src, _store, _urls = source(request)
+    name = str(request.path_params["name"])
+    if name not in PLOTS:
+        raise NotFoundError(f"no plot {name!r}; the growth plots are {', '.join(PLOTS)}")
+    ui = state(request)
+    journal = ui.sources.journal(src.sid)
+    head = journal.head()
+    if head is None:
+        raise NotFoundError("this store has no journal yet")
+    out = snapshots.growth_dir(journal, head, ui.scratch, src.label)
+    return Response((out / name).read_bytes(), media_type="image/png")

@@ -1,0 +1,156 @@
+"""The runs pages: the run folders found under --runs, a run's report with its plots, its
+answers with their citations opening the cited lines, and a benchmark's source turn."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from markupsafe import Markup
+from starlette.requests import Request
+from starlette.responses import Response
+
+from memdir.bench import DataUnavailable, Sample, UnknownSample, load_sample
+from memdir.errors import MemdirError, NotFoundError, PathError
+from memdir.store.paths import parse_memory_path
+from memdir.ui import runs as runs_mod
+from memdir.ui.pages import page, state
+from memdir.ui.render import render_markdown
+from memdir.ui.urls import Urls, run_url
+
+PAGE_ROWS = 100
+ASSET_TYPES = {".png": "image/png", ".svg": "image/svg+xml"}
+
+
+def _runs_dir(request: Request) -> Path:
+    ui = state(request)
+    if ui.runs is None:
+        raise NotFoundError("this server was started without --runs DIR, so it shows no runs")
+    return ui.runs
+
+
+def runs(request: Request) -> Response:
+    found = runs_mod.find_runs(_runs_dir(request))
+    return page(request, "runs.html", title="runs", found=found, run_url=run_url, tab="runs")
+
+
+def _open(request: Request) -> runs_mod.Run:
+    name = request.query_params.get("name") or ""
+    return runs_mod.open_run(_runs_dir(request), name, state(request).sources)
+
+
+def run(request: Request) -> Response:
+    r = _open(request)
+    report = None
+    if r.store.exists("/memories/report.md"):
+        text = r.store.read_text("/memories/report.md")
+        report = Markup(
+            render_markdown(
+                text,
+                href=lambda p: p,
+                exists=lambda _p: True,
+                image_src=lambda src: _asset_url(r.name, src),
+            ).html
+        )
+    rows = runs_mod.read_rows(r, "tasks.jsonl") if r.kind == "skills" else []
+    return page(
+        request,
+        "run.html",
+        title=f"run {r.name}",
+        r=r,
+        report=report,
+        rows=rows[:PAGE_ROWS],
+        more=max(0, len(rows) - PAGE_ROWS),
+        chain_sid=lambda row: runs_mod.store_id(r.name, str(row.get("variant")), f"chain-{row.get('chain')}"),
+        urls=Urls,
+        run_url=run_url,
+        tab="runs",
+    )
+
+
+def _asset_url(run: str, src: str) -> str | None:
+    if "://" in src or src.startswith("/") or Path(src).suffix.lower() not in ASSET_TYPES:
+        return None  # only the run's own plots are shown; anything else stays a link
+    return run_url(run, "asset", path=src)
+
+
+def asset(request: Request) -> Response:
+    """A plot of the run folder, read through the run's confined store."""
+    r = _open(request)
+    raw = request.query_params.get("path") or ""
+    kind = ASSET_TYPES.get(Path(raw).suffix.lower())
+    if kind is None:
+        raise PathError("only a run's .png and .svg plots are served")
+    mp = parse_memory_path("/memories/" + raw.lstrip("/"))
+    return Response(r.store.read_bytes(mp), media_type=kind)
+
+
+def answers(request: Request) -> Response:
+    r = _open(request)
+    if r.kind != "eval":
+        raise NotFoundError(f"{r.name} is a skill run; its tasks are on its own page")
+    rows = runs_mod.read_rows(r, "answers.jsonl")
+    variant = request.query_params.get("variant") or ""
+    conversation = request.query_params.get("conversation") or ""
+    shown = [
+        row
+        for row in rows
+        if (not variant or row.get("variant") == variant)
+        and (not conversation or row.get("conversation") == conversation)
+    ]
+    try:
+        at = max(0, int(request.query_params.get("from") or 0))
+    except ValueError:
+        at = 0
+    stores = {s.label: s.sid for s in r.stores}
+    return page(
+        request,
+        "answers.html",
+        title=f"run {r.name}: answers",
+        r=r,
+        rows=shown[at : at + PAGE_ROWS],
+        total=len(shown),
+        at=at,
+        step=PAGE_ROWS,
+        variant=variant,
+        conversation=conversation,
+        variants=sorted({str(row.get("variant")) for row in rows}),
+        conversations=sorted({str(row.get("conversation")) for row in rows}),
+        cell_sid=lambda row: stores.get(
+            f"{row.get('benchmark')}/{row.get('conversation')}/{row.get('variant')}"
+        ),
+        urls=Urls,
+        run_url=run_url,
+        tab="runs",
+    )
+
+
+@lru_cache(maxsize=8)
+def _sample(benchmark: str, sample: str) -> Sample:
+    return load_sample(benchmark, sample)
+
+
+def turn(request: Request) -> Response:
+    """The turn a locator cites, in its session, from the benchmark's own loader."""
+    bench = request.query_params.get("bench") or ""
+    sample_id = request.query_params.get("sample") or ""
+    loc = request.query_params.get("loc") or ""
+    try:
+        sample = _sample(bench, sample_id)
+    except (DataUnavailable, UnknownSample) as exc:
+        raise MemdirError(str(exc)) from None
+    target = next((t for t in sample.turns if t.locator == loc), None)
+    if target is None:
+        raise NotFoundError(f"{bench} {sample_id} has no turn {loc!r}")
+    session: list[Any] = [t for t in sample.turns if t.session == target.session]
+    return page(
+        request,
+        "turn.html",
+        title=f"{bench} {sample_id} {loc}",
+        bench=bench,
+        sample=sample_id,
+        target=target,
+        session=session,
+        tab="runs",
+    )
