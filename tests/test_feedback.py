@@ -124,3 +124,41 @@ def test_feedback_measures_against_the_stores_guard_limits(tmp_path: Path) -> No
     assert [f.kind for f in health(store).findings] == ["fanout"]  # over the default cap of 50
     (sent,) = _kinds(record, "feedback")
     assert sent["introduced"] == 0 and not _kinds(record, "feedback_result")
+
+
+def test_a_round_that_loses_a_source_is_undone_whole(tmp_path: Path) -> None:
+    """What the local 1.5B model did: told to mend, it deleted the file holding the facts. The
+    round is undone as one step, the store is as it was byte for byte, and the record says so."""
+    from memdir.agents.mend_gate import UNDO_TOOL
+    from memdir.store.journal import Journal
+
+    store = new_store(tmp_path / "m")
+    script = [
+        call("create", path="/memories/alice.md", file_text=DANGLING),
+        answer("filed"),
+        call("delete", path="/memories/alice.md"),  # the "mend"
+    ]
+    stock = (tmp_path / "m" / "MEMORY.md").read_bytes()
+    _, record, model = _run(store, script)
+    assert model.usage.calls == 3  # the round ran: the delete happened, then was undone
+    files = {p.name: p.read_bytes() for p in (tmp_path / "m").iterdir() if p.is_file()}
+    assert files == {"MEMORY.md": stock, "alice.md": DANGLING.encode()}  # as the episode left it
+    result = _kinds(record, "feedback_result")[0]
+    assert result["undone"] is True and result["lost_sources"] == ["S1T1"] and result["writes"] == 1
+    assert result["mended"] == 0 and result["remaining"] == 1  # the finding stands, said
+    tools = [s.tool for s in Journal(store.root).steps()]
+    assert tools[-2:] == ["delete", UNDO_TOOL]
+    assert feedback_totals(record.entries).line().endswith("1 round(s) undone for losing a source")
+
+
+def test_a_round_that_keeps_every_source_is_not_undone(tmp_path: Path) -> None:
+    store = new_store(tmp_path / "m")
+    script = [
+        call("create", path="/memories/alice.md", file_text=DANGLING),
+        answer("filed"),
+        call("str_replace", path="/memories/alice.md", old_str="; see /memories/pets/rex.md", new_str=""),
+    ]
+    _, record, _ = _run(store, script)
+    result = _kinds(record, "feedback_result")[0]
+    assert result["undone"] is False and result["lost_sources"] == [] and result["mended"] == 1
+    assert store.read_text("/memories/alice.md") == CLEAN

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from memdir.agents.loop import Episode, run_loop
+from memdir.agents.mend_gate import before_round, lost_sources, undo_round
 from memdir.agents.record import RunRecord
 from memdir.agents.roles import Role
 from memdir.analytics.health import Finding, HealthReport, health, introduced
@@ -84,6 +85,7 @@ async def mend(
             findings=[{"kind": f.kind, "path": f.path, "key": f.key} for f in found],
         )
     capped = replace(role, round_cap=FEEDBACK_ROUNDS)
+    kept = before_round(harness.store)
     extra = await run_loop(
         model,
         harness,
@@ -95,6 +97,9 @@ async def mend(
         **ids,
         feedback=True,
     )
+    lost = lost_sources(harness.store, kept)
+    if lost:  # a mend never costs a source: the round is undone whole (agents/mend_gate.py)
+        undo_round(harness.store, kept, **harness.meta)
     left = {f.key for f in introduced(before, store_health(harness.store), moved.moves)}
     if record is not None:
         record.write(
@@ -107,6 +112,8 @@ async def mend(
             rounds=extra.rounds,
             tool_calls=extra.tool_calls,
             writes=extra.writes,
+            undone=bool(lost),
+            lost_sources=lost,
         )
     return extra
 
@@ -136,18 +143,23 @@ class FeedbackTotals:
     turns: int  # feedback turns sent (chunks whose episode introduced a finding)
     introduced: int
     mended: int
+    undone: int = 0  # rounds undone because they lost a source (agents/mend_gate.py)
 
     def line(self) -> str:
         if self.turns == 0:
             return "feedback: no episode introduced a health finding"
+        undone = f"; {self.undone} round(s) undone for losing a source" if self.undone else ""
         return (
             f"feedback: {self.turns} chunk(s) introduced {self.introduced} finding(s); "
-            f"{self.mended} mended in their extra round"
+            f"{self.mended} mended in their extra round{undone}"
         )
 
 
 def feedback_totals(entries: list[dict[str, Any]]) -> FeedbackTotals:
     rows = [e for e in entries if e.get("kind") == "feedback_result"]
     return FeedbackTotals(
-        len(rows), sum(int(r.get("introduced", 0)) for r in rows), sum(int(r.get("mended", 0)) for r in rows)
+        len(rows),
+        sum(int(r.get("introduced", 0)) for r in rows),
+        sum(int(r.get("mended", 0)) for r in rows),
+        sum(1 for r in rows if r.get("undone")),
     )
