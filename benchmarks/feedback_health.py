@@ -99,6 +99,7 @@ async def build_and_ask(
         "feedback_turns": totals.turns,
         "introduced": totals.introduced,
         "mended": totals.mended,
+        "undone": totals.undone,  # feedback rounds undone for losing a source (agents/mend_gate.py)
         "questions": len(asked),
         "f1": round(sum(f1) / len(f1), 4) if f1 else None,
         "kb_read_per_q": round(sum(read) / len(read) / 1024, 2) if read else None,
