@@ -13,7 +13,6 @@ from typing import Any
 
 from memdir.errors import EditError, NotFoundError
 from memdir.store import descriptions
-from memdir.store.descriptions import HEAD_BYTES as HEAD_BYTES  # the head ui/listing.py reads too
 from memdir.store.listing_walk import LevelWalk, Seen, walk_levels
 from memdir.store.paths import PREFIX, MemoryPath
 from memdir.store.safefs import Unread
