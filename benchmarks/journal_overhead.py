@@ -3,16 +3,18 @@
 For each size, three copies of one synthetic store (`make_store`: N notes in 20 folders):
   * plain: a bare `Store`, no observers (the floor: the file write and its fsyncs);
   * journal: `open_store(index=False)`, the journal alone;
-  * index+journal: `open_store()`, the BM25 index built first so every step updates it, and
-    the journal: the target's configuration.
+  * index+journal: `open_store()`, the BM25 index built first so every step notes its paths
+    for it, and the journal: the target's configuration.
 The same writing calls (create, str_replace, insert, rename, in rotation) go through a
 `Harness` on each, interleaved call by call so all three see the same machine load. The first
 journaled call (which starts the process's whole-tree check, on its own thread at 50,000
 files) is left out, and measuring starts once that check has landed; the periodic checks every
 FULL_EVERY steps fall inside the run, as they would in service. Prints p50 / p90 / p99 per side
 and the time spent inside the journal's observer hooks per call (timed around them, so it does
-not include the machine's noise in the rest of the call); writes results.json under
-runs/benchmarks/journal_overhead/.
+not include the machine's noise in the rest of the call). A step only notes its paths for the
+index (store/index.py `defer`); the search after the run pays one tantivy commit for all of
+them, so that search is timed too, beside a search with nothing to catch up. Writes
+results.json under runs/benchmarks/journal_overhead/.
 
     python benchmarks/journal_overhead.py [--sizes 1000,50000] [--calls 200] [--quick]
 
@@ -144,6 +146,14 @@ def run_size(files: int, n_calls: int, tmp: Path) -> dict[str, Any]:
                 inside.append(hooks.spent)
             assert not res.is_error, res.text
     settle(stores["index+journal"])
+    index = SearchIndex.for_store(stores["index+journal"])
+    s0 = time.perf_counter()
+    caught_up = index.search("fact item")
+    catch_up = time.perf_counter() - s0
+    s0 = time.perf_counter()
+    assert index.search("fact item") == caught_up
+    idle_search = time.perf_counter() - s0
+    assert any(h.path.startswith("/memories/moved/") for h in caught_up), "the writes are not indexed"
     journal = Journal(roots["index+journal"])
     steps = journal.steps()
     assert [s.tool for s in steps[-n_calls:]] == [t for t, _ in seq[4:]], "a step is missing"
@@ -157,6 +167,8 @@ def run_size(files: int, n_calls: int, tmp: Path) -> dict[str, Any]:
             for side, v in wall.items()
         },
         "journal_hooks": {"p50_ms": pct(inside, 0.5), "p99_ms": pct(inside, 0.99)},
+        "search_catching_up_ms": catch_up * 1e3,
+        "search_after_ms": idle_search * 1e3,
         "steps": len(steps),
         "recovered_steps": sum(s.tool == "recovered" for s in steps),
     }
@@ -194,7 +206,9 @@ def main() -> None:
     for r in results:
         print(
             f"{r['files']:,} files: {r['steps']} journal steps ({r['recovered_steps']} recovered); "
-            f"setup {r['setup_s']:.0f} s, warm-up {r['warmup_s'] * 1e3:.0f} ms"
+            f"setup {r['setup_s']:.0f} s, warm-up {r['warmup_s'] * 1e3:.0f} ms; the search after the "
+            f"{r['calls']} writes (one index commit for all) {r['search_catching_up_ms']:.1f} ms, "
+            f"the next {r['search_after_ms']:.1f} ms"
         )
     print(f"load average {load:.2f} on {os.cpu_count()} CPUs (p50 targets: 3 ms at 1,000, 5 ms at 50,000)")
     (out / "results.json").write_text(json.dumps({"results": results, "load_avg_1m": load}, indent=1) + "\n")

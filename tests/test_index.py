@@ -79,16 +79,32 @@ def test_scope_limits_results(store: Store) -> None:
     assert paths(store, "calvin", "/memories/peop") == []  # a prefix of a name is not a folder
 
 
-def test_tool_writes_reach_the_index_without_a_sync(store: Store) -> None:
+def test_tool_writes_reach_the_index_at_the_next_search(store: Store) -> None:
     idx = SearchIndex.for_store(store)
     idx.search("anything")  # builds the index, so the observer keeps it from now on
     h = Harness(store, "manage")
     h.call(
         "str_replace", {"path": "/memories/people/calvin.md", "old_str": "jazz trio", "new_str": "punk band"}
     )
-    found = [x.path for x in idx.search("punk", sync=False)]
-    assert found == ["/memories/people/calvin.md"]
-    assert idx.search("jazz", sync=False) == []
+    # the write only noted its path: the index is not committed until a search needs it
+    assert idx.search("punk", sync=False) == []
+    assert [x.path for x in idx.search("punk")] == ["/memories/people/calvin.md"]
+    assert idx.search("jazz") == []
+
+
+def test_a_tool_write_is_read_even_when_its_stat_is_unchanged(store: Store) -> None:
+    """A same-size write inside the clock's tick keeps size and mtime: the index must read
+    the path the tool named, not trust the stat."""
+    idx = SearchIndex.for_store(store)
+    idx.search("anything")
+    path = store.root / "people" / "calvin.md"
+    before = path.stat()
+    h = Harness(store, "manage")
+    res = h.call("str_replace", {"path": "/memories/people/calvin.md", "old_str": "jazz", "new_str": "punk"})
+    assert not res.is_error, res.text
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size == before.st_size and path.stat().st_mtime_ns == before.st_mtime_ns
+    assert [x.path for x in idx.search("punk")] == ["/memories/people/calvin.md"]
 
 
 def test_rename_and_delete_move_or_drop_results(store: Store) -> None:

