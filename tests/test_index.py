@@ -275,9 +275,7 @@ def test_scan_sees_what_the_store_shows(store: Store) -> None:
 def test_least_recently_used_indexes_close_and_reopen(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memdir.store import index as index_mod
-
-    monkeypatch.setattr(index_mod, "MAX_OPEN", 2)
+    monkeypatch.setattr(SearchIndex.registry, "cap", 2)
     stores = []
     for i in range(3):
         s = open_store(tmp_path / f"m{i}", create=True)
@@ -289,7 +287,7 @@ def test_least_recently_used_indexes_close_and_reopen(
         if i == 0:
             first = SearchIndex.for_store(s)
             assert first._index is not None
-    assert first._index is None and stores[0].root not in SearchIndex._instances  # evicted and closed
+    assert first._index is None and stores[0].root not in SearchIndex.registry  # evicted and closed
     assert first.search("word0")[0].path == "/memories/a.md"  # a held reference still works
     assert paths(stores[0], "word0") == ["/memories/a.md"]
 

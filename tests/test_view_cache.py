@@ -250,7 +250,7 @@ def test_a_broken_or_deleted_cache_file_is_replaced_and_the_listing_unchanged(tm
     expected = _view(Harness(Store(root), "search"), "/memories")
     (root / STATE_DIR).mkdir(exist_ok=True)
     (root / STATE_DIR / CACHE_FILE).write_bytes(b"not a database" * 100)
-    DescriptionCache._instances.pop(root.resolve(), None)
+    DescriptionCache.registry.release(root.resolve())
     assert _view(Harness(open_store(root), "search"), "/memories") == expected
     _wait_past_stamps(root)
     assert _view(Harness(open_store(root), "search"), "/memories") == expected

@@ -51,17 +51,10 @@ def release_store(store: Store, settle_s: float = 30.0) -> None:
     then let finish: a journal's whole-tree check on its own thread is waited for (`settled`),
     and anything with a `flush` or `close` gets it."""
     from memdir.store import index
+    from memdir.store.descriptions import DescriptionCache
 
-    registries: list[Any] = [index.SearchIndex]
-    with contextlib.suppress(ImportError):
-        from memdir.store import descriptions
-
-        registries.append(descriptions.DescriptionCache)
-    for registry in registries:
-        with registry._instances_lock:
-            held = registry._instances.pop(store.root, None)
-        if held is not None:
-            held.close()
+    index.SearchIndex.registry.release(store.root)
+    DescriptionCache.registry.release(store.root)
     for obs in store.observers:
         settled = getattr(obs, "settled", None)
         if callable(settled):

@@ -32,7 +32,6 @@ import logging
 import os
 import sqlite3
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
@@ -40,6 +39,7 @@ from typing import ClassVar
 from memdir.errors import ToolError
 from memdir.store import frontmatter
 from memdir.store.paths import MemoryPath
+from memdir.store.per_root import PerRoot
 from memdir.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -85,8 +85,7 @@ def read_description(store: Store, mp: MemoryPath) -> str | None:
 class DescriptionCache:
     """The description cache of one store. Use :meth:`for_store` to share one per root."""
 
-    _instances: ClassVar[OrderedDict[Path, DescriptionCache]] = OrderedDict()
-    _instances_lock: ClassVar[threading.Lock] = threading.Lock()
+    registry: ClassVar[PerRoot[DescriptionCache]] = PerRoot(MAX_OPEN)
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -99,12 +98,7 @@ class DescriptionCache:
 
     @classmethod
     def for_store(cls, store: Store) -> DescriptionCache:
-        with cls._instances_lock:
-            found = cls._instances.pop(store.root, None) or cls(store.state_dir / CACHE_FILE)
-            cls._instances[store.root] = found
-            while len(cls._instances) > MAX_OPEN:
-                cls._instances.popitem(last=False)[1].close()
-            return found
+        return cls.registry.get(store.root, lambda: cls(store.state_dir / CACHE_FILE))
 
     def close(self) -> None:
         with self._mutex:

@@ -36,6 +36,7 @@ from filelock import FileLock
 from memdir.errors import MemdirError
 from memdir.store.analysis import ANALYSIS_VERSION, ANALYZER_NAME, analyzer, doc_fields, or_query, query_terms
 from memdir.store.paths import ROOT, STATE_DIR, MemoryPath, parse_memory_path
+from memdir.store.per_root import PerRoot
 from memdir.store.scan import scan
 from memdir.store.store import Step, Store
 from memdir.store.unit_index import UnitIndex, UnitRow
@@ -97,8 +98,7 @@ def _scopes(mp: MemoryPath) -> list[str]:
 class SearchIndex:
     """The index of one store. Use :meth:`for_store` to share one per store in a process."""
 
-    _instances: ClassVar[dict[Path, SearchIndex]] = {}
-    _instances_lock: ClassVar[threading.Lock] = threading.Lock()
+    registry: ClassVar[PerRoot[SearchIndex]] = PerRoot(MAX_OPEN)
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -121,12 +121,7 @@ class SearchIndex:
     def for_store(cls, store: Store) -> SearchIndex:
         """The shared index of `store`'s root; the least recently used are closed past
         MAX_OPEN (an evaluation may touch hundreds of stores; a closed one reopens on use)."""
-        with cls._instances_lock:
-            found = cls._instances.pop(store.root, None) or cls(store)
-            cls._instances[store.root] = found
-            while len(cls._instances) > MAX_OPEN:
-                cls._instances.pop(next(iter(cls._instances))).close()
-            return found
+        return cls.registry.get(store.root, lambda: cls(store))
 
     @classmethod
     def exists_for(cls, store: Store) -> bool:
