@@ -10,6 +10,7 @@ of secret-looking environment variables before it is written, as a second guard.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -56,9 +57,23 @@ class RunRecord:
         with self._lock:
             self.entries.append(json.loads(line))
             if self.path is not None:
-                with open(self.path, "a", encoding="utf-8") as fh:
-                    fh.write(line + "\n")
+                append_line(self.path, line)
         return entry
+
+
+def append_line(path: Path, line: str) -> None:
+    """Append one whole line, even with other processes appending to the same file (the
+    workers of a Ray run share one record): one `O_APPEND` write under an exclusive `flock`,
+    so no line is ever cut into another, whatever its length."""
+    data = (line + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def read_record(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
