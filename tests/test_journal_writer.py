@@ -203,3 +203,25 @@ def test_the_baseline_keeps_every_name_and_reads_no_link(tmp_path: Path) -> None
     # The stat cache the baseline kept lets the next process's check skip every old file.
     assert not Harness(open_store(root), "manage").call("delete", {"path": "/memories/new.md"}).is_error
     assert sorted(j.files_at(j.head() or "")) == sorted(names)
+
+
+def test_a_closed_journal_lets_go_of_its_files_and_reopens_on_the_next_step(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    store = open_store(root, create=True)
+    h = Harness(store, "manage")
+    for i in range(3):
+        assert not h.call("create", {"path": f"/memories/n{i}.md", "file_text": md(f"n{i}", "x")}).is_error
+    git(root, "gc", "-q")  # a pack, which libgit2 maps and keeps open
+    assert not h.call("create", {"path": "/memories/p.md", "file_text": md("p", "packed")}).is_error
+    journal_dir = str(root / ".memdir" / "journal.git")
+
+    def held() -> int:
+        fds = Path(f"/proc/{os.getpid()}/fd")
+        return sum(1 for fd in fds.iterdir() if os.path.realpath(fd).startswith(journal_dir))
+
+    assert held() > 0
+    observer_of(store).close()
+    assert held() == 0
+    assert not h.call("create", {"path": "/memories/q.md", "file_text": md("q", "after")}).is_error
+    assert [s.tool for s in Journal(root).steps()][-2:] == ["create", "create"]
+    assert "q.md" in git(root, "ls-tree", "--name-only", "HEAD")

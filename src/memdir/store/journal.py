@@ -313,6 +313,13 @@ class JournalObserver:
         """Wait for the whole-tree check running on its own thread, if any; True once none is."""
         return self.background is None or self.background.done.wait(timeout)
 
+    def close(self) -> None:
+        """Let go of the repository's descriptors and maps now (a tenant leaving the pool), not
+        when the collector gets to it; the next step opens it again."""
+        if self._repo is not None:
+            self._repo.free()
+            self._repo = None
+
 
 class _NoJournal:
     def on_step(self, store: Store, step: Step) -> None:
