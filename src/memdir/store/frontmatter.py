@@ -25,7 +25,8 @@ NOT_A_MAPPING = "frontmatter is not a 'key: value' mapping"
 # What `safeyaml` refuses. Unlike other broken YAML (`description: Alice: vegan`, read leniently
 # and let be), `validate` reports these, so no tool write can add one.
 REFUSALS = tuple(f"frontmatter {why}" for why in (safeyaml.ALIAS_REFUSED, safeyaml.DEPTH_REFUSED))
-_END = re.compile(r"^(?:---|\.\.\.)[ \t]*$")
+# A closing line: `---` or `...`, then blanks, then any carriage returns.
+_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r*$", re.MULTILINE)
 
 
 # libyaml's parser when PyYAML was built with it: 8x faster, and a directory listing parses
@@ -87,15 +88,34 @@ class Frontmatter:
         return value if isinstance(value, dict) else {}
 
 
+def _block(text: str) -> tuple[int, int, int] | None:
+    """Where the frontmatter block is: the start and end of its text between the fence lines,
+    and the offset its body starts at; None without one. The closing line is found by one
+    regex search, not by splitting the text into lines (a 50 MB file is half a million of
+    them, and the block is the first few)."""
+    first_end = text.find("\n")
+    if first_end == -1 or not _FENCE.match(text[:first_end].rstrip("\r")):
+        return None
+    close = _CLOSE.search(text, first_end + 1)
+    if close is None:
+        return None
+    return first_end + 1, close.start(), close.end() + 1
+
+
 def split(text: str) -> tuple[str | None, int]:
     """Return (frontmatter text without fences, number of lines the block occupies)."""
-    lines = text.split("\n")
-    if not lines or not _FENCE.match(lines[0].rstrip("\r")):
+    block = _block(text)
+    if block is None:
         return None, 0
-    for i in range(1, len(lines)):
-        if _END.match(lines[i].rstrip("\r")):
-            return "\n".join(lines[1:i]), i + 1
-    return None, 0
+    start, end, _ = block
+    return text[start : max(start, end - 1)], text.count("\n", 0, end) + 1
+
+
+def body(text: str) -> str:
+    """The text after the frontmatter block's lines (the lines after the first `split(text)[1]`),
+    cut at the closing line's end instead of split into lines and joined again."""
+    block = _block(text)
+    return text if block is None else text[block[2] :]
 
 
 def _lenient(raw: str) -> tuple[dict[str, Any], list[str]]:
@@ -136,11 +156,47 @@ def _unquote(value: str) -> str:
     return value
 
 
+# A line of the common frontmatter (`name: n000001`, `description: note 1`) that YAML reads as
+# exactly `{key: value}`: a plain key, `: `, a plain scalar that starts with no indicator. The
+# value is then checked in `_plain_value` for what ends or breaks a plain scalar.
+_PLAIN_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]{0,63}): +([^-?:,\[\]{}#&*!|>'\"%@`\s].*)")
+
+
+def _plain_value(value: str) -> bool:
+    """True when YAML reads `value` (after `key: `) as this very string: printable (which also
+    excludes tabs, CR and the line breaks YAML knows beyond LF), no trailing blank, no `: ` or
+    final `:` (a mapping inside the value), no ` #` (a comment)."""
+    return value.isprintable() and not value.endswith((" ", ":")) and ": " not in value and " #" not in value
+
+
+def _plain_mapping(raw: str) -> dict[str, Any] | None:
+    """The mapping of a frontmatter made only of plain `key: value` lines, read without the YAML
+    parser; None for anything else (the parser decides). At 100,000 files, parsing two-line
+    blocks with libyaml (plus the alias check) was most of `memdir check`; the property test
+    (tests/test_frontmatter_fast_path.py) holds this reading equal to the parser's."""
+    data: dict[str, Any] = {}
+    for line in raw.split("\n"):
+        m = _PLAIN_LINE.fullmatch(line)
+        if m is None or not _plain_value(m[2]) or m[1] in data:
+            return None
+        data[m[1]] = m[2]
+    return data
+
+
 def parse(text: str) -> Frontmatter:
     """Parse the frontmatter of a whole file text; never raises."""
     raw, count = split(text)
     if raw is None:
         return Frontmatter({}, 0, "")
+    plain = _plain_mapping(raw)
+    if plain is not None:
+        return Frontmatter(plain, count, raw)
+    return _parsed(raw, count)
+
+
+def _parsed(raw: str, count: int) -> Frontmatter:
+    """The frontmatter block `raw` (of `count` lines) as the YAML parser reads it, or line by
+    line when the parser refuses it."""
     try:
         loaded = safeyaml.load(raw, _StringLoader)
     except yaml.YAMLError as exc:
