@@ -31,7 +31,7 @@ from memdir.errors import PathError, ToolError
 from memdir.store import spec
 from memdir.store.outline import Section, find_sections, outline, parse_section_path
 from memdir.store.paths import MemoryPath, parse_memory_path
-from memdir.store.safefs import Unread
+from memdir.store.safefs import Reader, Unread
 from memdir.store.store import Store
 
 DEFAULT_FANOUT_CAP = spec.DEFAULT_FANOUT_CAP
@@ -147,13 +147,25 @@ def check(
     seen: Iterable[spec.Seen]
     if walked is None:
         walked = spec.Walk([], unread)
-        seen = (spec.Seen(e.path.parts, e.is_dir, e.size, e.mtime_ns) for e in store.walk(unread=unread))
+        seen = (spec.Seen(f.parts, f.kind == "dir", f.size, f.mtime_ns) for f in store.scan(unread=unread))
     else:
         seen = walked.seen
+    with store.safe.reader() as reader:
+        return _check(store, walked, seen, reader, fanout_cap, budget)
+
+
+def _check(
+    store: Store,
+    walked: spec.Walk,
+    seen: Iterable[spec.Seen],
+    reader: Reader,
+    fanout_cap: int,
+    budget: int,
+) -> CheckReport:
     report = CheckReport()
     per_file: list[tuple[MemoryPath, list[spec.Violation]]] = []  # kept unless governed (known at the end)
     governed: set[MemoryPath] = set()
-    md_folders: set[MemoryPath] = set()
+    md_folders: set[tuple[str, ...]] = set()  # parts: a MemoryPath per file is made only once
     targets = _Targets(store, walked)
     entries: dict[tuple[str, ...], int] = defaultdict(int)
     keyed: list[facts.KeyedFact] = []
@@ -162,16 +174,19 @@ def check(
     n_files = 0
     for e in seen:
         entries[e.parts[:-1]] += 1
-        g = spec.governing(e)
-        if g is not None:
-            governed.add(g)
+        if e.parts[-1] == spec.GOVERNED_MARKER:
+            g = spec.governing(e)
+            if g is not None:
+                governed.add(g)
         if e.is_dir or not e.parts[-1].endswith(".md"):
             continue
         n_files += 1
         mp = e.path
-        md_folders.add(mp.parent)
+        shown = mp.text
+        md_folders.add(e.parts[:-1])
         try:
-            text = walked.text(store, mp)
+            known = walked.texts.get(e.parts)  # as `walked.text`, each folder opened once
+            text = known if known is not None else reader.read(e.parts, shown).decode("utf-8", "replace")
         except ToolError as exc:  # hard-linked or vanished
             per_file.append((mp, [spec.unreadable(e, exc)]))
             continue
@@ -180,10 +195,10 @@ def check(
             per_file.append((mp, found_spec))
         if len(e.parts) == 1:  # core memory
             if len(text) >= _LARGE_CORE:  # counted now, so it is not read twice
-                core_shares.append(spec.core_file_tokens(mp.text, text))
+                core_shares.append(spec.core_file_tokens(shown, text))
             else:
                 small_core.append(mp)
-        report.problems.extend(_section_xrefs(targets, mp.text, text))
+        report.problems.extend(_section_xrefs(targets, shown, text))
         if "|" not in text:  # every keyed fact, and every line shaped like one, holds a '|'
             continue
         found = list(facts.keyed_facts(mp.text, text))
@@ -192,7 +207,8 @@ def check(
         for lineno, line in spec.lines_containing(text, "|"):
             if lineno not in parsed and facts.looks_keyed(line):
                 report.warnings.append(Problem("keyed-format", f"{mp.text}:{lineno}", _KEYED_FORMAT))
-    violations = spec.tree_violations(store, walked, md_folders, governed, walked.unread)
+    folders = (MemoryPath(parts) for parts in md_folders)
+    violations = spec.tree_violations(store, walked, folders, governed, walked.unread)
     violations.extend(v for mp, vs in per_file if not spec.is_governed(mp, governed) for v in vs)
     violations.sort(key=lambda v: (v.path, v.rule))  # `spec.validate`'s order
     report.problems[:0] = [_spec_problem(v) for v in violations]

@@ -65,14 +65,15 @@ def read_store(store: Store) -> Snapshot:
     dirs: set[Parts] = set()
     skipped: list[Unread] = []
     unreadable: list[str] = []
-    for e in store.walk(unread=skipped):
-        if e.is_dir:
-            dirs.add(e.path.parts)
-        elif e.path.name.endswith(".md"):
-            try:
-                files[e.path.parts] = store.read_bytes(e.path).decode("utf-8", "replace")
-            except ToolError as exc:
-                unreadable.append(str(exc))
+    with store.safe.reader() as reader:  # each folder's descriptor opened once
+        for f in store.scan(unread=skipped):
+            if f.kind == "dir":
+                dirs.add(f.parts)
+            elif f.parts[-1].endswith(".md"):
+                try:
+                    files[f.parts] = reader.read(f.parts).decode("utf-8", "replace")
+                except ToolError as exc:
+                    unreadable.append(str(exc))
     return Snapshot.from_files(files, frozenset(dirs), tuple([str(u) for u in skipped] + unreadable))
 
 
@@ -131,8 +132,7 @@ _MAYBE_HEADING = re.compile(r"^ {0,3}(?:#{1,6}(?:[ \t]|$)|=+[ \t]*$|-+[ \t]*$)",
 
 
 def _add_sections(file_node: Node, text: str, path: str) -> int:
-    _, fm_lines = frontmatter.split(text)
-    body = "\n".join(text.split("\n")[fm_lines:])
+    body = frontmatter.body(text)
     # No line can be an ATX heading or a setext underline: skip the markdown parser (most files
     # of a sharded store have no headings, and parsing is the bulk of building the tree).
     sections = outline(text) if _MAYBE_HEADING.search(body) else []

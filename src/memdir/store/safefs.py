@@ -134,18 +134,18 @@ class SafeRoot:
     def read(self, parts: tuple[str, ...], shown: str, limit: int | None = None) -> bytes:
         """The file's bytes (at most `limit` of them), refusing links, folders and hard links."""
         with self.dir_fd(parts[:-1], shown) as d:
-            try:
-                fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=d)
-            except OSError as exc:
-                raise _path_error(exc, shown) from None
-            try:
-                problem = unplain(os.fstat(fd), folder_ok=False)
-                if problem is not None:
-                    raise PathError(f"{shown} {problem}")
-                with os.fdopen(os.dup(fd), "rb") as fh:
-                    return fh.read() if limit is None else fh.read(limit)
-            finally:
-                os.close(fd)
+            return _read_at(d, parts, shown, limit)
+
+    @contextlib.contextmanager
+    def reader(self) -> Iterator[Reader]:
+        """A `read` for a walk that reads many files: the descriptor of the folder it last read
+        in is kept until it reads in another, so 100,000 notes in one folder cost one open
+        each, not the chain from the root each (three opens, half of reading them)."""
+        r = Reader(self)
+        try:
+            yield r
+        finally:
+            r.close()
 
     def lstat(self, parts: tuple[str, ...], shown: str) -> os.stat_result | None:
         """lstat of the entry, or None when absent (also when a parent is absent)."""
@@ -283,6 +283,63 @@ class SafeRoot:
                 return iter(sorted(it, key=lambda e: e.name))
         except OSError:
             return iter(())
+
+
+def _read_at(d: int, parts: tuple[str, ...], shown: str | None, limit: int | None) -> bytes:
+    """The bytes of the plain file `parts[-1]` in the folder open at `d` (at most `limit`);
+    an error names it `shown`, else `printable(parts)`."""
+    try:
+        fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=d)
+    except OSError as exc:
+        raise _path_error(exc, shown if shown is not None else printable(parts)) from None
+    try:
+        st = os.fstat(fd)
+        problem = unplain(st, folder_ok=False)
+        if problem is not None:
+            raise PathError(f"{shown if shown is not None else printable(parts)} {problem}")
+        # One read of the size fstat gives, plus one byte, into a buffer of that size (no copy
+        # of a 50 MB file in a growing buffer); a short read of a plain file is its end, and a
+        # file grown meanwhile is read on to its end.
+        want = st.st_size + 1 if limit is None else min(limit, st.st_size + 1)
+        first = os.read(fd, want)
+        if len(first) < want or (limit is not None and len(first) >= limit):
+            return first
+        chunks, got = [first], len(first)
+        while limit is None or got < limit:
+            more = os.read(fd, 1 << 20 if limit is None else min(1 << 20, limit - got))
+            if not more:
+                break
+            chunks.append(more)
+            got += len(more)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+class Reader:
+    """`SafeRoot.read` holding the descriptor of the folder it last read in (`SafeRoot.reader`).
+    The descriptor was reached without following a link, so a folder swapped for one meanwhile
+    cannot redirect a read: the reads stay in the folder the chain opened."""
+
+    def __init__(self, safe: SafeRoot) -> None:
+        self.safe = safe
+        self._folder: tuple[str, ...] | None = None
+        self._fd = -1
+
+    def read(self, parts: tuple[str, ...], shown: str | None = None, limit: int | None = None) -> bytes:
+        """`SafeRoot.read`; without `shown`, an error names the file by `printable(parts)`,
+        made only then (a string per file was a fifth of reading 100,000 of them)."""
+        folder = parts[:-1]
+        if folder != self._folder:
+            self.close()
+            self._fd = self.safe.open_dir(folder, shown if shown is not None else printable(parts))
+            self._folder = folder
+        return _read_at(self._fd, parts, shown, limit)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+        self._fd, self._folder = -1, None
 
 
 def remove_tree(parent: int, name: str) -> None:

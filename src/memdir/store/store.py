@@ -31,7 +31,7 @@ from memdir.store.paths import (
     parse_memory_path,
     unplain,
 )
-from memdir.store.safefs import TMP_PREFIX, SafeRoot, Unread
+from memdir.store.safefs import TMP_PREFIX, Found, SafeRoot, Unread
 from memdir.store.safefs import unread as _unread
 
 ChangeKind = Literal["create", "modify", "delete", "rename"]
@@ -218,13 +218,21 @@ class Store:
         """Every visible file and folder under `top`, sorted per folder, never through a link,
         never below MAX_DEPTH folder levels. What it leaves unread on purpose (a deeper folder,
         a name that is not UTF-8) is appended to `unread`, for callers that report it."""
+        for f in self.scan(top, unread=unread):
+            yield Entry(
+                MemoryPath(f.parts), self.root.joinpath(*f.parts), f.kind == "dir", f.size, f.mtime_ns
+            )
+
+    def scan(self, top: str | MemoryPath = ROOT, *, unread: list[Unread] | None = None) -> Iterator[Found]:
+        """`walk`'s files and folders as the scan meets them (path parts, kind, size, mtime),
+        for a reader of every entry that needs no disk path: an Entry's Path and MemoryPath
+        were half of walking 100,000 files."""
         mp = self.parse(top)
         if not self.is_dir(mp):
             return
         for f in self.safe.scan(mp.parts, mp.text):
             if f.kind == "dir" or f.kind == "file":
-                path = MemoryPath(f.parts)
-                yield Entry(path, self.root.joinpath(*f.parts), f.kind == "dir", f.size, f.mtime_ns)
+                yield f
             elif unread is not None:
                 finding = _unread(f)
                 if finding is not None:
