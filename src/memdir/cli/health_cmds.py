@@ -9,8 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from memdir.errors import MemdirError
 from memdir.store import spec
@@ -44,6 +42,9 @@ def stats_cmd(root: str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(record, indent=2))
         return
+    from rich.console import Console  # the table only: `--json` does without rich
+    from rich.table import Table
+
     table = Table(title=f"memdir stats {root}")
     table.add_column("metric")
     table.add_column("value", justify="right")
@@ -76,6 +77,9 @@ def history_cmd(root: str, as_json: bool, limit: int | None) -> None:
     if not steps:
         click.echo("no journal yet: steps are recorded from the first write through memdir's tools")
         return
+    from rich.console import Console
+    from rich.table import Table
+
     table = Table(title=f"memdir history {root}")
     for col in ("step", "time (UTC)", "tool", "role", "chunk/task", "changes"):
         table.add_column(col)

@@ -1,0 +1,79 @@
+"""The command's topic modules are imported when one of their commands runs: the table in
+`cli/main.py` names what each registers, `memdir check` runs without the agents, numpy,
+libgit2, tantivy or rich, and `memdir stats` without libgit2 or tantivy (a command's peak
+memory counts every import)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+from click.testing import CliRunner
+from tests.conftest import fm
+
+from memdir.cli.main import COMMAND_MODULES, cli, topic
+
+
+def test_the_table_names_what_each_module_registers() -> None:
+    listed: list[str] = []
+    for module, names in COMMAND_MODULES:
+        group = click.Group()
+        topic(module).register(group)
+        assert sorted(group.commands) == sorted(names), module
+        listed.extend(names)
+    assert len(listed) == len(set(listed))
+    result = CliRunner().invoke(cli, ["--help"])
+    assert result.exit_code == 0
+    assert all(f"  {name} " in result.output for name in listed)
+    assert CliRunner().invoke(cli, ["no-such-command"]).exit_code == 2
+
+
+def test_every_topic_module_is_in_the_table() -> None:
+    folder = Path(__file__).resolve().parents[1] / "src" / "memdir" / "cli"
+    registering = {f.stem for f in folder.glob("*.py") if "\ndef register(" in f.read_text(encoding="utf-8")}
+    assert registering == {module for module, _ in COMMAND_MODULES}
+
+
+_PROBE = """
+import json, sys
+from click.testing import CliRunner
+from memdir.cli.main import cli
+res = CliRunner().invoke(cli, sys.argv[1:])
+print(json.dumps({"exit": res.exit_code, "modules": sorted({m.split(".")[0] for m in sys.modules}),
+                  "memdir": sorted(m for m in sys.modules if m.startswith("memdir."))}))
+"""
+HEAVY = {"numpy", "scipy", "sklearn", "pygit2", "tantivy", "rich", "mcp", "starlette"}
+
+
+def _modules_after(*argv: str) -> tuple[int, set[str], list[str]]:
+    """The exit code, the top-level packages and the memdir modules loaded by one command run
+    in a fresh interpreter."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE, *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=True,
+    )
+    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    return int(found["exit"]), set(found["modules"]), list(found["memdir"])
+
+
+def test_check_loads_no_agent_numpy_git_index_or_rich(tmp_path: Path) -> None:
+    (tmp_path / "MEMORY.md").write_text(fm("MEMORY", "index", "# Memory\n"))
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "MEMORY.md").write_text(fm("MEMORY", "notes"))
+    (tmp_path / "notes" / "a.md").write_text(fm("a", "a note", "fact [S1T1]\n"))
+    code, packages, ours = _modules_after("check", "--json", str(tmp_path))
+    assert code == 0
+    assert not HEAVY & packages
+    assert not [m for m in ours if m.startswith(("memdir.agents", "memdir.tools."))]
+    code, packages, _ = _modules_after("stats", "--json", str(tmp_path))
+    assert code == 0
+    assert not {"pygit2", "tantivy", "mcp"} & packages  # (scikit-learn brings rich itself)
