@@ -1,7 +1,7 @@
 """The command's topic modules are imported when one of their commands runs: the table in
 `cli/main.py` names what each registers, `memdir check` runs without the agents, numpy,
-libgit2, tantivy or rich, and `memdir stats` without libgit2 or tantivy (a command's peak
-memory counts every import)."""
+libgit2, tantivy or rich, and `memdir stats` without libgit2, tantivy or scikit-learn (a
+command's peak memory and time count every import)."""
 
 from __future__ import annotations
 
@@ -76,4 +76,4 @@ def test_check_loads_no_agent_numpy_git_index_or_rich(tmp_path: Path) -> None:
     assert not [m for m in ours if m.startswith(("memdir.agents", "memdir.tools."))]
     code, packages, _ = _modules_after("stats", "--json", str(tmp_path))
     assert code == 0
-    assert not {"pygit2", "tantivy", "mcp"} & packages  # (scikit-learn brings rich itself)
+    assert not {"pygit2", "tantivy", "mcp", "sklearn"} & packages  # TF-IDF is analytics/tfidf.py

@@ -10,9 +10,9 @@ compared by text, not by (size, mtime_ns): a write within one tick of the file s
 that keeps the size would otherwise go unseen.
 
 The units' TF-IDF rows are the taxonomy panel's (`taxonomy.vectorize`: scikit-learn's
-`TfidfVectorizer()` at its defaults, docs/metrics.md), computed here from token counts kept per
-unit text, so only an edited unit is tokenized again: the idf changes with every edit, the
-counts do not. A test holds the rows' cosines equal to `taxonomy.vectorize`'s.
+`TfidfVectorizer()` at its defaults, analytics/tfidf.py), computed here from token counts kept
+per unit text, so only an edited unit is tokenized again: the idf changes with every edit, the
+counts do not.
 
 B1 compares labels (names, descriptions, headings), which most edits leave as they were, so its
 result is kept with the labels it compared and reused while they stand.
@@ -24,16 +24,13 @@ episode) returns that result instead of computing it again.
 
 from __future__ import annotations
 
-import re
 import threading
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 from scipy import sparse
 
-from memdir.analytics import taxonomy
+from memdir.analytics import taxonomy, tfidf
 from memdir.analytics.facts import KeyedFact, keyed_facts
 from memdir.analytics.tree import Node, Parts, Snapshot, Tree, build, finish, folders
 from memdir.errors import ToolError
@@ -43,8 +40,6 @@ from memdir.store.store import Store
 
 # (path parts, is a folder, size, mtime_ns) of every entry a walk yields: what `check` sees
 Entry = tuple[Parts, bool, int, int]
-# TfidfVectorizer's default token_pattern, applied to the lower-cased text as it does
-_TOKEN = re.compile(r"(?u)\b\w\w+\b")
 
 
 @dataclass
@@ -120,7 +115,7 @@ class HealthCache:
 
     lock: threading.Lock = field(default_factory=threading.Lock)
     parses: dict[Parts, FileParse] = field(default_factory=dict)
-    tokens: dict[str, Counter[str]] = field(default_factory=dict)  # token counts by unit text
+    tokens: dict[str, dict[str, int]] = field(default_factory=dict)  # token counts by unit text
     last_entries: list[Entry] | None = None
     last_settings: tuple[Any, ...] | None = None
     last_result: Any = None
@@ -153,30 +148,14 @@ class HealthCache:
         self.last_entries, self.last_settings, self.last_result = listing.entries, settings, result
 
     def vectorize(self, texts: list[str]) -> sparse.csr_matrix | None:
-        """`taxonomy.vectorize(texts)` (smoothed idf, raw counts, l2 rows; the columns in
-        another order, which no cosine sees), from cached token counts; None when no text has a
-        token. Counts of texts no longer given are dropped."""
-        counts: dict[str, Counter[str]] = {}
+        """`taxonomy.vectorize(texts)`, bit for bit, from cached token counts; None when no
+        text has a token. Counts of texts no longer given are dropped."""
+        cached: dict[str, dict[str, int]] = {}
         for t in texts:
             c = self.tokens.get(t)
-            counts[t] = c if c is not None else Counter(_TOKEN.findall(t.lower()))
-        self.tokens = counts
-        vocab: dict[str, int] = {}
-        indptr, indices, data = [0], [], []
-        for t in texts:
-            for tok, n in counts[t].items():
-                indices.append(vocab.setdefault(tok, len(vocab)))
-                data.append(n)
-            indptr.append(len(indices))
-        if not vocab:
-            return None
-        cols = np.array(indices, dtype=np.int64)
-        df = np.bincount(cols, minlength=len(vocab))
-        weights = np.array(data, dtype=np.float64) * (np.log((1 + len(texts)) / (1 + df)) + 1.0)[cols]
-        x = sparse.csr_matrix((weights, cols, np.array(indptr)), shape=(len(texts), len(vocab)))
-        norms = np.sqrt(np.asarray(x.multiply(x).sum(axis=1)).ravel())
-        scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
-        return sparse.csr_matrix(sparse.diags(scale) @ x)
+            cached[t] = c if c is not None else tfidf.counts(t)
+        self.tokens = cached
+        return tfidf.from_counts([cached[t] for t in texts])
 
 
 def assemble(snap: Snapshot, parses: dict[Parts, FileParse]) -> Tree:

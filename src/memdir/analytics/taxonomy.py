@@ -1,9 +1,10 @@
 """The taxonomy-contract panel B1-B4 (docs/metrics.md), computed exactly and deterministically.
 
-Text similarity is TF-IDF cosine with scikit-learn's `TfidfVectorizer()` at its defaults
-(lower-casing, tokens of 2+ word characters, smoothed idf, l2-normalized rows), so the cosine of
-two rows is their dot product; a text with no token is a zero row whose cosine with anything is
-0. Two fits: B1 fits on the labels it compares; B2-B4 fit on the measured units' texts.
+Text similarity is TF-IDF cosine with scikit-learn's `TfidfVectorizer()` at its defaults, as
+analytics/tfidf.py reproduces it bit for bit (lower-casing, tokens of 2+ word characters,
+smoothed idf, l2-normalized rows), so the cosine of two rows is their dot product; a text
+with no token is a zero row whose cosine with anything is 0. Two fits: B1 fits on the labels
+it compares; B2-B4 fit on the measured units' texts.
 Measured units are content units (see `tree`) of at least 40 characters; shorter ones are left
 out everywhere below, also as B1 siblings.
 
@@ -38,7 +39,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from memdir.analytics import leakage
+from memdir.analytics import leakage, tfidf
 from memdir.analytics.tree import Node, Tree
 
 MIN_UNIT_CHARS = 40
@@ -57,13 +58,9 @@ class Panel:
 
 
 def vectorize(texts: list[str]) -> sparse.csr_matrix | None:
-    """TF-IDF rows for `texts`; None when the texts share no token at all (empty vocabulary)."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    try:
-        return sparse.csr_matrix(TfidfVectorizer().fit_transform(texts))
-    except ValueError:  # "empty vocabulary": no text has a token
-        return None
+    """TF-IDF rows for `texts` (`TfidfVectorizer()` at its defaults, analytics/tfidf.py); None
+    when the texts share no token at all (empty vocabulary)."""
+    return tfidf.vectorize(texts)
 
 
 def measured(node: Node) -> bool:

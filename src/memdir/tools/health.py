@@ -1,8 +1,8 @@
 """health: the store's findings, each with its path and what to do (docs/health.md). Read-only.
 
 The checks are `analytics.health` (tools may import analytics, which imports only store:
-ARCHITECTURE.md). It is imported on the first call, not with the tool: it brings scipy and
-scikit-learn, which no other tool needs, and every harness loads every tool module.
+ARCHITECTURE.md). It is imported on the first call, not with the tool: it brings numpy and
+scipy, which no other tool needs, and every harness loads every tool module.
 The operator's guards set the limits when the store has them (a fanout cap, a core budget), so
 a finding never disagrees with the guard that will refuse the write.
 """
