@@ -1,10 +1,11 @@
 """The pieces `memdir check` reads a store with in one pass, each against the whole-text
-computation it stands for: lines found without splitting, the frontmatter block read from a
-prefix, core memory counted in pieces, and check handed the texts health already read."""
+computation it stands for: lines found without splitting, the frontmatter block found without
+splitting, core memory counted in pieces, and check handed the texts health already read."""
 
 from __future__ import annotations
 
 import itertools
+import re
 import tempfile
 from pathlib import Path
 
@@ -50,15 +51,23 @@ _FM_LINE = st.sampled_from(
 )
 
 
+def _split_by_lines(text: str) -> tuple[str | None, int]:
+    """`frontmatter.split` as it was defined before it stopped splitting the whole text."""
+    lines = text.split("\n")
+    if not frontmatter._FENCE.match(lines[0].rstrip("\r")):
+        return None, 0
+    for i in range(1, len(lines)):
+        if re.match(r"^(?:---|\.\.\.)[ \t]*$", lines[i].rstrip("\r")):
+            return "\n".join(lines[1:i]), i + 1
+    return None, 0
+
+
 @PROPS
-@given(
-    st.lists(_FM_LINE, max_size=12).map("\n".join), st.integers(1, 30), st.sampled_from(["a.md", "MEMORY.md"])
-)
-def test_frontmatter_rules_read_the_same_block_from_the_prefix(text: str, step: int, name: str) -> None:
-    head = spec._through_frontmatter(text, step)
-    assert text.startswith(head)
-    assert frontmatter.split(head) == frontmatter.split(text)
-    assert frontmatter.validate(head, name) == frontmatter.validate(text, name)
+@given(st.lists(_FM_LINE, max_size=12).map("\n".join), st.sampled_from(["a.md", "MEMORY.md"]))
+def test_the_frontmatter_block_is_the_one_split_lines_find(text: str, name: str) -> None:
+    assert frontmatter.split(text) == _split_by_lines(text)
+    raw, count = frontmatter.split(text)
+    assert frontmatter.body(text) == ("\n".join(text.split("\n")[count:]) if raw is not None else text)
 
 
 def test_check_handed_healths_texts_equals_check_reading_them(tmp_path: Path) -> None:

@@ -164,25 +164,10 @@ def is_governed(mp: MemoryPath, governed: set[MemoryPath]) -> bool:
     return any(mp.is_within(g) for g in governed)
 
 
-def _through_frontmatter(text: str, step: int = 1 << 16) -> str:
-    """`text` cut after a line end past its frontmatter's closing line: `frontmatter.split`
-    finds the same block in it, and splits into lines only that much (on a 50 MB core file,
-    half a million lines held at once, for a block of four). The first line that is not a
-    fence, or a closing fence within the cut, settles it; else the cut grows."""
-    while True:
-        nl = text.find("\n", step)
-        if nl == -1:
-            return text
-        head = text[: nl + 1]
-        if frontmatter.split(head)[1] or not frontmatter.split(head[: head.find("\n")] + "\n---")[1]:
-            return head
-        step *= 4
-
-
 def file_violations(store: Store, walked: Walk, entry: Seen, text: str) -> Iterator[Violation]:
     """The frontmatter and cross-reference violations of one file (`validate`, per file), so a
     caller that reads each file once for its own rules can run these on the same text."""
-    for msg in frontmatter.validate(_through_frontmatter(text), entry.path.name):
+    for msg in frontmatter.validate(text, entry.path.name):
         yield Violation(entry.path.text, "frontmatter", msg)
     for lineno, target in xrefs(text):
         try:
