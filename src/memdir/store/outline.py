@@ -109,9 +109,9 @@ class Section:
 def outline(text: str) -> list[Section]:
     """All headings of the file in order, each with its section's line range and parent."""
     _, fm_lines = frontmatter.split(text)
-    lines = text.split("\n")
-    total = len(lines) - 1 if text.endswith("\n") else len(lines)
-    body = "\n".join(lines[fm_lines:])
+    newlines = text.count("\n")  # the file's lines, without holding them as a list
+    total = newlines if text.endswith("\n") else newlines + 1
+    body = frontmatter.body(text)
     heads = [Section(level, title, i + 1 + fm_lines, total) for i, level, title in _headings(body)]
     stack: list[Section] = []
     for sec in heads:

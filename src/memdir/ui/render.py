@@ -140,7 +140,7 @@ def render_markdown(
     blocks that overlap a cited range."""
     fm, fm_lines = frontmatter.split(text)
     meta = frontmatter.parse(text)
-    body = "\n".join(text.split("\n")[fm_lines:])
+    body = frontmatter.body(text)
     md = _parser()
     tokens = md.parse(body)
     marker = _Marker(href, exists, locator_href)
