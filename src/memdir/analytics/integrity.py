@@ -185,8 +185,7 @@ def _check(
         shown = mp.text
         md_folders.add(e.parts[:-1])
         try:
-            known = walked.texts.get(e.parts)  # as `walked.text`, each folder opened once
-            text = known if known is not None else reader.read(e.parts, shown).decode("utf-8", "replace")
+            text = walked.text(store, mp, reader)
         except ToolError as exc:  # hard-linked or vanished
             per_file.append((mp, [spec.unreadable(e, exc)]))
             continue

@@ -17,7 +17,7 @@ from memdir.errors import PathError, ToolError
 from memdir.store import frontmatter
 from memdir.store.frontmatter import MEMORY_INDEX
 from memdir.store.paths import ROOT, MemoryPath, parse_memory_path
-from memdir.store.safefs import Unread
+from memdir.store.safefs import Reader, Unread
 from memdir.store.store import Entry, Store
 from memdir.tokens import count_tokens
 
@@ -131,11 +131,14 @@ class Walk:
             return True
         return mp.parts not in self._seen and store.is_dir(mp)
 
-    def text(self, store: Store, mp: MemoryPath) -> str:
-        """The file's text; raises ToolError as `Store.read_bytes` does."""
+    def text(self, store: Store, mp: MemoryPath, reader: Reader | None = None) -> str:
+        """The file's text; raises ToolError as `Store.read_bytes` does. With a `reader`
+        (`SafeRoot.reader`), a walk over many files opens each folder once."""
         known = self.texts.get(mp.parts)
         if known is not None:
             return known
+        if reader is not None and not mp.is_root:
+            return reader.read(mp.parts, mp.text).decode("utf-8", errors="replace")
         return store.read_bytes(mp).decode("utf-8", errors="replace")
 
 
