@@ -104,7 +104,7 @@ def queries_and_updates(sections: int, n_queries: int, console: Console) -> dict
             path.write_text(text)
             mem = "/memories/" + path.relative_to(root).as_posix()
             start = time.perf_counter()
-            index.apply([mem])  # file index, units and vectors, as a tool write's observer does
+            index.apply([mem])  # file index, units and vectors, as the search after a tool write does
             updates.append(time.perf_counter() - start)
             start = time.perf_counter()
             get_embedder().encode([t for u in split_units(mem, text) for t in u.embed_texts])

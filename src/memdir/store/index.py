@@ -339,9 +339,9 @@ class SearchIndex:
         return out
 
     def sync(self) -> SyncReport:
-        """Catch up with edits made outside the tools: from the change notices queued since the
-        last search where the kernel gives them (store/watch.py), else from one stat walk; then
-        only what changed is read."""
+        """Catch up with the tools' deferred writes and with edits made outside the tools: from
+        the change notices queued since the last search where the kernel gives them
+        (store/watch.py), else from one stat walk; then only what changed is read."""
         start = time.perf_counter()
         changes = self._changes()
         with self._mutex:
