@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,6 +28,18 @@ def snapshot(root: Path) -> dict[str, bytes]:
         if p.is_file() and not p.is_symlink():
             out[str(rel)] = p.read_bytes()
     return out
+
+
+@contextlib.contextmanager
+def flock_held(path: Path) -> Iterator[None]:
+    """Another writer holding the lock file `path`, by a bare `flock` on its own descriptor
+    (what another process does), not through the code under test."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def fm(name: str, description: str = "test file", body: str = "") -> str:

@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from filelock import FileLock, Timeout
 
+from conftest import flock_held
 from memdir.agents import runfolder
 from memdir.agents.runfolder import JsonlTable, current_names, require_same, write_manifest
 from memdir.errors import MemdirError
 from memdir.skills.folder import ChainFolder
+from memdir.store.oslock import LockTimeout
 
 
 def rows_of(n: int, cell: str = "a") -> list[dict[str, Any]]:
@@ -104,11 +105,10 @@ def test_an_append_waits_for_the_writer_holding_the_lock(
     table = JsonlTable(tmp_path / "answers.jsonl")
     table.append(rows_of(1))
     before = table.path.read_bytes()
-    holder = FileLock(str(tmp_path / ".answers.lock"))  # another writer, by its own descriptor
-    with holder:
-        with pytest.raises(Timeout):
+    with flock_held(tmp_path / ".answers.lock"):  # another writer, by its own descriptor
+        with pytest.raises(LockTimeout):
             table.append(rows_of(1))
-        with pytest.raises(Timeout):
+        with pytest.raises(LockTimeout):
             table.withdraw({"cell": "a"})
         assert table.path.read_bytes() == before
     table.append(rows_of(2)[1:])
@@ -120,9 +120,9 @@ def test_the_chain_s_tables_share_the_lock_it_always_took(
 ) -> None:
     monkeypatch.setattr(runfolder, "LOCK_TIMEOUT", 0.05)
     folder = ChainFolder(tmp_path)
-    with FileLock(str(tmp_path / ".tasks.lock")):
+    with flock_held(tmp_path / ".tasks.lock"):
         for table in (folder.tasks, folder.aborted):
-            with pytest.raises(Timeout):
+            with pytest.raises(LockTimeout):
                 table.append([{"variant": "v"}])
     assert not folder.tasks.path.exists() and not folder.aborted.path.exists()
 

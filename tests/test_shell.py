@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from filelock import FileLock, Timeout
 from tests.waits import HANG_GUARD_S, processes_with, wait_until
 
+from memdir.store.oslock import LockTimeout, OsLock
 from memdir.store.store import Step, Store
 from memdir.tools.profiles import Harness
 from memdir.tools.sandbox import ShellLimits, _probe, sandbox_owner
@@ -332,12 +332,12 @@ def test_writer_lock_is_held_while_a_command_runs(env: dict[str, Any]) -> None:
     t = threading.Thread(target=lambda: results.append(bash(env, command, timeout=HANG_GUARD_S)))
     t.start()
     wait_until(lambda: (copy / "started").exists(), "the command to start")
-    with pytest.raises(Timeout):
-        FileLock(str(store.state_dir / "writer.lock"), timeout=0.2).acquire()
+    with pytest.raises(LockTimeout):
+        OsLock(store.state_dir / "writer.lock", timeout=0.2).acquire()
     (copy / "release").touch()
     t.join(HANG_GUARD_S)
     assert results and "killed after" not in results[0], results
-    with FileLock(str(store.state_dir / "writer.lock"), timeout=1):
+    with OsLock(store.state_dir / "writer.lock", timeout=1):
         pass
     assert (env["root"] / "late.md").read_text() == "done\n"
 

@@ -28,10 +28,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-
 from memdir.errors import MemdirError
 from memdir.store.atomic import write_atomic
+from memdir.store.oslock import OsLock
 
 # Settings renamed since run folders were first written (old name -> new). A stored manifest is
 # read under the new names, so a folder written before a rename still resumes and reports.
@@ -42,7 +41,7 @@ LOCK_TIMEOUT = 120.0  # seconds; a writer holds the lock only for one append or 
 class JsonlTable:
     """One append-only table of JSON rows, a line each.
 
-    Writers are serialized by an OS file lock (`filelock.FileLock`, flock on POSIX) on a lock
+    Writers are serialized by an OS file lock (`store/oslock.py`, an flock) on a lock
     file beside the table, not on the table itself: `repair` and `withdraw` replace the table
     with a new file, and a lock held on the old file would not stop a writer that opened the new
     one. The lock excludes other processes and, since each thread takes it on its own descriptor,
@@ -58,7 +57,7 @@ class JsonlTable:
         self.path = path
         self.ensure_ascii = ensure_ascii
         lock_path = lock if lock is not None else path.with_name(f".{path.stem}.lock")
-        self._lock = FileLock(str(lock_path), timeout=LOCK_TIMEOUT)
+        self._lock = OsLock(lock_path, timeout=LOCK_TIMEOUT)
 
     def line(self, row: Mapping[str, Any]) -> str:
         return json.dumps(row, ensure_ascii=self.ensure_ascii, default=str) + "\n"

@@ -1,8 +1,8 @@
 """Atomic writes and the per-store writer lock.
 
 A write lands whole or not at all: temp file in the same folder (exclusive create), fsync,
-`os.replace`, fsync of the folder. The writer lock is an OS file lock (works across processes
-and threads), so two writers never interleave their read-modify-write cycles.
+`os.replace`, fsync of the folder. The writer lock is an OS file lock (`oslock.py`, across
+processes and threads), so two writers never interleave their read-modify-write cycles.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from filelock import FileLock
+from memdir.store.oslock import OsLock
 
 
 def fsync_dir(path: Path) -> None:
@@ -47,7 +47,7 @@ class WriterLock:
     """One writer at a time per store, across processes; reentrant within a thread."""
 
     def __init__(self, lock_file: Path, timeout: float = 120.0) -> None:
-        self._lock = FileLock(str(lock_file), timeout=timeout)
+        self._lock = OsLock(lock_file, timeout=timeout)
 
     @contextlib.contextmanager
     def hold(self) -> Iterator[None]:

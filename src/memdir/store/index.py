@@ -31,10 +31,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import tantivy
-from filelock import FileLock
 
 from memdir.errors import MemdirError
 from memdir.store.analysis import ANALYSIS_VERSION, ANALYZER_NAME, analyzer, doc_fields, or_query, query_terms
+from memdir.store.oslock import OsLock
 from memdir.store.paths import ROOT, STATE_DIR, MemoryPath, parse_memory_path
 from memdir.store.per_root import PerRoot
 from memdir.store.scan import scan
@@ -103,7 +103,7 @@ class SearchIndex:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.dir = store.state_dir / INDEX_DIR
-        self._flock = FileLock(str(store.state_dir / LOCK_FILE), timeout=300)
+        self._flock = OsLock(store.state_dir / LOCK_FILE, timeout=300)
         self._mutex = threading.RLock()
         self._index: Any = None
         self._schema = _schema()
