@@ -1,6 +1,7 @@
 """Crash consistency (fast subset): a writer killed with SIGKILL mid-edit never leaves a torn
-file and never loses an acknowledged edit, and its journal holds every acknowledged edit (an
-edit written but not acknowledged is committed by the next writer as a `recovered` step).
+file and never loses an acknowledged edit, and its journal holds every acknowledged edit, in a
+commit or in its step log (which the next writer commits, a step each, with its tool); an edit
+written but not acknowledged is committed by the next writer as a `recovered` step.
 Full run: benchmarks/reliability/crash_consistency.py."""
 
 from __future__ import annotations
@@ -13,9 +14,17 @@ from pathlib import Path
 
 import pytest
 from tests.conftest import REPO
-from tests.workers import N_FILES, crash_campaign, parse_version, seed_crash_store, version_text
+from tests.workers import (
+    N_FILES,
+    crash_campaign,
+    journal_behind,
+    parse_version,
+    seed_crash_store,
+    version_text,
+)
 
 from memdir.store.journal import Journal
+from memdir.store.journal_log import HEADER, RECORDS, StepLog
 from memdir.tools.base import ToolResult
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store
@@ -39,31 +48,26 @@ def test_sigkill_mid_edit(tmp_path: Path) -> None:
     assert result["lost_acknowledged_edits"] == 0, result["mismatches"]
     for f in range(N_FILES):
         assert parse_version(f, (root / f"f{f}.md").read_text()) is not None
-    # The journal: after every kill it held every acknowledged edit, and the files were ahead
-    # of it by at most the edit in flight; each such edit was committed by the next writer as
-    # a recovered step (its first step, before it wrote anything).
+    # The journal: after every kill it held every acknowledged edit (committed or logged), and
+    # the files were ahead of it by at most the edit in flight; each such edit was committed by
+    # the next writer as a recovered step (its first step, before it wrote anything).
     assert result["acknowledged_missing_from_journal"] == 0
     assert result["journal_ahead_beyond_in_flight"] == 0
     assert result["journal_warnings"] == 0
-    ahead_at_end = _journal_behind(root)
+    # Steps a kill left logged but not committed were committed, each as its own step, by the
+    # next writer (the campaign's next round, or the edit below for the last kill).
+    assert result["logged_not_landed"] == 0
+    logged_at_end = len(StepLog(root / ".memdir" / "journal.git").pending(Journal(root).head()))
+    ahead_at_end = journal_behind(root)
     steps_before = Journal(root).steps()
     assert not _edit_once(root).is_error
     steps = Journal(root).steps()
-    assert _journal_behind(root) == []
-    if ahead_at_end:  # the last kill's edit in flight: recovered first, then the new step
-        assert [s.tool for s in steps[len(steps_before) :]] == ["recovered", "str_replace"]
+    assert journal_behind(root) == []
+    # The last kill's logged steps first, then its edit in flight (recovered), then the new step.
+    expected = ["str_replace"] * logged_at_end + ["recovered"] * bool(ahead_at_end) + ["str_replace"]
+    assert [s.tool for s in steps[len(steps_before) :]] == expected
     assert sum(s.tool == "recovered" for s in steps) == result["recovered_steps"] + bool(ahead_at_end)
     assert result["recovered_steps"] + bool(ahead_at_end) <= result["kills_between_write_and_commit"]
-
-
-def _journal_behind(root: Path) -> list[str]:
-    """Files whose bytes differ from the journal's newest snapshot."""
-    from memdir.agents.landing import git_blob
-
-    j = Journal(root)
-    head = j.files_at(j.head() or "HEAD")
-    files = {p.name: git_blob(p.read_bytes()) for p in root.glob("*.md")}
-    return sorted(n for n in files.keys() | head.keys() if files.get(n) != head.get(n))
 
 
 def _edit_once(root: Path) -> ToolResult:
@@ -97,7 +101,7 @@ def test_a_write_killed_before_its_commit_is_recovered_by_the_next_writer(tmp_pa
     proc = _killed_mid_step(root, "/memories/f0.md", version_text(0, 2))
     assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
     assert parse_version(0, (root / "f0.md").read_text()) == 2  # written, never acknowledged
-    assert Journal(root).steps() == before and _journal_behind(root) == ["f0.md"]
+    assert Journal(root).steps() == before and journal_behind(root) == ["f0.md"]
     assert (root / ".memdir" / "journal.git" / "memdir-in-flight").read_bytes() == b"1"
 
     # The next writer, in a new process (here: a new store), commits it before its own step.
@@ -109,8 +113,91 @@ def test_a_write_killed_before_its_commit_is_recovered_by_the_next_writer(tmp_pa
     assert "stopped between writing files and journaling them" in rec.meta["recovered"]
     assert [(c.kind, c.path) for c in rec.changes] == [("modify", "/memories/f0.md")]
     assert "f1.md" not in Journal(root).files_at(rec.commit)  # recovered before the new step wrote
-    assert _journal_behind(root) == []
+    assert journal_behind(root) == []
     assert (root / ".memdir" / "journal.git" / "memdir-in-flight").read_bytes() == b"0"
+
+
+def _killed_before_its_commit(root: Path, path: str, text: str) -> subprocess.CompletedProcess[bytes]:
+    """A real writer process whose call returned (its step logged: acknowledged), killed with
+    SIGKILL by its commit thread at the moment that thread would commit the step. Its first
+    call (a process's first step checks the whole tree, and commits inline) makes `a.md`."""
+    code = (
+        "import os, signal, sys, threading, time\n"
+        "from memdir.store import journal_queue\n"
+        "from memdir.tools.profiles import Harness\n"
+        "from memdir.tools.wiring import open_store\n"
+        "h = Harness(open_store(sys.argv[1]), 'manage', role='killed')\n"
+        "text = '---\\nname: a\\ndescription: a\\n---\\n'\n"
+        "assert not h.call('create', {'path': '/memories/a.md', 'file_text': text}).is_error\n"
+        "said = threading.Event()\n"
+        "journal_queue.land = lambda *a: (said.wait(), os.kill(os.getpid(), signal.SIGKILL))\n"
+        "res = h.call('create', {'path': sys.argv[2], 'file_text': sys.argv[3]}, chunk=7)\n"
+        "print('acknowledged' if not res.is_error else res.text, flush=True)\n"
+        "said.set()\n"
+        "time.sleep(60)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
+    return subprocess.run([sys.executable, "-c", code, str(root), path, text], env=env, capture_output=True)
+
+
+def test_an_acknowledged_step_killed_before_its_commit_lands_as_its_own_step(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    h = Harness(open_store(root, create=True), "manage", role="t")
+    assert not h.call("create", {"path": "/memories/f0.md", "file_text": version_text(0, 1)}).is_error
+    proc = _killed_before_its_commit(root, "/memories/f1.md", version_text(1, 1))
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
+    assert proc.stdout == b"acknowledged\n"
+    git_dir = root / ".memdir" / "journal.git"
+    before = Journal(root).steps()
+    assert [s.tool for s in before[-2:]] == ["create", "create"]  # f0, then a.md: not f1 ...
+    logged = StepLog(git_dir).pending(Journal(root).head())
+    assert [r.files for r in logged] == [(("f1.md", version_text(1, 1).encode()),)]
+
+    # ... until the next writer, in a new process (here: a new store), before its own step.
+    again = Harness(open_store(root), "manage", role="t")
+    assert not again.call("delete", {"path": "/memories/f0.md"}).is_error
+    steps = Journal(root).steps()
+    assert [s.tool for s in steps[len(before) :]] == ["create", "delete"]  # no recovered step
+    landed = steps[len(before)]
+    assert landed.meta["role"] == "killed" and landed.meta["chunk"] == "7"
+    assert [(c.kind, c.path) for c in landed.changes] == [("create", "/memories/f1.md")]
+    assert set(Journal(root).files_at(landed.commit)) == {"f0.md", "a.md", "f1.md"}
+    assert StepLog(git_dir).pending(Journal(root).head()) == []
+    assert (git_dir / RECORDS).stat().st_size == HEADER.size  # cleared once all landed
+    assert (git_dir / "memdir-in-flight").read_bytes() == b"0"
+    assert journal_behind(root) == []
+
+
+def test_a_record_cut_by_a_kill_mid_append_is_not_replayed(tmp_path: Path) -> None:
+    """A kill in the middle of the log append: that step never returned, so it is not in the
+    log; its file write is reconciled as a `recovered` step (the in-flight mark is set)."""
+    root = tmp_path / "mem"
+    h = Harness(open_store(root, create=True), "manage", role="t")
+    assert not h.call("create", {"path": "/memories/f0.md", "file_text": version_text(0, 1)}).is_error
+    killed = _killed_before_its_commit(root, "/memories/f1.md", version_text(1, 1))
+    assert killed.returncode == -signal.SIGKILL
+    log = root / ".memdir" / "journal.git" / RECORDS
+    os.truncate(log, log.stat().st_size - 3)  # as if the kill had come 3 bytes before the end
+    assert StepLog(log.parent).pending(Journal(root).head()) == []
+    before = Journal(root).steps()
+
+    again = Harness(open_store(root), "manage", role="t")
+    assert not again.call("delete", {"path": "/memories/f0.md"}).is_error
+    steps = Journal(root).steps()
+    assert [s.tool for s in steps[len(before) :]] == ["recovered", "delete"]
+    assert [(c.kind, c.path) for c in steps[len(before)].changes] == [("create", "/memories/f1.md")]
+    assert journal_behind(root) == []
+
+
+def test_a_reader_waits_for_the_commits_of_a_step_that_has_returned(tmp_path: Path) -> None:
+    """In the writer's process, a read of the journal right after a call sees that call's
+    step: readers wait for the commit thread, which does not hold the call up."""
+    root = tmp_path / "mem"
+    h = Harness(open_store(root, create=True), "manage", role="t")
+    for k in range(20):
+        assert not h.call("create", {"path": f"/memories/f{k}.md", "file_text": version_text(k, 1)}).is_error
+        assert len(Journal(root).steps()) == k + 2  # the baseline, then one step per call
+    assert journal_behind(root) == []
 
 
 def test_a_writer_killed_before_writing_leaves_no_recovered_step(tmp_path: Path) -> None:

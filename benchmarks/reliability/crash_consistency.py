@@ -8,10 +8,12 @@ the files:
     answering, both hold the same documents, and searching each file's unique `v=K` / `end F K`
     lines ranks that file first in both. Entries left stale by a kill between a file write and
     the index commit are counted before that sync;
-  * the journal (`memdir history`): after every kill it holds every acknowledged edit, and the
-    files are ahead of it by at most the one edit in flight at the kill (written, not
-    acknowledged); the next writer's first step commits that edit as a `recovered` step before
-    it writes, so after one more edit the journal's last commit equals the files exactly.
+  * the journal (`memdir history`): after every kill it holds every acknowledged edit, in a
+    commit or in its step log (a step acknowledged, its commit not made yet: the next writer
+    commits it as its own step, `logged_not_landed` counts those it did not), and the files are
+    ahead of it by at most the one edit in flight at the kill (written, not acknowledged); the
+    next writer's first step commits that edit as a `recovered` step before it writes, so after
+    one more edit the journal's last commit equals the files exactly.
 
     .venv/bin/python benchmarks/reliability/crash_consistency.py --edits 1000
 """
@@ -31,9 +33,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/_comm
 import _common
 from rich.console import Console
 from rich.progress import Progress
-from tests.workers import N_FILES, crash_campaign, parse_version, seed_crash_store, version_text
+from tests.workers import (
+    N_FILES,
+    crash_campaign,
+    journal_behind,
+    parse_version,
+    seed_crash_store,
+    version_text,
+)
 
-from memdir.agents.landing import git_blob
 from memdir.analytics import integrity
 from memdir.store import spec
 from memdir.store.index import SearchIndex
@@ -73,14 +81,6 @@ def index_agreement(root: Path) -> dict[str, int]:
             # differ by score ties: deleted documents count in BM25 statistics until a merge)
             out["search_misses"] += not a or a[0] != f"/memories/f{f}.md"
     return out
-
-
-def journal_behind(root: Path) -> list[str]:
-    """Files whose bytes differ from the journal's newest snapshot."""
-    j = Journal(root)
-    head = j.files_at(j.head() or "HEAD")
-    files = {p.name: git_blob(p.read_bytes()) for p in root.glob("*.md")}
-    return sorted(n for n in files.keys() | head.keys() if files.get(n) != head.get(n))
 
 
 def journal_agreement(root: Path) -> dict[str, Any]:
@@ -153,6 +153,7 @@ def main() -> None:
         and result["journal_files_behind_after_one_more_step"] == 0
         and result["acknowledged_missing_from_journal"] == 0
         and result["journal_ahead_beyond_in_flight"] == 0
+        and result["logged_not_landed"] == 0
     )
     console.print("[bold green]PASS[/]" if ok else "[bold red]FAIL[/]")
     raise SystemExit(0 if ok else 1)

@@ -5,10 +5,12 @@ It lives in `<root>/.memdir/journal.git` with the memory root as its work tree; 
 agents never see the journal. Like the index it is derived: the files are the truth. It stays
 a plain git repository: `git --git-dir <root>/.memdir/journal.git log` reads it.
 
-Steps are committed in process with libgit2 (`journal_tree.py`: ~1.5 ms a step inside the
-journal's hooks here, where the git processes it replaced took ~10 ms, 75 ms on the loaded
-machine; benchmarks/journal_overhead.py says why not a group commit on a background thread);
-the baseline goes through one `git fast-import` (`journal_baseline.py`). The readers below
+Steps are committed in process with libgit2 (`journal_tree.py`), where git processes took
+~10 ms a step here (75 ms on the loaded machine), and off the call's path: a step appends its
+record to the step log (`journal_log.py`) before its call returns, and the committer's thread
+makes the commit from it just after (`journal_queue.py`: a group commit, in step order, under
+the journal lock); readers wait for it. The baseline goes through one `git fast-import`
+(`journal_baseline.py`). The readers below
 drive the git CLI with a clean environment, so a user's git config, hooks or `GIT_*` variables
 cannot change what is read. Each commit message names the tool and carries trailers:
 
@@ -24,11 +26,13 @@ cannot change what is read. Each commit message names the tool and carries trail
 
 The first step on a store without a journal first commits the store as it is (tool
 `baseline`, step 0), so every later step is a true difference. A step commits only the paths
-it changed, before the tool call returns: every acknowledged write is in the journal.
+it changed, and its record is logged before the tool call returns: every acknowledged write is
+in the journal, committed or logged, and a logged step left by a killed writer is committed,
+with its own tool and meta, by the next writer to take the journal lock.
 
 What no step recorded is found by the whole-tree check (`journal_reconcile.py`):
-  * a writer killed after writing files but before its commit leaves the one-byte in-flight
-    mark set; the next step, in any process, first commits the difference as a `recovered`
+  * a writer killed after writing files but before logging the step leaves the one-byte
+    in-flight mark set; the next step, in any process, first commits the difference as a `recovered`
     step (`Memdir-Recovered: a writer stopped ...`), before it writes anything;
   * an edit made by hand outside the tools (not through the shell tool, which reports its
     changes) is found by the check of the first step of each process and of every FULL_EVERY-th
@@ -45,13 +49,12 @@ a `Memdir-Skipped` trailer.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
-import random
 import shutil
 import subprocess
 import threading
+import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -71,17 +74,18 @@ from memdir.store.journal_format import (
     message,
     parse_message,
 )
+from memdir.store.journal_log import Record
+from memdir.store.journal_queue import Committer, catch_up, caught_up
 from memdir.store.journal_reconcile import CRASH, Background, check, recover
-from memdir.store.journal_tree import STAT_CACHE, apply, commit, head_tree, in_flight, mark, stage
+from memdir.store.journal_tree import STAT_CACHE, apply, capture, commit, head_tree, in_flight, mark
 from memdir.store.paths import STATE_DIR
-from memdir.store.safefs import SafeRoot
+from memdir.store.safefs import SafeRoot, Unread
 
 if TYPE_CHECKING:
     from memdir.store.store import Step, Store
 
 __all__ = ["BASELINE", "MEMORY_PREFIX", "RECOVERED", "FileChange", "Journal", "JournalStep", "observer"]
 
-GC_EVERY = 256
 FULL_EVERY = 100  # steps between whole-tree checks (they catch edits made outside the tools)
 SYNC_CACHE_BYTES = 256 * 1024  # a stat cache this small (~3,000 files): the check runs in the step
 _IDENTITY = {"name": "memdir", "email": "memdir@localhost"}
@@ -119,6 +123,7 @@ class Journal:
         return self._git(args, data).decode("utf-8", "replace")
 
     def _git(self, args: tuple[str, ...], stdin: bytes | None) -> bytes:
+        caught_up(self.git_dir)  # the steps already acknowledged are read too
         proc = subprocess.run(
             ["git", "-c", "core.quotepath=false", "-c", "safe.directory=*", *args],
             input=stdin,
@@ -200,6 +205,7 @@ class Journal:
         """(sha, content) for each blob, through one `git cat-file --batch` process."""
         if not shas:
             return
+        caught_up(self.git_dir)
         proc = subprocess.Popen(
             ["git", "cat-file", "--batch"],
             stdin=subprocess.PIPE,
@@ -227,16 +233,18 @@ class Journal:
 
 
 class JournalObserver:
-    """Commits one step per writing tool call; opens nothing until the first write."""
+    """Logs one step per writing tool call and has it committed (`journal_queue.py`); opens
+    nothing until the first write."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self.journal = Journal(store.root)
         self.safe = SafeRoot(self.journal.root)
         self._repo: pygit2.Repository | None = None
+        self.committer = Committer(self.journal.git_dir, self._gc)
         self._since_full = FULL_EVERY  # steps since the last whole-tree check (or a failure)
         self._checked = False  # has this process run a whole-tree check yet?
-        self._marked = False
+        self._in_step = False  # this step holds the journal lock
         self.background: Background | None = None  # the latest check on its own thread
 
     def _open(self) -> pygit2.Repository:
@@ -246,53 +254,63 @@ class JournalObserver:
         return self._repo
 
     def before_step(self, store: Store, step: Step) -> None:
-        """Under the writer lock, before the tool writes: first commit what a killed writer
-        left unjournaled, then set the in-flight mark for this step. A failure here is not the
+        """Under the writer lock, before the tool writes: take the journal lock; if it was
+        free, first commit what a killed holder left (its logged steps, then its unlogged
+        writes as a `recovered` step) and set the in-flight mark. A failure here is not the
         tool call's: `on_step` warns about it."""
-        self._marked = False
+        self._in_step = False
         try:
             repo = self._open()
-            if in_flight(self.journal.git_dir):
-                recover(repo, self.safe, self.journal.git_dir, CRASH)
-            mark(self.journal.git_dir, True)
-            self._marked = True
+            fresh = self.committer.begin()
+            self._in_step = True
+            if fresh:
+                catch_up(repo, self.committer.log)
+                if in_flight(self.journal.git_dir):
+                    recover(repo, self.safe, self.journal.git_dir, CRASH)
+                mark(self.journal.git_dir, True)
         except (MemdirError, OSError, pygit2.GitError):
             self._since_full = FULL_EVERY
+            if self._in_step:
+                self.committer.failed()
 
     def on_step(self, store: Store, step: Step) -> None:
         # The write has already happened; a journal failure must not turn it into a failed
-        # tool call. The in-flight mark then stays set, so the next step recovers the change.
+        # tool call. The in-flight mark then stays set, so the next holder recovers the change.
         try:
             self._record(step)
         except (MemdirError, OSError, pygit2.GitError) as exc:
             self._since_full = FULL_EVERY
-            self._marked = False
+            self.committer.failed()
             warnings.warn(f"journal: step {step.tool!r} not recorded: {exc}", stacklevel=2)
 
     def after_step(self, store: Store, step: Step) -> None:
-        """The step is committed (or wrote nothing): clear the in-flight mark."""
-        if self._marked:
-            self._marked = False
-            # Left set, the next step runs a whole-tree check: slower, never wrong.
-            with contextlib.suppress(OSError):
-                mark(self.journal.git_dir, False)
+        """The step is over: the journal lock goes once its commit has landed (and with it the
+        in-flight mark)."""
+        if self._in_step:
+            self._in_step = False
+            self.committer.end()
 
     def _record(self, step: Step) -> None:
-        repo = self._open()
+        if not self._in_step:
+            raise MemdirError("the journal lock could not be taken for this step")
         git_dir = self.journal.git_dir
         due = self._since_full >= FULL_EVERY
         inline = due and not self._checked and self._small()
-        tree = head_tree(repo)
         if inline:  # the first check of a process on a small store: folded into this step
+            self.committer.flush()
+            repo = self._open()
+            tree = head_tree(repo)
             staged, cache = check(repo, self.safe, git_dir, tree)
-        else:
-            rels = {p.removeprefix(MEMORY_PREFIX) for c in step.changes for p in (c.path, c.new_path) if p}
-            staged, cache = stage(repo, self.safe, tree, rels), None
-        new = apply(repo, tree, staged.updates) if staged.updates or tree is None else tree.id
-        commit(repo, new, message(step, staged.skipped))
-        if cache is not None:
+            new = apply(repo, tree, staged.updates) if staged.updates or tree is None else tree.id
+            commit(repo, new, message(step, staged.skipped))
             cache.tree = str(new)
             cache.save(git_dir)
+        else:
+            rels = {p.removeprefix(MEMORY_PREFIX) for c in step.changes for p in (c.path, c.new_path) if p}
+            seen = capture(self.safe, rels)
+            skipped = [got for _, got, _ in seen if isinstance(got, Unread)]
+            files = tuple((rel, got if isinstance(got, bytes) else None) for rel, got, _ in seen)
+            self.committer.submit(Record(int(time.time()), message(step, skipped), files))
         if due:
             self._checked = True
             self._since_full = 0
@@ -300,8 +318,9 @@ class JournalObserver:
                 self.background = Background(self.journal.root, git_dir, self.store.writer_lock)
         else:
             self._since_full += 1
-        if random.random() < 1 / GC_EVERY:
-            self.journal.git("-c", "gc.packRefs=false", "gc", "--auto", "--quiet")
+
+    def _gc(self) -> None:
+        self.journal.git("-c", "gc.packRefs=false", "gc", "--auto", "--quiet")
 
     def _small(self) -> bool:
         try:
@@ -310,12 +329,16 @@ class JournalObserver:
             return False  # no stat cache yet: the first check reads every file, so not inline
 
     def settled(self, timeout: float | None = None) -> bool:
-        """Wait for the whole-tree check running on its own thread, if any; True once none is."""
+        """Wait for the queued commits and the whole-tree check on its own thread, if any;
+        True once none is left."""
+        if not self.committer.flush(timeout):
+            return False
         return self.background is None or self.background.done.wait(timeout)
 
     def close(self) -> None:
         """Let go of the repository's descriptors and maps now (a tenant leaving the pool), not
-        when the collector gets to it; the next step opens it again."""
+        when the collector gets to it; the next step opens it again. Queued commits land first."""
+        self.committer.close()
         if self._repo is not None:
             self._repo.free()
             self._repo = None

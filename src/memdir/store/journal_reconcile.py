@@ -6,7 +6,8 @@ A check walks the store (`SafeRoot.scan`: bounded, link-safe) and reads again on
 the stat cache cannot vouch for (`journal_tree.StatCache`), so on an unchanged store it costs a
 walk: 1-4 s at 100,000 files on the loaded 2-core machine of benchmarks/first_write_100k.py.
 Where that matters it runs on a thread of its own (`Background`): the walk and the hashing
-hold no lock; then, under the writer lock, every path a step committed meanwhile and every path
+hold no lock; then, under the writer lock and the journal lock (so every step logged before
+has been committed), every path a step committed meanwhile and every path
 found changed is read again against the snapshot as it is by then, and only what still differs
 is committed, as a step of tool `recovered`.
 """
@@ -23,6 +24,7 @@ import pygit2
 
 from memdir.store.atomic import WriterLock
 from memdir.store.journal_format import MEMORY_PREFIX, FileChange, recovered_message, why_skipped
+from memdir.store.journal_queue import exclusive
 from memdir.store.journal_tree import (
     RACY_NS,
     TREE,
@@ -133,7 +135,8 @@ def settle(repo: pygit2.Repository, git_dir: Path, staged: Staged, cache: StatCa
 
 
 def recover(repo: pygit2.Repository, safe: SafeRoot, git_dir: Path, reason: str) -> bool:
-    """The whole-tree check, committed as one `recovered` step (the writer lock held)."""
+    """The whole-tree check, committed as one `recovered` step (the writer and journal locks
+    held)."""
     staged, cache = check(repo, safe, git_dir, head_tree(repo))
     return settle(repo, git_dir, staged, cache, recovered_message(reason, staged.changes, staged.skipped))
 
@@ -159,10 +162,10 @@ class Background:
     def _check(self) -> bool:
         repo = pygit2.Repository(str(self.git_dir))
         safe = SafeRoot(self.root)
-        with self.lock.hold():  # HEAD is rewritten in place under this lock
+        with self.lock.hold(), exclusive(self.git_dir):  # HEAD moves only under the journal lock
             before = head_tree(repo)
         staged, cache = check(repo, safe, self.git_dir, before)
-        with self.lock.hold():
+        with self.lock.hold(), exclusive(self.git_dir):
             now = head_tree(repo)
             if before is not None and now is not None and now.id != before.id:
                 # Steps landed meanwhile: read their paths and ours again, against `now`.

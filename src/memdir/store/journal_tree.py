@@ -5,8 +5,8 @@ is read once through the store's link-safe descriptors (`SafeRoot.read`, which r
 and hard-linked files), hashed into a blob, and spliced into the trees above it; every other
 tree is reused by id. So a step costs its own paths and their folders, not the store's size,
 and git's index file is never read or written (at 50,000 files, reading and writing it was
-most of a step's cost). The commit goes onto HEAD with libgit2's own check that HEAD still
-names its parent, under the store's writer lock, so several processes append in turn.
+most of a step's cost). The commit goes onto HEAD under the journal lock (`journal_queue.py`),
+so several processes append in turn.
 
 Objects are written as loose files without fsync: a killed process loses nothing the kernel
 has accepted, and the files themselves, which are the truth, are fsynced by `safefs`.
@@ -19,6 +19,7 @@ import marshal
 import os
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +39,7 @@ RACY_NS = 1_000_000_000  # a file modified this close to a check is hashed again
 DIR = "dir"
 
 Updates = dict[str, pygit2.Oid | None]  # path relative to the root: its new blob, or gone
+Hook = Callable[[pygit2.Oid], None] | None
 
 
 @dataclass
@@ -85,11 +87,23 @@ def blob_at(tree: pygit2.Tree | None, rel: str) -> str | None:
     return str(entry.id) if entry.filemode != TREE else None
 
 
+Captured = list[tuple[str, bytes | Unread | str | None, os.stat_result | None]]  # (rel, look(), lstat)
+
+
+def capture(safe: SafeRoot, rels: set[str]) -> Captured:
+    """Each of `rels` as it is now (`look`), in path order: what a step commits."""
+    return [(rel, *look(safe, rel)) for rel in sorted(rels)]
+
+
 def stage(repo: pygit2.Repository, safe: SafeRoot, tree: pygit2.Tree | None, rels: set[str]) -> Staged:
     """Read each of `rels` now and say how it differs from `tree`."""
+    return staged_from(repo, tree, capture(safe, rels))
+
+
+def staged_from(repo: pygit2.Repository, tree: pygit2.Tree | None, captured: Captured) -> Staged:
+    """How what was captured differs from `tree`: its new blobs written, its deletions noted."""
     out = Staged()
-    for rel in sorted(rels):
-        got, st = look(safe, rel)
+    for rel, got, st in captured:
         old = blob_at(tree, rel)
         if got == DIR and old is None:
             continue  # a folder now: its files are steps (or a whole-tree check) of their own
@@ -140,11 +154,16 @@ def apply(repo: pygit2.Repository, tree: pygit2.Tree | None, updates: Updates) -
     return new if new is not None else repo.TreeBuilder().write()
 
 
-def commit(repo: pygit2.Repository, tree: pygit2.Oid, message: str) -> pygit2.Oid:
-    """Put a commit of `tree` on HEAD (the caller holds the writer lock)."""
+def commit(
+    repo: pygit2.Repository, tree: pygit2.Oid, message: str, when: int | None = None, before_head: Hook = None
+) -> pygit2.Oid:
+    """Put a commit of `tree` on HEAD (the caller holds the journal lock), dated `when` (the
+    step's time) or now; `before_head` is told the commit once it exists, before HEAD moves."""
     parents = [] if repo.head_is_unborn else [repo.head.target]
-    sig = pygit2.Signature(*IDENTITY, int(time.time()), 0)
+    sig = pygit2.Signature(*IDENTITY, int(time.time()) if when is None else when, 0)
     oid = repo.create_commit(None, sig, sig, message, tree, parents)
+    if before_head is not None:
+        before_head(oid)
     set_head(repo, oid)
     return oid
 
@@ -155,11 +174,11 @@ def set_head(repo: pygit2.Repository, oid: pygit2.Oid) -> None:
     libgit2 (like git) writes a ref to a lock file and renames it over the old one; on ext4 a
     rename over an existing file starts writeback of the new one (`auto_da_alloc`), which took
     1.5-5 ms a step here, more than the rest of the commit. One `pwrite` of a same-length file
-    is whole or absent after a kill. No other writer can race it: every memdir writer holds the
-    writer lock, and the housekeeping `git gc` runs with gc.packRefs=false (a ref packed and
+    is whole or absent after a kill. No other writer can race it: every memdir committer holds
+    the journal lock, and the housekeeping `git gc` runs with gc.packRefs=false (a ref packed and
     pruned under us could lose a step). A reader outside the lock that meets the 41-byte copy
     mid-way could read a mix of two ids, which names no object: git then reports a bad ref for
-    that one read (the whole-tree check on its own thread reads HEAD under the lock)."""
+    that one read (the whole-tree check on its own thread reads HEAD under the journal lock)."""
     name = repo.references["HEAD"].target
     if not isinstance(name, str):  # a detached HEAD (set by hand): let libgit2 move it
         repo.set_head(oid)

@@ -31,6 +31,35 @@ class LockTimeout(MemdirError, TimeoutError):
     """The lock was held by another writer for the whole timeout."""
 
 
+def lock_fd(path: Path, timeout: float, *, shared: bool = False) -> int:
+    """A new descriptor of `path` holding its flock (closing it lets go): for a holder that
+    hands the lock from one thread to another, which `OsLock` does not allow."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    deadline = time.monotonic() + timeout
+    wait = FIRST_WAIT
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+                return fd
+            except BlockingIOError:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise timed_out(path, timeout) from None
+                time.sleep(min(wait, left))
+                wait = min(wait * 2, LAST_WAIT)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def timed_out(path: Path, timeout: float) -> LockTimeout:
+    return LockTimeout(
+        f"{path} stayed locked by another writer for {timeout:g} s; "
+        "wait for it to finish (or stop it) and try again"
+    )
+
+
 class OsLock:
     """An exclusive lock on `path`, across processes and threads; reentrant within a thread."""
 
@@ -73,28 +102,13 @@ class OsLock:
                 self._threads.release()
 
     def _lock_file(self, deadline: float) -> int:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        wait = FIRST_WAIT
         try:
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    return fd
-                except BlockingIOError:
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        raise self._timed_out() from None
-                    time.sleep(min(wait, left))
-                    wait = min(wait * 2, LAST_WAIT)
-        except BaseException:
-            os.close(fd)
-            raise
+            return lock_fd(self.path, deadline - time.monotonic())
+        except LockTimeout:
+            raise self._timed_out() from None
 
     def _timed_out(self) -> LockTimeout:
-        return LockTimeout(
-            f"{self.path} stayed locked by another writer for {self.timeout:g} s; "
-            "wait for it to finish (or stop it) and try again"
-        )
+        return timed_out(self.path, self.timeout)
 
     def __enter__(self) -> OsLock:
         self.acquire()
