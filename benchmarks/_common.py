@@ -176,6 +176,14 @@ def make_store(
             (folder / f"note-{k:03d}.md").write_text("\n".join(parts) + "\n" + ("" if sections else body))
 
 
+def baseline_tree(rev: str, into: Path) -> Path:
+    """The `src/` of `rev`, extracted with `git archive` (no checkout, no worktree): the code a
+    script runs beside the working tree's, in child processes, to print both in one run."""
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "src"], capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into / "src"
+
+
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     """(seconds `fn()` took, what it returned): the one timer of the scripts."""
     start = time.perf_counter()

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _common import REPO, machine, table, write_json
+from _common import REPO, baseline_tree, machine, table, write_json
 from rich.console import Console
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "reliability"))
@@ -66,13 +66,6 @@ def run(src: Path, argv: list[str]) -> dict[str, Any]:
     row: dict[str, Any] = json.loads(proc.stdout.decode().strip().split("\n")[-1])
     assert row["memdir"] == str(src.resolve()), f"ran {row['memdir']}, not {src}"
     return row
-
-
-def baseline_tree(rev: str, into: Path) -> Path:
-    """The `src/` of `rev`, extracted with `git archive` (no checkout, no worktree)."""
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "src"], capture_output=True, check=True)
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
-    return into / "src"
 
 
 def main() -> None:

@@ -17,6 +17,11 @@ them, so that search is timed too, beside a search with nothing to catch up. Wri
 results.json under runs/benchmarks/journal_overhead/.
 
     python benchmarks/journal_overhead.py [--sizes 1000,50000] [--calls 200] [--quick]
+    python benchmarks/journal_overhead.py --sizes 1000 --baseline COMMIT [--repeat 3]
+
+With `--baseline`, each size runs in child processes by that commit's code and by the working
+tree's, alternating, on copies of one fixture, and the table shows both (the median over the
+rounds); results go to baseline.json.
 
 Why a group commit: a step's commit writes four or more git objects, each a new file, and a
 new file cost ~0.2 ms here (measured beside a Python loose-object writer: the same), so the
@@ -34,13 +39,19 @@ import argparse
 import json
 import os
 import shutil
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from _common import REPO, make_store, table
+from _common import REPO, baseline_tree, make_store, table
 from rich.console import Console
+
+if "--child" in sys.argv:  # a child of --baseline: the memdir of $PYTHONPATH, not the checkout's
+    sys.path[:] = [os.environ["PYTHONPATH"]] + [p for p in sys.path if p != str(REPO / "src")]
 
 from memdir.store.index import SearchIndex
 from memdir.store.journal import Journal, JournalObserver
@@ -112,10 +123,18 @@ def settle(store: Store) -> None:
             inner.settled()
 
 
-def run_size(files: int, n_calls: int, tmp: Path) -> dict[str, Any]:
+def fixture(root: Path, files: int) -> None:
+    make_store(root, files, body="text " * 150 + "\n")
+
+
+def run_size(files: int, n_calls: int, tmp: Path, source: Path | None = None) -> dict[str, Any]:
+    """One size, the three sides interleaved; the stores are copies of `source` when given."""
     roots = {side: tmp / f"{files}-{side}" for side in SIDES}
     t0 = time.perf_counter()
-    make_store(roots["plain"], files, body="text " * 150 + "\n")
+    if source is None:
+        fixture(roots["plain"], files)
+    else:
+        shutil.copytree(source, roots["plain"])
     for side in SIDES[1:]:
         shutil.copytree(roots["plain"], roots[side])
     SearchIndex.for_store(open_store(roots["index+journal"], journal=False)).sync()
@@ -145,7 +164,9 @@ def run_size(files: int, n_calls: int, tmp: Path) -> dict[str, Any]:
             if side == "index+journal":
                 inside.append(hooks.spent)
             assert not res.is_error, res.text
-    settle(stores["index+journal"])
+    s0 = time.perf_counter()
+    settle(stores["index+journal"])  # the commits still queued when the last call returned
+    drain = time.perf_counter() - s0
     index = SearchIndex.for_store(stores["index+journal"])
     s0 = time.perf_counter()
     caught_up = index.search("fact item")
@@ -167,6 +188,7 @@ def run_size(files: int, n_calls: int, tmp: Path) -> dict[str, Any]:
             for side, v in wall.items()
         },
         "journal_hooks": {"p50_ms": pct(inside, 0.5), "p99_ms": pct(inside, 0.99)},
+        "drain_after_last_call_ms": drain * 1e3,
         "search_catching_up_ms": catch_up * 1e3,
         "search_after_ms": idle_search * 1e3,
         "steps": len(steps),
@@ -174,19 +196,74 @@ def run_size(files: int, n_calls: int, tmp: Path) -> dict[str, Any]:
     }
 
 
+def child(job: dict[str, Any]) -> None:
+    """A run of one size by the memdir on PYTHONPATH (the baseline's or the working tree's)."""
+    import memdir
+
+    with tempfile.TemporaryDirectory(prefix="memdir-journal-") as tmp:
+        row = run_size(job["files"], job["calls"], Path(tmp), Path(job["source"]))
+    row["memdir"] = str(Path(memdir.__file__).resolve().parents[1])
+    print(json.dumps(row))
+
+
+def side_by_side(sizes: list[int], n_calls: int, rev: str, repeat: int) -> list[dict[str, Any]]:
+    """Each size run by `rev`'s code and the working tree's in child processes, alternating
+    `repeat` times on copies of one fixture; the median of each figure over the rounds."""
+    out: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="memdir-journal-base-") as tmp:
+        codes = {"baseline": baseline_tree(rev, Path(tmp)), "now": REPO / "src"}
+        for files in sizes:
+            source = Path(tmp) / f"fixture-{files}"
+            fixture(source, files)
+            job = json.dumps({"files": files, "calls": n_calls, "source": str(source)})
+            got: dict[str, list[dict[str, Any]]] = {"baseline": [], "now": []}
+            for i in range(repeat):
+                order = list(codes.items()) if i % 2 == 0 else list(codes.items())[::-1]
+                for label, src in order:
+                    env = {**os.environ, "PYTHONPATH": str(src)}
+                    proc = subprocess.run(
+                        [sys.executable, __file__, "--child", job], env=env, capture_output=True, check=True
+                    )
+                    row = json.loads(proc.stdout.decode().strip().split("\n")[-1])
+                    assert row["memdir"] == str(src.resolve()), f"ran {row['memdir']}, not {src}"
+                    got[label].append(row)
+            out.append({"files": files, "rounds": got})
+    return out
+
+
+def median_of(rows: list[dict[str, Any]], *keys: str) -> float:
+    def pick(r: dict[str, Any]) -> float:
+        v: Any = r
+        for k in keys:
+            v = v[k]
+        return float(v)
+
+    return statistics.median(pick(r) for r in rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="1000,50000", help="store sizes in files, comma-separated")
     ap.add_argument("--calls", type=int, default=200)
     ap.add_argument("--quick", action="store_true", help="1,000 files, 40 calls")
+    ap.add_argument("--baseline", help="also run this commit's code, alternating, in child processes")
+    ap.add_argument("--repeat", type=int, default=3, help="rounds of each code with --baseline")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.child:
+        child(json.loads(args.child))
+        return
     if args.quick:
         args.sizes, args.calls = "1000", 40
+    sizes = [int(s) for s in args.sizes.split(",")]
     out = REPO / "runs" / "benchmarks" / "journal_overhead"
     out.mkdir(parents=True, exist_ok=True)
+    if args.baseline:
+        compare(sizes, args, out)
+        return
     results = []
     with tempfile.TemporaryDirectory(prefix="memdir-journal-") as tmp:
-        for files in (int(s) for s in args.sizes.split(",")):
+        for files in sizes:
             results.append(run_size(files, args.calls, Path(tmp)))
             shutil.rmtree(tmp, ignore_errors=True)
             Path(tmp).mkdir(exist_ok=True)
@@ -205,7 +282,8 @@ def main() -> None:
     Console().print(table(title, cols, cells))
     for r in results:
         print(
-            f"{r['files']:,} files: {r['steps']} journal steps ({r['recovered_steps']} recovered); "
+            f"{r['files']:,} files: {r['steps']} journal steps ({r['recovered_steps']} recovered), the last "
+            f"committed {r['drain_after_last_call_ms']:.1f} ms after its call returned; "
             f"setup {r['setup_s']:.0f} s, warm-up {r['warmup_s'] * 1e3:.0f} ms; the search after the "
             f"{r['calls']} writes (one index commit for all) {r['search_catching_up_ms']:.1f} ms, "
             f"the next {r['search_after_ms']:.1f} ms"
@@ -213,6 +291,39 @@ def main() -> None:
     print(f"load average {load:.2f} on {os.cpu_count()} CPUs (p50 targets: 3 ms at 1,000, 5 ms at 50,000)")
     (out / "results.json").write_text(json.dumps({"results": results, "load_avg_1m": load}, indent=1) + "\n")
     print(f"wrote {out / 'results.json'}")
+
+
+def compare(sizes: list[int], args: argparse.Namespace, out: Path) -> None:
+    runs = side_by_side(sizes, args.calls, args.baseline, args.repeat)
+    load = os.getloadavg()[0]
+    cols = ("files", "side", "p50 ms", "p90 ms", "p99 ms")
+    cells = []
+    for r in runs:
+        base, now = r["rounds"]["baseline"], r["rounds"]["now"]
+        for side in SIDES:
+            cells.append(
+                (
+                    f"{r['files']:,}",
+                    side,
+                    *(
+                        f"{median_of(base, 'sides', side, q):.2f} -> {median_of(now, 'sides', side, q):.2f}"
+                        for q in ("p50_ms", "p90_ms", "p99_ms")
+                    ),
+                )
+            )
+        hooks = [f"{median_of(x, 'journal_hooks', 'p50_ms'):.2f}" for x in (base, now)]
+        cells.append(("", "in the journal's hooks", " -> ".join(hooks), "", ""))
+    title = (
+        f"ms per writing tool call, baseline {args.baseline} -> working tree "
+        f"(median of {args.repeat} alternating rounds, {args.calls} calls per side)"
+    )
+    Console().print(table(title, cols, cells))
+    print(f"load average {load:.2f} on {os.cpu_count()} CPUs (p50 targets: 3 ms at 1,000, 5 ms at 50,000)")
+    path = out / "baseline.json"
+    path.write_text(
+        json.dumps({"baseline": args.baseline, "runs": runs, "load_avg_1m": load}, indent=1) + "\n"
+    )
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":
