@@ -32,9 +32,12 @@ def git(root: Path, *args: str) -> str:
 
 def test_steps_are_plain_git_commits_git_itself_reads(tmp_path: Path) -> None:
     root = tmp_path / "mem"
-    h = Harness(open_store(root, create=True), "manage", role="r", task=3)
+    store = open_store(root, create=True)
+    h = Harness(store, "manage", role="r", task=3)
     assert not h.call("create", {"path": "/memories/a/x.md", "file_text": md("x", "one")}).is_error
     assert not h.call("rename", {"old_path": "/memories/a/x.md", "new_path": "/memories/b/x.md"}).is_error
+    # git itself does not wait for the commit thread as memdir's readers do: let it land.
+    assert observer_of(store).settled()
     log = git(root, "log", "--format=%s").split("\n")[:2]
     assert log == ["rename: 1 change", "create: 1 change"]
     assert git(root, "rev-parse", "HEAD").strip() == Journal(root).head()

@@ -20,7 +20,6 @@ import atexit
 import contextlib
 import os
 import random
-import subprocess
 import threading
 import warnings
 import weakref
@@ -135,7 +134,7 @@ class Committer:
                 land(self._repo, record, self.log)
                 if random.random() < 1 / GC_EVERY:
                     self._gc()
-            except (MemdirError, OSError, pygit2.GitError, subprocess.SubprocessError) as exc:
+            except Exception as exc:  # a thread that died here would leave every reader waiting
                 self._failed = True
                 warnings.warn(f"journal: step not recorded: {exc}", stacklevel=1)
             with self._cv:
@@ -168,6 +167,7 @@ class Committer:
         if self._fd is not None:
             os.close(self._fd)  # the child's copy; the parent still holds the lock
             self._fd = None
+        self.log.close()
         self.log = StepLog(self.git_dir)
 
 
