@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tests.conftest import REPO
 
+from memdir.agents.landing import git_blob
 from memdir.store.journal import Journal, JournalObserver
 from memdir.store.store import Store
 from memdir.tools.profiles import Harness
@@ -179,7 +180,6 @@ def test_the_baseline_keeps_every_name_and_reads_no_link(tmp_path: Path) -> None
     """Step 0 is written by `git fast-import` from bytes memdir read itself: names
     with spaces, quotes, backslashes, tabs, newlines or accents arrive unchanged; a hard link
     and a symlink are left out and named."""
-    from memdir.agents.landing import git_blob
 
     root = tmp_path / "mem"
     (root / "sub dir").mkdir(parents=True)
@@ -228,3 +228,24 @@ def test_a_closed_journal_lets_go_of_its_files_and_reopens_on_the_next_step(tmp_
     assert not h.call("create", {"path": "/memories/q.md", "file_text": md("q", "after")}).is_error
     assert [s.tool for s in Journal(root).steps()][-2:] == ["create", "create"]
     assert "q.md" in git(root, "ls-tree", "--name-only", "HEAD")
+
+
+def test_two_stores_on_one_root_in_one_process_commit_in_call_order(tmp_path: Path) -> None:
+    """Each store has its own commit thread; the journal lock makes the second store's step
+    wait for the first's commits, so the history is the order of the calls."""
+    root = tmp_path / "mem"
+    first = Harness(open_store(root, create=True), "manage", role="one")
+    second = Harness(open_store(root), "manage", role="two")
+    order = []
+    for i in range(12):
+        h = first if i % 2 == 0 else second
+        name = f"n{i}"
+        assert not h.call("create", {"path": f"/memories/{name}.md", "file_text": md(name, "x")}).is_error
+        assert not h.call(
+            "str_replace", {"path": f"/memories/{name}.md", "old_str": "x", "new_str": f"edit {i}"}
+        ).is_error
+        order += [("create", h.meta["role"], name), ("str_replace", h.meta["role"], name)]
+    steps = Journal(root).steps()[1:]
+    assert [(s.tool, s.meta["role"], s.changes[0].path[10:-3]) for s in steps] == order
+    tree = Journal(root).files_at(Journal(root).head() or "")
+    assert tree == {p.name: git_blob(p.read_bytes()) for p in root.glob("*.md")}
