@@ -78,6 +78,20 @@ def _edit_once(root: Path) -> ToolResult:
     return h.call("str_replace", {"path": "/memories/f0.md", "old_str": old, "new_str": new})
 
 
+def _one_file_store(tmp_path: Path) -> Path:
+    """A journaled store holding f0.md (version 1), written through the tools."""
+    root = tmp_path / "mem"
+    h = Harness(open_store(root, create=True), "manage", role="t")
+    assert not h.call("create", {"path": "/memories/f0.md", "file_text": version_text(0, 1)}).is_error
+    return root
+
+
+def _writer(code: str, *argv: str) -> subprocess.CompletedProcess[bytes]:
+    """Run `code` as a writer process of its own, on this checkout's memdir."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
+    return subprocess.run([sys.executable, "-c", code, *argv], env=env, capture_output=True)
+
+
 def _killed_mid_step(root: Path, path: str, text: str) -> subprocess.CompletedProcess[bytes]:
     """A real writer process killed with SIGKILL right after its file write, inside the step:
     the exact moment between a write and its journal commit."""
@@ -89,14 +103,11 @@ def _killed_mid_step(root: Path, path: str, text: str) -> subprocess.CompletedPr
         "    store.write(sys.argv[2], sys.argv[3])\n"
         "    os.kill(os.getpid(), signal.SIGKILL)\n"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
-    return subprocess.run([sys.executable, "-c", code, str(root), path, text], env=env, capture_output=True)
+    return _writer(code, str(root), path, text)
 
 
 def test_a_write_killed_before_its_commit_is_recovered_by_the_next_writer(tmp_path: Path) -> None:
-    root = tmp_path / "mem"
-    h = Harness(open_store(root, create=True), "manage", role="t")
-    assert not h.call("create", {"path": "/memories/f0.md", "file_text": version_text(0, 1)}).is_error
+    root = _one_file_store(tmp_path)
     before = Journal(root).steps()
     proc = _killed_mid_step(root, "/memories/f0.md", version_text(0, 2))
     assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
@@ -136,14 +147,11 @@ def _killed_before_its_commit(root: Path, path: str, text: str) -> subprocess.Co
         "said.set()\n"
         "time.sleep(60)\n"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
-    return subprocess.run([sys.executable, "-c", code, str(root), path, text], env=env, capture_output=True)
+    return _writer(code, str(root), path, text)
 
 
 def test_an_acknowledged_step_killed_before_its_commit_lands_as_its_own_step(tmp_path: Path) -> None:
-    root = tmp_path / "mem"
-    h = Harness(open_store(root, create=True), "manage", role="t")
-    assert not h.call("create", {"path": "/memories/f0.md", "file_text": version_text(0, 1)}).is_error
+    root = _one_file_store(tmp_path)
     proc = _killed_before_its_commit(root, "/memories/f1.md", version_text(1, 1))
     assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
     assert proc.stdout == b"acknowledged\n"
@@ -171,9 +179,7 @@ def test_an_acknowledged_step_killed_before_its_commit_lands_as_its_own_step(tmp
 def test_a_record_cut_by_a_kill_mid_append_is_not_replayed(tmp_path: Path) -> None:
     """A kill in the middle of the log append: that step never returned, so it is not in the
     log; its file write is reconciled as a `recovered` step (the in-flight mark is set)."""
-    root = tmp_path / "mem"
-    h = Harness(open_store(root, create=True), "manage", role="t")
-    assert not h.call("create", {"path": "/memories/f0.md", "file_text": version_text(0, 1)}).is_error
+    root = _one_file_store(tmp_path)
     killed = _killed_before_its_commit(root, "/memories/f1.md", version_text(1, 1))
     assert killed.returncode == -signal.SIGKILL
     log = root / ".memdir" / "journal.git" / RECORDS
@@ -213,8 +219,7 @@ def test_a_writer_killed_before_writing_leaves_no_recovered_step(tmp_path: Path)
         "with store.step('create'):\n"
         "    os.kill(os.getpid(), signal.SIGKILL)\n"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
-    proc = subprocess.run([sys.executable, "-c", code, str(root)], env=env, capture_output=True)
+    proc = _writer(code, str(root))
     assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
     n = len(Journal(root).steps())
     assert not Harness(open_store(root), "manage").call("delete", {"path": "/memories/f0.md"}).is_error
