@@ -27,8 +27,9 @@ Why a group commit: a step's commit writes four or more git objects, each a new 
 new file cost ~0.2 ms here (measured beside a Python loose-object writer: the same), so the
 commit in the call cost ~1-2.5 ms of the 3 ms budget at 1,000 files. A step now appends one
 record to the step log before its call returns (`store/journal_log.py`: acknowledged means
-logged) and the committer's thread commits it just after (`store/journal_queue.py`); pygit2
-lets go of the GIL while it writes, so on 2 cores the commits run beside the next call. A
+logged) and a committer process commits it just after (`store/journal_commitd.py`). A thread
+did not work: it took the GIL back at each of the writer's small system calls and made a plain
+write in the same process 3x slower; the process runs on the other core. A
 writer killed with records logged leaves them to the next writer, which commits each as its
 own step (tests/test_crash.py).
 """

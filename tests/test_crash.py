@@ -13,18 +13,21 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.conftest import REPO
+from tests.conftest import REPO, flock_held
+from tests.waits import HANG_GUARD_S
 from tests.workers import (
     N_FILES,
     crash_campaign,
     journal_behind,
+    logged_versions,
     parse_version,
     seed_crash_store,
     version_text,
 )
 
 from memdir.store.journal import Journal
-from memdir.store.journal_log import HEADER, RECORDS, StepLog
+from memdir.store.journal_land import LOCK
+from memdir.store.journal_log import HEADER, RECORDS
 from memdir.tools.base import ToolResult
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store
@@ -48,23 +51,21 @@ def test_sigkill_mid_edit(tmp_path: Path) -> None:
     assert result["lost_acknowledged_edits"] == 0, result["mismatches"]
     for f in range(N_FILES):
         assert parse_version(f, (root / f"f{f}.md").read_text()) is not None
-    # The journal: after every kill it held every acknowledged edit (committed or logged), and
-    # the files were ahead of it by at most the edit in flight; each such edit was committed by
-    # the next writer as a recovered step (its first step, before it wrote anything).
+    # The journal: after every kill it held every acknowledged edit (committed, or logged and
+    # committed by the first read), and the files were ahead of it by at most the edit in
+    # flight; each such edit was committed by the next writer as a recovered step (its first
+    # step, before it wrote anything). A logged step became a commit of its own, with its tool.
     assert result["acknowledged_missing_from_journal"] == 0
     assert result["journal_ahead_beyond_in_flight"] == 0
     assert result["journal_warnings"] == 0
-    # Steps a kill left logged but not committed were committed, each as its own step, by the
-    # next writer (the campaign's next round, or the edit below for the last kill).
     assert result["logged_not_landed"] == 0
-    logged_at_end = len(StepLog(root / ".memdir" / "journal.git").pending(Journal(root).head()))
     ahead_at_end = journal_behind(root)
     steps_before = Journal(root).steps()
     assert not _edit_once(root).is_error
     steps = Journal(root).steps()
     assert journal_behind(root) == []
-    # The last kill's logged steps first, then its edit in flight (recovered), then the new step.
-    expected = ["str_replace"] * logged_at_end + ["recovered"] * bool(ahead_at_end) + ["str_replace"]
+    # The last kill's edit in flight (recovered) first, then the new step.
+    expected = ["recovered"] * bool(ahead_at_end) + ["str_replace"]
     assert [s.tool for s in steps[len(steps_before) :]] == expected
     assert sum(s.tool == "recovered" for s in steps) == result["recovered_steps"] + bool(ahead_at_end)
     assert result["recovered_steps"] + bool(ahead_at_end) <= result["kills_between_write_and_commit"]
@@ -128,50 +129,60 @@ def test_a_write_killed_before_its_commit_is_recovered_by_the_next_writer(tmp_pa
     assert (root / ".memdir" / "journal.git" / "memdir-in-flight").read_bytes() == b"0"
 
 
-def _killed_before_its_commit(root: Path, path: str, text: str) -> subprocess.CompletedProcess[bytes]:
-    """A real writer process whose call returned (its step logged: acknowledged), killed with
-    SIGKILL by its commit thread at the moment that thread would commit the step. Its first
-    call (a process's first step checks the whole tree, and commits inline) makes `a.md`."""
+def _acknowledged_then_killed(root: Path, path: str, text: str) -> subprocess.CompletedProcess[bytes]:
+    """A real writer process whose call returned (its step logged: acknowledged) while no
+    committer could commit it (the test holds the journal lock), then killed with SIGKILL,
+    its committer process with it. Its first call (a process's first step checks the whole
+    tree and commits in the call) makes `a.md` before the lock is taken."""
     code = (
-        "import os, signal, sys, threading, time\n"
-        "from memdir.store import journal_queue\n"
+        "import os, signal, sys\n"
         "from memdir.tools.profiles import Harness\n"
         "from memdir.tools.wiring import open_store\n"
         "h = Harness(open_store(sys.argv[1]), 'manage', role='killed')\n"
         "text = '---\\nname: a\\ndescription: a\\n---\\n'\n"
         "assert not h.call('create', {'path': '/memories/a.md', 'file_text': text}).is_error\n"
-        "said = threading.Event()\n"
-        "journal_queue.land = lambda *a: (said.wait(), os.kill(os.getpid(), signal.SIGKILL))\n"
+        "print('ready', flush=True)\n"
+        "sys.stdin.readline()\n"
         "res = h.call('create', {'path': sys.argv[2], 'file_text': sys.argv[3]}, chunk=7)\n"
         "print('acknowledged' if not res.is_error else res.text, flush=True)\n"
-        "said.set()\n"
-        "time.sleep(60)\n"
+        "os.killpg(0, signal.SIGKILL)\n"
     )
-    return _writer(code, str(root), path, text)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(root), path, text],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group: the kill takes its committer too
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    assert proc.stdout.readline() == b"ready\n", proc.communicate()[1].decode()
+    with flock_held(root / ".memdir" / "journal.git" / LOCK):
+        proc.stdin.write(b"go\n")
+        proc.stdin.flush()
+        out, err = proc.communicate(timeout=HANG_GUARD_S)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def test_an_acknowledged_step_killed_before_its_commit_lands_as_its_own_step(tmp_path: Path) -> None:
     root = _one_file_store(tmp_path)
-    proc = _killed_before_its_commit(root, "/memories/f1.md", version_text(1, 1))
+    proc = _acknowledged_then_killed(root, "/memories/f1.md", version_text(1, 1))
     assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
     assert proc.stdout == b"acknowledged\n"
     git_dir = root / ".memdir" / "journal.git"
-    before = Journal(root).steps()
-    assert [s.tool for s in before[-2:]] == ["create", "create"]  # f0, then a.md: not f1 ...
-    logged = StepLog(git_dir).pending(Journal(root).head())
-    assert [r.files for r in logged] == [(("f1.md", version_text(1, 1).encode()),)]
-
-    # ... until the next writer, in a new process (here: a new store), before its own step.
-    again = Harness(open_store(root), "manage", role="t")
-    assert not again.call("delete", {"path": "/memories/f0.md"}).is_error
+    assert [(f, k) for f, k in logged_versions(root)] == [(1, 1)]  # logged, not committed ...
+    # ... until the next writer (or, as here, any reader) commits it, as the step it was.
     steps = Journal(root).steps()
-    assert [s.tool for s in steps[len(before) :]] == ["create", "delete"]  # no recovered step
-    landed = steps[len(before)]
+    assert [s.tool for s in steps[-3:]] == ["create", "create", "create"]  # f0, a.md, f1: none recovered
+    landed = steps[-1]
     assert landed.meta["role"] == "killed" and landed.meta["chunk"] == "7"
     assert [(c.kind, c.path) for c in landed.changes] == [("create", "/memories/f1.md")]
     assert set(Journal(root).files_at(landed.commit)) == {"f0.md", "a.md", "f1.md"}
-    assert StepLog(git_dir).pending(Journal(root).head()) == []
-    assert (git_dir / RECORDS).stat().st_size == HEADER.size  # cleared once all landed
+    assert logged_versions(root) == []
+    again = Harness(open_store(root), "manage", role="t")
+    assert not again.call("delete", {"path": "/memories/f0.md"}).is_error
+    assert [s.tool for s in Journal(root).steps()[len(steps) :]] == ["delete"]
     assert (git_dir / "memdir-in-flight").read_bytes() == b"0"
     assert journal_behind(root) == []
 
@@ -180,11 +191,13 @@ def test_a_record_cut_by_a_kill_mid_append_is_not_replayed(tmp_path: Path) -> No
     """A kill in the middle of the log append: that step never returned, so it is not in the
     log; its file write is reconciled as a `recovered` step (the in-flight mark is set)."""
     root = _one_file_store(tmp_path)
-    killed = _killed_before_its_commit(root, "/memories/f1.md", version_text(1, 1))
+    killed = _acknowledged_then_killed(root, "/memories/f1.md", version_text(1, 1))
     assert killed.returncode == -signal.SIGKILL
-    log = root / ".memdir" / "journal.git" / RECORDS
+    git_dir = root / ".memdir" / "journal.git"
+    log = git_dir / RECORDS
     os.truncate(log, log.stat().st_size - 3)  # as if the kill had come 3 bytes before the end
-    assert StepLog(log.parent).pending(Journal(root).head()) == []
+    (git_dir / "memdir-in-flight").write_bytes(b"1")  # as it is when a kill comes mid-append
+    assert logged_versions(root) == []
     before = Journal(root).steps()
 
     again = Harness(open_store(root), "manage", role="t")
@@ -192,6 +205,7 @@ def test_a_record_cut_by_a_kill_mid_append_is_not_replayed(tmp_path: Path) -> No
     steps = Journal(root).steps()
     assert [s.tool for s in steps[len(before) :]] == ["recovered", "delete"]
     assert [(c.kind, c.path) for c in steps[len(before)].changes] == [("create", "/memories/f1.md")]
+    assert log.stat().st_size == HEADER.size  # the cut record went with the recovery
     assert journal_behind(root) == []
 
 

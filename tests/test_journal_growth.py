@@ -150,17 +150,29 @@ def test_first_step_commits_a_baseline_of_existing_files(tmp_path: Path) -> None
     assert steps[1].meta == {"task": "7"}
 
 
-def test_a_broken_journal_does_not_fail_the_tool_call(tmp_path: Path) -> None:
-    import pytest
+def test_a_broken_journal_does_not_fail_the_tool_call_and_keeps_the_step(tmp_path: Path) -> None:
+    """The step is logged before the call returns, so a journal git cannot read (its HEAD
+    overwritten) neither fails the call nor loses the step: once HEAD is mended, the first
+    read commits it."""
+    from memdir.store.journal_log import StepLog
 
     root = tmp_path / "s"
     root.mkdir()
     harness = Harness(open_store(root), "manage")
     assert not harness.call("create", {"path": "/memories/a.md", "file_text": md("a", "one")}).is_error
-    (root / ".memdir" / "journal.git" / "HEAD").write_text("garbage\n")
-    with pytest.warns(UserWarning, match="not recorded"):
-        res = harness.call("create", {"path": "/memories/b.md", "file_text": md("b", "two")})
+    head_file = root / ".memdir" / "journal.git" / "HEAD"
+    good = head_file.read_text()
+    head_file.write_text("garbage\n")
+    res = harness.call("create", {"path": "/memories/b.md", "file_text": md("b", "two")})
     assert not res.is_error and (root / "b.md").exists()
+    logged = StepLog(head_file.parent).pending(None)
+    assert [r.files[0][0] for r in logged][-1:] == ["b.md"]
+    head_file.write_text(good)
+    steps = Journal(root).steps()
+    assert [(s.tool, s.changes[0].path) for s in steps[-2:]] == [
+        ("create", "/memories/a.md"),
+        ("create", "/memories/b.md"),
+    ]
 
 
 def _tree_at(journal: Journal, rev: str) -> dict[str, str]:

@@ -159,23 +159,42 @@ def seed_crash_store(root: Path) -> None:
 
 
 def journal_behind(root: Path) -> list[str]:
-    """Files whose bytes differ from the journal's newest snapshot: its newest commit, with the
-    steps logged but not yet committed on top."""
+    """Files whose bytes differ from the journal's newest snapshot (read, as every reader
+    reads, once the steps still in the step log have been committed)."""
     from memdir.agents.landing import git_blob
     from memdir.store.journal import Journal
-    from memdir.store.journal_log import StepLog
 
     j = Journal(root)
-    tip = j.head()
-    head = j.files_at(tip or "HEAD")
-    for record in StepLog(j.git_dir).pending(tip):
-        for rel, data in record.files:
-            if data is None:
-                head.pop(rel, None)
-            else:
-                head[rel] = git_blob(data)
+    head = j.files_at(j.head() or "HEAD")
     files = {p.name: git_blob(p.read_bytes()) for p in root.glob("*.md")}
     return sorted(n for n in files.keys() | head.keys() if files.get(n) != head.get(n))
+
+
+def logged_versions(root: Path) -> list[tuple[int, int | None]]:
+    """(file, version) of each file in each step the step log holds, not yet committed: read
+    raw, before any reader of the journal commits them."""
+    import pygit2
+
+    from memdir.store.journal_log import StepLog
+
+    git_dir = root / ".memdir" / "journal.git"
+    try:
+        repo = pygit2.Repository(str(git_dir))
+        tip = None if repo.head_is_unborn else str(repo.head.target)
+        repo.free()
+        log = StepLog(git_dir, create=False)
+        records = log.pending(tip)
+        log.close()
+    except (pygit2.GitError, FileNotFoundError):
+        return []
+    return [
+        (
+            int(rel[1:-3]),
+            None if data is None else parse_version(int(rel[1:-3]), data.decode("utf-8", "replace")),
+        )
+        for r in records
+        for rel, data in r.files
+    ]
 
 
 class JournalAudit:
@@ -183,8 +202,8 @@ class JournalAudit:
     commit, or in a record of its step log not yet committed), and the files may be ahead of
     its newest snapshot only by the one edit in flight at the kill (written, not acknowledged:
     one version past the journal's, which the next writer commits as a `recovered` step before
-    its own first write). Each record a kill left in the log must be in a commit of its own,
-    with its tool, after the next writer's round (`logged_not_landed`)."""
+    its own first write). Each step a kill left logged must be a commit of its own, with its
+    tool, once the journal is read (`logged_not_landed`)."""
 
     def __init__(self, root: Path) -> None:
         from memdir.store.journal import Journal
@@ -198,15 +217,16 @@ class JournalAudit:
         self.rounds_ahead = 0  # kills that left one file ahead (landed between write and commit)
         self.details: list[dict[str, Any]] = []  # kills that left more than one file ahead
         self.kills = 0
-        self.logged = 0  # acknowledged steps a kill left in the log, not yet committed
-        self.logged_not_landed = 0  # of those, not in a commit of their own after the next round
-        self._in_log: set[tuple[int, int]] = set()  # (file, version) the last kill left in the log
+        self.logged = 0  # acknowledged versions a kill left in the step log, not yet committed
+        self.logged_not_landed = 0  # of those, not in a commit of their own once read
         self.tools: dict[tuple[int, int], str] = {}  # (file, version): the tool of its commit
 
     def after_kill(self, acked: dict[int, int], acked_lines: set[tuple[int, int]]) -> None:
         from memdir.agents.landing import git_blob
-        from memdir.store.journal_log import StepLog
 
+        # Steps acknowledged but only logged at the kill: the reads below commit them first.
+        in_log = {(f, k) for f, k in logged_versions(self.root) if k is not None}
+        self.logged += len(in_log)
         blobs: dict[str, tuple[int, str]] = {}
         for step in self.journal.steps(raw=True):
             for _status, sha, path in step.raw:
@@ -219,35 +239,16 @@ class JournalAudit:
             if k is not None:
                 self.versions.add((f, k))
                 self.tools[(f, k)] = tool
-        tip = self.journal.head()
-        head = self.journal.files_at(tip or "HEAD")
-        before, self._in_log = self._in_log, set()
-        logged: dict[str, int | None] = {}  # blob sha -> version, of the blobs only the log holds
-        records = StepLog(self.journal.git_dir).pending(tip)
-        self.logged += len(records)
-        for record in records:  # acknowledged, logged, committed by the next writer
-            for rel, data in record.files:
-                if data is None:
-                    head.pop(rel, None)
-                    continue
-                head[rel] = git_blob(data)
-                k = parse_version(int(rel[1:-3]), data.decode("utf-8", "replace"))
-                logged[head[rel]] = k
-                if k is not None:
-                    self._in_log.add((int(rel[1:-3]), k))
-        self.missing += len(acked_lines - self.versions - self._in_log)
-        # Left in the log at the last kill: now committed as steps of their own tool (unless
-        # this round's writer was killed before its first step, leaving them still logged).
-        self.logged_not_landed += sum(
-            v not in self._in_log and self.tools.get(v) != "str_replace" for v in before
-        )
+        self.missing += len(acked_lines - self.versions)
+        # Each logged step is now a commit of its own, with its tool, not folded into another.
+        self.logged_not_landed += sum(self.tools.get(v) != "str_replace" for v in in_log)
+        head = self.journal.files_at(self.journal.head() or "HEAD")
         ahead = []  # (file, version on disk, version in the journal's newest snapshot)
         for f in range(N_FILES):
             data = (self.root / f"f{f}.md").read_bytes()
             if head.get(f"f{f}.md") != git_blob(data):
                 sha = head.get(f"f{f}.md", "")
-                snap = self.seen.get(sha, logged.get(sha))
-                ahead.append((f, parse_version(f, data.decode("utf-8", "replace")), snap))
+                ahead.append((f, parse_version(f, data.decode("utf-8", "replace")), self.seen.get(sha)))
         self.rounds_ahead += bool(ahead)
         # Ahead only by the one edit in flight: never acknowledged, one version past the journal's.
         beyond = [

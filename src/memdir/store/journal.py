@@ -7,12 +7,12 @@ a plain git repository: `git --git-dir <root>/.memdir/journal.git log` reads it.
 
 Steps are committed in process with libgit2 (`journal_tree.py`), where git processes took
 ~10 ms a step here (75 ms on the loaded machine), and off the call's path: a step appends its
-record to the step log (`journal_log.py`) before its call returns, and the committer's thread
-makes the commit from it just after (`journal_queue.py`: a group commit, in step order, under
-the journal lock); readers wait for it. The baseline goes through one `git fast-import`
-(`journal_baseline.py`). The readers below
-drive the git CLI with a clean environment, so a user's git config, hooks or `GIT_*` variables
-cannot change what is read. Each commit message names the tool and carries trailers:
+record to the step log (`journal_log.py`) before its call returns, and the committer process
+makes the commit from it just after (`journal_commitd.py`, `journal_land.py`: in step order,
+under the journal lock); a reader first commits whatever is still logged. The baseline goes
+through one `git fast-import` (`journal_baseline.py`). The readers below drive the git CLI
+with a clean environment, so a user's git config, hooks or `GIT_*` variables cannot change
+what is read. Each commit message names the tool and carries trailers:
 
     Memdir-Tool: str_replace
     Memdir-Role: manage          (step meta `role`, when given)
@@ -49,8 +49,10 @@ a `Memdir-Skipped` trailer.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import random
 import shutil
 import subprocess
 import threading
@@ -64,6 +66,7 @@ import pygit2
 
 from memdir.errors import MemdirError
 from memdir.store.journal_baseline import baseline
+from memdir.store.journal_commitd import poke
 from memdir.store.journal_format import (
     BASELINE,
     JOURNAL_DIR,
@@ -74,8 +77,8 @@ from memdir.store.journal_format import (
     message,
     parse_message,
 )
-from memdir.store.journal_log import Record
-from memdir.store.journal_queue import Committer, catch_up, caught_up
+from memdir.store.journal_land import READ_WAIT, catch_up, journal_lock, land_pending
+from memdir.store.journal_log import Record, StepLog
 from memdir.store.journal_reconcile import CRASH, Background, check, recover
 from memdir.store.journal_tree import STAT_CACHE, apply, capture, commit, head_tree, in_flight, mark
 from memdir.store.paths import STATE_DIR
@@ -86,6 +89,8 @@ if TYPE_CHECKING:
 
 __all__ = ["BASELINE", "MEMORY_PREFIX", "RECOVERED", "FileChange", "Journal", "JournalStep", "observer"]
 
+GC_EVERY = 256
+TRIM_BYTES = 4 << 20  # a step log this long, all of it committed, is cut back to its header
 FULL_EVERY = 100  # steps between whole-tree checks (they catch edits made outside the tools)
 SYNC_CACHE_BYTES = 256 * 1024  # a stat cache this small (~3,000 files): the check runs in the step
 _IDENTITY = {"name": "memdir", "email": "memdir@localhost"}
@@ -123,7 +128,7 @@ class Journal:
         return self._git(args, data).decode("utf-8", "replace")
 
     def _git(self, args: tuple[str, ...], stdin: bytes | None) -> bytes:
-        caught_up(self.git_dir)  # the steps already acknowledged are read too
+        self._landed()
         proc = subprocess.run(
             ["git", "-c", "core.quotepath=false", "-c", "safe.directory=*", *args],
             input=stdin,
@@ -136,6 +141,13 @@ class Journal:
             err = proc.stderr.decode("utf-8", "replace").strip()
             raise MemdirError(f"journal: git {args[0]} failed: {err}")
         return proc.stdout
+
+    def _landed(self) -> None:
+        """Before a read: commit the steps acknowledged and still in the step log (the
+        committer may not have got to them), so every reader sees every acknowledged step. A
+        reader that cannot (no write access, the lock held too long) reads what has landed."""
+        with contextlib.suppress(MemdirError, OSError, pygit2.GitError):
+            land_pending(self.git_dir, READ_WAIT)
 
     def ensure(self) -> None:
         """Create the journal and commit the store as it is now as step 0 (the baseline)."""
@@ -205,7 +217,7 @@ class Journal:
         """(sha, content) for each blob, through one `git cat-file --batch` process."""
         if not shas:
             return
-        caught_up(self.git_dir)
+        self._landed()
         proc = subprocess.Popen(
             ["git", "cat-file", "--batch"],
             stdin=subprocess.PIPE,
@@ -233,18 +245,19 @@ class Journal:
 
 
 class JournalObserver:
-    """Logs one step per writing tool call and has it committed (`journal_queue.py`); opens
-    nothing until the first write."""
+    """Logs one step per writing tool call, for the committer process to commit
+    (`journal_commitd.py`); opens nothing until the first write."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self.journal = Journal(store.root)
         self.safe = SafeRoot(self.journal.root)
+        self.log = StepLog(self.journal.git_dir)
         self._repo: pygit2.Repository | None = None
-        self.committer = Committer(self.journal.git_dir, self._gc)
         self._since_full = FULL_EVERY  # steps since the last whole-tree check (or a failure)
         self._checked = False  # has this process run a whole-tree check yet?
-        self._in_step = False  # this step holds the journal lock
+        self._marked = False  # this step set the in-flight mark
+        self._failed = False  # this step's record was not logged: leave the mark set
         self.background: Background | None = None  # the latest check on its own thread
 
     def _open(self) -> pygit2.Repository:
@@ -254,63 +267,68 @@ class JournalObserver:
         return self._repo
 
     def before_step(self, store: Store, step: Step) -> None:
-        """Under the writer lock, before the tool writes: take the journal lock; if it was
-        free, first commit what a killed holder left (its logged steps, then its unlogged
-        writes as a `recovered` step) and set the in-flight mark. A failure here is not the
-        tool call's: `on_step` warns about it."""
-        self._in_step = False
+        """Under the writer lock, before the tool writes: first commit what a killed writer
+        left (its logged steps, then its unlogged writes as a `recovered` step), then set the
+        in-flight mark for this step. A failure here is not the tool call's: `on_step` warns
+        about it."""
+        self._marked = self._failed = False
         try:
             repo = self._open()
-            fresh = self.committer.begin()
-            self._in_step = True
-            if fresh:
-                catch_up(repo, self.committer.log)
-                if in_flight(self.journal.git_dir):
-                    recover(repo, self.safe, self.journal.git_dir, CRASH)
-                mark(self.journal.git_dir, True)
+            git_dir = self.journal.git_dir
+            if in_flight(git_dir):
+                with journal_lock(git_dir):
+                    catch_up(repo, self.log)
+                    self.log.clear()  # a record cut by the kill goes with it
+                    recover(repo, self.safe, git_dir, CRASH)
+            elif self.log.size() > TRIM_BYTES:
+                with journal_lock(git_dir):
+                    catch_up(repo, self.log)
+                    self.log.clear()
+            mark(git_dir, True)
+            self._marked = True
         except (MemdirError, OSError, pygit2.GitError):
             self._since_full = FULL_EVERY
-            if self._in_step:
-                self.committer.failed()
 
     def on_step(self, store: Store, step: Step) -> None:
         # The write has already happened; a journal failure must not turn it into a failed
-        # tool call. The in-flight mark then stays set, so the next holder recovers the change.
+        # tool call. The in-flight mark then stays set, so the next step recovers the change.
         try:
             self._record(step)
         except (MemdirError, OSError, pygit2.GitError) as exc:
             self._since_full = FULL_EVERY
-            self.committer.failed()
+            self._failed = True
             warnings.warn(f"journal: step {step.tool!r} not recorded: {exc}", stacklevel=2)
 
     def after_step(self, store: Store, step: Step) -> None:
-        """The step is over: the journal lock goes once its commit has landed (and with it the
-        in-flight mark)."""
-        if self._in_step:
-            self._in_step = False
-            self.committer.end()
+        """The step is logged (or wrote nothing): clear the in-flight mark."""
+        if self._marked and not self._failed:
+            # Left set, the next step runs a whole-tree check: slower, never wrong.
+            with contextlib.suppress(OSError):
+                mark(self.journal.git_dir, False)
+        self._marked = False
 
     def _record(self, step: Step) -> None:
-        if not self._in_step:
-            raise MemdirError("the journal lock could not be taken for this step")
+        repo = self._open()
         git_dir = self.journal.git_dir
         due = self._since_full >= FULL_EVERY
         inline = due and not self._checked and self._small()
         if inline:  # the first check of a process on a small store: folded into this step
-            self.committer.flush()
-            repo = self._open()
-            tree = head_tree(repo)
-            staged, cache = check(repo, self.safe, git_dir, tree)
-            new = apply(repo, tree, staged.updates) if staged.updates or tree is None else tree.id
-            commit(repo, new, message(step, staged.skipped))
-            cache.tree = str(new)
-            cache.save(git_dir)
+            with journal_lock(git_dir):
+                catch_up(repo, self.log)
+                tree = head_tree(repo)
+                staged, cache = check(repo, self.safe, git_dir, tree)
+                new = apply(repo, tree, staged.updates) if staged.updates or tree is None else tree.id
+                commit(repo, new, message(step, staged.skipped))
+                cache.tree = str(new)
+                cache.save(git_dir)
         else:
             rels = {p.removeprefix(MEMORY_PREFIX) for c in step.changes for p in (c.path, c.new_path) if p}
             seen = capture(self.safe, rels)
             skipped = [got for _, got, _ in seen if isinstance(got, Unread)]
             files = tuple((rel, got if isinstance(got, bytes) else None) for rel, got, _ in seen)
-            self.committer.submit(Record(int(time.time()), message(step, skipped), files))
+            self.log.append(Record(int(time.time()), message(step, skipped), files))
+            if not poke(git_dir):  # no committer process here: commit it now, in the call
+                land_pending(git_dir, repo=repo)
         if due:
             self._checked = True
             self._since_full = 0
@@ -318,9 +336,8 @@ class JournalObserver:
                 self.background = Background(self.journal.root, git_dir, self.store.writer_lock)
         else:
             self._since_full += 1
-
-    def _gc(self) -> None:
-        self.journal.git("-c", "gc.packRefs=false", "gc", "--auto", "--quiet")
+        if random.random() < 1 / GC_EVERY:
+            self.journal.git("-c", "gc.packRefs=false", "gc", "--auto", "--quiet")
 
     def _small(self) -> bool:
         try:
@@ -329,16 +346,17 @@ class JournalObserver:
             return False  # no stat cache yet: the first check reads every file, so not inline
 
     def settled(self, timeout: float | None = None) -> bool:
-        """Wait for the queued commits and the whole-tree check on its own thread, if any;
-        True once none is left."""
-        if not self.committer.flush(timeout):
+        """Wait for the whole-tree check on its own thread, if any, and commit whatever is
+        still logged; True once nothing is left."""
+        if self.background is not None and not self.background.done.wait(timeout):
             return False
-        return self.background is None or self.background.done.wait(timeout)
+        land_pending(self.journal.git_dir)
+        return True
 
     def close(self) -> None:
         """Let go of the repository's descriptors and maps now (a tenant leaving the pool), not
-        when the collector gets to it; the next step opens it again. Queued commits land first."""
-        self.committer.close()
+        when the collector gets to it; the next step opens it again."""
+        self.log.close()
         if self._repo is not None:
             self._repo.free()
             self._repo = None

@@ -1,11 +1,11 @@
 """The journal's step log: each writing step's record, appended before its tool call returns and
-turned into its git commit just after, on the committer's thread (`journal_queue.py`).
+made into its git commit just after, by the committer process (`journal_commitd.py`).
 
 Why a log: a step's commit writes four or more git objects (its blobs, the folders above them,
-the commit), each a new file, and a new file cost ~0.2 ms here, more than the rest of the step
-(benchmarks/journal_overhead.py). One append to one open file costs a few microseconds. The
-record holds everything the commit needs (the step's time, its message, the bytes of each path
-it changed, read through the store's link-safe descriptors under the writer lock), so the
+the commit), each a new file, and a new file cost 0.2-0.6 ms here, more than the rest of the
+step (benchmarks/journal_overhead.py). One append to one open file costs a few microseconds.
+The record holds everything the commit needs (the step's time, its message, the bytes of each
+path it changed, read through the store's link-safe descriptors under the writer lock), so the
 commit made from it later is the commit the step would have made at once. The log is the
 journal's, inside `journal.git`, so it goes wherever the journal goes.
 
@@ -16,12 +16,14 @@ journal's, inside `journal.git`, so it goes wherever the journal goes.
                 (time, message, ((path relative to the root, bytes or None), ...))]
 
 A path whose value is None has no plain file now (deleted, a folder, a link: the message names
-what was skipped). A writer killed mid-append leaves a short or corrupt last record: that step
-was never acknowledged, and the journal's in-flight mark makes the next writer reconcile its
-files as a `recovered` step. The header moves past a record just before HEAD moves to its
-commit (`journal_tree.commit`'s hook), so a record is never committed twice; a kill between
-the two leaves that one step to the same reconciliation. Not fsynced, like the objects: a killed
-process loses nothing the kernel has accepted.
+what was skipped). Writers append under the writer lock, at the file's end, so the records of
+several processes queue in step order; committers land them under the journal lock
+(`journal_land.py`). A writer killed mid-append leaves a short or corrupt last record: that step
+was never acknowledged, and the in-flight mark makes the next writer cut it and reconcile its
+files as a `recovered` step. Just before HEAD moves to a record's commit (`journal_tree.commit`'s
+hook) the header names that commit in one write, so whoever reads the log next knows from HEAD
+whether the move happened: a record is committed exactly once, whatever moment a kill came.
+Not fsynced, like the objects: a killed process loses nothing the kernel has accepted.
 """
 
 from __future__ import annotations
@@ -70,65 +72,92 @@ def land(repo: pygit2.Repository, record: Record, log: StepLog) -> pygit2.Oid:
 
 
 class StepLog:
-    """The log of one journal, open while this process holds the journal lock."""
+    """The log of one journal. Appends come from writers (the writer lock held, so one at a
+    time across processes); the header is moved by whoever commits (the journal lock held)."""
 
-    def __init__(self, git_dir: Path) -> None:
+    def __init__(self, git_dir: Path, *, create: bool = True) -> None:
         self.path = Path(git_dir) / RECORDS
+        self.create = create
         self._fd: int | None = None
-        self._end = 0
 
-    def open(self) -> None:
+    def _open(self) -> int:
         if self._fd is None:
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-            self._end = os.fstat(self._fd).st_size
+            flags = os.O_RDWR | os.O_CLOEXEC | (os.O_CREAT if self.create else 0)
+            self._fd = os.open(self.path, flags, 0o600)
+        return self._fd
 
     def close(self) -> None:
         if self._fd is not None:
             fd, self._fd = self._fd, None
             os.close(fd)
 
+    def size(self) -> int:
+        return os.fstat(self._open()).st_size
+
+    def maybe_pending(self) -> bool:
+        """Could a record be waiting? False means surely not (one small read, no git)."""
+        fd = self._open()
+        head = os.pread(fd, HEADER.size, 0)
+        if len(head) < HEADER.size:
+            return False
+        start: int = HEADER.unpack(head)[0]
+        return os.fstat(fd).st_size > max(start, HEADER.size)
+
     def pending(self, head: str | None) -> list[Record]:
         """The records not yet committed when HEAD is `head`, in order, up to the first cut or
-        corrupt one."""
-        self.open()
-        assert self._fd is not None
-        data = os.pread(self._fd, self._end, 0)
-        return list(_records(data, head))
+        corrupt one (or one still being written)."""
+        return self.scan(head)[0]
+
+    def scan(self, head: str | None) -> tuple[list[Record], int]:
+        """`pending`, and the offset just past the last whole record."""
+        fd = self._open()
+        data = os.pread(fd, os.fstat(fd).st_size, 0)
+        records = list(_records(data, head))
+        return records, records[-1].end if records else _first(data, head)
 
     def append(self, record: Record) -> Record:
-        """Write `record` at the end of the log; returns it with its end offset set."""
-        self.open()
-        assert self._fd is not None
-        if self._end < HEADER.size:  # a new log, or one a kill cut while it was cleared
+        """Write `record` at the end of the log (the writer lock held); returns it placed."""
+        fd = self._open()
+        at = os.fstat(fd).st_size
+        if at < HEADER.size:  # a new log, or one a kill cut while it was cleared
             self.clear()
+            at = HEADER.size
         frame = record.frame()
-        written = os.pwrite(self._fd, frame, self._end)
+        written = os.pwrite(fd, frame, at)
         if written != len(frame):
             raise OSError(f"journal: short write to {self.path} ({written} of {len(frame)} bytes)")
-        start, self._end = self._end, self._end + len(frame)
-        return Record(record.time, record.message, record.files, start, self._end)
+        return Record(record.time, record.message, record.files, at, at + len(frame))
 
     def landing(self, record: Record, oid: pygit2.Oid) -> None:
         """HEAD is about to move to `oid`, the commit of `record`: once it has, every record
         up to its end is in git; until then, every record from its start is still to come."""
-        assert self._fd is not None
-        os.pwrite(self._fd, HEADER.pack(record.start, record.end, oid.raw), 0)
+        os.pwrite(self._open(), HEADER.pack(record.start, record.end, oid.raw), 0)
+
+    def caught_up(self, end: int, oid: pygit2.Oid) -> None:
+        """HEAD is `oid` and every record before `end` is in it: the quick check's answer."""
+        os.pwrite(self._open(), HEADER.pack(end, end, oid.raw), 0)
 
     def clear(self) -> None:
-        """Drop every record (all committed). Cut first: a kill between the two leaves an empty
-        log, never a header pointing into records written after it."""
-        self.open()
-        assert self._fd is not None
-        os.ftruncate(self._fd, 0)
-        os.pwrite(self._fd, HEADER.pack(HEADER.size, HEADER.size, bytes(20)), 0)
-        self._end = HEADER.size
+        """Drop every record (all committed; both locks held). Cut first: a kill between the
+        two leaves an empty log, never a header pointing into records written after it."""
+        fd = self._open()
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, HEADER.pack(HEADER.size, HEADER.size, bytes(20)), 0)
+
+
+def _first(data: bytes, head: str | None) -> int:
+    """Where the first record not yet committed starts, HEAD being `head`."""
+    if len(data) < HEADER.size:
+        return HEADER.size
+    start, end, landing = HEADER.unpack_from(data, 0)
+    first: int = end if head is not None and landing.hex() == head else start
+    return max(first, HEADER.size)
 
 
 def _records(data: bytes, head: str | None) -> Iterator[Record]:
     if len(data) < HEADER.size:
         return
-    start, end, landing = HEADER.unpack_from(data, 0)
-    at = max(end if head is not None and landing.hex() == head else start, HEADER.size)
+    at = _first(data, head)
     while at + FRAME.size <= len(data):
         size, crc = FRAME.unpack_from(data, at)
         start, end = at + FRAME.size, at + FRAME.size + size

@@ -24,7 +24,8 @@ import pygit2
 
 from memdir.store.atomic import WriterLock
 from memdir.store.journal_format import MEMORY_PREFIX, FileChange, recovered_message, why_skipped
-from memdir.store.journal_queue import exclusive
+from memdir.store.journal_land import catch_up, journal_lock
+from memdir.store.journal_log import StepLog
 from memdir.store.journal_tree import (
     RACY_NS,
     TREE,
@@ -161,11 +162,21 @@ class Background:
 
     def _check(self) -> bool:
         repo = pygit2.Repository(str(self.git_dir))
+        log = StepLog(self.git_dir)
+        try:
+            return self._check_with(repo, log)
+        finally:
+            log.close()
+            repo.free()
+
+    def _check_with(self, repo: pygit2.Repository, log: StepLog) -> bool:
         safe = SafeRoot(self.root)
-        with self.lock.hold(), exclusive(self.git_dir):  # HEAD moves only under the journal lock
+        with self.lock.hold(), journal_lock(self.git_dir):  # HEAD moves only under the journal lock
+            catch_up(repo, log)  # the steps logged so far are in the snapshot compared
             before = head_tree(repo)
         staged, cache = check(repo, safe, self.git_dir, before)
-        with self.lock.hold(), exclusive(self.git_dir):
+        with self.lock.hold(), journal_lock(self.git_dir):
+            catch_up(repo, log)
             now = head_tree(repo)
             if before is not None and now is not None and now.id != before.id:
                 # Steps landed meanwhile: read their paths and ours again, against `now`.
