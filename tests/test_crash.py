@@ -211,7 +211,8 @@ def test_a_record_cut_by_a_kill_mid_append_is_not_replayed(tmp_path: Path) -> No
 
 def test_a_reader_waits_for_the_commits_of_a_step_that_has_returned(tmp_path: Path) -> None:
     """In the writer's process, a read of the journal right after a call sees that call's
-    step: readers wait for the commit thread, which does not hold the call up."""
+    step: a reader first commits what is still logged, whether or not the committer process
+    has got to it."""
     root = tmp_path / "mem"
     h = Harness(open_store(root, create=True), "manage", role="t")
     for k in range(20):

@@ -37,7 +37,7 @@ def test_steps_are_plain_git_commits_git_itself_reads(tmp_path: Path) -> None:
     h = Harness(store, "manage", role="r", task=3)
     assert not h.call("create", {"path": "/memories/a/x.md", "file_text": md("x", "one")}).is_error
     assert not h.call("rename", {"old_path": "/memories/a/x.md", "new_path": "/memories/b/x.md"}).is_error
-    # git itself does not wait for the commit thread as memdir's readers do: let it land.
+    # git itself does not commit what is still logged, as memdir's readers do: let it land.
     assert observer_of(store).settled()
     log = git(root, "log", "--format=%s").split("\n")[:2]
     assert log == ["rename: 1 change", "create: 1 change"]
@@ -231,8 +231,8 @@ def test_a_closed_journal_lets_go_of_its_files_and_reopens_on_the_next_step(tmp_
 
 
 def test_two_stores_on_one_root_in_one_process_commit_in_call_order(tmp_path: Path) -> None:
-    """Each store has its own commit thread; the journal lock makes the second store's step
-    wait for the first's commits, so the history is the order of the calls."""
+    """Two stores, one step log: both append under the writer lock, and the log is committed
+    in its order, so the history is the order of the calls."""
     root = tmp_path / "mem"
     first = Harness(open_store(root, create=True), "manage", role="one")
     second = Harness(open_store(root), "manage", role="two")

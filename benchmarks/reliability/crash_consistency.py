@@ -9,8 +9,8 @@ the files:
     lines ranks that file first in both. Entries left stale by a kill between a file write and
     the index commit are counted before that sync;
   * the journal (`memdir history`): after every kill it holds every acknowledged edit, in a
-    commit or in its step log (a step acknowledged, its commit not made yet: the next writer
-    commits it as its own step, `logged_not_landed` counts those it did not), and the files are
+    commit or in its step log (a step acknowledged, its commit not made yet: the first read of
+    the journal commits it as its own step, `logged_not_landed` counts those it did not), and the files are
     ahead of it by at most the one edit in flight at the kill (written, not acknowledged); the
     next writer's first step commits that edit as a `recovered` step before it writes, so after
     one more edit the journal's last commit equals the files exactly.

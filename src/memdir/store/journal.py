@@ -28,12 +28,12 @@ The first step on a store without a journal first commits the store as it is (to
 `baseline`, step 0), so every later step is a true difference. A step commits only the paths
 it changed, and its record is logged before the tool call returns: every acknowledged write is
 in the journal, committed or logged, and a logged step left by a killed writer is committed,
-with its own tool and meta, by the next writer to take the journal lock.
+with its own tool and meta, by whoever next takes the journal lock (`journal_land.py`).
 
 What no step recorded is found by the whole-tree check (`journal_reconcile.py`):
   * a writer killed after writing files but before logging the step leaves the one-byte
-    in-flight mark set; the next step, in any process, first commits the difference as a `recovered`
-    step (`Memdir-Recovered: a writer stopped ...`), before it writes anything;
+    in-flight mark set; the next step, in any process, first commits the difference as a
+    `recovered` step (`Memdir-Recovered: a writer stopped ...`), before it writes anything;
   * an edit made by hand outside the tools (not through the shell tool, which reports its
     changes) is found by the check of the first step of each process and of every FULL_EVERY-th
     step. On a small store (its stat cache under SYNC_CACHE_BYTES) the first step's check runs
@@ -275,15 +275,13 @@ class JournalObserver:
         try:
             repo = self._open()
             git_dir = self.journal.git_dir
-            if in_flight(git_dir):
+            crashed = in_flight(git_dir)
+            if crashed or self.log.size() > TRIM_BYTES:
                 with journal_lock(git_dir):
                     catch_up(repo, self.log)
-                    self.log.clear()  # a record cut by the kill goes with it
-                    recover(repo, self.safe, git_dir, CRASH)
-            elif self.log.size() > TRIM_BYTES:
-                with journal_lock(git_dir):
-                    catch_up(repo, self.log)
-                    self.log.clear()
+                    self.log.clear()  # all committed; a record cut by a kill goes with it
+                    if crashed:
+                        recover(repo, self.safe, git_dir, CRASH)
             mark(git_dir, True)
             self._marked = True
         except (MemdirError, OSError, pygit2.GitError):

@@ -31,16 +31,17 @@ class LockTimeout(MemdirError, TimeoutError):
     """The lock was held by another writer for the whole timeout."""
 
 
-def lock_fd(path: Path, timeout: float, *, shared: bool = False) -> int:
-    """A new descriptor of `path` holding its flock (closing it lets go): for a holder that
-    hands the lock from one thread to another, which `OsLock` does not allow."""
+def lock_fd(path: Path, timeout: float) -> int:
+    """A new descriptor of `path` holding its flock (closing it lets go), waiting at most
+    `timeout`: the plain lock under `OsLock`, and the journal lock, held for one block and
+    never reentered."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     deadline = time.monotonic() + timeout
     wait = FIRST_WAIT
     try:
         while True:
             try:
-                fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 return fd
             except BlockingIOError:
                 left = deadline - time.monotonic()
