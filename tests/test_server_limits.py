@@ -193,10 +193,10 @@ def test_sigterm_during_a_call_ends_the_server(root: Path) -> None:
 
         def call() -> None:
             try:
-                httpx2.post(
+                r = httpx2.post(
                     url, json=tool_call("grep", {"pattern": SLOW_PATTERN}), headers=headers, timeout=600
                 )
-                outcome.append("answered")
+                outcome.append(f"answered {r.status_code}: {r.text[:300]!r}")
             except httpx2.HTTPError as exc:
                 outcome.append(type(exc).__name__)
 
@@ -209,7 +209,10 @@ def test_sigterm_during_a_call_ends_the_server(root: Path) -> None:
         # without the exit deadline the process lives until the call ends.
         proc.wait(HANG_GUARD_S)
         caller.join(HANG_GUARD_S)
-        assert outcome and outcome != ["answered"]
+        # The call is cut (a dropped connection), or answered with an error when uvicorn's
+        # shutdown cancels the request before the deadline ends the process (a loaded machine
+        # reaches that step): either way it must not carry the grep's result.
+        assert outcome and "No lines match" not in outcome[0], outcome
 
 
 def test_parallel_calls_meter_every_call(store: Store) -> None:
