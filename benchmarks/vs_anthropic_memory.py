@@ -29,6 +29,7 @@ from anthropic.tools.memory import BetaLocalFilesystemMemoryTool
 from rich.console import Console
 from rich.table import Table
 
+from memdir.store.journal import JournalObserver
 from memdir.store.store import Store
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store
@@ -156,8 +157,17 @@ def run(args: argparse.Namespace, tmp: Path, console: Console) -> int:
     phases: list[dict[str, Any]] = []
     outputs: dict[str, dict[str, str]] = {}
     order = list(runners)
+
+    def settled_trees() -> dict[str, dict[str, bytes]]:
+        # The journal's committer process lands steps after their calls return; the trees are
+        # read once it is done, so no object is read while it is being written.
+        for o in memdir_store.observers:
+            if isinstance(o, JournalObserver) and not o.settled(60):
+                raise SystemExit("the journal did not settle within 60 s")
+        return {n: tree_bytes(roots[n]) for n in ("memdir", "sdk")}
+
     for op, make in timed_ops(files, texts, args.reps):
-        before = {n: tree_bytes(roots[n]) for n in ("memdir", "sdk")}
+        before = settled_trees()
         samples: dict[str, list[float]] = {n: [] for n in runners}
         errors: dict[str, list[str]] = {n: [] for n in runners}
         for i in range(args.reps):
@@ -170,7 +180,7 @@ def run(args: argparse.Namespace, tmp: Path, console: Console) -> int:
                     errors[name].append(text[:200])
                 if i == 0:
                     outputs.setdefault(op, {})[name] = text
-        after = {n: tree_bytes(roots[n]) for n in ("memdir", "sdk")}
+        after = settled_trees()
         phases.append({"phase": op, "changed": {n: changed(before[n], after[n]) for n in before}})
         st = {n: stats_ms(s) for n, s in samples.items()}
         results[op] = {
@@ -183,14 +193,14 @@ def run(args: argparse.Namespace, tmp: Path, console: Console) -> int:
 
     probe_results = []
     for probe in PROBES:
-        before = {n: tree_bytes(roots[n]) for n in ("memdir", "sdk")}
+        before = settled_trees()
         steps = []
         for cmd in probe["steps"]:
             m_ok, m_text = runners["memdir"](cmd)
             runners["memdir-noobs"](cmd)
             s_ok, s_text = runners["sdk"](cmd)
             steps.append({"command": cmd, "memdir": [m_ok, m_text[:300]], "sdk": [s_ok, s_text[:300]]})
-        after = {n: tree_bytes(roots[n]) for n in ("memdir", "sdk")}
+        after = settled_trees()
         ch = {n: changed(before[n], after[n]) for n in before}
         phases.append({"phase": f"probe: {probe['name']}", "changed": ch, "why": probe["why"]})
         probe_results.append({"name": probe["name"], "why": probe["why"], "steps": steps, "changed": ch})
