@@ -55,7 +55,12 @@ if "--child" in sys.argv:  # a child of --baseline: the memdir of $PYTHONPATH, n
     sys.path[:] = [os.environ["PYTHONPATH"]] + [p for p in sys.path if p != str(REPO / "src")]
 
 from memdir.store.index import SearchIndex
-from memdir.store.journal import Journal, JournalObserver
+from memdir.store.journal import Journal
+
+try:
+    from memdir.store.journal_observer import JournalObserver
+except ImportError:  # a --baseline child running a commit from before the observer had its module
+    from memdir.store.journal import JournalObserver  # type: ignore[attr-defined,no-redef]
 from memdir.store.store import Step, Store
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store

@@ -1,5 +1,5 @@
 """What a journal commit says: its message (subject and `Memdir-*` trailers) and how a reader
-parses it back into a `JournalStep`. Both the writer (`journal_tree.py`) and the readers
+parses it back into a `JournalStep`. Both the writer (`journal_observer.py`) and the readers
 (`journal.py`) use these, so the format has one definition."""
 
 from __future__ import annotations
