@@ -90,6 +90,19 @@ def test_context_loads_core_and_lists_children(manage: Harness, store: Store) ->
     assert not ctx.over_budget
 
 
+def test_a_child_index_is_shown_by_its_description_and_first_eight_lines(store: Store) -> None:
+    """The opening skips blank lines and stops at eight, however long the index is (a 5 MB
+    one is read line by line up to there, never split whole)."""
+    lines = [f"- entry {k}" for k in range(400_000)]
+    body = "# People\n\n\n" + "\n\n".join(lines) + "\n"
+    (store.root / "people").mkdir()
+    (store.root / "people" / "MEMORY.md").write_text("---\ndescription: people index\n---\n" + body)
+    ctx = spec.context(store)
+    opening = ctx.text.split('<memory_directory path="/memories/people">\n')[1]
+    shown = opening.split("\n</memory_directory>")[0]
+    assert shown.split("\n") == ["description: people index", "# People", *lines[:7]]
+
+
 def test_context_budget_counts_core_tokens(manage: Harness, store: Store) -> None:
     big = "word " * 3000
     manage.call("create", {"path": "/memories/big.md", "file_text": fm("big", body=big)})

@@ -114,8 +114,13 @@ def split(text: str) -> tuple[str | None, int]:
 def body(text: str) -> str:
     """The text after the frontmatter block's lines (the lines after the first `split(text)[1]`),
     cut at the closing line's end instead of split into lines and joined again."""
+    return text[body_start(text) :]
+
+
+def body_start(text: str) -> int:
+    """Where `body(text)` starts in `text`, for a reader that wants only its first lines."""
     block = _block(text)
-    return text if block is None else text[block[2] :]
+    return 0 if block is None else block[2]
 
 
 def _lenient(raw: str) -> tuple[dict[str, Any], list[str]]:

@@ -248,9 +248,17 @@ class CoreContext:
 
 
 def _opening(text: str, max_lines: int = 8) -> str:
-    _, fm_lines = frontmatter.split(text)
+    """A child directory's MEMORY.md as the core block shows it: its description and its first
+    non-blank lines, found one `find` at a time, so a huge index is never split whole."""
     desc = frontmatter.parse(text).description
-    body = [ln for ln in text.split("\n")[fm_lines:] if ln.strip()][:max_lines]
+    body: list[str] = []
+    at = frontmatter.body_start(text)
+    while at <= len(text) and len(body) < max_lines:
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        if text[at:end].strip():
+            body.append(text[at:end])
+        at = end + 1
     head = [f"description: {desc}"] if desc else []
     return "\n".join(head + body)
 
