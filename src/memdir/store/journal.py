@@ -8,9 +8,9 @@ a plain git repository: `git --git-dir <root>/.memdir/journal.git log` reads it.
 Steps are committed in process with libgit2 (`journal_tree.py`), where git processes took
 ~10 ms a step here (75 ms on the loaded machine), and off the call's path: a step appends its
 record to the step log (`journal_log.py`, from the store observer in `journal_observer.py`)
-before its call returns, and the committer process
-makes the commit from it just after (`journal_commitd.py`, `journal_land.py`: in step order,
-under the journal lock); a reader first commits whatever is still logged. The baseline goes
+before its call returns, and the committer process makes the commit from it just after
+(`journal_commitd.py`, `journal_land.py`: in step order, under the journal lock); a reader
+first commits whatever is still logged. The baseline goes
 through one `git fast-import` (`journal_baseline.py`). The readers below drive the git CLI
 with a clean environment, so a user's git config, hooks or `GIT_*` variables cannot change
 what is read. Each commit message names the tool and carries trailers:

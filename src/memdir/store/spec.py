@@ -256,8 +256,9 @@ def _opening(text: str, max_lines: int = 8) -> str:
     while at <= len(text) and len(body) < max_lines:
         end = text.find("\n", at)
         end = len(text) if end < 0 else end
-        if text[at:end].strip():
-            body.append(text[at:end])
+        line = text[at:end]
+        if line.strip():
+            body.append(line)
         at = end + 1
     head = [f"description: {desc}"] if desc else []
     return "\n".join(head + body)
