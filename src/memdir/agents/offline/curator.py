@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from memdir.agents.offline.extract import keyed_facts
 from memdir.agents.offline.navigate import ATTRIBUTES_SAY
 from memdir.agents.offline.text import slug, topic_of
 from memdir.conventions import key_of, parse_keyed, turn_numbers
@@ -57,37 +58,6 @@ description: Index of the people folder; a folder per person.
 ---
 # People
 """
-
-_STOPS = "and|but|because|since|so|which|for|with|after|when|now|over|than|instead|rather"
-_END = rf"(?=\s*(?:[.,;!?]|\b(?:{_STOPS})\b|$))"
-_VALUE = r"(?P<value>[A-Za-z0-9][^.,;!?]{0,60}?)" + _END
-KEY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (attr, re.compile(rx, re.IGNORECASE))
-    for attr, rx in (
-        (
-            "favorite {what}",
-            r"\bmy (?:new )?fav(?:ou?rite)? (?P<what>[a-z]+(?: [a-z]+)?) is (?:now )?" + _VALUE,
-        ),
-        ("home", r"\bI(?:'ve| have)? (?:now |just |recently )?(?:live|moved|relocated) (?:in|to) " + _VALUE),
-        ("job", r"\bI(?:'m| am)? (?:now |currently )?(?:work(?:ing)?|employed) as (?:an? )?" + _VALUE),
-        ("job", r"\bmy (?:new )?job is (?:now )?(?:an? )?" + _VALUE),
-        ("diet", r"\bI(?:'m| am) (?:now |currently )?(?:a )?(?P<value>vegan|vegetarian|pescatarian|keto)\b"),
-        ("preference", r"\bI (?:now |currently |really )?(?:prefer|like|love|enjoy) " + _VALUE),
-    )
-)
-
-
-def keyed_facts(text: str) -> list[tuple[str, str]]:
-    """(attribute, value) pairs a turn states about its speaker; one per attribute, first wins."""
-    found: dict[str, str] = {}
-    for attr_t, rx in KEY_PATTERNS:
-        for m in rx.finditer(text):
-            groups = m.groupdict()
-            attr = key_of("", attr_t.format(what=groups.get("what") or ""))[1]
-            value = re.sub(r"\s+", " ", groups["value"]).strip(" '\"")
-            if value and attr not in found:
-                found[attr] = value
-    return list(found.items())
 
 
 def one_line(text: str) -> str:
