@@ -3,6 +3,7 @@
 from memdir.agents.answer import Answer, parse_answer
 from memdir.agents.consolidate import ConsolidationReport, consolidate
 from memdir.agents.cost_cap import CostCap
+from memdir.agents.curation import CURATIONS, Curation
 from memdir.agents.ingest import IngestResult, NoOpWarning, ingest
 from memdir.agents.loop import Episode, run_loop
 from memdir.agents.output import RoleOutput
@@ -21,10 +22,12 @@ from memdir.agents.run import (
 from memdir.agents.skills import Environment, Trajectory, execute, manage_trajectory
 
 __all__ = [
+    "CURATIONS",
     "ROLES",
     "Answer",
     "ConsolidationReport",
     "CostCap",
+    "Curation",
     "Environment",
     "Episode",
     "FolderingError",

@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from memdir.agents.curation import Curation, resolve
 from memdir.agents.feedback import Feedback
 from memdir.agents.output import RoleOutput
 from memdir.agents.record import RunRecord
@@ -61,14 +62,24 @@ async def ingest(
     profile: str | None = None,
     on_chunk: Callable[[RoleOutput], None] | None = None,
     feedback: Feedback = "none",
+    curation: Curation = "auto",
 ) -> IngestResult:
     """Integrate `turns` (chunked as in the study) with the management role; warn on no-ops.
-    `feedback="health"` sends each episode the findings it introduced (agents/feedback.py)."""
+    `feedback="health"` sends each episode the findings it introduced (agents/feedback.py);
+    `curation` chooses the agentic episode or split curation (agents/curation.py)."""
+    resolve(curation, model)  # a bad value or split for the offline model, refused before any chunk
     chunks = chunk_stream(turns)
     result = IngestResult(len(turns), [c.id for c in chunks])
     for chunk in chunks:
         out = await manage_chunk(
-            model, store, chunk, variant=variant, record=record, profile=profile, feedback=feedback
+            model,
+            store,
+            chunk,
+            variant=variant,
+            record=record,
+            profile=profile,
+            feedback=feedback,
+            curation=curation,
         )
         writes = int(out.extra.get("writes", 0))
         result.writes[chunk.id] = writes

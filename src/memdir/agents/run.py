@@ -15,11 +15,13 @@ from typing import Any
 
 from memdir.agents.answer import parse_answer
 from memdir.agents.baselines import policy, require_model
+from memdir.agents.curation import Curation, resolve
 from memdir.agents.feedback import FEEDBACKS, Feedback, baseline, mend, merged
 from memdir.agents.loop import Episode, run_loop
 from memdir.agents.output import RoleOutput
 from memdir.agents.record import RunRecord
 from memdir.agents.roles import Role, get_role, render
+from memdir.agents.split import curate_chunk
 from memdir.errors import MemdirError
 from memdir.models import Model
 from memdir.store import spec
@@ -51,14 +53,19 @@ async def manage_chunk(
     record: RunRecord | None = None,
     profile: str | None = None,
     feedback: Feedback = "none",
+    curation: Curation = "auto",
 ) -> RoleOutput:
     """Integrate one chunk into the store (the management role); with `feedback="health"`, the
-    findings its episode introduced go back to it for one more round (agents/feedback.py)."""
+    findings its episode introduced go back to it for one more round (agents/feedback.py).
+    `curation` chooses the agentic episode or split curation (agents/curation.py)."""
     if feedback not in FEEDBACKS:
         raise MemdirError(f"unknown feedback {feedback!r}; choose one of {', '.join(FEEDBACKS)}")
+    how = resolve(curation, model)
     role = get_role("management", variant, profile)
     ids = {"variant": variant, "chunk": chunk.id}
     harness = Harness(store, role.profile or "manage", role=role.name, chunk=chunk.id, variant=variant)
+    if how == "split":
+        return await curate_chunk(model, harness, record, ids | {"curation": "split"}, chunk)
     play = policy("management", model, _manage)
     return await play(model, harness, role, record, ids, chunk_obj=chunk, feedback=feedback)  # type: ignore[no-any-return]
 
