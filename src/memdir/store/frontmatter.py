@@ -220,6 +220,30 @@ def _parsed(raw: str, count: int) -> Frontmatter:
     return Frontmatter({str(k): v for k, v in loaded.items()}, count, raw)
 
 
+_KEY_LINE = re.compile(r"(?:name|description|metadata)[ \t]*:")
+
+
+def broken_fence(text: str) -> str | None:
+    """What is wrong with a frontmatter block that lost a fence, phrased as what to fix; None when
+    the text has a whole block or none at all. An index may go without frontmatter, so without
+    this a broken one read as none and `validate` passed it (issue 32: the local model rewrote the
+    root MEMORY.md with its opening fence lost)."""
+    if _block(text) is not None:
+        return None
+    first = text.lstrip("\r\n").partition("\n")[0].rstrip("\r")
+    if _FENCE.match(first):
+        return (
+            "the frontmatter fence is not closed: its closing '---' line is missing; end the "
+            "block with a line '---'"
+        )
+    if _KEY_LINE.match(first):
+        return (
+            "the frontmatter fence is lost: the file opens with a frontmatter key but not with "
+            "'---'; put a line '---' before the keys and another after them"
+        )
+    return None
+
+
 def validate(text: str, filename: str) -> list[str]:
     """Every rule the file breaks, each phrased as what to fix. Empty means valid."""
     fm = parse(text)
@@ -227,6 +251,9 @@ def validate(text: str, filename: str) -> list[str]:
     is_index = filename == MEMORY_INDEX
     stem = filename[:-3] if filename.endswith(".md") else filename
     if not fm.present:
+        broken = broken_fence(text)
+        if broken is not None:
+            return [broken]
         if is_index:
             return []
         return [
