@@ -30,7 +30,7 @@ PRONOUNS = frozenset(
     nothing nowhere somewhere stuff
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
-DEMONSTRATIVES = frozenset("this that these those here there such".split())
+DEMONSTRATIVES = frozenset("this that these those here there such".split())  # noqa: SIM905
 # Words a value cannot start with and stay a phrase of its own (prepositions, conjunctions,
 # relatives, auxiliaries) or end with (it was cut before what it needed).
 _OPEN = frozenset(
@@ -43,7 +43,7 @@ _OPEN = frozenset(
     may might must
     """.split()  # noqa: SIM905
 )
-_CLOSE = _OPEN | frozenset("a an the my your his her our their its very really just".split())
+_CLOSE = _OPEN | frozenset("a an the my your his her our their its very really just".split())  # noqa: SIM905
 
 # The share of a claim's content words its cited turns must hold for the claim to be supported
 # (docs/metrics.md, "Write quality"); validation of a model's copied spans asks for all of them.
@@ -56,9 +56,14 @@ def words_of(text: str) -> list[str]:
     return [w.lower().strip("'-") for w in WORD.findall(text)]
 
 
-def junk_reason(value: str) -> str | None:
+def junk_reason(value: str, *, whole: bool = False) -> str | None:
     """Why `value` says nothing on its own (`empty`, `pronoun`, `demonstrative`, `stopwords only`,
-    `fragment`), or None when it is a value worth keeping."""
+    `fragment`), or None when it is a value worth keeping.
+
+    `whole`: the value is a whole line as its writer ended it (a turn kept verbatim, an event
+    sentence), not a span cut from one, so a last word such as "it" in "keep going for it" is
+    no sign of a cut and only the opening is tested for a fragment (the write-quality
+    benchmark judges non-keyed lines so)."""
     words = [w for w in words_of(value) if w]
     if not words:
         return "empty"
@@ -69,7 +74,7 @@ def junk_reason(value: str) -> str | None:
         return "demonstrative"
     if not terms(value):
         return "stopwords only"
-    if first in _OPEN or last in _CLOSE or last in PRONOUNS:
+    if first in _OPEN or (not whole and (last in _CLOSE or last in PRONOUNS)):
         return "fragment"
     return None
 

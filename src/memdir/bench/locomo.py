@@ -15,18 +15,26 @@ museum" visit in Tokyo the cited turns never mention (D12:7 is a Ferrari dealers
 the octopus guitar yellow, a colour the transcript never gives. Counted from 0 the same
 numbers land on sound items (113 and 139 are correct), so the count is 1-based. They are
 marked `defective=True` for conv-50 only.
+
+Each conversation also carries `observation`: per session and speaker, the facts LoCoMo's authors
+extracted (they used them for retrieval), each `[fact, evidence]` with evidence a `D1:3` id or a
+list of them. `observations` reads them as a reference for what a curator should write (the
+write-quality benchmark, docs/metrics.md); a reference, not a perfect key.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections import Counter
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from memdir.bench.data import LOCOMO_URL, UnknownSample, locate
 from memdir.bench.evidence import dia_locator, parse_evidence
 from memdir.bench.types import Question, Sample
+from memdir.conventions import turn_numbers
 from memdir.stream import Turn
 
 DEFAULT = "conv-50"
@@ -104,3 +112,72 @@ def from_raw(raw: dict[str, Any], *, include_adversarial: bool = False) -> Sampl
         )
     speakers = [str(conv.get("speaker_a", "")), str(conv.get("speaker_b", ""))]
     return Sample("locomo", sid, turns, questions, dates, speakers=[s for s in speakers if s])
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One reference fact: `speaker` as the source files it, its `text`, and the locators of its
+    evidence turns (`S1T3`), each naming a turn of the conversation."""
+
+    session: int
+    speaker: str
+    text: str
+    evidence: tuple[str, ...]
+
+
+@dataclass
+class Observations:
+    """A conversation's reference facts, and what was skipped reading them, by reason (counted,
+    never silently dropped: a malformed entry, evidence that names no turn)."""
+
+    sample_id: str
+    facts: list[Observation]
+    skipped: Counter[str] = field(default_factory=Counter)
+
+    def sliced(self, first: int, last: int) -> Observations:
+        """The facts whose every evidence turn lies in sessions `first`..`last` (as `Sample.sliced`
+        keeps questions): a slice's store is scored only on what its turns could hold."""
+
+        def inside(loc: str) -> bool:
+            return first <= (turn_numbers(loc) or (0, 0))[0] <= last
+
+        kept = [o for o in self.facts if all(inside(e) for e in o.evidence)]
+        return Observations(self.sample_id, kept, Counter(self.skipped))
+
+
+def observations(sample_id: str = DEFAULT) -> Observations:
+    """The reference facts of one conversation (`observation` of locomo10.json)."""
+    for raw in load_all():
+        if raw.get("sample_id") == sample_id:
+            return observations_from_raw(raw)
+    known = ", ".join(sample_ids())
+    raise UnknownSample(f"LoCoMo has no conversation {sample_id!r}; choose one of {known}")
+
+
+def observations_from_raw(raw: dict[str, Any]) -> Observations:
+    """Read leniently: evidence goes through `parse_evidence` (the messy ids questions have too);
+    a locator naming no turn of the conversation is dropped, and an entry left with no evidence,
+    with no text, or not a `[fact, evidence]` pair is skipped; each is counted by reason."""
+    turns = {t.locator for t in from_raw(raw).turns}
+    out = Observations(str(raw["sample_id"]), [])
+    found = raw.get("observation") or {}
+    for key in found:
+        m = re.fullmatch(r"session_(\d+)_observation", key)
+        if m is None or not isinstance(found[key], dict):
+            out.skipped["session entry not session_N_observation -> {speaker: [...]}"] += 1
+            continue
+        for speaker, items in found[key].items():
+            for item in items if isinstance(items, list) else [items]:
+                if not (isinstance(item, list) and len(item) == 2 and str(item[0]).strip()):
+                    out.skipped["not a [fact, evidence] pair"] += 1
+                    continue
+                evidence = item[1] if isinstance(item[1], list) else [item[1]]
+                locs = parse_evidence(evidence)
+                kept = tuple(loc for loc in locs if loc in turns)
+                if len(kept) < len(locs):
+                    out.skipped["evidence locator naming no turn (dropped)"] += len(locs) - len(kept)
+                if not kept:
+                    out.skipped["no evidence turn"] += 1
+                    continue
+                out.facts.append(Observation(int(m[1]), str(speaker), str(item[0]).strip(), kept))
+    return out
