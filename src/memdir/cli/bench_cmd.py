@@ -1,4 +1,5 @@
-"""`memdir bench retrieval`: retrieval quality per search mode, without any LLM.
+"""`memdir bench retrieval`: retrieval quality per search mode, without any LLM (and the `bench`
+group, which also holds `bench writes`, write quality: `bench_writes_cmd.py`).
 
 The figures come from `memdir.eval.retrieval` (definitions in its docstring); this module picks
 the samples, shows progress on stderr, prints one table per benchmark, and writes
@@ -359,4 +360,8 @@ def retrieval_cmd(
 
 
 def register(cli: click.Group) -> None:
+    from memdir.cli.bench_writes_cmd import writes_cmd, writes_plot_cmd
+
+    bench.add_command(writes_cmd)
+    bench.add_command(writes_plot_cmd)
     cli.add_command(bench)

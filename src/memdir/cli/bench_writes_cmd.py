@@ -1,0 +1,144 @@
+"""`memdir bench writes` and `memdir bench writes-plot`: write quality, no model needed to score.
+
+The figures are `memdir.eval.writes` (definitions: docs/metrics.md, "Write quality"); the run
+folder, its resume and its rows are `eval/writes_run.py`; summary, table and plot are
+`eval/writes_report.py`. This module reads the options, shows progress on stderr and prints.
+`bench_cmd.py` adds both commands to the `bench` group beside `bench retrieval`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import cast
+
+import click
+
+from memdir.agents.curation import CURATIONS, Curation
+from memdir.cli.model_opts import endpoint_options, model_from_options, usage_line
+from memdir.errors import MemdirError
+
+
+def _sessions(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """`--sessions` checked before anything runs, normalized to "A-B"."""
+    from memdir.bench.types import parse_sessions
+
+    if value is None:
+        return None
+    try:
+        first, last = parse_sessions(value)
+    except MemdirError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return f"{first}-{last}"
+
+
+def _ids(values: tuple[str, ...]) -> list[str] | None:
+    found = [c.strip() for v in values for c in v.split(",") if c.strip()]
+    return found or None
+
+
+@click.command("writes")
+@click.option("--benchmark", "-b", required=True, type=click.Choice(["locomo", "realtalk"]))
+@click.option(
+    "--conversation",
+    "-c",
+    "conversations",
+    multiple=True,
+    help="A conversation id (repeat, or comma-separate); default: every one of the benchmark.",
+)
+@click.option(
+    "--model", "model_name", required=True, help="The curator's model: offline, local, provider/model."
+)
+@endpoint_options
+@click.option("--api-key-env", default=None, help="Environment variable holding the API key.")
+@click.option(
+    "--curation",
+    type=click.Choice(CURATIONS),
+    default="auto",
+    show_default=True,
+    help="agentic: the study's management episode; split: one constrained extraction call per chunk "
+    "and filing by rule; auto: split for the local model, agentic for others (offline curates by rule).",
+)
+@click.option(
+    "--sessions",
+    default=None,
+    callback=_sessions,
+    help="Only sessions A-B (or N) of each conversation, and the reference facts whose evidence lies "
+    "in them.",
+)
+@click.option("--out", "-o", required=True, type=click.Path(file_okay=False), help="The run folder.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print summary.json on stdout (the table goes to stderr)."
+)
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+def writes_cmd(
+    benchmark: str, conversations: tuple[str, ...], model_name: str, base_url: str | None,
+    tool_protocol: str | None, api_key_env: str | None, curation: str, sessions: str | None,
+    out: str, as_json: bool, no_progress: bool,
+) -> None:  # fmt: skip
+    """Build each conversation's store with the curator (OUT/stores/<id>, journaled like `memdir
+    ingest`) and score what it wrote, with no model: fact recall against LoCoMo's observations
+    (distilled and verbatim lines apart), precision (supported by the cited turns, not junk),
+    junk and forged lines, and the cost per chunk and per kept fact. Rows go to OUT/writes.jsonl
+    as each conversation finishes (a rerun skips those), then OUT/summary.json and OUT/writes.png."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+    from memdir.eval import writes_report as report
+    from memdir.eval.writes_run import WritesRun, run_writes
+
+    model = model_from_options(model_name, base_url, api_key_env, None, tool_protocol)
+    run = WritesRun(benchmark, model_name, cast(Curation, curation), sessions, base_url, tool_protocol)
+    folder = Path(out)
+    err = Console(stderr=True)
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=no_progress,
+    )
+    tasks: dict[str, TaskID] = {}
+
+    def tick(conversation: str, done: int, total: int) -> None:
+        if conversation not in tasks:
+            tasks[conversation] = bar.add_task(f"{benchmark} {conversation}: chunks", total=total)
+        bar.update(tasks[conversation], completed=done)
+
+    try:
+        with bar:
+            rows = run_writes(run, model, _ids(conversations), folder, tick=tick, say=bar.console.print)
+            data = report.summary(rows, run.settings(model))
+    except MemdirError as exc:
+        raise click.ClickException(str(exc)) from None
+    report.write_summary(folder, data)
+    report.plot([data], folder / report.PLOT)
+    console = Console(stderr=as_json)
+    if not console.is_terminal:  # a pipe or a file: 80 columns would cut the figures
+        console = Console(stderr=as_json, width=180)
+    console.print(report.table(data))
+    console.print(f"wrote {folder / 'writes.jsonl'}, summary.json and {report.PLOT}; {usage_line(model)}")
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+
+
+@click.command("writes-plot")
+@click.argument("folders", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), help="The PNG to write.")
+def writes_plot_cmd(folders: tuple[str, ...], out: str) -> None:
+    """Plot several `bench writes` runs (their FOLDERS: offline, local agentic, local split, ...)
+    on one figure: recall against cost, a point per run."""
+    from memdir.eval import writes_report as report
+
+    try:
+        runs = [report.read_summary(Path(f)) for f in folders]
+    except MemdirError as exc:
+        raise click.ClickException(str(exc)) from None
+    report.plot(runs, Path(out))
+    for data in runs:
+        pooled = data["pooled"] or {}
+        recall = (pooled.get("recall") or {}).get("distilled")
+        per_chunk = (pooled.get("per_chunk") or {}).get("seconds")
+        click.echo(f"{report.label(data)}: distilled recall {recall}, {per_chunk} s/chunk")
+    click.echo(f"wrote {out}")
