@@ -15,6 +15,7 @@ from memdir.store import spec
 from memdir.store.chunks import build_chunk_store, render_chunk
 from memdir.store.store import Store
 from memdir.stream import Turn, chunk_stream
+from memdir.tools.grep import MAX_REPLY_BYTES
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store
 
@@ -202,6 +203,26 @@ def test_chunk_retrieve_returns_top_three_chunks_in_full(tmp_path: Path) -> None
 def test_chunk_retrieve_on_a_store_without_chunks_says_so(store: Store) -> None:
     res = Harness(store, "chunk-retrieval").call("bm25_chunk_retrieve", {"query": "bees"})
     assert res.is_error and "not a chunk-retrieval store" in res.text
+
+
+def test_chunk_retrieve_reply_is_capped_with_a_note(tmp_path: Path) -> None:
+    """Chunk files written outside the tools may be any size: one query once returned 45 MB.
+    The reply now stops at grep's cap, cut at a line, with a note saying what was cut."""
+    s = chunk_store(tmp_path)
+    line = "- Dave took the broken car to the garage in Tokyo [S9T1]\n"
+    for n in (4, 5, 6):
+        body = line * (400_000 // len(line))
+        (s.root / f"chunks/chunk-000{n}.md").write_text(note(f"chunk-000{n}", "big", body))
+    h = Harness(s, "chunk-retrieval")
+    res = h.call("bm25_chunk_retrieve", {"query": "broken car garage Tokyo"})
+    assert not res.is_error
+    assert len(res.text.encode()) <= MAX_REPLY_BYTES + 1024  # the cap, plus the note
+    assert "chunk cut" in res.text and "search with more specific keywords" in res.text
+    first = re.search(r"^=== (/memories/\S+) \(rank 1", res.text, flags=re.M)
+    assert first is not None
+    shown = res.text.split("===\n", 1)[1].split("\n\n[", 1)[0]
+    assert s.read_text(first.group(1)).startswith(shown + "\n")  # a cut at a line, never mid-line
+    assert res.meter.bytes_read <= MAX_REPLY_BYTES  # what was handed over, not the whole files
 
 
 def test_chunk_store_uses_the_streams_chunking(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from memdir.store.index import SearchIndex
 from memdir.store.paths import parse_memory_path
 from memdir.tools import outputs
 from memdir.tools.base import ToolContext, tool
+from memdir.tools.grep import MAX_REPLY_BYTES
 
 MAX_TOP_K = 50
 CHUNKS_RETURNED = 3
@@ -146,8 +147,13 @@ def _require_chunks(ctx: ToolContext) -> None:
 
 
 def _chunks(ctx: ToolContext, ranked: list[tuple[str, float]], query: str) -> str:
-    """The first CHUNKS_RETURNED chunk files of a ranking, in full (counted as read)."""
+    """The first CHUNKS_RETURNED chunk files of a ranking, in full (counted as read), within
+    grep's MAX_REPLY_BYTES: chunk files written outside the tools may be any size (one query
+    once returned 45 MB), so a chunk past the cap is cut at a line, and a note says so."""
     out: list[str] = []
+    room = MAX_REPLY_BYTES
+    cut = ""
+    left: list[str] = []  # ranked after a cut chunk: not shown
     for path, score in ranked:
         try:
             mp = parse_memory_path(path)
@@ -155,16 +161,49 @@ def _chunks(ctx: ToolContext, ranked: list[tuple[str, float]], query: str) -> st
             continue  # written outside the tools under a name no path can spell (text.nameable)
         if mp.text != path:
             continue  # a name that parses as another path (trailing blanks): not shown either
-        if mp.name == "MEMORY.md" or len(out) == CHUNKS_RETURNED:
+        if mp.name == "MEMORY.md" or len(out) + len(left) == CHUNKS_RETURNED:
             continue
+        if cut:
+            left.append(mp.text)
+            continue
+        head = f"=== {mp.text} (rank {len(out) + 1}, score {score:.2f}) ==="
+        fits = max(room - len(head.encode("utf-8")) - 2, 0)
         try:
-            text = ctx.read_text(mp)
+            size = ctx.store.safe.lstat(mp.parts, mp.text)
+            data = ctx.store.safe.read(mp.parts, mp.text, limit=fits + 1)
+            text, whole = _within(data, fits)
         except Exception:
             continue
-        out.append(f"=== {mp.text} (rank {len(out) + 1}, score {score:.2f}) ===\n{text.rstrip()}")
+        if not whole:
+            total = size.st_size if size is not None else len(data)
+            cut = (
+                f"chunk cut: {mp.text} is {total:,} bytes, and a reply holds at most "
+                f"{MAX_REPLY_BYTES // 1024} KB; {len(text.encode('utf-8')):,} bytes of it are shown"
+            )
+        ctx.meter.bytes_read += len(text.encode("utf-8"))
+        ctx.touch(mp)
+        out.append(f"{head}\n{text.rstrip()}")
+        room = fits - len(text.encode("utf-8"))
     if not out:
         return f"No chunk matches {query[:200]!r}."
+    if cut:
+        if left:
+            cut += f"; not shown: {', '.join(left)}"
+        out.append(f"[{cut}. To get other chunks, search with more specific keywords]")
     return "\n\n".join(out)
+
+
+def _within(data: bytes, room: int) -> tuple[str, bool]:
+    """The text of `data` (a file's first bytes, one more than `room` when it is longer) and
+    whether it is whole: a longer file is cut at its last line break within `room` bytes."""
+    if len(data) <= room:
+        return data.decode("utf-8"), True
+    end = data.rfind(b"\n", 0, room + 1) + 1
+    if end == 0:  # one line longer than the room: cut it between characters
+        end = room
+        while end > 0 and data[end] & 0xC0 == 0x80:
+            end -= 1
+    return data[:end].decode("utf-8"), False
 
 
 @tool(
