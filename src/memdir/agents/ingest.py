@@ -49,7 +49,16 @@ class IngestResult:
         if bad:
             named = ", ".join(map(str, self.unchanged[:10])) + (" ..." if bad > 10 else "")
             line += f", {bad} changed nothing ({named})"
+        undone = self.undone
+        if undone:
+            named = ", ".join(map(str, undone[:10])) + (" ..." if len(undone) > 10 else "")
+            line += f"; {len(undone)} of them undone by the mend gate ({named})"
         return line
+
+    @property
+    def undone(self) -> list[int]:
+        """Chunks whose episode the mend gate undid (agents/mend_gate.py): they wrote, then lost it."""
+        return [c for c, out in zip(self.chunks, self.outputs, strict=False) if out.extra.get("undone")]
 
 
 async def ingest(
@@ -91,7 +100,7 @@ async def ingest(
                 variant=variant,
                 chunk=chunk.id,
                 model=model.name,
-                reason="the management episode changed nothing in the store",
+                reason=_no_op_reason(out),
                 reply=out.text[:2000],
             )
         if on_chunk is not None:
@@ -99,3 +108,10 @@ async def ingest(
     if result.unchanged:
         warnings.warn(NoOpWarning(result.summary()), stacklevel=2)
     return result
+
+
+def _no_op_reason(out: RoleOutput) -> str:
+    if out.extra.get("undone"):
+        why = ", ".join(out.extra.get("undo_reasons") or [])
+        return f"the management episode was undone whole by the mend gate ({why})"
+    return "the management episode changed nothing in the store"

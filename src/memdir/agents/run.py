@@ -18,6 +18,7 @@ from memdir.agents.baselines import policy, require_model
 from memdir.agents.curation import Curation, resolve
 from memdir.agents.feedback import FEEDBACKS, Feedback, baseline, mend, merged
 from memdir.agents.loop import Episode, run_loop
+from memdir.agents.mend_gate import before_round, gate_episode
 from memdir.agents.output import RoleOutput
 from memdir.agents.record import RunRecord
 from memdir.agents.roles import Role, get_role, render
@@ -80,6 +81,7 @@ async def _manage(
     feedback: Feedback = "none",
 ) -> RoleOutput:
     values = {"chunk": chunk_obj.render(), "chunk_id": chunk_obj.id}
+    kept = before_round(harness.store)  # the gate's snapshot: plain files only (agents/mend_gate.py)
     with following_moves(harness.store) as moved:
         before = baseline(harness.store, feedback)
         ep = await run_role(
@@ -87,6 +89,10 @@ async def _manage(
         )
         if before is not None:
             ep = merged(ep, await mend(model, harness, role, record, ids, ep, before, moved))
+    verdict = gate_episode(harness, kept, chunk_obj.turns, record, role.name, ids)
+    if verdict.worse:  # undone whole: the chunk changed nothing, and says why
+        extra = {"writes": 0, "undone": True, "undo_reasons": verdict.reasons, "episode_writes": ep.writes}
+        return RoleOutput(role.name, model.name, ep.final, episode=ep, extra=extra)
     return RoleOutput(role.name, model.name, ep.final, episode=ep, extra={"writes": ep.writes})
 
 
