@@ -29,9 +29,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 # -- locators ---------------------------------------------------------------------------
-SESSION_TURN = r"S\d+T\d+"
-BLOCK_MESSAGE = r"B\d+M\d+"
-EPISODE = r"E\d+"
+MAX_DIGITS = 9
+"""The longest number a locator holds. Longer ones are not locators: nothing then calls int()
+on 5,000 digits (Python refuses past 4,300), and every number read fits a session count."""
+MAX_NUMBER = 10**MAX_DIGITS - 1
+_N = rf"\d{{1,{MAX_DIGITS}}}"
+SESSION_TURN = rf"S{_N}T{_N}"
+BLOCK_MESSAGE = rf"B{_N}M{_N}"
+EPISODE = rf"E{_N}"
 TURN = rf"(?:{SESSION_TURN}|{BLOCK_MESSAGE})"
 """A locator of one turn of a dialogue stream (what `stream.Turn.locator` holds)."""
 ONE = rf"(?:{TURN}|{EPISODE})"
@@ -43,6 +48,32 @@ BARE = re.compile(rf"\b({ONE})\b")
 """One locator anywhere in text, bracketed or not (evidence in a cited passage)."""
 _TURN_FULL = re.compile(rf"{TURN}")
 _NUMBERS = re.compile(r"\d+")
+
+
+# Locator-shaped text whatever its numbers' length: what user text must not carry into a line
+# (`neutralize_locators`), and what `check` reports when a number is past the bound.
+_ANY = r"(?:S\d+T\d+|B\d+M\d+|E\d+)"
+SHAPED = re.compile(rf"\[({_ANY}(?:,\s*{_ANY})*)\]")
+
+
+def neutralize_locators(text: str) -> str:
+    """`text` with each locator-shaped group in parentheses: `[S1T1]` -> `(S1T1)`.
+
+    A turn's words written into a fact line must not cite: a `[S1T1]` a user typed would make
+    the line cite a turn nobody said there (docs/conventions.md, "Source locators"). The
+    parentheses keep the words readable, and `locators` matches brackets only."""
+    return SHAPED.sub(r"(\1)", text) if "[" in text else text
+
+
+def overlong_locators(text: str) -> Iterator[tuple[int, str]]:
+    """(line number, group) of each locator-shaped group whose numbers pass MAX_DIGITS: text
+    that looks like a citation but cites nothing."""
+    if "[" not in text:
+        return
+    for lineno, line in enumerate(lines(text), start=1):
+        for m in SHAPED.finditer(line):
+            if not LOCATOR.fullmatch(m.group(0)):
+                yield lineno, m.group(0)
 
 
 def turn_numbers(locator: str) -> tuple[int, int] | None:
@@ -59,6 +90,26 @@ def locators(text: str) -> tuple[str, ...]:
     for m in LOCATOR.finditer(text):
         found.update(part.strip() for part in m.group(1).split(","))
     return tuple(sorted(found))
+
+
+# -- lines ------------------------------------------------------------------------------
+LINE_BREAKS = re.compile("[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+"""Every code point `str.splitlines` (or a YAML reader) ends a line at."""
+
+
+def lines(text: str) -> list[str]:
+    """The lines of a memdir file: split at `\n` only, as the tools number them. `splitlines`
+    also splits at `\r`, U+2028 and others, so one line of a file would read as two, the second
+    free to look like anything (a grep hit, a listing entry)."""
+    return text.split("\n")
+
+
+def one_line(text: str) -> str:
+    """`text` shown on one line: each run of line breaks (any of LINE_BREAKS) with the spaces
+    around it becomes one space. For what a listing shows beside a name (a description)."""
+    if not LINE_BREAKS.search(text):
+        return text
+    return re.sub(rf"\s*{LINE_BREAKS.pattern}\s*", " ", text).strip()  # \s holds every break
 
 
 # -- fact identity ----------------------------------------------------------------------
@@ -162,7 +213,7 @@ def parse_keyed(path: str, lineno: int, line: str) -> KeyedFact | None:
 
 
 def keyed_facts(path: str, text: str) -> Iterator[KeyedFact]:
-    for lineno, line in enumerate(text.split("\n"), start=1):
+    for lineno, line in enumerate(lines(text), start=1):
         if "|" in line and LOCATOR.search(line):
             kf = parse_keyed(path, lineno, line)
             if kf is not None:
@@ -171,8 +222,47 @@ def keyed_facts(path: str, text: str) -> Iterator[KeyedFact]:
 
 def looks_keyed(line: str) -> bool:
     """A list line shaped like `- SUBJECT | ATTRIBUTE: ...` with a locator that the keyed
-    grammar nevertheless refuses (a missing `(since DATE)`, a bad date): worth a warning."""
-    return bool(re.match(r"^\s*[-*+]\s+(?:~~)?[^|\n]+\|[^:\n]+:", line)) and bool(LOCATOR.search(line))
+    grammar nevertheless refuses (a missing `(since DATE)`, a bad date): worth a warning. A
+    distilled line (`DISTILLED`) has that shape by design and is not one."""
+    return (
+        bool(re.match(r"^\s*[-*+]\s+(?:~~)?[^|\n]+\|[^:\n]+:", line))
+        and bool(LOCATOR.search(line))
+        and not DISTILLED.match(line)
+    )
+
+
+# -- distilled lines (events and plans) -------------------------------------------------
+
+DISTILLED_KINDS = ("event", "plan", "fact", "preference", "relation")
+DISTILLED = re.compile(
+    r"^\s*[-*+]\s+(?:(?P<date>\d{4}-\d{2}-\d{2}):\s+)?(?P<subject>[^|~\n:]+?)\s*\|\s*"
+    rf"(?P<kind>{'|'.join(DISTILLED_KINDS)})\s*:\s*(?P<value>.+?){_LOC_TAIL}"
+)
+"""`- DATE: SUBJECT | KIND: VALUE [LOC]`: a fact distilled from a turn that is not one live value
+of a key (an event, a plan; a second value of a key within one chunk), filed on the day it was
+said. Not a keyed fact: no supersede, any number per subject."""
+
+
+@dataclass(frozen=True)
+class DistilledFact:
+    subject: str
+    kind: str
+    value: str
+    date: str | None
+    locators: tuple[str, ...]
+
+
+def parse_distilled(line: str) -> DistilledFact | None:
+    m = DISTILLED.match(line)
+    if m is None:
+        return None
+    return DistilledFact(m["subject"], m["kind"], m["value"], m["date"], locators(m["loc"]))
+
+
+def distilled_line(subject: str, kind: str, value: str, date: str | None, locs: Iterable[str]) -> str:
+    """The line `parse_distilled` reads back."""
+    dated = f"{date}: " if date else ""
+    return f"- {dated}{subject} | {kind}: {value} [{', '.join(locs)}]"
 
 
 def live_by_key(facts: Iterable[KeyedFact]) -> dict[tuple[str, str], list[KeyedFact]]:
@@ -185,7 +275,7 @@ def live_by_key(facts: Iterable[KeyedFact]) -> dict[tuple[str, str], list[KeyedF
 
 # -- citations --------------------------------------------------------------------------
 ROOT = "/memories"
-_LINE_RANGE = r"(?::|#L)(?P<start>\d+)(?:\s*-\s*L?(?P<end>\d+))?"
+_LINE_RANGE = rf"(?::|#L)(?P<start>{_N})(?:\s*-\s*L?(?P<end>{_N}))?"
 _HEADING = r"#{1,6} [^>\n\"',\]]+?"
 CITATION = re.compile(
     rf"{ROOT}(?:/[\w.\-]+)+"
@@ -195,7 +285,7 @@ CITATION = re.compile(
 _FORM = re.compile(rf"(?P<path>.+?)(?:(?<=\.md){_LINE_RANGE}|\s*>\s*(?P<section>#.*))?", re.DOTALL)
 _WRAP = "`'\"[]"
 _SECTION_LINES = re.compile(
-    r"(?P<section>#.*?)\s*(?::\s*|#L)(?P<start>\d+)(?:\s*-\s*L?(?P<end>\d+))?", re.DOTALL
+    rf"(?P<section>#.*?)\s*(?::\s*|#L)(?P<start>{_N})(?:\s*-\s*L?(?P<end>{_N}))?", re.DOTALL
 )
 
 

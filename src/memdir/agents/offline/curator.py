@@ -94,6 +94,14 @@ def _lines_of(text: str) -> list[str]:
     return parts[:-1] if text.endswith("\n") else parts
 
 
+def by_speaker(chunk: Chunk) -> dict[str, list[Turn]]:
+    """The chunk's turns per speaker, speakers in order of first turn."""
+    out: dict[str, list[Turn]] = {}
+    for turn in chunk.turns:
+        out.setdefault(turn.speaker, []).append(turn)
+    return out
+
+
 class Curator:
     """Integrates chunks into a store through a `manage` harness.
 
@@ -159,18 +167,22 @@ class Curator:
             self._append_line(f"{folder.rsplit('/', 1)[0]}/MEMORY.md", parent_line)
 
     def integrate(self, chunk: Chunk) -> CurationResult:
+        self.open_roots()
+        for speaker, turns in by_speaker(chunk).items():
+            self._integrate_person(speaker, turns)
+        return self.result
+
+    # The filing, shared with split curation's filer (agents/split/filer.py): where a person's
+    # keyed facts and lines go is decided here alone, whoever extracted them.
+    def open_roots(self) -> None:
+        """The root and people indexes, made (or the root's people line restored) first."""
         root = "/memories/MEMORY.md"
         if not self._ensure_file(root, ROOT_INDEX) and not any("people/" in ln for ln in self._lines(root)):
             self._append_line(root, ROOT_LINE)
         self._ensure_file(f"{PEOPLE}/MEMORY.md", PEOPLE_INDEX)
-        by_speaker: dict[str, list[Turn]] = {}
-        for turn in chunk.turns:
-            by_speaker.setdefault(turn.speaker, []).append(turn)
-        for speaker, turns in by_speaker.items():
-            self._integrate_person(speaker, turns)
-        return self.result
 
-    def _integrate_person(self, speaker: str, turns: list[Turn]) -> None:
+    def person(self, speaker: str) -> str:
+        """The person's folder, made and listed in the people index when first needed."""
         name = slug(speaker)
         folder = f"{PEOPLE}/{name}"
         self._ensure_folder(
@@ -179,15 +191,33 @@ class Curator:
             speaker,
             f"- {name}/: {speaker}",
         )
-        subject = name.replace("-", " ")
+        return folder
+
+    def file_keyed(self, speaker: str, attr: str, value: str, turn: Turn) -> None:
+        """The live value of (person, attribute), superseding a different one (`_keyed`)."""
+        folder = self.person(speaker)
+        self._keyed(folder, speaker, slug(speaker).replace("-", " "), attr, value, turn)
+
+    def file_line(self, speaker: str, turn: Turn, line: str) -> str:
+        """`line` appended to the person's file for the topic and day of `turn`; its path."""
+        path = self._shelf(self.person(speaker), speaker, topic_of(turn.text), turn)
+        self._append_line(path, line)
+        self.result.facts_written += 1
+        return path
+
+    def file_verbatim(self, speaker: str, turn: Turn) -> None:
+        """The turn as said, one line: every fact is kept, whatever was extracted from it."""
+        dated = f"- {turn.date}: " if turn.date else "- "
+        self.file_line(speaker, turn, f"{dated}{turn.speaker}: {one_line(turn.text)} [{turn.locator}]")
+
+    def _integrate_person(self, speaker: str, turns: list[Turn]) -> None:
+        folder = self.person(speaker)
+        subject = slug(speaker).replace("-", " ")
         for turn in turns:
             for attr, value in keyed_facts(turn.text):
                 self._keyed(folder, speaker, subject, attr, value, turn)
         for turn in turns:
-            path = self._shelf(folder, speaker, topic_of(turn.text), turn)
-            dated = f"- {turn.date}: " if turn.date else "- "
-            self._append_line(path, f"{dated}{turn.speaker}: {one_line(turn.text)} [{turn.locator}]")
-            self.result.facts_written += 1
+            self.file_verbatim(speaker, turn)
 
     def _keyed(self, folder: str, speaker: str, subject: str, attr: str, value: str, turn: Turn) -> None:
         """Write the live line of (subject, attribute) in its one section, superseding the old one."""
