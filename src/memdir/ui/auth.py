@@ -2,14 +2,18 @@
 
 The token file and its hashing are the MCP server's (`mcp/tenants.py`): a token is looked up
 by its SHA-256, in constant time. A browser cannot attach an `Authorization` header to a link,
-so the sign-in page takes the token once and keeps it in a cookie that scripts cannot read and
-no other site can send (`HttpOnly`, `SameSite=Strict`); a program may send the header instead.
-Without a tenants file every store is visible (the server is on loopback only).
+so the sign-in page takes the token once and answers with a cookie holding a random session
+id (sessions.py), never the token: a browser sends a 127.0.0.1 cookie to every port of
+127.0.0.1, a tenant MCP server's included. The cookie is one scripts cannot read and other
+sites cannot send (`HttpOnly`, `SameSite=Strict`), and a sign-in posted from another origin
+(another port counts) is refused, so no page can sign a browser in as someone else (login
+CSRF). A program may send the header instead. Without a tenants file every store is visible
+(the server is on loopback only).
 """
 
 from __future__ import annotations
 
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -53,14 +57,53 @@ def login_page(request: Request) -> Response:
 
 
 async def login(request: Request) -> Response:
-    """Check a token and keep it in the cookie; nothing else is written anywhere."""
+    """Check a token and answer with a new session id in the cookie; the token is kept nowhere."""
     ui = state(request)
     if ui.tenants is None:
         return RedirectResponse("/", status_code=303)
+    foreign = cross_origin(request)
+    if foreign is not None:
+        message = (
+            f"a sign-in must be sent from this UI's own page, not another origin ({foreign}); "
+            "open /login on this server and sign in on that same page"
+        )
+        return page(request, "login.html", 403, title="sign in", message=message)
     body = (await request.body())[:4096].decode("utf-8", "replace")
     token = (parse_qs(body).get("token") or [""])[0].strip()
-    if not token or ui.tenants.lookup(token) is None:
+    entry = ui.tenants.lookup(token) if token else None
+    if entry is None:
         return page(request, "login.html", 401, title="sign in", message="that token opens no tenant here")
     resp = RedirectResponse("/", status_code=303)
-    resp.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
+    resp.set_cookie(COOKIE, ui.sessions.open(entry.tenant), httponly=True, samesite="strict", path="/")
     return resp
+
+
+def cross_origin(request: Request) -> str | None:
+    """Why a POST came from another origin, or None when it came from this one. Browsers say so
+    in `Origin`, and in `Sec-Fetch-Site`, which no page can set; `Referer` is the last resort. A
+    request with none of them is a program's, not a browser's: there is no victim to forge for."""
+    own = _origin(f"{request.url.scheme}://{request.headers.get('host', '')}")
+    origin = request.headers.get("origin")
+    if origin is not None and own is not None and _origin(origin) == own:
+        return None
+    site = request.headers.get("sec-fetch-site")
+    if site is not None:  # the browser's own word (an opaque `Origin: null` falls back to it)
+        return None if site in ("same-origin", "none") else f"Sec-Fetch-Site: {site[:40]}"
+    if origin is not None:
+        return f"Origin: {origin[:80]}"
+    referer = request.headers.get("referer")
+    if referer is not None and (own is None or _origin(referer) != own):
+        return f"Referer: {referer[:80]}"
+    return None
+
+
+def _origin(url: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) of a URL, the default port filled in; None when it names none."""
+    try:
+        parts = urlsplit(url.strip().lower())
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    except ValueError:
+        return None
+    if not parts.hostname or port is None:
+        return None
+    return parts.scheme, parts.hostname, port

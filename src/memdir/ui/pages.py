@@ -17,9 +17,10 @@ from starlette.templating import Jinja2Templates
 from memdir.errors import MemdirError, NotFoundError, PathError
 from memdir.mcp.tenants import Tenants
 from memdir.tools.text import human_size
+from memdir.ui.sessions import Sessions
 from memdir.ui.sources import Source, Sources
 
-COOKIE = "memdir_ui_token"
+COOKIE = "memdir_ui_session"  # a session id (sessions.py), never a bearer token
 
 
 @dataclass
@@ -32,6 +33,7 @@ class UIState:
     tenants: Tenants | None = None
     scratch: Path | None = None  # the server's private folder (growth plots, past snapshots)
     cache: dict[Any, Any] = field(default_factory=dict)
+    sessions: Sessions = field(default_factory=Sessions)  # the browsers signed in (auth.login)
 
 
 def state(request: Request) -> UIState:
@@ -44,17 +46,21 @@ def token_of(request: Request) -> str | None:
     scheme, _, value = header.partition(" ")
     if scheme.lower() == "bearer" and value.strip():
         return value.strip()
-    return request.cookies.get(COOKIE) or None
+    return None
 
 
 def tenant_of(request: Request) -> str | None:
-    """The tenant the request's token opens, or None (no token, or one the file lacks)."""
-    registry = state(request).tenants
-    token = token_of(request)
-    if registry is None or token is None:
+    """The tenant the request opens, or None: a program's bearer token (its header), else a
+    browser's sign-in (the session id in its cookie; the token itself never is one)."""
+    ui = state(request)
+    if ui.tenants is None:
         return None
-    entry = registry.lookup(token)
-    return None if entry is None else entry.tenant
+    token = token_of(request)
+    if token is not None:
+        entry = ui.tenants.lookup(token)
+        return None if entry is None else entry.tenant
+    sid = request.cookies.get(COOKIE)
+    return ui.sessions.tenant(sid) if sid else None
 
 
 def visible_sources(request: Request) -> list[Source]:
