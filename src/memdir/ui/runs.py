@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
+
+from pydantic import TypeAdapter, ValidationError
 
 from memdir.errors import MemdirError, NotFoundError
-from memdir.eval.folder import RunFolder
-from memdir.skills.folder import TASKS, ChainFolder
+from memdir.eval.folder import AnswerRow, RunFolder
+from memdir.skills.folder import TASKS, ChainFolder, TaskRow
 from memdir.store.paths import ROOT, MemoryPath, parse_memory_path
 from memdir.store.store import Store
 from memdir.ui.listing import child_folders
@@ -116,18 +119,82 @@ def store_id(run: str, *parts: str) -> str:
     return "~".join((run.replace("/", "~"), *parts))  # a URL path segment: no slash
 
 
-def read_rows(run: Run, table: str) -> list[dict[str, Any]]:
-    """The rows of a run's JSONL table; a cut or broken line is passed over, as the study's
-    own reader does (agents/runfolder.py)."""
+@dataclass(frozen=True)
+class Malformed:
+    """A line of a run's table the pages leave out, and why (shown with its line number)."""
+
+    line: int
+    reason: str
+
+
+@dataclass
+class Rows:
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    malformed: list[Malformed] = field(default_factory=list)
+
+
+ROW_TYPES: dict[str, Any] = {"answers.jsonl": AnswerRow, TASKS: TaskRow}
+
+
+@lru_cache(maxsize=64)
+def _adapter(hint: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(hint)
+
+
+@lru_cache(maxsize=4)
+def _hints(row_type: Any) -> dict[str, Any]:
+    return get_type_hints(row_type)
+
+
+def row_problem(row: Any, row_type: Any) -> str | None:
+    """Why `row` cannot be shown as a `row_type` (the study's TypedDict of the table): not an
+    object, or a field of another type than the study writes (strict: no string read as a
+    number); None if it can. A field left out is not a problem: rows of older runs lack some,
+    and the pages show what is there."""
+    if not isinstance(row, dict):
+        return f"a JSON {type(row).__name__}, not an object"
+    for key, hint in _hints(row_type).items():
+        if key in row:
+            try:
+                _adapter(hint).validate_python(row[key], strict=True)
+            except ValidationError:
+                return f"{key} is a JSON {_json_type(row[key])}, not {_shown_hint(hint)}"
+    return None
+
+
+def _json_type(value: Any) -> str:
+    names = {bool: "boolean", int: "number", float: "number", str: "string", list: "array", dict: "object"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
+
+
+def _shown_hint(hint: Any) -> str:
+    return hint.__name__ if isinstance(hint, type) else str(hint).replace("typing.", "")
+
+
+def read_rows(run: Run, table: str) -> Rows:
+    """The rows of a run's JSONL table a page can show, and the lines it cannot, each with its
+    line number and why: a line that is not a JSON object or whose fields have other types than
+    the study writes (`row_problem`). One bad row must not cost the page. A last line cut short
+    by an interruption (no newline yet) is passed over, as the study's own reader does
+    (agents/runfolder.py): it may still be being written."""
     text = run.store.read_text(parse_memory_path(f"/memories/{table}"))
-    rows: list[dict[str, Any]] = []
-    for line in text.split("\n"):
+    row_type = ROW_TYPES.get(table)
+    out = Rows()
+    lines = text.split("\n")
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             row = json.loads(line)
         except ValueError:
+            if number < len(lines):  # a complete line: damage, not a write in progress
+                out.malformed.append(Malformed(number, "not JSON"))
             continue
-        if isinstance(row, dict):
-            rows.append(row)
-    return rows
+        problem = row_problem(row, row_type) if row_type is not None else None
+        if problem is None and not isinstance(row, dict):
+            problem = f"a JSON {_json_type(row)}, not an object"
+        if problem is not None:
+            out.malformed.append(Malformed(number, problem))
+        else:
+            out.rows.append(row)
+    return out

@@ -13,6 +13,7 @@ from starlette.responses import Response
 
 from memdir.bench import DataUnavailable, Sample, UnknownSample, load_sample
 from memdir.errors import MemdirError, NotFoundError, PathError
+from memdir.skills.folder import TASKS
 from memdir.store.paths import parse_memory_path
 from memdir.ui import runs as runs_mod
 from memdir.ui.pages import page, state
@@ -53,7 +54,8 @@ def run(request: Request) -> Response:
                 image_src=lambda src: _asset_url(r.name, src),
             ).html
         )
-    rows = runs_mod.read_rows(r, "tasks.jsonl") if r.kind == "skills" else []
+    table = runs_mod.read_rows(r, TASKS) if r.kind == "skills" else runs_mod.Rows()
+    rows = table.rows
     return page(
         request,
         "run.html",
@@ -62,6 +64,7 @@ def run(request: Request) -> Response:
         report=report,
         rows=rows[:PAGE_ROWS],
         more=max(0, len(rows) - PAGE_ROWS),
+        malformed=table.malformed,
         chain_sid=lambda row: runs_mod.store_id(r.name, str(row.get("variant")), f"chain-{row.get('chain')}"),
         urls=Urls,
         run_url=run_url,
@@ -90,7 +93,8 @@ def answers(request: Request) -> Response:
     r = _open(request)
     if r.kind != "eval":
         raise NotFoundError(f"{r.name} is a skill run; its tasks are on its own page")
-    rows = runs_mod.read_rows(r, "answers.jsonl")
+    table = runs_mod.read_rows(r, "answers.jsonl")
+    rows = table.rows
     variant = request.query_params.get("variant") or ""
     conversation = request.query_params.get("conversation") or ""
     shown = [
@@ -111,6 +115,7 @@ def answers(request: Request) -> Response:
         r=r,
         rows=shown[at : at + PAGE_ROWS],
         total=len(shown),
+        malformed=table.malformed,
         at=at,
         step=PAGE_ROWS,
         variant=variant,
