@@ -26,6 +26,7 @@ from memdir.conventions import LOCATOR
 from memdir.store import frontmatter
 from memdir.store.outline import Section, outline
 from memdir.store.spec import XREF
+from memdir.ui.params import number
 
 Href = Callable[[str], str]
 Exists = Callable[[str], bool]
@@ -196,12 +197,13 @@ def source_lines(text: str, lines: tuple[int, int] | None) -> list[tuple[int, st
 
 
 def parse_lines(raw: str | None) -> tuple[int, int] | None:
-    """`3`, `3-5` or `L3-L5` as an inclusive range; anything else as no range."""
+    """`3`, `3-5` or `L3-L5` as an inclusive range; anything else as no range, but a number
+    too long to be a line is refused (`params.number`)."""
     if not raw:
         return None
     m = re.fullmatch(r"L?(\d+)(?:\s*-\s*L?(\d+))?", raw.strip())
     if m is None:
         return None
-    start = int(m.group(1))
-    end = int(m.group(2)) if m.group(2) else start
+    start = number(m.group(1), "line")
+    end = number(m.group(2), "line") if m.group(2) else start
     return (start, end) if start <= end else (end, start)

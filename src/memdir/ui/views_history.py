@@ -13,7 +13,7 @@ from memdir.analytics import integrity
 from memdir.analytics.growth_plots import PLOTS
 from memdir.errors import NotFoundError, PathError
 from memdir.store.paths import ROOT, parse_memory_path
-from memdir.ui import snapshots
+from memdir.ui import params, snapshots
 from memdir.ui.pages import page, state
 from memdir.ui.views_store import crumbs, show_file, source
 
@@ -71,7 +71,7 @@ def _diff_lines(patch: str) -> list[tuple[str, str]]:
 def step(request: Request) -> Response:
     src, _store, urls = source(request)
     journal = state(request).sources.journal(src.sid)
-    st, steps = snapshots.pick(journal, int(request.path_params["step"]))
+    st, steps = snapshots.pick(journal, _step(request))
     return page(
         request,
         "step.html",
@@ -100,7 +100,7 @@ def step_tree(request: Request) -> Response:
     """The store as it was after a step: its files under the chosen folder, from the journal."""
     src, _store, urls = source(request)
     journal = state(request).sources.journal(src.sid)
-    st, _steps = snapshots.pick(journal, int(request.path_params["step"]))
+    st, _steps = snapshots.pick(journal, _step(request))
     raw = request.query_params.get("path")
     folder = ROOT if not raw else parse_memory_path(raw)
     files = snapshots.files_at(journal, st)
@@ -135,7 +135,7 @@ def step_tree(request: Request) -> Response:
 def step_file(request: Request) -> Response:
     src, _store, urls = source(request)
     journal = state(request).sources.journal(src.sid)
-    st, _steps = snapshots.pick(journal, int(request.path_params["step"]))
+    st, _steps = snapshots.pick(journal, _step(request))
     raw = request.query_params.get("path")
     if not raw:
         raise PathError("name a file: ?path=/memories/...")
@@ -160,8 +160,8 @@ def facts(request: Request) -> Response:
     journal = ui.sources.journal(src.sid)
     steps = journal.steps()
     result = None
-    old_i = _int(request.query_params.get("old"))
-    new_i = _int(request.query_params.get("new"))
+    old_i = params.optional_number(request.query_params.get("old"), "step")
+    new_i = params.optional_number(request.query_params.get("new"), "step")
     if steps and old_i is not None and new_i is not None:
         old, _ = snapshots.pick(journal, old_i)
         new, _ = snapshots.pick(journal, new_i)
@@ -183,13 +183,13 @@ def facts(request: Request) -> Response:
     )
 
 
-def _int(raw: str | None) -> int | None:
-    if raw is None or raw == "":
-        return None
-    try:
-        return int(raw)
-    except ValueError:
-        raise PathError(f"{raw!r} is not a step number") from None
+def _step(request: Request) -> int:
+    """The step a path names: a word that is no number names no step (404, as when the
+    route took only digits); a number too long for any step is refused (400)."""
+    raw = str(request.path_params["step"])
+    if not (raw.isascii() and raw.isdigit()):
+        raise NotFoundError(f"no step {raw[:24]!r}: steps are numbered from 0; see the history")
+    return params.number(raw, "step")
 
 
 def growth_plot(request: Request) -> Response:
