@@ -66,6 +66,11 @@ async def manage_chunk(
     ids = {"variant": variant, "chunk": chunk.id}
     harness = Harness(store, role.profile or "manage", role=role.name, chunk=chunk.id, variant=variant)
     if how == "split":
+        if feedback != "none":
+            raise MemdirError(
+                "feedback rounds are for the agentic episode; split curation files by rule "
+                "(use --feedback none with it, or --curation agentic)"
+            )
         return await curate_chunk(model, harness, record, ids | {"curation": "split"}, chunk)
     play = policy("management", model, _manage)
     return await play(model, harness, role, record, ids, chunk_obj=chunk, feedback=feedback)  # type: ignore[no-any-return]

@@ -9,6 +9,7 @@ input_tokens + cache_creation_input_tokens; reasoning is output_tokens_details.t
 from __future__ import annotations
 
 import inspect
+import json
 import os
 from typing import Any
 
@@ -26,6 +27,8 @@ from memdir.models.openai import _retry_after
 from memdir.models.usage import Usage
 
 DEFAULT_MAX_TOKENS = 8192
+REPLY_TOOL = "reply"
+REPLY_DOC = "Give your reply: its input is the whole reply, in the required shape."
 _STOP: dict[str, StopReason] = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls",
                                 "max_tokens": "max_tokens"}  # fmt: skip
 
@@ -76,6 +79,11 @@ def to_wire(
         body["tools"] = [
             {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools
         ]
+    elif config.require_schema and config.answer_schema is not None:
+        # Anthropic constrains output through tools: one tool, forced; `from_wire` turns its
+        # input back into the reply's text.
+        body["tools"] = [{"name": REPLY_TOOL, "description": REPLY_DOC, "input_schema": config.answer_schema}]
+        body["tool_choice"] = {"type": "tool", "name": REPLY_TOOL}
     if config.temperature is not None:
         body["temperature"] = config.temperature
     if config.cache is not False:
@@ -96,7 +104,9 @@ def usage_from_wire(raw: dict[str, Any] | None) -> Usage:
     )
 
 
-def from_wire(payload: dict[str, Any]) -> ModelOutput:
+def from_wire(payload: dict[str, Any], forced_reply: bool = False) -> ModelOutput:
+    """The response as a neutral output; with `forced_reply` (the request forced `REPLY_TOOL`),
+    that call's input is the reply's text, as JSON, and not a tool call."""
     if payload.get("type") == "error":
         raise ModelError(f"API error: {payload.get('error')}")
     texts: list[str] = []
@@ -107,6 +117,8 @@ def from_wire(payload: dict[str, Any]) -> ModelOutput:
         kind = block.get("type")
         if kind == "text":
             texts.append(block.get("text") or "")
+        elif kind == "tool_use" and forced_reply and block.get("name") == REPLY_TOOL:
+            texts.append(json.dumps(block.get("input"), ensure_ascii=False))
         elif kind == "tool_use":
             args = block.get("input")
             ok = isinstance(args, dict)
@@ -123,6 +135,8 @@ def from_wire(payload: dict[str, Any]) -> ModelOutput:
             if kind == "thinking":
                 thoughts.append(block.get("thinking") or "")
     stop = _STOP.get(payload.get("stop_reason") or "", "other")
+    if forced_reply and stop == "tool_calls" and not calls:
+        stop = "stop"
     return ModelOutput(
         message=ChatMessage(
             "assistant",
@@ -172,7 +186,8 @@ class AnthropicAPI(ModelAPI):
         kwargs = {k: v for k, v in body.items() if k in known}
         extra = {k: v for k, v in body.items() if k not in known}
         resp = await create(**kwargs, extra_body=extra or None, timeout=config.timeout or 600.0)
-        return from_wire(resp.model_dump(mode="json"))
+        forced = not tools and bool(config.require_schema) and config.answer_schema is not None
+        return from_wire(resp.model_dump(mode="json"), forced)
 
     def is_retryable(self, exc: BaseException) -> bool:
         import anthropic

@@ -71,6 +71,10 @@ class GenerateConfig:
     tool_choice: str | None = None
     # The shape of a final answer, for protocols that constrain output (json-schema).
     answer_schema: dict[str, Any] | None = None
+    # True: a tool-less reply must match `answer_schema` on every provider, not only under the
+    # json-schema protocol (OpenAI structured output; a forced tool on Anthropic). Split
+    # curation's extraction call asks it; a judge, which also parses free text, does not.
+    require_schema: bool | None = None
 
     def merge(self, other: GenerateConfig | None) -> GenerateConfig:
         """`other`'s set fields over ours."""

@@ -85,6 +85,8 @@ def to_wire(
     elif protocol == "json-schema" and config.answer_schema is not None:
         # a reply with no tools, in a shape the caller parses (a judge's verdict)
         body["response_format"] = {"type": "json_object", "schema": config.answer_schema}
+    elif protocol == "native" and config.answer_schema is not None and config.require_schema and not tools:
+        body["response_format"] = structured_output(config.answer_schema)
     if tools and native:
         body["tools"] = [
             {
@@ -104,6 +106,13 @@ def to_wire(
     if config.reasoning_effort is not None:
         body["reasoning_effort"] = config.reasoning_effort
     return body
+
+
+def structured_output(schema: dict[str, Any], name: str = "reply") -> dict[str, Any]:
+    """OpenAI's structured output (vLLM and Ollama take it too). `strict` only for a schema
+    that closes its objects, which strict mode demands of every object in it."""
+    strict = schema.get("additionalProperties") is False
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": strict}}
 
 
 def _tool_call(raw: dict[str, Any]) -> ToolCall:

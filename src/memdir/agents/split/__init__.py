@@ -1,15 +1,22 @@
 """Split curation: one constrained extraction call per chunk, validated, then filed by rule.
 
-docs/curation.md describes the schema, the validation rules and the filer's line forms.
+*What to write* (`extract.py`: one model call, no tools, its reply held to a JSON schema) is
+kept apart from *where to file it* (`filer.py`: the offline curator's filing), with
+`validate.py` between them, so nothing a small model gets wrong reaches the store. The rules
+and the line forms are docs/curation.md.
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
 from memdir.agents.output import RoleOutput
 from memdir.agents.record import RunRecord
-from memdir.errors import MemdirError
+from memdir.agents.split.extract import Extraction, extract
+from memdir.agents.split.filer import Filed, file_chunk
+from memdir.agents.split.validate import Checked, Fact, check
 from memdir.models import Model
 from memdir.stream import Chunk
 from memdir.tools.profiles import Harness
@@ -18,8 +25,59 @@ from memdir.tools.profiles import Harness
 async def curate_chunk(
     model: Model, harness: Harness, record: RunRecord | None, ids: dict[str, Any], chunk: Chunk
 ) -> RoleOutput:
-    """Extract the chunk's facts with one model call, validate them, file what holds."""
-    raise MemdirError("split curation is not built yet; use --curation agentic for now")
+    """Extract the chunk's facts with one model call, validate them, file what holds (and the
+    turns verbatim) as one journaled step. A reply that does not parse files the turns alone,
+    and says so in the record and the summary."""
+    start = time.perf_counter()
+    ex = await extract(model, chunk)
+    checked = check(chunk, ex.facts)
+    if ex.malformed:
+        checked.dropped["malformed"] += ex.malformed
+    filed = await asyncio.to_thread(file_chunk, harness, chunk, checked.kept, curation="split")
+    counts = _counts(ex, checked, filed, harness, time.perf_counter() - start)
+    if record is not None:
+        fields = {**ids, "model": model.name, **counts}
+        record.write(
+            "split_curation",
+            role="management",
+            **fields,
+            reply=ex.reply[:4000],
+            error=ex.error,
+            kept=[_shown(f) for f in checked.kept],
+        )
+    summary = (
+        f"split curation: {len(ex.facts)} fact(s) proposed, {len(checked.kept)} kept "
+        f"({filed.keyed} keyed, {filed.distilled} distilled, {filed.superseded} superseded), "
+        f"{sum(checked.dropped.values())} dropped; {filed.verbatim} turn(s) kept verbatim"
+    )
+    if ex.error:
+        summary += f"; the reply did not parse: {ex.error}"
+    return RoleOutput("management", model.name, summary, extra=counts)
+
+
+def _counts(
+    ex: Extraction, checked: Checked, filed: Filed, harness: Harness, seconds: float
+) -> dict[str, Any]:
+    return {
+        "curation": "split",
+        "writes": harness.meter.writes,
+        **checked.counts(len(ex.facts) + ex.malformed),
+        "malformed": ex.malformed,
+        "keyed_written": filed.keyed,
+        "distilled_written": filed.distilled,
+        "superseded": filed.superseded,
+        "verbatim_written": filed.verbatim,
+        "model_calls": ex.calls,
+        "tokens_in": ex.tokens_in,
+        "tokens_out": ex.tokens_out,
+        "model_seconds": round(ex.seconds, 3),
+        "seconds": round(seconds, 3),
+        "tool_calls": filed.tool_calls,
+    }
+
+
+def _shown(f: Fact) -> str:
+    return f"{f.subject} | {f.kind} {f.attribute}: {f.value} [{', '.join(f.locators)}]"
 
 
 __all__ = ["curate_chunk"]

@@ -1,0 +1,70 @@
+"""Where to file it: validated facts written by rule into the offline curator's taxonomy.
+
+The filer decides nothing the offline curator does not: it calls the `Curator`'s own filing
+(`open_roots`, `file_keyed`, `file_line`, `file_verbatim`), so a person's folder, the
+`facts.md` sections with dated supersede, the topic and day files and the `MEMORY.md` indexes
+are one implementation whoever extracted the facts. Every write is a call through the `manage`
+harness (metered, guarded, journaled), and the chunk's calls run inside one `Store.step`, so
+the journal records the chunk as one step, as `consolidate` and `landing` do for theirs.
+
+- kinds `fact`, `preference`, `relation`: the live keyed line of (subject, attribute) in the
+  subject's `facts.md`, superseding a different value with the turn's date
+  (docs/conventions.md, "Dated supersede"). A second value of one key within a chunk is not a
+  change of value over time (two hobbies named in one breath), so it is filed as a distilled
+  line instead of striking the first;
+- kinds `event`, `plan`: a distilled line, `- DATE: SUBJECT | KIND: VALUE [LOC]`
+  (`conventions.distilled_line`), in the subject's file for the cited turn's topic and day;
+- then every turn of the chunk verbatim, as the offline curator keeps them: a small extractor
+  misses facts, and the verbatim lines keep them findable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memdir.agents.offline.curator import Curator, by_speaker
+from memdir.agents.split.validate import Fact
+from memdir.conventions import distilled_line, key_of
+from memdir.stream import Chunk
+from memdir.tools.profiles import Harness
+
+KEYED_KINDS = frozenset({"fact", "preference", "relation"})
+STEP_TOOL = "split_curation"
+
+
+@dataclass
+class Filed:
+    keyed: int = 0
+    distilled: int = 0
+    verbatim: int = 0
+    superseded: int = 0
+    tool_calls: int = 0
+
+
+def file_chunk(harness: Harness, chunk: Chunk, facts: list[Fact], **meta: object) -> Filed:
+    """Write `facts` and the chunk's turns as one journaled step."""
+    curator = Curator(harness)
+    filed = Filed()
+    keyed_here: set[tuple[str, str]] = set()
+    with harness.store.step(STEP_TOOL, **{**harness.meta, **meta}):
+        curator.open_roots()
+        for f in facts:
+            key = key_of(f.subject, f.attribute)
+            if f.kind in KEYED_KINDS and key not in keyed_here:
+                keyed_here.add(key)
+                before = curator.result.keyed_written
+                curator.file_keyed(f.subject, f.attribute, f.value, f.turn)
+                filed.keyed += curator.result.keyed_written - before
+            else:
+                day = f.date or f.turn.date
+                curator.file_line(
+                    f.subject, f.turn, distilled_line(f.subject, f.kind, f.value, day, f.locators)
+                )
+                filed.distilled += 1
+        for speaker, turns in by_speaker(chunk).items():
+            for turn in turns:
+                curator.file_verbatim(speaker, turn)
+                filed.verbatim += 1
+    filed.superseded = curator.result.superseded
+    filed.tool_calls = len(curator.result.tool_calls)
+    return filed

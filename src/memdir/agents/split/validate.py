@@ -1,0 +1,184 @@
+"""The checks a proposed fact must pass before anything is written (docs/curation.md).
+
+A 1.5B model paraphrases, cites the wrong turn and gives one person's news to another (issue
+32's measured warning: "I'm swamped with the kids & work" became `Melanie | job: mother of two
+children and a teacher`). So a fact is kept only when the turns it cites bear it out, by the
+rules `memdir.fact_quality` defines for every curator and for `memdir bench writes`:
+
+- `locator`: every evidence locator is a turn of this chunk;
+- `kind`: one of the schema's kinds;
+- `junk value`: `junk_reason` finds nothing wrong with the value (a leading "I"/"my" is cut
+  first, and makes the statement first-person);
+- `value not in turn`: the value stands in a cited turn as written (`occurs`), or failing
+  that, all its content words are there (`support(...) == STRICT`);
+- `subject`: the subject is the speaker of a cited turn or a name written in one;
+- `duplicate`: the same fact twice in one reply.
+
+A first-person statement (the sentence holding the value says "I", "my", "me") is about its
+speaker: a different subject is rewritten to the speaker, and counted. What fails is dropped
+and counted by reason, never written.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import date as Date
+from typing import Any
+
+from memdir.agents.split.extract import KINDS, Proposed
+from memdir.fact_quality import STRICT, junk_reason, occurs, support, words_of
+from memdir.stream import Chunk, Turn
+
+FIRST_PERSON = frozenset(["i", "i'm", "im", "i've", "i'd", "i'll", "my", "me", "mine", "myself"])
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_ATTRIBUTE_WORDS = 3
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A validated fact, ready to file: `turn` is the cited turn its value stands in."""
+
+    turn: Turn
+    locators: tuple[str, ...]
+    subject: str
+    kind: str
+    attribute: str
+    value: str
+    date: str
+
+
+@dataclass
+class Checked:
+    kept: list[Fact] = field(default_factory=list)
+    dropped: Counter[str] = field(default_factory=Counter)
+    rewritten: int = 0  # first-person subjects set to the speaker
+    trimmed: int = 0  # values whose leading "I"/"my" was cut
+    dates_cleared: int = 0  # dates that were not an ISO day
+
+    def counts(self, proposed: int) -> dict[str, Any]:
+        return {
+            "facts_proposed": proposed,
+            "facts_kept": len(self.kept),
+            "facts_dropped": dict(sorted(self.dropped.items())),
+            "subjects_rewritten": self.rewritten,
+            "values_trimmed": self.trimmed,
+            "dates_cleared": self.dates_cleared,
+        }
+
+
+def clean_value(value: str) -> str:
+    """One line, with no character that would end a fact line's grammar early (`|`, `[`, `]`)."""
+    value = value.replace("|", "/").replace("[", "(").replace("]", ")").replace("~~", "~")
+    return " ".join(value.split()).strip(" .,;:!?\"'")
+
+
+def clean_attribute(attribute: str, kind: str) -> str:
+    words = re.sub(r"[^a-z0-9]+", " ", attribute.lower()).split()[:_ATTRIBUTE_WORDS]
+    return " ".join(words) or kind
+
+
+def _first_person(words: list[str]) -> bool:
+    return any(w in FIRST_PERSON for w in words)
+
+
+def _trim_first_person(value: str) -> tuple[str, bool]:
+    """`value` without a leading "I", "I'm", "my"... ("my sister Lea" -> "sister Lea")."""
+    parts = value.split()
+    cut = 0
+    while cut < len(parts) - 1 and words_of(parts[cut]) and words_of(parts[cut])[0] in FIRST_PERSON:
+        cut += 1
+    return (" ".join(parts[cut:]), True) if cut else (value, False)
+
+
+def _sentence_of(value: str, text: str) -> str:
+    """The sentence of `text` that holds `value`, or the whole text."""
+    for sentence in _SENTENCE.split(text):
+        if occurs(value, sentence):
+            return sentence
+    return text
+
+
+def _iso_day(text: str) -> str | None:
+    try:
+        return Date.fromisoformat(text).isoformat() if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text) else None
+    except ValueError:
+        return None
+
+
+def _is(name: str, speaker: str) -> bool:
+    """`name` names `speaker`: the whole name or the first name, any case."""
+    want, whole = " ".join(words_of(name)), " ".join(words_of(speaker))
+    return bool(want) and want in (whole, whole.split(" ")[0])
+
+
+def _name_in(subject: str, cited: list[Turn], speakers: list[str]) -> str | None:
+    """The subject as the chunk writes it: a cited turn's speaker, or a name written in a cited
+    turn's text (a speaker of the chunk by their own spelling)."""
+    for t in cited:
+        if _is(subject, t.speaker):
+            return t.speaker
+    if not words_of(subject):
+        return None
+    for t in cited:
+        m = re.search(rf"(?<!\w){re.escape(subject.strip())}(?!\w)", t.text, re.IGNORECASE)
+        if m is not None:
+            return next((s for s in speakers if _is(m.group(0), s)), m.group(0))
+    return None
+
+
+def check(chunk: Chunk, proposed: list[Proposed]) -> Checked:
+    by_locator = {t.locator: t for t in chunk.turns}
+    speakers = list(dict.fromkeys(t.speaker for t in chunk.turns))
+    out = Checked()
+    seen: set[tuple[str, str, str, str]] = set()
+    for p in proposed:
+        reason = _check_one(p, by_locator, speakers, out)
+        if isinstance(reason, str):
+            out.dropped[reason] += 1
+            continue
+        key = (reason.subject.lower(), reason.kind, reason.attribute, " ".join(words_of(reason.value)))
+        if key in seen:
+            out.dropped["duplicate"] += 1
+            continue
+        seen.add(key)
+        out.kept.append(reason)
+    return out
+
+
+def _check_one(p: Proposed, by_locator: dict[str, Turn], speakers: list[str], out: Checked) -> Fact | str:
+    """The fact, or the reason it is dropped."""
+    if not p.evidence or any(loc not in by_locator for loc in p.evidence):
+        return "locator"
+    if p.kind not in KINDS:
+        return "kind"
+    cited = [by_locator[loc] for loc in dict.fromkeys(p.evidence)]
+    value, trimmed = _trim_first_person(clean_value(p.value))
+    if junk_reason(value) is not None:
+        return "junk value"
+    holder = next((t for t in cited if occurs(value, t.text)), None)
+    if holder is None:
+        if support(value, [t.text for t in cited]) < STRICT:
+            return "value not in turn"
+        holder = cited[0]
+    subject = _name_in(p.subject, cited, speakers)
+    if trimmed or _first_person(words_of(_sentence_of(value, holder.text))):
+        if subject != holder.speaker:
+            out.rewritten += 1
+        subject = holder.speaker
+    if subject is None:
+        return "subject"
+    out.trimmed += trimmed
+    day = _iso_day(p.date.strip())
+    if p.date.strip() and day is None:
+        out.dates_cleared += 1
+    return Fact(
+        holder,
+        tuple(cited_loc.locator for cited_loc in cited),
+        subject,
+        p.kind,
+        clean_attribute(p.attribute, p.kind),
+        value,
+        day or "",
+    )

@@ -1,0 +1,209 @@
+"""Split curation (agents/split, docs/curation.md): the extraction call's protocol with a
+scripted model, the validation that drops and counts what the turns do not bear out, and the
+filer on a real store (index, journal, guards, `validate` and `check`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from agent_helpers import new_store, snapshot
+from memdir.agents import RunRecord, ingest, read_record
+from memdir.agents.split.extract import instructions, parse_facts, schema
+from memdir.agents.split.validate import check
+from memdir.analytics.integrity import check as check_store
+from memdir.models import get_model
+from memdir.models.scripted import ScriptedAPI
+from memdir.store import spec
+from memdir.store.journal import Journal
+from memdir.stream import Turn, chunk_stream
+
+DAY1, DAY2 = "2023-05-08", "2023-06-01"
+SESSION1 = [
+    Turn("S1T1", "Caroline", "Hey Mel! Good to see you! How have you been?", DAY1),
+    Turn("S1T2", "Melanie", "Hey Caroline! I'm swamped with the kids & work. Anything new?", DAY1),
+    Turn("S1T3", "Caroline", "I went to a LGBTQ support group yesterday and it was so powerful.", DAY1),
+    Turn("S1T4", "Melanie", "Wow, what happened that was so awesome?", DAY1),
+    Turn(
+        "S1T5", "Caroline", "I work as a counselor now. I'm keen on counseling for transgender people.", DAY1
+    ),
+]
+SESSION2 = [Turn("S2T1", "Caroline", "Big news: I work as a teacher now.", DAY2)]
+
+
+def fact(
+    ev: list[str], subject: str, kind: str, attribute: str, value: str, date: str = ""
+) -> dict[str, Any]:
+    return {
+        "evidence": ev,
+        "subject": subject,
+        "kind": kind,
+        "attribute": attribute,
+        "value": value,
+        "date": date,
+    }
+
+
+REPLY1 = {
+    "facts": [
+        fact(["S1T3"], "Caroline", "event", "support group", "went to a LGBTQ support group"),
+        fact(["S1T2"], "Caroline", "fact", "busy", "swamped with the kids & work"),  # first person: Melanie
+        fact(["S9T9"], "Caroline", "event", "trip", "went to a LGBTQ support group"),  # not a turn here
+        fact(["S1T2"], "Melanie", "fact", "job", "mother of two children and a teacher"),  # not in the turn
+        fact(["S1T3"], "Caroline", "preference", "group", "it was so powerful"),  # a pronoun value
+        fact(["S1T4"], "Bob", "event", "news", "happened that was so awesome"),  # nobody of the chunk
+        fact(["S1T5"], "Caroline", "fact", "job", "counselor"),
+        fact(["S1T5"], "Caroline", "preference", "work", "I'm keen on counseling for transgender people"),
+        fact(["S1T3"], "Caroline", "event", "support group", "went to a LGBTQ support group"),  # again
+    ]
+}
+REPLY2 = {"facts": [fact(["S2T1"], "Caroline", "fact", "job", "a teacher")]}
+
+
+def _files(store: Any) -> str:
+    return "\n".join(snapshot(store).values())
+
+
+def _split_run(tmp_path: Path) -> tuple[Any, Any, Any, Any]:
+    store = new_store(tmp_path / "mem")
+    model = get_model("scripted", script=[json.dumps(REPLY1), json.dumps(REPLY2)])
+    record = RunRecord(tmp_path / "calls.jsonl")
+    steps_before = len(Journal(store.root).steps())
+    result = asyncio.run(ingest(model, store, SESSION1 + SESSION2, curation="split", record=record))
+    return store, model, result, steps_before
+
+
+def test_the_call_sends_the_schema_and_a_prefix_that_is_the_same_for_every_chunk(tmp_path: Path) -> None:
+    _, model, result, _ = _split_run(tmp_path)
+    api = model.api
+    assert isinstance(api, ScriptedAPI) and len(api.requests) == 2 == len(model.calls)
+    chunks = chunk_stream(SESSION1 + SESSION2)
+    for (messages, tools, config), chunk in zip(api.requests, chunks, strict=True):
+        assert tools == [] and config.require_schema is True
+        assert config.answer_schema == schema(chunk)
+        item = config.answer_schema["properties"]["facts"]["items"]
+        assert item["properties"]["evidence"]["items"]["enum"] == list(chunk.locators)
+        assert item["required"] == ["evidence", "subject", "kind", "attribute", "value", "date"]
+        assert messages[0].role == "system" and messages[0].content == instructions()
+        assert messages[1].content.endswith(chunk.render() + "\nIts JSON:")
+    assert api.requests[0][0][0].content == api.requests[1][0][0].content  # the cached prefix
+    assert [o.extra["model_calls"] for o in result.outputs] == [1, 1]
+
+
+def test_what_the_turns_do_not_bear_out_is_dropped_counted_and_never_written(tmp_path: Path) -> None:
+    store, _, result, _ = _split_run(tmp_path)
+    extra = result.outputs[0].extra
+    assert extra["facts_proposed"] == 9 and extra["facts_kept"] == 4
+    assert extra["facts_dropped"] == {
+        "duplicate": 1,
+        "junk value": 1,
+        "locator": 1,
+        "subject": 1,
+        "value not in turn": 1,
+    }
+    assert extra["subjects_rewritten"] == 1 and extra["values_trimmed"] == 1
+    assert extra["tokens_in"] > 0 and extra["tokens_out"] > 0 and extra["seconds"] >= 0
+    text = _files(store)
+    for never in ("mother of two", "S9T9", "it was so powerful [", "Bob", "awesome |"):
+        assert never not in text
+    entries = [e for e in read_record(tmp_path / "calls.jsonl") if e["kind"] == "split_curation"]
+    assert [e["chunk"] for e in entries] == [1, 2] and entries[0]["facts_dropped"]["locator"] == 1
+    assert "swamped" in entries[0]["reply"] and entries[0]["model"] == "scripted"
+
+
+def test_facts_are_filed_keyed_with_dated_supersede_and_events_as_distilled_lines(tmp_path: Path) -> None:
+    store, _, result, _ = _split_run(tmp_path)
+    people = store.root / "people"
+    facts = (people / "caroline" / "facts.md").read_text()
+    assert f"- caroline | job: a teacher (since {DAY2}) [S2T1]" in facts
+    assert f"- ~~caroline | job: counselor~~ ({DAY1} until {DAY2}) [S1T5]" in facts
+    assert f"- caroline | work: keen on counseling for transgender people (since {DAY1}) [S1T5]" in facts
+    assert "- melanie | busy: swamped with the kids & work" in (people / "melanie" / "facts.md").read_text()
+    day_files = [p for p in (people / "caroline").rglob(f"{DAY1}.md")]
+    event = f"- {DAY1}: Caroline | event: went to a LGBTQ support group [S1T3]"
+    assert sum(p.read_text().count(event) for p in day_files) == 1
+    # every turn is kept verbatim beside what was distilled from it
+    text = _files(store)
+    for turn in SESSION1 + SESSION2:
+        assert f"{turn.speaker}: {turn.text} [{turn.locator}]" in text
+    assert result.outputs[1].extra["superseded"] == 1 and result.unchanged == []
+
+
+def test_indexes_stay_current_and_the_store_is_valid_and_clean(tmp_path: Path) -> None:
+    store, _, _, _ = _split_run(tmp_path)
+    people = store.root / "people"
+    index = (people / "MEMORY.md").read_text()
+    assert "- caroline/: Caroline" in index and "- melanie/: Melanie" in index
+    person = (people / "caroline" / "MEMORY.md").read_text()
+    assert "facts.md" in person and "job" in person and "work" in person
+    assert "people/" in (store.root / "MEMORY.md").read_text()
+    assert spec.validate(store).violations == []
+    report = check_store(store)
+    assert report.problems == [] and report.warnings == []
+
+
+def test_each_chunk_lands_as_one_journaled_step(tmp_path: Path) -> None:
+    store, _, result, before = _split_run(tmp_path)
+    steps = Journal(store.root).steps()[before:]
+    assert [s.tool for s in steps] == ["split_curation", "split_curation"]
+    assert [s.meta.get("chunk") for s in steps] == ["1", "2"]
+    assert steps[0].meta.get("role") == "management" and steps[0].meta.get("curation") == "split"
+    assert result.outputs[0].extra["writes"] > 1  # many tool calls, one step
+
+
+def test_validation_rules_one_by_one() -> None:
+    chunk = chunk_stream(SESSION1)[0]
+    facts, malformed, error = parse_facts(json.dumps(REPLY1))
+    assert len(facts) == 9 and malformed == 0 and error is None
+    out = check(chunk, facts)
+    by_value = {f.value: f for f in out.kept}
+    assert by_value["swamped with the kids & work"].subject == "Melanie"  # rewritten to the speaker
+    assert "keen on counseling for transgender people" in by_value  # "I'm" cut, subject kept
+    # all content words in the turn, not as one span: kept under STRICT support
+    loose, _, _ = parse_facts(
+        json.dumps({"facts": [fact(["S1T5"], "Caroline", "fact", "job", "counselor work")]})
+    )
+    assert [f.value for f in check(chunk, loose).kept] == ["counselor work"]
+    # a stray content word is not
+    stray, _, _ = parse_facts(
+        json.dumps({"facts": [fact(["S1T5"], "Caroline", "fact", "job", "senior counselor")]})
+    )
+    assert check(chunk, stray).dropped == {"value not in turn": 1}
+    # a name written in the cited turn may be a subject; an ISO date is kept, another cleared
+    named, _, _ = parse_facts(
+        json.dumps(
+            {
+                "facts": [
+                    fact(["S1T2"], "caroline", "relation", "friend", "Hey Caroline", "2023-05-07"),
+                    fact(["S1T4"], "Melanie", "event", "news", "what happened", "yesterday"),
+                ]
+            }
+        )
+    )
+    got = check(chunk, named)
+    assert [(f.subject, f.date) for f in got.kept] == [("Caroline", "2023-05-07"), ("Melanie", "")]
+    assert got.dates_cleared == 1
+
+
+def test_a_reply_cut_by_the_output_cap_keeps_its_finished_facts_and_junk_replies_say_why() -> None:
+    whole = json.dumps(REPLY1)
+    cut = whole[: whole.index('"counselor"') + 5]
+    facts, _, error = parse_facts(cut)
+    assert len(facts) == 6 and error is None
+    none, _, error = parse_facts("I could not find any facts.")
+    assert none == [] and error is not None and "not" in error
+    shaped, malformed, _ = parse_facts(
+        json.dumps({"facts": [{"value": 3}, fact(["S1T3"], "C", "event", "x", "y")]})
+    )
+    assert len(shaped) == 1 and malformed == 1
+
+
+def test_a_reply_that_does_not_parse_still_keeps_the_turns_and_says_so(tmp_path: Path) -> None:
+    store = new_store(tmp_path / "mem")
+    model = get_model("scripted", script=["Sure! Here are the facts: Caroline went to a group."])
+    result = asyncio.run(ingest(model, store, SESSION1, curation="split"))
+    out = result.outputs[0]
+    assert "did not parse" in out.text and out.extra["facts_kept"] == 0
+    assert "Caroline: I went to a LGBTQ support group" in _files(store)
