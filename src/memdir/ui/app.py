@@ -25,6 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from memdir.mcp.tenants import Tenants
 from memdir.ui import auth, views_health, views_history, views_runs, views_store
 from memdir.ui.pages import UIState, View, guarded, templates
+from memdir.ui.scratch import Scratch
 from memdir.ui.sources import Sources
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
@@ -103,6 +104,6 @@ def build_app(
     )
     if scratch is None:  # the server's private folder: past snapshots and growth plots
         scratch = Path(tempfile.mkdtemp(prefix="memdir-ui-"))
-        atexit.register(shutil.rmtree, scratch, True)
-    app.state.ui = UIState(sources, templates(), runs, tenants, scratch)
+        atexit.register(shutil.rmtree, scratch, True)  # `serve` also removes it on SIGTERM
+    app.state.ui = UIState(sources, templates(), runs, tenants, Scratch(scratch))
     return app

@@ -17,6 +17,7 @@ from starlette.templating import Jinja2Templates
 from memdir.errors import MemdirError, NotFoundError, PathError
 from memdir.mcp.tenants import Tenants
 from memdir.tools.text import human_size
+from memdir.ui.scratch import Scratch
 from memdir.ui.sessions import Sessions
 from memdir.ui.sources import Source, Sources
 
@@ -31,7 +32,7 @@ class UIState:
     templates: Jinja2Templates
     runs: Path | None = None
     tenants: Tenants | None = None
-    scratch: Path | None = None  # the server's private folder (growth plots, past snapshots)
+    scratch: Scratch | None = None  # the server's private folder (growth plots, past snapshots)
     cache: dict[Any, Any] = field(default_factory=dict)
     sessions: Sessions = field(default_factory=Sessions)  # the browsers signed in (auth.login)
 

@@ -4,10 +4,14 @@
 from __future__ import annotations
 
 import ipaddress
+import shutil
+import signal
 import socket
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
 
 import uvicorn
 from starlette.applications import Starlette
@@ -76,12 +80,27 @@ def serve(
     tenants: Tenants | None = None,
     announce: Callable[[str], None] = lambda url: print(url, flush=True),
 ) -> None:
-    """Serve until SIGINT or SIGTERM; the server's private folder is removed on exit (build_app makes it)."""
-    sock = bind(host, port)
-    app = build_app(sources, runs=runs, tenants=tenants)
-    warm_up(app)
-    server = uvicorn.Server(config(app, sock.getsockname()[0], sock.getsockname()[1]))
-    announce(url_of(sock))
-    server.run(sockets=[sock])
-    if not server.started:
-        sys.exit(STARTUP_FAILURE)
+    """Serve until SIGINT or SIGTERM, then remove the server's private folder.
+
+    uvicorn stops on SIGTERM and then raises the signal again for the handler it found, so
+    with the default one the process died there, before any `finally` or `atexit` ran, and
+    the private folder (past snapshots, plots) stayed behind. Here that handler raises
+    SystemExit, so the folder is removed on the way out."""
+    scratch = Path(tempfile.mkdtemp(prefix="memdir-ui-"))
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        sock = bind(host, port)
+        app = build_app(sources, runs=runs, tenants=tenants, scratch=scratch)
+        warm_up(app)
+        server = uvicorn.Server(config(app, sock.getsockname()[0], sock.getsockname()[1]))
+        announce(url_of(sock))
+        server.run(sockets=[sock])
+        if not server.started:
+            sys.exit(STARTUP_FAILURE)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _exit_on_sigterm(signum: int, _frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)

@@ -1,26 +1,16 @@
 """Past steps of a store, read from its journal for the history pages.
 
 A step's files are read as git blobs (never checked out); a whole snapshot, for `diff --facts`
-between two steps, is materialized once per commit into the server's private folder by
-`api/history.materialize` and read there as a bare `Store`, so a past view can never write the
-present. Growth plots are drawn once per journal head by `analytics/growth_plots`.
+between two steps, is written out into the server's private folder and read there as a bare
+`Store` (`ui/scratch.py`, which also keeps the growth plots), so a past view can never write
+the present.
 """
 
 from __future__ import annotations
 
-import tempfile
-import threading
-from pathlib import Path
-
-from memdir.analytics import growth, growth_plots
-from memdir.api import history
-from memdir.errors import MemdirError, NotFoundError
+from memdir.errors import NotFoundError
 from memdir.store.journal import Journal, JournalStep
 from memdir.store.paths import PREFIX
-from memdir.store.store import Store
-
-_LOCK = threading.Lock()
-GROWTH_EVERY = 10
 
 
 def pick(journal: Journal, index: int) -> tuple[JournalStep, list[JournalStep]]:
@@ -52,32 +42,3 @@ def read_at(journal: Journal, step: JournalStep, path: str) -> str:
     for _sha, data in journal.blobs([sha]):
         return data.decode("utf-8", "replace")
     raise NotFoundError(f"{path}: its content is missing from the journal")
-
-
-def _scratch(root: Path | None) -> Path:
-    if root is None:
-        raise MemdirError("this server has no private folder for snapshots")
-    return root
-
-
-def snapshot_store(journal: Journal, step: JournalStep, scratch: Path | None) -> Store:
-    """The store as it was after `step`, materialized once into the server's private folder."""
-    base = _scratch(scratch) / "snapshots"
-    dest = base / step.commit
-    with _LOCK:
-        if not dest.is_dir():
-            base.mkdir(parents=True, exist_ok=True)
-            tmp = Path(tempfile.mkdtemp(prefix="step-", dir=base))
-            history.materialize(journal, step.commit, tmp)
-            tmp.rename(dest)
-    return Store(dest)
-
-
-def growth_dir(journal: Journal, head: str, scratch: Path | None, title: str) -> Path:
-    """growth.json and the PNGs of the journal at `head`, drawn on first request."""
-    out = _scratch(scratch) / "growth" / head
-    with _LOCK:
-        if not (out / growth_plots.PLOTS[-1]).is_file():
-            g = growth.replay(journal, every=GROWTH_EVERY)
-            growth_plots.write(g, out, title=title)
-    return out

@@ -3,7 +3,6 @@ growth plots, and `diff --facts` between two chosen steps."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.requests import Request
@@ -11,10 +10,11 @@ from starlette.responses import RedirectResponse, Response
 
 from memdir.analytics import integrity
 from memdir.analytics.growth_plots import PLOTS
-from memdir.errors import NotFoundError, PathError
+from memdir.errors import MemdirError, NotFoundError, PathError
 from memdir.store.paths import ROOT, parse_memory_path
 from memdir.ui import params, snapshots
 from memdir.ui.pages import page, state
+from memdir.ui.scratch import Scratch
 from memdir.ui.views_store import crumbs, show_file, source
 
 
@@ -26,10 +26,7 @@ def history(request: Request) -> Response:
     fates = None
     head = journal.head()
     if steps and head is not None:  # the replay behind the plots, drawn once per journal head
-        grown = json.loads(
-            (snapshots.growth_dir(journal, head, ui.scratch, src.label) / "growth.json").read_text()
-        )
-        fates = grown["fate"]
+        fates = _scratch(request).growth_data(journal, head, src.label)["fate"]
     return page(
         request,
         "history.html",
@@ -165,10 +162,9 @@ def facts(request: Request) -> Response:
     if steps and old_i is not None and new_i is not None:
         old, _ = snapshots.pick(journal, old_i)
         new, _ = snapshots.pick(journal, new_i)
-        result = integrity.diff_facts(
-            snapshots.snapshot_store(journal, old, ui.scratch),
-            snapshots.snapshot_store(journal, new, ui.scratch),
-        )
+        scratch = _scratch(request)
+        with scratch.snapshot(journal, old) as before, scratch.snapshot(journal, new) as after:
+            result = integrity.diff_facts(before, after)
     return page(
         request,
         "facts.html",
@@ -202,5 +198,11 @@ def growth_plot(request: Request) -> Response:
     head = journal.head()
     if head is None:
         raise NotFoundError("this store has no journal yet")
-    out = snapshots.growth_dir(journal, head, ui.scratch, src.label)
-    return Response((out / name).read_bytes(), media_type="image/png")
+    return Response(_scratch(request).growth_file(journal, head, src.label, name), media_type="image/png")
+
+
+def _scratch(request: Request) -> Scratch:
+    found = state(request).scratch
+    if found is None:
+        raise MemdirError("this server has no private folder for past snapshots and plots")
+    return found
