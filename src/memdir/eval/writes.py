@@ -5,13 +5,14 @@ Every other figure of the study is an answer after a search agent, so a bad stor
 searcher look the same there. These figures read the store alone:
 
 - its **fact lines** (lines citing a locator, `analytics.facts.fact_lines`) split into
-  **verbatim turn lines** (a non-keyed line whose claim has content F1 >= `VERBATIM` against a
+  **verbatim turn lines** (a free-text line whose claim has content F1 >= `VERBATIM` against a
   turn it cites, the turn's text alone or with its speaker's name) and **distilled lines**
-  (keyed facts, events, summaries: every other fact line);
+  (keyed facts, lines of the `SUBJECT | KIND: VALUE` grammar, events, summaries: every other
+  fact line);
 - **precision**: the share of lines that are *good*: supported by the turns they cite
   (`fact_quality.is_supported` against those turns' texts and the speakers' names) and not junk
-  (`fact_quality.junk_reason` of the keyed value; of the claim, judged as a whole line, for
-  any other line). A line citing a locator that names no turn of the stream is *forged*, and
+  (`fact_quality.junk_reason` of the value of a keyed or `KIND` line; of the claim, judged as a
+  whole line, for a free-text line). A line citing a locator that names no turn of the stream is *forged*, and
   unsupported;
 - **fact recall** against a reference (LoCoMo's observations): an observation is kept when a
   fact line cites one of its evidence turns and has content F1 >= `KEPT` with it.
@@ -31,7 +32,7 @@ from typing import Any
 
 from memdir.analytics.facts import FactLine, fact_lines
 from memdir.bench.locomo import Observation
-from memdir.conventions import normalize, parse_keyed
+from memdir.conventions import KeyedFact, normalize, parse_distilled, parse_keyed
 from memdir.fact_quality import SUPPORTED, content_f1, is_supported, junk_reason
 from memdir.store.store import Store
 from memdir.stream import Turn
@@ -61,7 +62,7 @@ class Verdict:
     line: FactLine
     claim: str
     kind: str  # "verbatim" | "distilled"
-    keyed: bool
+    grammar: str | None  # "keyed" (dated supersede), "kind" (`SUBJECT | KIND: VALUE`), None: free text
     forged: bool  # cites a locator naming no turn of the stream
     supported: bool
     junk: str | None  # junk_reason of the value
@@ -79,10 +80,10 @@ def judge(line: FactLine, turns: Mapping[str, Turn], names: Sequence[str]) -> Ve
     cited = [turns[loc] for loc in line.locators if loc in turns]
     forged = len(cited) < len(line.locators)
     claim = claim_of(line.text)
-    kf = parse_keyed(line.path, line.lineno, line.text)
+    kf = parse_keyed(line.path, line.lineno, line.text) or parse_distilled(line.text)
     if kf is not None:
-        # the attribute is the filer's label ("job" for "I work as a nurse"): what must occur in
-        # the turns is who and what, the subject and the value
+        # the attribute (or kind) is the filer's label ("job" for "I work as a nurse"): what must
+        # occur in the turns is who and what, the subject and the value
         said, value = f"{kf.subject} {kf.value}", kf.value
         kind = "distilled"
     else:
@@ -94,7 +95,8 @@ def judge(line: FactLine, turns: Mapping[str, Turn], names: Sequence[str]) -> Ve
     sources = [t.text for t in cited] + list(names)
     supported = not forged and is_supported(said, sources, SUPPORTED)
     junk = junk_reason(value, whole=kf is None)
-    return Verdict(line, claim, kind, kf is not None, forged, supported, junk)
+    grammar = "keyed" if isinstance(kf, KeyedFact) else "kind" if kf is not None else None
+    return Verdict(line, claim, kind, grammar, forged, supported, junk)
 
 
 def store_fact_lines(store: Store) -> list[FactLine]:
@@ -113,7 +115,8 @@ class WriteScore:
     good: Counter[str] = field(default_factory=Counter)  # group -> supported and not junk
     supported: Counter[str] = field(default_factory=Counter)
     forged: int = 0
-    keyed: int = 0
+    keyed: int = 0  # lines of the keyed grammar (dated supersede)
+    kind_lines: int = 0  # lines of the distilled-line grammar, `- DATE: SUBJECT | KIND: VALUE [LOC]`
     junk: Counter[str] = field(default_factory=Counter)  # reason -> distilled lines
     observations: int = 0  # reference facts scored against (0: no reference, recall undefined)
     kept: Counter[str] = field(default_factory=Counter)  # group -> observations kept
@@ -142,6 +145,7 @@ class WriteScore:
             self.supported + other.supported,
             self.forged + other.forged,
             self.keyed + other.keyed,
+            self.kind_lines + other.kind_lines,
             self.junk + other.junk,
             self.observations + other.observations,
             self.kept + other.kept,
@@ -156,6 +160,7 @@ class WriteScore:
             "supported_lines": {g: self.supported[g] for g in GROUPS},
             "forged_lines": self.forged,
             "keyed_lines": self.keyed,
+            "kind_lines": self.kind_lines,
             "junk_lines": self.junk_lines,
             "junk_reasons": dict(sorted(self.junk.items())),
             "junk_rate": _round(self.junk_rate()),
@@ -174,6 +179,7 @@ class WriteScore:
             Counter(d["supported_lines"]),
             int(d["forged_lines"]),
             int(d["keyed_lines"]),
+            int(d.get("kind_lines", 0)),
             Counter(d["junk_reasons"]),
             int(d["observations"]),
             Counter(d["kept"]),
@@ -204,7 +210,8 @@ def score(
             out.good[group] += v.good
             out.supported[group] += v.supported
         out.forged += v.forged
-        out.keyed += v.keyed
+        out.keyed += v.grammar == "keyed"
+        out.kind_lines += v.grammar == "kind"
         if v.kind == "distilled" and v.junk is not None:
             out.junk[v.junk] += 1
             _example(out.examples["junk"], f"{v.junk}: {v.shown()}")

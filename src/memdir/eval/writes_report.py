@@ -59,6 +59,7 @@ def figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "fact_lines": data["fact_lines"],
         "good_lines": data["good_lines"],
         "keyed_lines": data["keyed_lines"],
+        "kind_lines": data["kind_lines"],
         "forged_lines": data["forged_lines"],
         "junk_lines": data["junk_lines"],
         "junk_rate": data["junk_rate"],
