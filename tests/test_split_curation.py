@@ -207,3 +207,42 @@ def test_a_reply_that_does_not_parse_still_keeps_the_turns_and_says_so(tmp_path:
     out = result.outputs[0]
     assert "did not parse" in out.text and out.extra["facts_kept"] == 0
     assert "Caroline: I went to a LGBTQ support group" in _files(store)
+
+
+def _turns_file(path: Path, turns: list[Turn]) -> Path:
+    rows = [{"locator": t.locator, "speaker": t.speaker, "text": t.text, "date": t.date} for t in turns]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_the_cli_curates_split_and_says_what_was_kept_and_dropped(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from memdir.cli.main import cli
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([json.dumps(REPLY1), json.dumps(REPLY2)]), encoding="utf-8")
+    chat = _turns_file(tmp_path / "chat.jsonl", SESSION1 + SESSION2)
+    root = tmp_path / "mem"
+    args = ["ingest", "--root", str(root), "--model", "scripted", "--script", str(script)]
+    res = CliRunner().invoke(cli, [*args, "--curation", "split", str(chat)])
+    assert res.exit_code == 0, res.output
+    assert "split curation: 10 fact(s) proposed, 5 kept (4 keyed, 1 distilled lines written)" in res.output
+    assert "dropped: 1 " in res.output and "value not in turn" in res.output
+    assert "caroline | job: a teacher" in (root / "people" / "caroline" / "facts.md").read_text()
+    refused = CliRunner().invoke(
+        cli,
+        ["ingest", "--root", str(tmp_path / "m2"), "--model", "offline", "--curation", "split", str(chat)],
+    )
+    assert refused.exit_code != 0 and "split curation needs a model" in refused.output
+
+
+def test_memory_add_takes_curation(tmp_path: Path) -> None:
+    from memdir.api import Memory
+
+    mem = Memory(tmp_path / "mem")
+    model = get_model("scripted", script=[json.dumps(REPLY1)])
+    result = mem.add(SESSION1, model=model, curation="split")
+    assert not result.unchanged
+    assert "caroline | job: counselor" in (tmp_path / "mem" / "people" / "caroline" / "facts.md").read_text()
+    assert model.api.requests[0][1] == []  # type: ignore[attr-defined]  # no tools: the extraction call

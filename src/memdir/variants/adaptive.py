@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from memdir.agents import landing
+from memdir.agents.curation import Curation
 from memdir.agents.feedback import Feedback
 from memdir.agents.ingest import IngestResult, ingest
 from memdir.agents.output import RoleOutput
@@ -216,11 +217,13 @@ async def ingest_shaped(
     feedback: Feedback = "none",
     on_chunk: Callable[[RoleOutput], None] | None = None,
     on_curate: Callable[[int], None] | None = None,
+    curation: Curation = "auto",
 ) -> ShapedResult:
     """Integrate a batch of turns in the shape asked. `dump`: append them to the verbatim dump
     (one step, no model call). `curate`: the management role (a store that holds a dump is
     switched first, so no store is half dump, half curated). `auto`: dump while the dump stays
-    within `threshold_kb`, else switch. `on_curate` is told how many chunks curation will run."""
+    within `threshold_kb`, else switch. `on_curate` is told how many chunks curation will run;
+    `curation` is how each chunk is curated (agents/curation.py)."""
     if shape not in SHAPES:
         raise MemdirError(f"unknown shape {shape!r}; choose one of {', '.join(SHAPES)}")
     if threshold_kb < 0:
@@ -232,7 +235,7 @@ async def ingest_shaped(
             "a verbatim dump goes into an empty store or a dump: use --shape curate or auto"
         )
     result = ShapedResult(shape, "curate", threshold_kb, len(turns))
-    manager = _Manager(model, variant, record, profile, feedback, on_chunk, on_curate)
+    manager = _Manager(model, variant, record, profile, feedback, on_chunk, on_curate, curation)
     if kind == "curated" or (shape == "curate" and kind == "empty"):
         result.switch = recorded_switch(store)
         result.ingest = await manager.curate(store, turns)
@@ -343,13 +346,14 @@ class _Manager:
     feedback: Feedback
     on_chunk: Callable[[RoleOutput], None] | None
     on_curate: Callable[[int], None] | None
+    curation: Curation = "auto"
 
     async def curate(self, store: Store, turns: list[Turn]) -> IngestResult:
         if self.on_curate is not None:
             self.on_curate(len(chunk_stream(turns)))
         return await ingest(
             self.model, store, turns, variant=self.variant, record=self.record, profile=self.profile,
-            on_chunk=self.on_chunk, feedback=self.feedback,
+            on_chunk=self.on_chunk, feedback=self.feedback, curation=self.curation,
         )  # fmt: skip
 
     async def switch(

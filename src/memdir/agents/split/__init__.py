@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from typing import Any
 
 from memdir.agents.output import RoleOutput
@@ -76,8 +77,29 @@ def _counts(
     }
 
 
+def split_totals(outputs: list[RoleOutput]) -> str | None:
+    """One line over a run's split-curated chunks (None when there were none): what the model
+    proposed, what was kept and written, why the rest was dropped, and what it cost."""
+    split = [o.extra for o in outputs if o.extra.get("curation") == "split"]
+    if not split:
+        return None
+    dropped: Counter[str] = Counter()
+    for e in split:
+        dropped.update(e["facts_dropped"])
+    seconds = sorted(float(e["seconds"]) for e in split)
+    keys = ("facts_proposed", "facts_kept", "keyed_written", "distilled_written", "tokens_in", "tokens_out")
+    total = {k: sum(int(e[k]) for e in split) for k in keys}
+    why = ", ".join(f"{n} {reason}" for reason, n in dropped.most_common()) or "none"
+    return (
+        f"split curation: {total['facts_proposed']} fact(s) proposed, {total['facts_kept']} kept "
+        f"({total['keyed_written']} keyed, {total['distilled_written']} distilled lines written); "
+        f"dropped: {why}; {total['tokens_in']:,} tokens in, {total['tokens_out']:,} out; "
+        f"median {seconds[len(seconds) // 2]:.1f} s per chunk"
+    )
+
+
 def _shown(f: Fact) -> str:
     return f"{f.subject} | {f.kind} {f.attribute}: {f.value} [{', '.join(f.locators)}]"
 
 
-__all__ = ["curate_chunk"]
+__all__ = ["curate_chunk", "split_totals"]
