@@ -200,12 +200,18 @@ def test_cli_offline_slice_rows_resume_plot_and_json(tmp_path: Path) -> None:
     assert (out / "stores" / "conv-50" / ".memdir" / "journal.git").is_dir()  # journaled like ingest
     # a second run skips the finished conversation: the store is not rebuilt, the row not repeated
     marker = out / "stores" / "conv-50" / "untouched.md"
-    marker.write_text("---\ndescription: x\n---\n# x\n")
+    marker.write_text("---\ndescription: x\n---\n# x\n\n- dave | preference: it (since 2023-04-01) [S1T1]\n")
     again = CliRunner().invoke(cli, args)
     assert again.exit_code == 0, again.output
     assert "conv-50: already in" in again.stderr and marker.exists()
-    assert len((out / "writes.jsonl").read_text().splitlines()) == 1
+    assert [json.loads(line) for line in (out / "writes.jsonl").read_text().splitlines()] == rows
     assert "write quality: locomo, offline (offline), sessions 1-2" in again.stdout
+    # --rescore scores the kept store again (the planted junk line counts), keeping its build cost
+    rescored = CliRunner().invoke(cli, [*args, "--rescore"])
+    assert rescored.exit_code == 0, rescored.output
+    [row] = [json.loads(line) for line in (out / "writes.jsonl").read_text().splitlines()]
+    assert row["score"]["junk_lines"] == rows[0]["score"]["junk_lines"] + 1
+    assert (row["seconds"], row["usage"]) == (rows[0]["seconds"], rows[0]["usage"])
     # other settings in the same folder are refused, naming the one that differs
     other = CliRunner().invoke(cli, [*args[:-4], "1-3", "--out", str(out), "--no-progress"])
     assert other.exit_code != 0 and "sessions" in other.output

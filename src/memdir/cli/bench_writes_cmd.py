@@ -71,10 +71,15 @@ def _ids(values: tuple[str, ...]) -> list[str] | None:
     "--json", "as_json", is_flag=True, help="Print summary.json on stdout (the table goes to stderr)."
 )
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option(
+    "--rescore",
+    is_flag=True,
+    help="Score the stores OUT already holds again under today's rules (their build cost kept).",
+)
 def writes_cmd(
     benchmark: str, conversations: tuple[str, ...], model_name: str, base_url: str | None,
     tool_protocol: str | None, api_key_env: str | None, curation: str, sessions: str | None,
-    out: str, as_json: bool, no_progress: bool,
+    out: str, as_json: bool, no_progress: bool, rescore: bool,
 ) -> None:  # fmt: skip
     """Build each conversation's store with the curator (OUT/stores/<id>, journaled like `memdir
     ingest`) and score what it wrote, with no model: fact recall against LoCoMo's observations
@@ -108,8 +113,10 @@ def writes_cmd(
 
     try:
         with bar:
-            rows = run_writes(run, model, _ids(conversations), folder, tick=tick, say=bar.console.print)
-            data = report.summary(rows, run.settings(model))
+            found = run_writes(
+                run, model, _ids(conversations), folder, tick=tick, say=bar.console.print, rescore=rescore
+            )
+            data = report.summary(found, run.settings(model))
     except MemdirError as exc:
         raise click.ClickException(str(exc)) from None
     report.write_summary(folder, data)

@@ -105,9 +105,12 @@ def run_writes(
     *,
     tick: Tick | None = None,
     say: Callable[[str], None] | None = None,
+    rescore: bool = False,
 ) -> list[dict[str, Any]]:
     """Build and score every conversation not yet in `out/writes.jsonl`; return all the folder's
-    rows (finished earlier or now: the folder is the run's record)."""
+    rows (finished earlier or now: the folder is the run's record). `rescore`: the finished
+    conversations' stores are scored again under today's rules (a rule of `fact_quality`
+    changed), their build cost kept, so two curators built months apart compare on one rule."""
     ids = conversation_ids(run.benchmark, conversations)
     span = parse_sessions(run.sessions) if run.sessions else None
     settings = run.settings(model)
@@ -118,13 +121,18 @@ def run_writes(
     table.repair()
     done = {r["conversation"] for r in table.rows()}
     for cid in ids:
-        if cid in done:
-            if say:
-                say(f"{run.benchmark} {cid}: already in {out / ROWS}, skipped")
-            continue
         sample = load_sample(run.benchmark, cid)
         sample = sample.sliced(*span) if span else sample
         where = out / "stores" / cid
+        if cid in done:
+            if rescore:
+                old = next(r for r in table.rows() if r["conversation"] == cid)
+                row = old | scored_row(Store(where), sample, reference(run.benchmark, sample, span))
+                table.withdraw({"conversation": cid})
+                table.append([row])
+            if say:
+                say(f"{run.benchmark} {cid}: {'scored again' if rescore else 'already'} in {out / ROWS}")
+            continue
         if where.exists():  # a build a stopped run left half done: its row was never written
             if say:
                 say(f"{run.benchmark} {cid}: rebuilding {where}, left unfinished by an earlier run")
@@ -165,9 +173,6 @@ def build_and_score(
     seconds = time.perf_counter() - began
     now, then = model.usage.as_dict(), before.as_dict()
     used = Usage.from_dict({k: now[k] - then[k] for k in now})
-    scored = writes.score(
-        writes.store_fact_lines(store), sample.turns, ref.facts if ref else None, sample.speakers
-    )
     return {
         "benchmark": run.benchmark,
         "conversation": sample.id,
@@ -181,6 +186,15 @@ def build_and_score(
         "seconds": round(seconds, 3),
         "chunk_seconds": [round(b - a, 3) for a, b in zip([began, *stamps], stamps, strict=False)],
         "usage": used.as_dict(),
+        **scored_row(store, sample, ref),
+    }
+
+
+def scored_row(store: Store, sample: Sample, ref: locomo.Observations | None) -> dict[str, Any]:
+    """The part of a row read from the built store alone: its size, `check`, and its score."""
+    facts = ref.facts if ref else None
+    scored = writes.score(writes.store_fact_lines(store), sample.turns, facts, sample.speakers)
+    return {
         "store": store_size(store),
         "check": findings(store),
         "reference_skipped": dict(ref.skipped) if ref else {},
