@@ -246,3 +246,34 @@ def test_memory_add_takes_curation(tmp_path: Path) -> None:
     assert not result.unchanged
     assert "caroline | job: counselor" in (tmp_path / "mem" / "people" / "caroline" / "facts.md").read_text()
     assert model.api.requests[0][1] == []  # type: ignore[attr-defined]  # no tools: the extraction call
+
+
+def test_the_split_curated_variant_needs_a_model_and_agent_curated_stays_agentic(tmp_path: Path) -> None:
+    import pytest
+
+    from memdir.bench import load_sample
+    from memdir.models.base import Model
+    from memdir.models.scripted import answer
+    from memdir.variants import VARIANTS, BuildContext, VariantUnavailable, parse_variants
+
+    sample = load_sample("generated", "gen-s3-p2-n4-t3-a2-c1")
+
+    def ctx(model: Any, name: str) -> BuildContext:
+        return BuildContext(sample, tmp_path / name, model, RunRecord(None))
+
+    with pytest.raises(VariantUnavailable, match="split-curated needs a model"):
+        asyncio.run(VARIANTS["split-curated"].build(ctx(get_model("offline"), "off")))
+    assert "split-curated" not in parse_variants("all")  # memdir's own, not the study's
+    first = sample.chunks()[0].turns[0]
+    words = " ".join(first.text.split()[:3])
+    reply = {"facts": [fact([first.locator], first.speaker, "event", "said", words)]}
+    model = get_model("scripted", script=[json.dumps(reply)] + ['{"facts": []}'] * 40)
+    built = asyncio.run(VARIANTS["split-curated"].build(ctx(model, "split")))
+    assert built.store is not None and spec.validate(built.store).valid
+    assert built.checks["split_curation"]["model_calls"] == len(sample.chunks())
+    assert built.checks["split_curation"]["facts_kept"] == 1
+    # the study's agent-curated variant keeps the agentic episode even for the local model
+    local = Model(ScriptedAPI([answer("done")] * 40, "x"), "local/qwen2.5-coder-1.5b")
+    asyncio.run(VARIANTS["agent-curated"].build(ctx(local, "agentic")))
+    api = local.api
+    assert isinstance(api, ScriptedAPI) and api.requests and all(tools for _, tools, _ in api.requests)

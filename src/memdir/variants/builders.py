@@ -10,10 +10,13 @@
   (every file's bytes identical before and after).
 - reorg-preserve / reorg-condense: the dump, then a model restructures it in passes; every
   fact line of the dump is looked for in the result (`diff --facts`) and the outcome recorded.
-- agent-curated: built from empty by the management role, chunk by chunk.
+- agent-curated: built from empty by the management role, chunk by chunk (the study's agentic
+  episode, whatever the model).
+- split-curated (memdir's, not the study's): built from empty by split curation, chunk by chunk:
+  one schema-held extraction call, validation, the offline curator's filing (docs/curation.md).
 
-foldered and reorg-* need a model: with the offline baseline policies they are unavailable, and
-say so.
+foldered, reorg-* and split-curated need a model: with the offline baseline policies they are
+unavailable, and say so.
 """
 
 from __future__ import annotations
@@ -117,10 +120,37 @@ async def agent_curated(ctx: BuildContext) -> Built:
     chunks = ctx.sample.chunks()
     for i, chunk in enumerate(chunks, start=1):
         await manage_chunk(
-            ctx.model, store, chunk, variant="agent-curated", record=ctx.record, profile=builder_profile
+            ctx.model,
+            store,
+            chunk,
+            variant="agent-curated",
+            record=ctx.record,
+            profile=builder_profile,
+            curation="agentic",
         )
         ctx.tick(i, len(chunks))
     return Built("agent-curated", store, search_profile)
+
+
+async def split_curated(ctx: BuildContext) -> Built:
+    if ctx.model.is_offline:
+        raise VariantUnavailable(
+            "split-curated needs a model for its extraction call; the offline curator is agent-curated "
+            "offline (run it with --builder-model local, or any provider/model)"
+        )
+    search_profile = ctx.profiles()[1]
+    store = open_store(ctx.store_dir, create=True, init=True)
+    chunks = ctx.sample.chunks()
+    split: list[dict[str, object]] = []
+    for i, chunk in enumerate(chunks, start=1):
+        out = await manage_chunk(
+            ctx.model, store, chunk, variant="split-curated", record=ctx.record, curation="split"
+        )
+        split.append(out.extra)
+        ctx.tick(i, len(chunks))
+    keys = ("facts_proposed", "facts_kept", "keyed_written", "distilled_written", "model_calls")
+    totals = {k: sum(int(str(e.get(k, 0))) for e in split) for k in keys}
+    return Built("split-curated", store, search_profile, {"split_curation": totals})
 
 
 @dataclass(frozen=True)
@@ -144,6 +174,7 @@ VARIANTS: dict[str, ConversationVariant] = {
         ConversationVariant("reorg-preserve", reorg_preserve, needs_model=True),
         ConversationVariant("reorg-condense", reorg_condense, needs_model=True),
         ConversationVariant("agent-curated", agent_curated),
+        ConversationVariant("split-curated", split_curated, needs_model=True, study=False),
     )
 }
 
