@@ -88,7 +88,13 @@ def revert(store: Store, step: int, *, force: bool = False) -> RevertReport:
         st.meta.update(restored=before.commit[:12], undone=len(report.undone), forced=force or None)
         if report.ops.empty:
             return report
-        apply(store, report.ops, _bytes(journal, report.ops.needed, target), read(store, report.ops.old_side))
+        try:
+            new = _bytes(journal, report.ops.needed, target)
+        except MemdirError as exc:
+            raise RevertError(
+                f"the store as it was before step {step} cannot be restored: {exc}; nothing was changed"
+            ) from None
+        apply(store, report.ops, new, read(store, report.ops.old_side))
     steps_after = journal.steps()
     if steps_after and steps_after[-1].tool == TOOL and len(steps_after) > len(steps):
         report.step = steps_after[-1].index

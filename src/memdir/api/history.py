@@ -52,7 +52,17 @@ def pick(history: list[Step], ref: int | str) -> Step:
 
 
 def materialize(journal: Journal, commit: str, dest: Path) -> int:
-    """Write the snapshot `commit` names under `dest`; returns how many files it holds."""
+    """Write the snapshot `commit` names under `dest`; returns how many files it holds. A
+    snapshot whose objects are gone (power loss, a hand edit) is an error naming its step."""
+    try:
+        return _materialize(journal, commit, dest)
+    except MemdirError as exc:
+        index = next((s.index for s in journal.steps() if s.commit == commit), None)
+        step = f"step {index} (commit {commit[:12]})" if index is not None else f"commit {commit[:12]}"
+        raise MemdirError(f"the store as it was at {step} cannot be read: {exc}") from None
+
+
+def _materialize(journal: Journal, commit: str, dest: Path) -> int:
     files = journal.files_at(commit)
     by_sha: dict[str, list[str]] = {}
     for path, sha in files.items():

@@ -70,7 +70,8 @@ from memdir.store.journal_format import (
     JournalStep,
     parse_message,
 )
-from memdir.store.journal_land import READ_WAIT, land_pending
+from memdir.store.journal_land import READ_WAIT, journal_lock, land_pending
+from memdir.store.journal_repair import repair
 from memdir.store.paths import STATE_DIR
 from memdir.store.safefs import SafeRoot
 
@@ -169,8 +170,12 @@ class Journal:
             args += ["--raw", "--no-renames", "--no-abbrev", "-r", "--root"]
         try:
             out = self.git(*args)
-        except MemdirError:
-            return []  # a journal with no commit yet
+        except MemdirError as exc:
+            if self.repair() is None:
+                if self._unborn():
+                    return []  # a journal with no commit yet
+                raise MemdirError(f"journal: the history of {self.root} cannot be read ({exc})") from None
+            out = self.git(*args)  # the head put back on the newest whole commit: read again
         steps: list[JournalStep] = []
         for record in out.split("\x1e")[1:]:
             items = record.split("\x00")
@@ -183,9 +188,40 @@ class Journal:
             steps.append(step)
         return steps
 
+    def repair(self) -> str | None:
+        """Put a head that cannot be read back on the newest whole commit (`journal_repair`);
+        what was wrong and done, or None when nothing was (or it could not be done here)."""
+        try:
+            with journal_lock(self.git_dir, READ_WAIT):
+                repo = self.repo()
+                try:
+                    return repair(repo, self.git_dir)
+                finally:
+                    repo.free()
+        except (MemdirError, OSError, pygit2.GitError):
+            return None
+
+    def _unborn(self) -> bool:
+        try:
+            repo = self.repo()
+        except MemdirError:
+            return False
+        try:
+            return bool(repo.head_is_unborn)
+        except pygit2.GitError:
+            return False
+        finally:
+            repo.free()
+
     def files_at(self, commit: str) -> dict[str, str]:
         """{path relative to the root: blob sha} of every file in the snapshot `commit` names."""
-        out = self._git(("ls-tree", "-r", "-z", "--full-tree", commit), None)
+        try:
+            out = self._git(("ls-tree", "-r", "-z", "--full-tree", commit), None)
+        except MemdirError as exc:
+            raise MemdirError(
+                f"journal: the snapshot of commit {commit[:12]} cannot be read; its objects are missing "
+                f"or damaged ({exc})"
+            ) from None
         files: dict[str, str] = {}
         for entry in out.split(b"\x00"):
             if not entry:
@@ -212,13 +248,22 @@ class Journal:
         feed = proc.stdin
 
         def write() -> None:  # a thread, so neither pipe can fill up and block the other side
-            feed.write("".join(s + "\n" for s in shas).encode())
-            feed.close()
+            with contextlib.suppress(OSError):  # the reader stopped early (a missing object)
+                feed.write("".join(s + "\n" for s in shas).encode())
+                feed.close()
 
         writer = threading.Thread(target=write, daemon=True)
         writer.start()
         for sha in shas:
             header = proc.stdout.readline().split()
+            if len(header) != 3:  # "<sha> missing": the object is gone (power loss, a hand edit)
+                proc.kill()
+                writer.join()
+                proc.wait()
+                raise MemdirError(
+                    f"journal: the file content {sha} is missing from the journal's objects, so this "
+                    "snapshot cannot be read whole"
+                )
             size = int(header[2])
             data = proc.stdout.read(size)
             proc.stdout.read(1)

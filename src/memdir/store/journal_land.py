@@ -19,6 +19,7 @@ from pathlib import Path
 import pygit2
 
 from memdir.store.journal_log import StepLog, land
+from memdir.store.journal_repair import repair
 from memdir.store.oslock import lock_fd
 
 LOCK = "memdir-journal.lock"
@@ -37,7 +38,9 @@ def journal_lock(git_dir: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]
 
 def catch_up(repo: pygit2.Repository, log: StepLog) -> int:
     """Commit every logged step not yet committed, in order (the journal lock held), and leave
-    the header saying that nothing before the log's end is waiting; how many were landed."""
+    the header saying that nothing before the log's end is waiting; how many were landed. A
+    head that cannot be read is first put back on the newest whole commit (`journal_repair`)."""
+    repair(repo, Path(repo.path))
     records, end = log.scan(None if repo.head_is_unborn else str(repo.head.target))
     for record in records:
         land(repo, record, log)

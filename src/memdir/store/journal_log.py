@@ -23,7 +23,8 @@ was never acknowledged, and the in-flight mark makes the next writer cut it and 
 files as a `recovered` step. Just before HEAD moves to a record's commit (`journal_tree.commit`'s
 hook) the header names that commit in one write, so whoever reads the log next knows from HEAD
 whether the move happened: a record is committed exactly once, whatever moment a kill came.
-Not fsynced, like the objects: a killed process loses nothing the kernel has accepted.
+Not fsynced: a killed process loses nothing the kernel has accepted, and a record a power cut
+takes is a step the next process's whole-tree check commits from the files.
 """
 
 from __future__ import annotations

@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING
 
 import pygit2
 
-from memdir.errors import MemdirError
 from memdir.store.journal import Journal
 from memdir.store.journal_commitd import poke
 from memdir.store.journal_format import MEMORY_PREFIX, message
 from memdir.store.journal_land import catch_up, journal_lock, land_pending
 from memdir.store.journal_log import Record, StepLog
 from memdir.store.journal_reconcile import CRASH, Background, check, recover
+from memdir.store.journal_repair import drop_note, noted, take_note
 from memdir.store.journal_tree import STAT_CACHE, apply, capture, commit, head_tree, in_flight, mark
 from memdir.store.safefs import SafeRoot, Unread
 
@@ -53,6 +53,7 @@ class JournalObserver:
         self._checked = False  # has this process run a whole-tree check yet?
         self._marked = False  # this step set the in-flight mark
         self._failed = False  # this step's record was not logged: leave the mark set
+        self._head_checked = False  # has a step of this observer checked the journal's head?
         self.background: Background | None = None  # the latest check on its own thread
 
     def _open(self) -> pygit2.Repository:
@@ -71,15 +72,21 @@ class JournalObserver:
             repo = self._open()
             git_dir = self.journal.git_dir
             crashed = in_flight(git_dir)
-            if crashed or self.log.size() > TRIM_BYTES:
+            first = not self._head_checked  # a damaged head is found by the first step at the latest
+            if crashed or first or noted(git_dir) or self.log.size() > TRIM_BYTES:
                 with journal_lock(git_dir):
-                    catch_up(repo, self.log)
+                    catch_up(repo, self.log)  # repairs a damaged head first (journal_repair.py)
                     self.log.clear()  # all committed; a record cut by a kill goes with it
-                    if crashed:
-                        recover(repo, self.safe, git_dir, CRASH)
+                    self._head_checked = True
+                    note = take_note(git_dir)
+                    if crashed or note is not None:
+                        recover(repo, self.safe, git_dir, note or CRASH, always=note is not None)
+                    if note is not None:
+                        drop_note(git_dir)
+                        warnings.warn(f"journal: {note}", stacklevel=2)
             mark(git_dir, True)
             self._marked = True
-        except (MemdirError, OSError, pygit2.GitError):
+        except Exception:  # the journal's trouble, not the call's: `on_step` warns about it
             self._since_full = FULL_EVERY
 
     def on_step(self, store: Store, step: Step) -> None:
@@ -87,7 +94,7 @@ class JournalObserver:
         # tool call. The in-flight mark then stays set, so the next step recovers the change.
         try:
             self._record(step)
-        except (MemdirError, OSError, pygit2.GitError) as exc:
+        except Exception as exc:  # whatever it is, the file write has landed: never re-raised
             self._since_full = FULL_EVERY
             self._failed = True
             warnings.warn(f"journal: step {step.tool!r} not recorded: {exc}", stacklevel=2)

@@ -123,11 +123,20 @@ def _tree(repo: pygit2.Repository, sha: str) -> pygit2.Tree | None:
     return obj if isinstance(obj, pygit2.Tree) else None
 
 
-def settle(repo: pygit2.Repository, git_dir: Path, staged: Staged, cache: StatCache, message: str) -> bool:
-    """Commit what a check found (if anything) and keep its stat cache. True if committed."""
+def settle(
+    repo: pygit2.Repository,
+    git_dir: Path,
+    staged: Staged,
+    cache: StatCache,
+    message: str,
+    *,
+    always: bool = False,
+) -> bool:
+    """Commit what a check found (if anything, or in any case `always`: a repair's note must
+    reach the history) and keep its stat cache. True if committed."""
     tree = head_tree(repo)
     new = apply(repo, tree, staged.updates) if staged.updates or tree is None else tree.id
-    landed = bool(staged.updates) or tree is None
+    landed = bool(staged.updates) or tree is None or always
     if landed:
         commit(repo, new, message)
     cache.tree = str(new)
@@ -135,11 +144,14 @@ def settle(repo: pygit2.Repository, git_dir: Path, staged: Staged, cache: StatCa
     return landed
 
 
-def recover(repo: pygit2.Repository, safe: SafeRoot, git_dir: Path, reason: str) -> bool:
+def recover(
+    repo: pygit2.Repository, safe: SafeRoot, git_dir: Path, reason: str, *, always: bool = False
+) -> bool:
     """The whole-tree check, committed as one `recovered` step (the writer and journal locks
-    held)."""
+    held); with `always`, even when it finds nothing, so `reason` is in the history."""
     staged, cache = check(repo, safe, git_dir, head_tree(repo))
-    return settle(repo, git_dir, staged, cache, recovered_message(reason, staged.changes, staged.skipped))
+    message = recovered_message(reason, staged.changes, staged.skipped)
+    return settle(repo, git_dir, staged, cache, message, always=always)
 
 
 class Background:

@@ -8,8 +8,11 @@ and git's index file is never read or written (at 50,000 files, reading and writ
 most of a step's cost). The commit goes onto HEAD under the journal lock (`journal_land.py`),
 so several processes append in turn.
 
-Objects are written as loose files without fsync: a killed process loses nothing the kernel
-has accepted, and the files themselves, which are the truth, are fsynced by `safefs`.
+Each object file (and its folder) is fsynced as libgit2 writes it, so it is on disk before the
+ref that names it moves: a power cut could otherwise leave HEAD naming a commit that was never
+written, which stopped every later step (issue 33; `journal_repair.py` mends a journal damaged
+so before). The ref itself is not fsynced: one lost after a power cut leaves the journal a step
+behind the files, which the next process's whole-tree check commits (`journal_reconcile.py`).
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ STAT_CACHE = "memdir-stat-cache"  # {path: (size, mtime_ns, blob)} of the last w
 IN_FLIGHT = "memdir-in-flight"  # b"1" while a step's writes may be ahead of the journal
 RACY_NS = 1_000_000_000  # a file modified this close to a check is hashed again next time
 DIR = "dir"
+
+pygit2.option(pygit2.enums.Option.ENABLE_FSYNC_GITDIR, True)  # every process that commits imports this
 
 Updates = dict[str, pygit2.Oid | None]  # path relative to the root: its new blob, or gone
 Hook = Callable[[pygit2.Oid], None] | None
