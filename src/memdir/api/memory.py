@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
     from memdir.agents.feedback import Feedback
     from memdir.agents.output import RoleOutput
+    from memdir.agents.read_search import Search
     from memdir.integrations.anthropic_memory import MemdirMemoryTool
     from memdir.models import Model
     from memdir.variants.adaptive import Shape
@@ -124,13 +125,13 @@ class _Core:
         return self.harness(profile, reorganize=reorganize).call(name, args, **meta)
 
     def _search(self, query: str, k: int, mode: SearchMode | None, scope: str) -> list[SearchHit]:
-        from memdir.store.embed import embedder_missing, require_embedder
-        from memdir.store.hybrid import check_mode, search_sections, snippet
+        from memdir.store.embed import require_embedder
+        from memdir.store.hybrid import check_mode, default_mode, search_sections, snippet
         from memdir.store.index import SearchIndex
 
         if k < 1:
             raise MemdirError(f"k must be at least 1, not {k}")
-        chosen = mode or ("hybrid" if embedder_missing() is None else "bm25")
+        chosen = mode or default_mode()
         check_mode(chosen)
         if chosen != "bm25":
             require_embedder()
@@ -222,10 +223,17 @@ class _Core:
             switch_kb=shaped.switch.dump_kb if shaped.went == "switch" and shaped.switch else None,
         )
 
-    async def _ask(self, question: str, model: str | Model, profile: Profile | None) -> Answer:
+    async def _ask(
+        self, question: str, model: str | Model, profile: Profile | None, how: Search = "auto"
+    ) -> Answer:
+        from memdir.agents.read_search import read_search, resolve_search
         from memdir.agents.run import search
 
-        out = await search(_model(model), self.store, question, profile=profile)
+        m = _model(model)
+        if resolve_search(how, m, profile=profile) == "read":
+            out = await read_search(m, self.store, question)
+        else:
+            out = await search(m, self.store, question, profile=profile)
         return self._answer(question, out)
 
     def anthropic_memory_tool(self, **kw: Any) -> MemdirMemoryTool:
@@ -306,10 +314,20 @@ class Memory(_Core):
         hybrid (BM25 and embeddings fused) when the `embed` extra is installed, else bm25."""
         return self._search(query, k, mode, scope)
 
-    def ask(self, question: str, *, model: str | Model = "offline", profile: Profile | None = None) -> Answer:
+    def ask(
+        self,
+        question: str,
+        *,
+        model: str | Model = "offline",
+        profile: Profile | None = None,
+        search: Search = "auto",
+    ) -> Answer:
         """Answer `question` from the store with the search role (read-only), with citations
-        resolved against the store, and what it cost."""
-        return _run(self._ask(question, model, profile))
+        resolved against the store, and what it cost. `search="read"`: the top sections by
+        search, then one constrained model call citing the lines it was shown (the default for
+        the local model); `"agentic"`: the study's tool-using search episode (the default for
+        every other model; the offline model's lexical searcher)."""
+        return _run(self._ask(question, model, profile, search))
 
     def history(self) -> list[Step]:
         """Every step of the store's journal, oldest first (step 0: the store before its first
@@ -353,9 +371,14 @@ class AsyncMemory(_Core):
         return await asyncio.to_thread(self._search, query, k, mode, scope)
 
     async def ask(
-        self, question: str, *, model: str | Model = "offline", profile: Profile | None = None
+        self,
+        question: str,
+        *,
+        model: str | Model = "offline",
+        profile: Profile | None = None,
+        search: Search = "auto",
     ) -> Answer:
-        return await self._ask(question, model, profile)
+        return await self._ask(question, model, profile, search)
 
     async def history(self) -> list[Step]:
         return await asyncio.to_thread(self._history)
@@ -391,8 +414,8 @@ class Snapshot:
     ) -> list[SearchHit]:
         return self._memory.search(query, k=k, mode=mode, scope=scope)
 
-    def ask(self, question: str, *, model: str | Model = "offline") -> Answer:
-        return self._memory.ask(question, model=model)
+    def ask(self, question: str, *, model: str | Model = "offline", search: Search = "auto") -> Answer:
+        return self._memory.ask(question, model=model, search=search)
 
     def close(self) -> None:
         self._cleanup()

@@ -15,6 +15,7 @@ import click
 
 from memdir.agents.feedback import FEEDBACKS, Feedback, feedback_totals
 from memdir.agents.ingest import NoOpWarning
+from memdir.agents.read_search import SEARCHES, read_search, resolve_search
 from memdir.agents.run import choose_option, search
 from memdir.bench.chatlog import parse_gap, read_chat
 from memdir.cli.model_opts import call_record, model_from_options, model_options, usage_line
@@ -189,12 +190,22 @@ def _shape_lines(shaped: ShapedResult, store: Store) -> None:
 @click.option(
     "--option", "options", multiple=True, help="A multiple-choice option (repeat); answer picks one."
 )
+@click.option(
+    "--search",
+    "search_kind",
+    type=click.Choice(SEARCHES),
+    default="auto",
+    show_default=True,
+    help="read: the top sections by search, then one constrained model call citing the lines it "
+    "was shown; agentic: the study's tool-using search episode. auto: read for the local model, "
+    "agentic for every other (the offline model's lexical searcher).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the answer, citations and cost as JSON.")
 @click.argument("question")
 def ask_cmd(
     root: str, model_name: str, base_url: str | None, tool_protocol: str | None, api_key_env: str | None,
     script: str | None, variant: str | None, profile: str | None, options: tuple[str, ...],
-    as_json: bool, question: str,
+    search_kind: str, as_json: bool, question: str,
 ) -> None:  # fmt: skip
     """Answer QUESTION from the store (read-only) and print the answer with its citations.
 
@@ -204,7 +215,14 @@ def ask_cmd(
     model = model_from_options(model_name, base_url, api_key_env, script, tool_protocol)
     record = call_record(store, command="ask")
     try:
-        if options:
+        how = resolve_search(search_kind, model, profile=profile)
+        if options and search_kind == "read":
+            raise MemdirError(
+                "the read search answers open questions; drop --search read to choose an --option"
+            )
+        if how == "read" and not options:
+            out = asyncio.run(read_search(model, store, question, variant=variant, record=record))
+        elif options:
             out = asyncio.run(
                 choose_option(
                     model, store, question, list(options), variant=variant, record=record, profile=profile

@@ -16,7 +16,7 @@ from typing import Literal
 
 from memdir.errors import MemdirError
 from memdir.store.analysis import best_lines, query_terms
-from memdir.store.embed import get_embedder
+from memdir.store.embed import embedder_missing, get_embedder
 from memdir.store.index import SearchIndex
 from memdir.store.unit_index import UnitRow
 
@@ -43,6 +43,12 @@ class SectionHit:
     end: int
     score: float
     ranks: dict[str, int]  # its 1-based rank in each ranking that holds it ("bm25", "dense")
+
+
+def default_mode() -> Mode:
+    """The mode a search by section takes when none is named: hybrid where the `embed` extra is
+    installed (it finds paraphrases BM25 misses, docs/retrieval.md), else BM25."""
+    return "hybrid" if embedder_missing() is None else "bm25"
 
 
 def check_mode(mode: str) -> Mode:

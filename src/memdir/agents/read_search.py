@@ -1,0 +1,239 @@
+"""The read search: the top sections by search, then one constrained model call that answers
+with citations to the lines it was shown (issue 32, item 4: answers a small model can give).
+
+The study's search role is an agentic episode: the model navigates the store with tools over up
+to 40 rounds. A 1.5B local model does that badly and slowly; it reads well when the reading is
+done for it and its reply is held to a schema. So memdir's read search ranks sections with no
+model (`store/hybrid.search_sections`: hybrid where the `embed` extra is installed, else BM25,
+as `Memory.search` picks), shows the best of them with their paths and whole-file line numbers,
+and asks once for `{"answer", "citations"}` (the json-schema protocol on the local model,
+structured output on OpenAI, a forced tool on Anthropic: `GenerateConfig.require_schema`). A
+citation must name lines it was shown; the others are dropped and counted. The agentic search
+stays the study's (`agents/run.search`) and the default for every other model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+from memdir.agents.answer import parse_answer
+from memdir.agents.curation import is_local
+from memdir.agents.loop import ANSWER_SCHEMA, Episode
+from memdir.agents.output import RoleOutput
+from memdir.agents.record import RunRecord
+from memdir.agents.roles import Role, render
+from memdir.conventions import parse_citation
+from memdir.errors import MemdirError
+from memdir.models import Model, price_card
+from memdir.models.base import ChatMessage, GenerateConfig, reply_text
+from memdir.store.hybrid import SectionHit, default_mode, search_sections
+from memdir.store.index import SearchIndex
+from memdir.store.store import Store
+
+# Five sections: hybrid search finds an evidence turn in its top 5 for .850 of LoCoMo's
+# questions and in its top 10 for .913 (docs/retrieval.md), so five more sections buy six
+# points of recall for twice the prompt. Their bytes: 2.7 KB (curated store) to 4.3 KB (dump)
+# for the top 5 on average, so a 6 KB budget rarely cuts one and bounds the prompt (about 1,500
+# tokens) that a 1.5B model on two CPU cores must read before it answers.
+READ_K = 5
+READ_BUDGET = 6_000
+READ_OUTPUT = 512  # tokens: a short answer and a few citations, with room to spare
+ROLE = Role("read_search", "read_search", None, 1, READ_OUTPUT, answers=True)
+# The answer object, closed so OpenAI's strict structured output takes it.
+READ_SCHEMA: dict[str, Any] = {**ANSWER_SCHEMA, "additionalProperties": False}
+OFFLINE_REFUSAL = (
+    "the read search answers with one model call, and the offline model makes none; drop "
+    "--search read (search='read') to have the offline lexical searcher answer, or name a model "
+    "(e.g. --model local)"
+)
+
+
+Search = Literal["auto", "agentic", "read"]
+SEARCHES: tuple[str, ...] = get_args(Search)
+
+
+def resolve_search(search: str, model: Model, *, profile: str | None = None) -> Literal["agentic", "read"]:
+    """What `search` means for `model`: `auto` is the read search for the local model and the
+    study's agentic search for every other one (and for a named tool `profile`: its tools are
+    the agentic search's); `read` with the offline model, or with a profile, is refused."""
+    if search not in SEARCHES:
+        raise MemdirError(f"unknown search {search!r}; choose one of {', '.join(SEARCHES)}")
+    if search == "auto":
+        return "read" if is_local(model) and profile is None else "agentic"
+    if search == "read" and model.is_offline:
+        raise MemdirError(OFFLINE_REFUSAL)
+    if search == "read" and profile is not None:
+        raise MemdirError(
+            f"the read search uses no tools, so profile {profile!r} has nothing to choose; drop "
+            "the profile, or use --search agentic (search='agentic')"
+        )
+    return "read" if search == "read" else "agentic"
+
+
+@dataclass(frozen=True)
+class Shown:
+    """Lines `start`..`end` of `path` as the model was shown them (whole-file line numbers)."""
+
+    path: str
+    heading: str
+    start: int
+    end: int
+    lines: tuple[str, ...]
+
+    def render(self) -> str:
+        where = f" ({self.heading})" if self.heading else ""
+        body = "\n".join(f"{n}: {line}" for n, line in enumerate(self.lines, start=self.start))
+        return f"{self.path} lines {self.start}-{self.end}{where}\n{body}"
+
+    @property
+    def size(self) -> int:
+        return sum(len(line.encode("utf-8")) + 1 for line in self.lines)
+
+
+def top_sections(
+    store: Store, question: str, *, k: int = READ_K, budget: int = READ_BUDGET, mode: str | None = None
+) -> list[Shown]:
+    """The `k` best sections for `question`, best first, cut to `budget` bytes in all: a section
+    that does not fit whole keeps its first lines that do, and the ones after it are left out."""
+    hits = search_sections(SearchIndex.for_store(store), question, mode or default_mode(), "/memories", k)
+    shown: list[Shown] = []
+    left = budget
+    for hit in hits:
+        section = _lines(store, hit)
+        if section is None:
+            continue
+        kept: list[str] = []
+        for line in section.lines:
+            cost = len(line.encode("utf-8")) + 1
+            if cost > left:
+                break
+            kept.append(line)
+            left -= cost
+        if kept:
+            shown.append(Shown(hit.path, hit.heading, hit.start, hit.start + len(kept) - 1, tuple(kept)))
+        if len(kept) < len(section.lines):
+            break
+    return shown
+
+
+def _lines(store: Store, hit: SectionHit) -> Shown | None:
+    try:
+        text = store.read_text(hit.path)
+    except MemdirError:
+        return None  # gone since the search
+    lines = text.split("\n")[hit.start - 1 : hit.end]
+    return Shown(hit.path, hit.heading, hit.start, hit.end, tuple(lines)) if lines else None
+
+
+def within_shown(citation: str, shown: list[Shown]) -> str | None:
+    """`citation` as `path:start-end` when it names lines the model was shown (a file or section
+    citation of a shown file: as written); None when it names anything else."""
+    c = parse_citation(citation)
+    ranges = [(s.start, s.end) for s in shown if s.path == c.path]
+    if not ranges:
+        return None
+    if c.start is None:
+        return citation.strip()
+    end = c.end if c.end is not None else c.start
+    if not any(a <= c.start <= end <= b for a, b in ranges):
+        return None
+    return f"{c.path}:{c.start}" if end == c.start else f"{c.path}:{c.start}-{end}"
+
+
+async def read_search(
+    model: Model,
+    store: Store,
+    question: str,
+    *,
+    question_id: str | None = None,
+    variant: str | None = None,
+    record: RunRecord | None = None,
+    k: int = READ_K,
+    budget: int = READ_BUDGET,
+    mode: str | None = None,
+) -> RoleOutput:
+    """Answer `question` from the top sections in one constrained call, citing shown lines."""
+    if model.is_offline:
+        raise MemdirError(OFFLINE_REFUSAL)
+    start = time.perf_counter()
+    shown = await asyncio.to_thread(top_sections, store, question, k=k, budget=budget, mode=mode)
+    notes = "\n\n".join(s.render() for s in shown) or "(no section of the store matches the question)"
+    system, user = render(ROLE, sections=notes, question=question)
+    messages = [ChatMessage("system", system), ChatMessage("user", user)]
+    config = GenerateConfig(max_tokens=READ_OUTPUT, answer_schema=READ_SCHEMA, require_schema=True)
+    out = await model.generate(messages, [], config)
+    reply = out.message.content
+    parsed = parse_answer(reply)
+    kept = [c for c in (within_shown(c, shown) for c in parsed.citations) if c is not None]
+    dropped = len(parsed.citations) - len(kept)
+    files = len({s.path for s in shown})
+    ep = Episode(
+        final=reply,
+        messages=[*messages, out.message],
+        rounds=1,
+        usage=out.usage,
+        round_usage=[out.usage],
+        seconds=time.perf_counter() - start,
+        stop="max_tokens" if out.stop_reason == "max_tokens" else "answer",
+        files_opened=files,
+    )
+    if record is not None:
+        _record(
+            record,
+            model,
+            ep,
+            out.stop_reason,
+            ids={"variant": variant, "question": question_id},
+            sections=[f"{s.path}:{s.start}-{s.end}" for s in shown],
+            shown_bytes=sum(s.size for s in shown),
+            files=files,
+            answer=parsed.answer,
+            citations=kept,
+            dropped=dropped,
+        )
+    extra = {
+        "parsed": parsed.parsed,
+        "files_opened": files,
+        "sections": len(shown),
+        "dropped_citations": dropped,
+        "search": "read",
+    }
+    return RoleOutput(ROLE.name, model.name, reply, parsed.answer, kept, ep, extra=extra)
+
+
+def _record(
+    record: RunRecord,
+    model: Model,
+    ep: Episode,
+    stop_reason: str,
+    *,
+    ids: dict[str, Any],
+    sections: list[str],
+    shown_bytes: int,
+    files: int,
+    answer: str,
+    citations: list[str],
+    dropped: int,
+) -> None:
+    """The call's `model_call` line and the `episode` line every role writes (agents/loop.py), so
+    a question's effort (`agents/record.effort`) counts the read search as it counts the
+    agentic one; what it was shown and what it cited ride on the episode line."""
+    named = {k: v for k, v in ids.items() if v is not None}
+    reply = ep.messages[-1]
+    record.write(
+        "model_call", role=ROLE.name, **named, round=1, model=model.name, protocol=model.api.tool_protocol,
+        usage=ep.usage.as_dict(), stop_reason=stop_reason, reply=reply_text(reply), tool_calls=0, calls=[],
+        seconds=round(ep.usage.seconds, 6),
+    )  # fmt: skip
+    card = price_card(model.name)
+    record.write(
+        "episode", role=ROLE.name, **named, model=model.name, protocol=model.api.tool_protocol,
+        rounds=1, tool_calls=0, stop=ep.stop, opened_nothing=files == 0, compactions=0,
+        usage=ep.usage.as_dict(), cost_usd=round(card.cost(ep.usage), 8) if card else None,
+        bounds=ep.bounds.as_dict(), harness={"bytes_read": shown_bytes, "files_touched": files},
+        seconds=round(ep.seconds, 6), search="read", sections=sections, answer=answer,
+        citations=citations, dropped_citations=dropped,
+    )  # fmt: skip
