@@ -3,8 +3,10 @@
 Consolidation lands a working copy's changes and revert lands a journal snapshot; both are "make
 these files hold these bytes", planned here by content digest and applied with `Store.delete`,
 `rename`, `write` and `create` inside the caller's `Store.step`, so the guards hold and the
-observers (index, journal) see one step. Each file is written atomically; if a write fails part
-way, the files already changed are put back before the error goes on (docs/consolidate.md).
+observers (index, journal) see one step. Each file is written atomically, and the set of them
+lands whole: the plan is written as an intent record first, which the next writer rolls forward
+if a kill stops the landing part way; if a write fails part way, the files already changed are
+put back before the error goes on (docs/consolidate.md, docs/reliability.md).
 
 Only plain files count (regular, one link, visible, within the walk's depth): exactly what the
 journal records. A hard-linked or special file is never read, written or removed here.
@@ -19,7 +21,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from memdir.errors import MemdirError
-from memdir.store.paths import MemoryPath
+from memdir.store import landing_intent
+from memdir.store.landing_intent import ancestors
+from memdir.store.paths import STATE_DIR, MemoryPath
 from memdir.store.store import Store
 
 Digest = Callable[[bytes], str]
@@ -109,8 +113,17 @@ def apply(
 ) -> None:
     """Carry out `ops` inside the caller's step: `new` holds the bytes of `ops.needed`, `old` the
     present bytes of `ops.old_side` (to undo a landing that fails part way). Folders the
-    removals empty go too, unless a target path or `keep_dirs` needs them."""
-    needed = _ancestors([*ops.creates, *(b for _, b in ops.renames)]) | keep_dirs
+    removals empty go too, unless a target path or `keep_dirs` needs them.
+
+    The plan is first written whole as the store's intent record (`store/landing_intent.py`), so
+    a SIGKILL at any later point leaves a store the next writer rolls forward, not one with half
+    the landing's files. An error part way rolls back instead: the record is rewritten to the old
+    state first, so a kill during the undo still ends whole."""
+    if ops.empty:
+        return
+    needed = ancestors([*ops.creates, *(b for _, b in ops.renames)]) | keep_dirs
+    state = store.root / STATE_DIR
+    landing_intent.write(state, _intent(store, _target(ops, new, old), _changes(ops), keep_dirs))
     try:
         for p in ops.deletes:
             store.delete(p)
@@ -123,8 +136,46 @@ def apply(
         for p in ops.creates:
             put(store, p, new[p], exists=False)
     except BaseException:
+        back = {p: None for p in [*ops.creates, *(b for _, b in ops.renames)]} | dict(old)
+        with contextlib.suppress(MemdirError, OSError):
+            landing_intent.write(state, _intent(store, back, (), frozenset()))
         _undo(store, ops, old)
+        with contextlib.suppress(OSError):
+            landing_intent.clear(state)
         raise
+    landing_intent.clear(state)
+
+
+def _target(ops: Plan, new: Mapping[str, bytes], old: Mapping[str, bytes]) -> dict[str, bytes | None]:
+    """Every path `ops` touches, with the bytes it holds once they are carried out (None: gone)."""
+    out: dict[str, bytes | None] = {p: None for p in ops.deletes}
+    for a, b in ops.renames:
+        out[a], out[b] = None, old[a]
+    out.update({p: new[p] for p in ops.needed})
+    return out
+
+
+def _changes(ops: Plan) -> tuple[tuple[str, str, str | None], ...]:
+    """The changes the landing's step records, as `Store.delete`, `rename`, `write` and
+    `create` record them."""
+    return (
+        *(("delete", p, None) for p in ops.deletes),
+        *(("rename", a, b) for a, b in ops.renames),
+        *(("modify", p, None) for p in ops.writes),
+        *(("create", p, None) for p in ops.creates),
+    )
+
+
+def _intent(
+    store: Store,
+    target: dict[str, bytes | None],
+    changes: tuple[tuple[str, str, str | None], ...],
+    keep: frozenset[str],
+) -> landing_intent.Intent:
+    step = store.current_step()
+    if step is None:
+        raise RuntimeError("a landing must run inside Store.step()")
+    return landing_intent.Intent(step.tool, dict(step.meta), target, changes, tuple(sorted(keep)))
 
 
 def put(store: Store, path: str, data: bytes, *, exists: bool) -> None:
@@ -145,19 +196,9 @@ def put(store: Store, path: str, data: bytes, *, exists: bool) -> None:
         store.create(mp, text)
 
 
-def _ancestors(paths: Iterable[str]) -> frozenset[str]:
-    out: set[str] = set()
-    for p in paths:
-        parent = Store.parse(p).parent
-        while not parent.is_root:
-            out.add(parent.text)
-            parent = parent.parent
-    return frozenset(out)
-
-
 def _prune(store: Store, removed: Iterable[str], needed: frozenset[str]) -> None:
     """Remove the folders `removed` left with nothing in them at all (hidden entries count)."""
-    candidates = {a for a in _ancestors(removed) if a not in needed}
+    candidates = {a for a in ancestors(removed) if a not in needed}
     for d in sorted(candidates, key=lambda t: t.count("/"), reverse=True):
         mp = store.parse(d)
         if store.is_dir(mp) and next(iter(store.safe.scan(mp.parts, mp.text, hidden=True)), None) is None:

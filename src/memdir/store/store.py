@@ -18,9 +18,10 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 from memdir.errors import ExistsError, NotFoundError, PathError
+from memdir.store import landing_intent, scratch
 from memdir.store.atomic import WriterLock
 from memdir.store.paths import (
     MAX_DEPTH,
@@ -140,6 +141,7 @@ class Store:
             if not self._swept:
                 self._swept = True
                 self.sweep_orphans()
+            self._resume_landing()
             for obs in self.observers:  # optional hook: see the store as it is before this step
                 before = getattr(obs, "before_step", None)
                 if before is not None:
@@ -158,6 +160,32 @@ class Store:
                     if after is not None:
                         after(self, step)
 
+    def current_step(self) -> Step | None:
+        """The step this thread is in, if any (a landing records its plan under its tool)."""
+        step: Step | None = getattr(self._local, "step", None)
+        return step
+
+    def _resume_landing(self) -> None:
+        """Finish a landing a kill stopped part way (its intent record is still there), before
+        anything else sees the store: its files are given their target bytes and the observers
+        get it as the step it was, so the journal records it whole, under its own tool
+        (`landing_intent.py`). The record goes only once that is done."""
+        state = self.root / STATE_DIR
+        intent = landing_intent.pending(state)
+        if intent is None:
+            return
+        step = Step(intent.tool, {**intent.meta, "rolled_forward": "a kill stopped this landing part way"})
+        self._local.step = step
+        try:
+            landing_intent.roll_forward(self.safe, intent)
+            step.changes.extend(Change(cast(ChangeKind, k), p, n) for k, p, n in intent.changes)
+        finally:
+            self._local.step = None
+        if step.changes:
+            for obs in self.observers:
+                obs.on_step(self, step)
+        landing_intent.clear(state)
+
     def sweep_orphans(self, older_than: float = ORPHAN_AGE) -> list[str]:
         """Remove the temp files killed writers left (`.memdir-tmp-*`); returns their names.
 
@@ -166,10 +194,11 @@ class Store:
         age margin also spares a file someone made by hand with that prefix a moment ago. The
         walk is `SafeRoot.scan`: descriptors, no link followed, no hidden folder entered (derived
         state included; no tool writes there), nothing below MAX_DEPTH levels. A temp folder is
-        one a removal parked mid-way (`safefs.remove_tree`) when its process was killed.
+        one a removal parked mid-way (`safefs.remove_tree`) when its process was killed. The
+        throwaway copies a killed process left in the state folder go too (`scratch.py`).
         """
         cutoff = time.time() - older_than
-        gone: list[str] = []
+        gone: list[str] = scratch.sweep_root(self.root)
         for f in self.safe.scan((), "/memories", hidden=True, only_files=_is_temp):
             if not _is_temp(f.parts[-1]) or f.kind not in ("file", "dir"):
                 continue

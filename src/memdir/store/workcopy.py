@@ -16,7 +16,6 @@ import contextlib
 import os
 import shutil
 import stat
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ from pathlib import Path
 from memdir.errors import PathError, ToolError
 from memdir.store.mirror import Node, Rel, mirror, scan
 from memdir.store.paths import STATE_DIR, parse_memory_path
+from memdir.store.scratch import scratch_dir
 from memdir.store.store import Store
 
 
@@ -41,9 +41,10 @@ def scratch_copy(store: Store) -> Iterator[Store]:
     but must not change the store it is judged on: whatever it writes goes with the copy.
     Derived state is left out, links are not followed and hard-linked files are not copied
     (the same `mirror` as the shell's working copy); paths in the copy are the original's, so
-    citations made in it resolve against the original."""
-    with tempfile.TemporaryDirectory(prefix="memdir-scratch-") as tmp:
-        copy = Path(tmp) / "store"
+    citations made in it resolve against the original. It lives under the store's state folder,
+    where the next copy or writer sweeps it up if this process is killed (`scratch.py`)."""
+    with scratch_dir(store.root) as tmp:
+        copy = tmp / "store"
         copy.mkdir()
         mirror(store.root, scan(store.root, shared_as_other=True), copy, {}, durable=False)
         yield Store(copy)
