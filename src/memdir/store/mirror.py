@@ -4,6 +4,12 @@
 and change time); `mirror` makes another folder match such a description through directory
 descriptors opened without following links, so a link swapped in mid-way cannot redirect a
 write. The shell's working copy uses both, in both directions.
+
+Both bound depth like the rest of the store (`paths.MAX_DEPTH`): `scan` walks with an explicit
+stack of descriptors, enters no folder below MAX_DEPTH levels and names those it left out, and
+removals go through `safefs.remove_tree`, iterative too. A command that made a 2,200-level tree
+once left a copy every later call crashed on (the recursive standard-library removal and path
+strings past PATH_MAX), and a removal of a 1,100-level tree was never carried back.
 """
 
 from __future__ import annotations
@@ -15,16 +21,18 @@ import shutil
 import stat
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from memdir.errors import PathError
-from memdir.store.paths import STATE_DIR
-from memdir.store.safefs import TMP_PREFIX, SafeRoot
+from memdir.store.paths import MAX_DEPTH, STATE_DIR
+from memdir.store.safefs import TMP_PREFIX, SafeRoot, remove_tree
 
 Rel = tuple[str, ...]
 STABLE_NS = 2_000_000_000  # a digest is cached only for a file unchanged this long (see _digest)
 _CACHE: dict[tuple[int, int, int, int, int], str] = {}
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 @dataclass(frozen=True)
@@ -36,7 +44,7 @@ class Node:
     value: str = ""
 
 
-def _digest(path: str, st: os.stat_result) -> str:
+def _digest(d: int, name: str, st: os.stat_result) -> str:
     """Content digest, cached by (device, inode, size, mtime, ctime).
 
     ctime cannot be set from user space and moves on every change, so an unchanged key means
@@ -48,7 +56,8 @@ def _digest(path: str, st: os.stat_result) -> str:
     if hit is not None:
         return hit
     h = hashlib.blake2b(digest_size=20)
-    with open(path, "rb", buffering=0) as fh:
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=d)
+    with open(fd, "rb", buffering=0) as fh:
         while chunk := fh.read(1 << 20):
             h.update(chunk)
     digest = h.hexdigest()
@@ -59,44 +68,87 @@ def _digest(path: str, st: os.stat_result) -> str:
     return digest
 
 
-def scan(top: Path, *, shared_as_other: bool = False, strict: bool = False) -> dict[Rel, Node]:
+def scan(
+    top: Path,
+    *,
+    shared_as_other: bool = False,
+    strict: bool = False,
+    deep: list[Rel] | None = None,
+) -> dict[Rel, Node]:
     """Every entry under `top` except the state folder, never following links.
 
     With `shared_as_other`, a file with several hard links counts as 'other' (never copied,
     never touched): it may be linked from outside the store, so its content must not reach the
     sandbox. With `strict`, an entry that cannot be read raises instead of being left out (left
-    out of the copy's scan, it would look deleted).
+    out of the copy's scan, it would look deleted). A folder below MAX_DEPTH levels is neither
+    entered nor described; it is appended to `deep`. At most MAX_DEPTH + 1 descriptors are
+    open at once, and no path string is ever built, so no name length or depth overflows.
     """
     tree: dict[Rel, Node] = {}
-    stack: list[Rel] = [()]
-    while stack:
-        rel = stack.pop()
-        try:
-            entries = list(os.scandir(top.joinpath(*rel)))
-        except OSError:
-            if strict:
-                raise
-            continue
-        for ent in entries:
+    try:
+        first = os.open(top, _DIR_FLAGS)
+    except OSError:
+        if strict:
+            raise
+        return tree
+    try:
+        listing = _entries(first, top, (), strict)
+    except BaseException:
+        os.close(first)
+        raise
+    stack: list[tuple[int, Rel, Iterator[os.DirEntry[str]]]] = [(first, (), listing)]
+    try:
+        while stack:
+            fd, rel, it = stack[-1]
+            ent = next(it, None)
+            if ent is None:
+                stack.pop()
+                os.close(fd)
+                continue
             if not rel and ent.name == STATE_DIR:
                 continue
             child = (*rel, ent.name)
-            st = ent.stat(follow_symlinks=False)
-            if stat.S_ISDIR(st.st_mode):
-                tree[child] = Node("dir", stat.S_IMODE(st.st_mode))
-                stack.append(child)
-            elif stat.S_ISREG(st.st_mode) and not (shared_as_other and st.st_nlink > 1):
-                try:
-                    tree[child] = Node("file", stat.S_IMODE(st.st_mode), _digest(ent.path, st))
-                except OSError:
-                    if strict:
+            try:
+                st = ent.stat(follow_symlinks=False)
+                if stat.S_ISDIR(st.st_mode):
+                    if len(child) > MAX_DEPTH:
+                        if deep is not None:
+                            deep.append(child)
+                        continue
+                    cfd = os.open(ent.name, _DIR_FLAGS, dir_fd=fd)
+                    try:
+                        listing = _entries(cfd, top, child, strict)
+                    except BaseException:
+                        os.close(cfd)
                         raise
+                    tree[child] = Node("dir", stat.S_IMODE(st.st_mode))
+                    stack.append((cfd, child, listing))
+                elif stat.S_ISREG(st.st_mode) and not (shared_as_other and st.st_nlink > 1):
+                    tree[child] = Node("file", stat.S_IMODE(st.st_mode), _digest(fd, ent.name, st))
+                elif stat.S_ISLNK(st.st_mode):
+                    tree[child] = Node("link", 0, os.readlink(ent.name, dir_fd=fd))
+                else:
                     tree[child] = Node("other")
-            elif stat.S_ISLNK(st.st_mode):
-                tree[child] = Node("link", 0, os.readlink(ent.path))
-            else:
-                tree[child] = Node("other")
+            except OSError as exc:
+                if strict:
+                    raise OSError(exc.errno, exc.strerror, str(top.joinpath(*child))) from None
+                if child not in tree:  # a file (or folder) that cannot be read is not copied
+                    tree[child] = Node("other")
+    finally:
+        for fd, _, _ in stack:
+            os.close(fd)
     return tree
+
+
+def _entries(fd: int, top: Path, rel: Rel, strict: bool) -> Iterator[os.DirEntry[str]]:
+    """A folder's entries, listed whole before the walk goes on."""
+    try:
+        with os.scandir(fd) as it:
+            return iter(list(it))
+    except OSError as exc:
+        if strict:
+            raise OSError(exc.errno, exc.strerror, str(top.joinpath(*rel))) from None
+        return iter(())
 
 
 def mirror(
@@ -133,7 +185,7 @@ def mirror(
             continue  # went with its folder
         with droot.dir_fd(rel[:-1], _shown(rel)) as d:
             if stat.S_ISDIR(os.stat(rel[-1], dir_fd=d, follow_symlinks=False).st_mode):
-                shutil.rmtree(rel[-1], dir_fd=d)
+                remove_tree(d, rel[-1])  # all of it, below MAX_DEPTH too: nothing there is seen
             else:
                 os.unlink(rel[-1], dir_fd=d)
         removed.append(rel)

@@ -7,24 +7,30 @@ by timestamps. The copy persists between calls (under the state folder) and is b
 date from the root before each command, so a call costs a few stat walks, not a full copy.
 
 Both directions use :func:`memdir.store.mirror.mirror`, which never follows a link; so does
-:func:`scratch_copy`, the throwaway copy a search role with a shell works in.
+:func:`scratch_copy`, the throwaway copy a search role with a shell works in. The copy holds no
+folder below MAX_DEPTH levels, as the store's own walks read none: what a command made deeper
+is named in the result and dropped, and a copy left deeper (by an older memdir or a crash) is
+pruned before the next command, so no depth a command reaches can break a later call.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
+import secrets
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from memdir.errors import PathError, ToolError
 from memdir.store.mirror import Node, Rel, mirror, scan
-from memdir.store.paths import STATE_DIR, parse_memory_path
+from memdir.store.paths import MAX_DEPTH, STATE_DIR, parse_memory_path
+from memdir.store.safefs import TMP_PREFIX, SafeRoot, remove_tree
 from memdir.store.scratch import scratch_dir
 from memdir.store.store import Store
+
+_DIRS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 @dataclass
@@ -63,15 +69,22 @@ class WorkCopy:
         base = store.state_dir / "shell"
         base.mkdir(exist_ok=True)
         os.chmod(base, 0o711)
+        for aside in base.glob(TMP_PREFIX + "*"):  # copies a reset could not remove at once
+            with contextlib.suppress(OSError):
+                _remove(aside)
         self.path = Path(os.path.realpath(base / "copy"))
         self.before = scan(store.root, shared_as_other=True)
         self.size_before = _size(store.root, exclude_state=True)
         try:
             stale = self.owner is not None and self.path.is_dir() and self.path.stat().st_uid != self.owner
-            current = scan(self.path, strict=True) if self.path.is_dir() and not stale else None
+            current: dict[Rel, Node] | None = None
+            if self.path.is_dir() and not stale:
+                deep: list[Rel] = []
+                current = scan(self.path, strict=True, deep=deep)
+                _prune(self.path, deep)
             self._sync(current)
         except (OSError, PathError):  # the copy is disposable: start it afresh
-            shutil.rmtree(self.path, ignore_errors=True)
+            self.reset()
             self._sync(None)
 
     def _sync(self, current: dict[Rel, Node] | None) -> None:
@@ -86,8 +99,10 @@ class WorkCopy:
         mirror(self.store.root, self.before, self.path, current, owner=self.owner, durable=False)
 
     def reset(self) -> None:
-        """Drop the copy (after a failure); the next call builds it afresh from the root."""
-        shutil.rmtree(self.path, ignore_errors=True)
+        """Drop the copy (after a failure); the next call builds it afresh from the root. The
+        removal is iterative (any depth); what cannot be removed is moved aside under a temp
+        name, so the next copy starts empty all the same."""
+        _discard(self.path)
 
     def carry_back(self, max_growth: int | None = None) -> Outcome:
         """Mirror the copy onto the root and record the memory-file changes in the current step.
@@ -103,8 +118,10 @@ class WorkCopy:
                     f"the command grew the store by {grown / 2**20:,.0f} MB, more than the "
                     f"{max_growth / 2**20:,.0f} MB one command may add; nothing it changed was kept"
                 )
+        deep: list[Rel] = []
         try:
-            after = scan(self.path, strict=True)
+            after = scan(self.path, strict=True, deep=deep)
+            _prune(self.path, deep)
         except OSError as exc:
             self.reset()
             raise ToolError(
@@ -113,6 +130,11 @@ class WorkCopy:
                 "Do not remove read permissions from files or folders"
             ) from None
         out = Outcome()
+        out.notes += [
+            f"{_clipped(rel)}: deeper than {MAX_DEPTH} folder levels, the most memory holds; "
+            "it and everything in it were not kept"
+            for rel in deep
+        ]
         state = self.path.joinpath(STATE_DIR)
         if state.exists() or state.is_symlink():
             out.notes.append(
@@ -150,44 +172,109 @@ class WorkCopy:
 
 
 def _size(top: Path, exclude_state: bool = False) -> int:
-    """Bytes in the regular files under `top`, by a stat walk that follows no link."""
-    total, stack = 0, [top]
-    while stack:
-        with contextlib.suppress(OSError), os.scandir(stack.pop()) as it:
-            for ent in it:
-                if exclude_state and ent.name == STATE_DIR and Path(ent.path).parent == top:
-                    continue
+    """Bytes in the regular files under `top` that a scan reads (MAX_DEPTH levels; deeper ones
+    are dropped, not carried), by a stat walk that follows no link."""
+    return sum(st.st_size for _, _, st in _walk(top, exclude_state) if stat.S_ISREG(st.st_mode))
+
+
+def _walk(
+    top: Path, exclude_state: bool = False, entering: Callable[[int, str, os.stat_result], None] | None = None
+) -> Iterator[tuple[int, str, os.stat_result]]:
+    """(folder descriptor, name, lstat) of each entry under `top`, depth first through
+    descriptors (no path string, so no PATH_MAX), entering no folder below MAX_DEPTH levels,
+    with at most MAX_DEPTH + 1 descriptors open; `entering` runs before a folder is opened.
+    Entries that vanish or cannot be read are passed over."""
+    try:
+        first = os.open(top, _DIRS)
+    except OSError:
+        return
+    stack: list[tuple[int, int, Iterator[os.DirEntry[str]]]] = [(first, 0, _listing(first))]
+    try:
+        while stack:
+            fd, level, it = stack[-1]
+            ent = next(it, None)
+            if ent is None:
+                stack.pop()
+                os.close(fd)
+                continue
+            if exclude_state and level == 0 and ent.name == STATE_DIR:
+                continue
+            try:
                 st = ent.stat(follow_symlinks=False)
-                if stat.S_ISDIR(st.st_mode):
-                    stack.append(Path(ent.path))
-                elif stat.S_ISREG(st.st_mode):
-                    total += st.st_size
-    return total
+            except OSError:
+                continue
+            yield fd, ent.name, st
+            if stat.S_ISDIR(st.st_mode) and level < MAX_DEPTH:
+                with contextlib.suppress(OSError):
+                    if entering is not None:
+                        entering(fd, ent.name, st)
+                    cfd = os.open(ent.name, _DIRS, dir_fd=fd)
+                    stack.append((cfd, level + 1, _listing(cfd)))
+    finally:
+        for fd, _, _ in stack:
+            os.close(fd)
+
+
+def _listing(fd: int) -> Iterator[os.DirEntry[str]]:
+    try:
+        with os.scandir(fd) as it:
+            return iter(list(it))
+    except OSError:
+        return iter(())
 
 
 def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path)
-    else:
-        path.unlink()
+    """Remove a file, link or folder (iteratively, at any depth) without following a link."""
+    parent = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        if stat.S_ISDIR(os.stat(path.name, dir_fd=parent, follow_symlinks=False).st_mode):
+            remove_tree(parent, path.name)
+        else:
+            os.unlink(path.name, dir_fd=parent)
+    finally:
+        os.close(parent)
+
+
+def _discard(path: Path) -> None:
+    """Remove `path` if it can be; else move it aside under a temp name (the next WorkCopy
+    tries again), so the copy's own name is free for a fresh copy either way."""
+    try:
+        _remove(path)
+    except FileNotFoundError:
+        return
+    except OSError:
+        with contextlib.suppress(OSError):
+            path.rename(path.with_name(TMP_PREFIX + secrets.token_hex(8)))
+
+
+def _prune(top: Path, deep: list[Rel]) -> None:
+    """Remove the folders `scan` found below MAX_DEPTH levels in the copy at `top`."""
+    safe = SafeRoot(top)
+    for rel in deep:
+        with safe.dir_fd(rel[:-1], _clipped(rel)) as d:
+            remove_tree(d, rel[-1])
+
+
+def _clipped(rel: Rel) -> str:
+    """A deep path as a note shows it: its memory path, clipped in the middle past 200 characters."""
+    shown = "/memories/" + "/".join(rel)
+    return shown if len(shown) <= 200 else f"{shown[:120]}…{shown[-60:]}"
 
 
 def _open_up(top: Path) -> None:
     """Give the owner read access to everything in the copy (a command may chmod 000 a folder)."""
     if os.geteuid() == 0:
         return  # root reads regardless
-    stack = [top]
-    while stack:
-        d = stack.pop()
-        with contextlib.suppress(OSError):
-            os.chmod(d, stat.S_IMODE(os.lstat(d).st_mode) | 0o700)
-        with contextlib.suppress(OSError):
-            for ent in os.scandir(d):
-                if ent.is_dir(follow_symlinks=False):
-                    stack.append(Path(ent.path))
-                elif ent.is_file(follow_symlinks=False):
-                    with contextlib.suppress(OSError):
-                        os.chmod(ent.path, stat.S_IMODE(ent.stat(follow_symlinks=False).st_mode) | 0o600)
+    with contextlib.suppress(OSError):
+        os.chmod(top, stat.S_IMODE(os.lstat(top).st_mode) | 0o700)
+
+    def readable(d: int, name: str, st: os.stat_result) -> None:
+        os.chmod(name, stat.S_IMODE(st.st_mode) | 0o700, dir_fd=d)
+
+    for d, name, st in _walk(top, entering=readable):
+        if stat.S_ISREG(st.st_mode):
+            with contextlib.suppress(OSError):
+                os.chmod(name, stat.S_IMODE(st.st_mode) | 0o600, dir_fd=d)
 
 
 def _memory_files(tree: dict[Rel, Node]) -> dict[str, str]:
