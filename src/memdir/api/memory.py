@@ -47,6 +47,7 @@ from memdir.tools.wiring import open_store
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
+    from memdir.agents.curation import Curation
     from memdir.agents.feedback import Feedback
     from memdir.agents.output import RoleOutput
     from memdir.agents.read_search import Search
@@ -70,6 +71,7 @@ class _AddOptions:
     shape: Shape = "curate"
     switch_kb: float | None = None
     sample: str | None = None
+    curation: Curation = "auto"
 
 
 class _Core:
@@ -195,7 +197,7 @@ class _Core:
         threshold = SWITCH_KB if how.switch_kb is None else how.switch_kb
         shaped = await ingest_shaped(
             m, self.store, turns, shape=how.shape, threshold_kb=threshold, profile=how.profile,
-            feedback=how.feedback,
+            feedback=how.feedback, curation=how.curation,
         )  # fmt: skip
         result = shaped.ingest
         said = shaped.summary()  # the dump, or the switch: then the ingest's own line follows
@@ -291,6 +293,7 @@ class Memory(_Core):
         shape: Shape = "curate",
         switch_kb: float | None = None,
         sample: str | None = None,
+        curation: Curation = "auto",
     ) -> AddResult:
         """Remember `data`: text (one turn by `speaker`), chat messages ({role, content} or
         {speaker, text}), Turns, or a file (a `Path`: any format `memdir ingest` reads; `sample`
@@ -303,8 +306,11 @@ class Memory(_Core):
         episode the health findings it introduced, for one more round (docs/health.md).
         `shape="auto"` keeps a verbatim dump, at no model cost, until it passes `switch_kb`
         (docs/eval.md, Adaptive shape), then curates; `shape="dump"` only dumps.
+        `curation="split"`: each chunk's facts extracted by one schema-held model call, checked
+        against the turns and filed by rule (docs/curation.md); `"agentic"`: the study's
+        management episode; `"auto"` (default): split for the local model, agentic for others.
         """
-        how = _AddOptions(speaker, date, session_gap, profile, feedback, shape, switch_kb, sample)
+        how = _AddOptions(speaker, date, session_gap, profile, feedback, shape, switch_kb, sample, curation)
         return _run(self._add(data, model, how))
 
     def search(
@@ -361,8 +367,9 @@ class AsyncMemory(_Core):
         shape: Shape = "curate",
         switch_kb: float | None = None,
         sample: str | None = None,
+        curation: Curation = "auto",
     ) -> AddResult:
-        how = _AddOptions(speaker, date, session_gap, profile, feedback, shape, switch_kb, sample)
+        how = _AddOptions(speaker, date, session_gap, profile, feedback, shape, switch_kb, sample, curation)
         return await self._add(data, model, how)
 
     async def search(

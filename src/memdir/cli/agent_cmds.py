@@ -13,10 +13,12 @@ from datetime import timedelta
 
 import click
 
+from memdir.agents.curation import CURATIONS, Curation
 from memdir.agents.feedback import FEEDBACKS, Feedback, feedback_totals
 from memdir.agents.ingest import NoOpWarning
 from memdir.agents.read_search import SEARCHES, read_search, resolve_search
 from memdir.agents.run import choose_option, search
+from memdir.agents.split import split_totals
 from memdir.bench.chatlog import parse_gap, read_chat
 from memdir.cli.model_opts import call_record, model_from_options, model_options, usage_line
 from memdir.errors import MemdirError
@@ -81,12 +83,22 @@ def _gap(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tim
     help=f"For --shape auto: the dump's size (KB of session files) past which the store switches to "
     f"curation [default: {SWITCH_KB:g}, derived from the cost curve, docs/eval.md].",
 )
+@click.option(
+    "--curation",
+    type=click.Choice(CURATIONS),
+    default="auto",
+    show_default=True,
+    help="split: per chunk, one model call extracts facts as JSON (held to a schema), checked against "
+    "the turns, then filed by rule (docs/curation.md); agentic: the study's tool-using management "
+    "episode. auto: split for the local model, agentic for every other (the offline model curates by "
+    "rule either way).",
+)
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 def ingest_cmd(
     root: str, model_name: str, base_url: str | None, tool_protocol: str | None, api_key_env: str | None,
     script: str | None, variant: str, profile: str | None, one_live_value: bool,
     session_gap: timedelta | None, sample: str | None, feedback: Feedback, shape: Shape,
-    switch_kb: float | None, file: str,
+    switch_kb: float | None, curation: Curation, file: str,
 ) -> None:  # fmt: skip
     """Integrate a conversation (FILE) into the store.
 
@@ -135,7 +147,7 @@ def ingest_cmd(
             return await ingest_shaped(
                 model, store, turns, shape=shape, threshold_kb=SWITCH_KB if switch_kb is None else switch_kb,
                 variant=variant, record=record, profile=profile, feedback=feedback,
-                on_chunk=lambda _out: bar.advance(task), on_curate=start,
+                on_chunk=lambda _out: bar.advance(task), on_curate=start, curation=curation,
             )  # fmt: skip
         finally:
             if bar.live.is_started:
@@ -156,6 +168,8 @@ def ingest_cmd(
             raise SystemExit(1)
         return
     click.echo(f"{result.summary()} into {store.root}")
+    if (split_line := split_totals(result.outputs)) is not None:
+        click.echo(split_line)
     click.echo(usage_line(model))
     click.echo(f"call log: {record.path}")
     if feedback != "none":
