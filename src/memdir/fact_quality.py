@@ -2,8 +2,11 @@
 
 A fact line is kept only when it says something and the turns it cites say it too:
 - its value is not junk (`junk_reason`): not empty, not a pronoun or a demonstrative standing for
-  something the line does not name ("it", "this photo"), not stopwords only ("a lot about them"),
-  not a fragment cut mid-clause ("about this game is that it has");
+  something the line does not name ("it", "this photo"; in a value cut from a turn, anywhere in
+  it: "the message it sends", "the taste of these"), not an anaphoric definite description of a
+  single common noun ("the plot", "the idea": which plot?), not stopwords only ("a lot about
+  them", "bothhh": chat elongations are read as the word they stretch), not a fragment cut
+  mid-clause ("about this game is that it has", "how it shows");
 - its content words occur in the turns it cites (`support`).
 
 The split curator validates a model's facts with these rules before anything is written
@@ -31,12 +34,19 @@ PRONOUNS = frozenset(
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
 DEMONSTRATIVES = frozenset("this that these those here there such".split())  # noqa: SIM905
+# Inside a value cut from a turn, these still point outside it ("the message it sends"); first-
+# and second-person words and "that" (a relative: "stories that tackle ...") do not.
+_REFERRING = frozenset(
+    "it its it's itself he him his himself she her hers herself they them their theirs themselves".split()  # noqa: SIM905
+)
+_DEICTIC = frozenset("this these those here there".split())  # noqa: SIM905
+_ELONGATION = re.compile(r"([a-z])\1{2,}")
 # Words a value cannot start with and stay a phrase of its own (prepositions, conjunctions,
 # relatives, auxiliaries) or end with (it was cut before what it needed).
 _OPEN = frozenset(
     """
     about above across after against along among around as at because before behind below beside
-    between beyond but by during except for from if in into like near of off on onto or out over
+    between beyond but by during except for from how if in into like near of off on onto or out over
     since so than that though through till to toward towards under unless until upon via when
     whenever where whereas whether which while who whom whose why with within without and nor yet
     is are was were be been being am has have had do does did will would shall should can could
@@ -57,14 +67,14 @@ def words_of(text: str) -> list[str]:
 
 
 def junk_reason(value: str, *, whole: bool = False) -> str | None:
-    """Why `value` says nothing on its own (`empty`, `pronoun`, `demonstrative`, `stopwords only`,
-    `fragment`), or None when it is a value worth keeping.
+    """Why `value` says nothing on its own (`empty`, `pronoun`, `demonstrative`, `anaphoric`,
+    `stopwords only`, `fragment`), or None when it is a value worth keeping.
 
     `whole`: the value is a whole line as its writer ended it (a turn kept verbatim, an event
     sentence), not a span cut from one, so a last word such as "it" in "keep going for it" is
     no sign of a cut and only the opening is tested for a fragment (the write-quality
     benchmark judges non-keyed lines so)."""
-    words = [w for w in words_of(value) if w]
+    words = [_ELONGATION.sub(r"\1", w) for w in words_of(value) if w]
     if not words:
         return "empty"
     first, last = words[0], words[-1]
@@ -72,11 +82,24 @@ def junk_reason(value: str, *, whole: bool = False) -> str | None:
         return "pronoun"
     if first in DEMONSTRATIVES:
         return "demonstrative"
-    if not terms(value):
+    if not terms(" ".join(words)):
         return "stopwords only"
     if first in _OPEN or (not whole and (last in _CLOSE or last in PRONOUNS)):
         return "fragment"
+    if not whole and _REFERRING & set(words[1:]):
+        return "pronoun"
+    if not whole and _DEICTIC & set(words[1:]):
+        return "demonstrative"
+    if not whole and _anaphoric(value):
+        return "anaphoric"
     return None
+
+
+def _anaphoric(value: str) -> bool:
+    """The value is "the" and one lower-case noun ("the plot", "the idea"), which points back to
+    something it does not name; "the Knicks", a name, does not."""
+    found = WORD.findall(value)
+    return len(found) == 2 and found[0].lower() == "the" and found[1].islower()
 
 
 def support(claim: str, sources: Iterable[str]) -> float:

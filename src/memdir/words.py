@@ -40,3 +40,46 @@ def stem(word: str) -> str:
 def terms(text: str) -> list[str]:
     """Content-word stems of `text`, in order, stopwords dropped."""
     return [stem(w) for w in WORD.findall(text) if w.lower() not in STOPWORDS and len(w) > 1]
+
+
+# Words a period may follow without ending a sentence: titles before a name ("Dr. Costa",
+# "St. Mary's"), and Latin abbreviations ("e.g.", "i.e.", "etc."). A single capital letter other
+# than "I" (an initial: "J. K. Rowling") is one too. "No." is left out: "I said no." ends.
+ABBREVIATIONS = frozenset(
+    """
+    dr mr mrs ms mx st jr sr prof rev capt lt sgt mt ft ave blvd rd vol vs etc e.g i.e approx dept
+    inc ltd corp jan feb apr jun jul aug sep sept oct nov dec
+    """.split()  # noqa: SIM905 - a word list reads better as text
+)
+_SENTENCE_END = re.compile(r"[.!?]+(?=[\s\"')\]]|$)")
+_WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
+
+
+def sentence_ends(text: str) -> list[int]:
+    """Offsets just past each sentence's closing mark, the last sentence's end included: a run of
+    `.`, `!` or `?` before a space, a quote or the end, except a single period after an
+    abbreviation or an initial, which does not end a sentence ("Dr. Costa", "J. K. Rowling")."""
+    ends: list[int] = []
+    for m in _SENTENCE_END.finditer(text):
+        if m.group() == ".":
+            before = _WORD_BEFORE.search(text, 0, m.start())
+            word = before.group(1) if before else ""
+            if word.lower() in ABBREVIATIONS or (len(word) == 1 and word.isupper() and word != "I"):
+                continue
+        ends.append(m.end())
+    if not ends or text[ends[-1] :].strip():
+        ends.append(len(text))
+    return ends
+
+
+def sentences(text: str) -> list[str]:
+    """`text` cut into sentences, abbreviations and initials kept inside theirs; the one rule
+    every offline reader splits sentences by."""
+    out: list[str] = []
+    start = 0
+    for end in sentence_ends(text):
+        piece = text[start:end].strip()
+        if piece:
+            out.append(piece)
+        start = end
+    return out

@@ -1,8 +1,21 @@
-"""Keyed facts the offline curator reads off a turn: first-person patterns ("I live in Boston",
-"I now prefer tea") that name an attribute and a value.
+"""Keyed facts the offline curator reads off a turn: first-person statements ("I live in Boston",
+"I now prefer tea", "I went vegan") that name an attribute and its one current value.
 
 Kept apart from the curator's filing so what counts as a keyed fact has one home, which the
 filer (and any other curation) calls rather than re-deriving.
+
+A keyed fact supersedes the subject's earlier value of its attribute (docs/conventions.md), so
+a wrong one does double harm: it says something false and strikes a true value through. Hence
+precision over recall. A value is the rest of the clause after its trigger, in the turn's own
+words: it ends at the sentence's end (found abbreviation-aware, `memdir.words.sentences`, so
+"Dr. Costa" stays whole), at clause punctuation or a dash, or before a word that opens another
+clause ("and", "because", "which", ...); hedges and fillers at its edges ("actually", "too",
+"lol") are trimmed. A turn that only asks, supposes or negates ("if I moved to Paris", "do I
+prefer...?") states nothing. What is left must pass `fact_quality.junk_reason` (no pronoun,
+demonstrative, anaphoric "the plot", stopwords-only or cut value) and be short enough to be a
+value rather than a clause; otherwise no keyed fact is written, and the verbatim turn line
+still keeps what was said. "I like / love / enjoy X" is not a keyed fact at all: a person
+likes many things at once, and one liking never ends another, so it cannot supersede.
 """
 
 from __future__ import annotations
@@ -10,34 +23,124 @@ from __future__ import annotations
 import re
 
 from memdir.conventions import key_of
+from memdir.fact_quality import junk_reason, words_of
+from memdir.words import sentence_ends
 
-_STOPS = "and|but|because|since|so|which|for|with|after|when|now|over|than|instead|rather"
-_END = rf"(?=\s*(?:[.,;!?]|\b(?:{_STOPS})\b|$))"
-_VALUE = r"(?P<value>[A-Za-z0-9][^.,;!?]{0,60}?)" + _END
-KEY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (attr, re.compile(rx, re.IGNORECASE))
-    for attr, rx in (
+DIETS = r"vegan|vegetarian|pescatarian|keto|paleo|plant-based|gluten-free|dairy-free"
+FOODS = r"red meat|meat|dairy|pork|beef|chicken|fish|seafood|gluten|sugar|animal products|eggs"
+_ADVERB = r"(?:now |currently |just |recently |finally |still |really |mostly |usually |generally )?"
+KEY_PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
+    (attr, re.compile(rx, re.IGNORECASE), value)
+    for attr, rx, value in (
+        # (attribute, trigger, value): with no `value` group, the value is the clause after the
+        # trigger; `value` writes the group into the value as the turn says it.
+        ("favorite {what}", r"\bmy (?:new )?fav(?:ou?rite) (?P<what>[a-z]+(?: [a-z]+)?) is (?:now )?", ""),
+        ("home", rf"\bI(?:'ve| have)? {_ADVERB}(?:live|moved|relocated) (?:in|to) ", ""),
+        ("job", rf"\bI(?:'m| am|m)? {_ADVERB}(?:work(?:ing)?|employed) as (?:an? )?", ""),
+        ("job", r"\bmy (?:new )?job is (?:now )?(?:an? )?", ""),
+        ("job", rf"\bI(?:'ve| have)? {_ADVERB}(?:started|got|landed|took) a (?:new )?job as (?:an? )?", ""),
+        ("study", rf"\bI(?:'m| am|m) {_ADVERB}(?:majoring in|studying) ", ""),
+        ("diet", rf"\bI(?:'m| am|m) {_ADVERB}(?:an? )?(?P<value>{DIETS})\b", "{value}"),
         (
-            "favorite {what}",
-            r"\bmy (?:new )?fav(?:ou?rite)? (?P<what>[a-z]+(?: [a-z]+)?) is (?:now )?" + _VALUE,
+            "diet",
+            rf"\bI(?:'ve| have)? {_ADVERB}(?:went|gone|become|became|turned|switched to being) "
+            rf"(?:fully |completely |full )?(?P<value>{DIETS})\b",
+            "{value}",
         ),
-        ("home", r"\bI(?:'ve| have)? (?:now |just |recently )?(?:live|moved|relocated) (?:in|to) " + _VALUE),
-        ("job", r"\bI(?:'m| am)? (?:now |currently )?(?:work(?:ing)?|employed) as (?:an? )?" + _VALUE),
-        ("job", r"\bmy (?:new )?job is (?:now )?(?:an? )?" + _VALUE),
-        ("diet", r"\bI(?:'m| am) (?:now |currently )?(?:a )?(?P<value>vegan|vegetarian|pescatarian|keto)\b"),
-        ("preference", r"\bI (?:now |currently |really )?(?:prefer|like|love|enjoy) " + _VALUE),
+        (
+            "diet",
+            rf"\bI(?:'ve| have)? {_ADVERB}(?:stopped|quit|gave up|given up|cut out) (?:eating )?"
+            rf"(?P<value>{FOODS})\b",
+            "no {value}",
+        ),
+        ("diet", rf"\bI {_ADVERB}(?:don't|do not|no longer) eat (?P<value>{FOODS})\b", "no {value}"),
+        ("preference", rf"\bI {_ADVERB}prefer ", ""),
     )
 )
+# `favorite X` names a kind of thing; these name none ("my favorite part is ...").
+_VAGUE_KINDS = frozenset("one ones thing things part parts bit bits kind type way place time".split())  # noqa: SIM905
+MAX_WORDS = 6
+"""A value longer than this reads as a clause, not a value; the few good ones it loses ("the
+social media manager of a marketing firm in New York") stay in the verbatim turn line."""
+# Where a value ends: clause punctuation, a dash between spaces, an ellipsis, an emoji or other
+# symbol, or a word that opens another clause.
+_OPENERS = (
+    "and|but|or|nor|because|cause|'cause|since|so|which|who|that|that's|where|for|with|after|before|"
+    "when|while|now|over|than|instead|rather|though|tho|although|if|unless|until|as long as|"
+    "especially|like|lol|haha|lmao|btw|plus|these days|nowadays|right now|at the moment|anymore|"
+    "too|as well|personally|I|I'm|I've|I'd|it's|it|they|they're|theyre"
+)
+_CUT = re.compile(rf"\s+[-–—]+\s+|\.\.\.|[,;:!?()\[\]\"“”…]|[^\w\s'’.&/-]|\s(?:{_OPENERS})(?=\W|$)", re.I)
+_LEAD = re.compile(
+    r"^(?:(?:actually|probably|also|really|just|definitely|totally|still|called|named)\s+)+", re.I
+)
+_TRAIL = re.compile(
+    r"(?:\s+(?:more|better|way better|a lot|lots|so much|very much|again|yet|today|lately|dude|man|"
+    r"bro|honestly|in general|currently|now|though|tho|lol|haha|yesterday|recently|a while ago|"
+    r"(?:last|next) (?:week|month|year|weekend|night|summer|winter|spring|fall)))+$",
+    re.I,
+)
+# Words just before a trigger that make it a question, a supposition or a denial, not a fact.
+_UNSAID = frozenset(
+    """
+    if whether unless when whenever wish hope hoping maybe might could would should ever never not
+    don't didn't do did if once until before can can't cannot want wanted
+    """.split()  # noqa: SIM905
+)
+_ELONGATED = re.compile(r"([a-z])\1\1", re.I)
+
+
+def _sentence_at(text: str, ends: list[int], pos: int) -> tuple[int, int]:
+    """(start, end) of the sentence holding offset `pos`."""
+    start = 0
+    for end in ends:
+        if pos < end:
+            return start, end
+        start = end
+    return start, len(text)
+
+
+def _clause_value(rest: str) -> str:
+    """The value a trigger opens: `rest` up to the clause's end, edges trimmed."""
+    cut = _CUT.search(rest)
+    value = (rest[: cut.start()] if cut else rest).strip().rstrip(".").strip()
+    value = _LEAD.sub("", value)
+    value = _TRAIL.sub("", value)
+    return re.sub(r"\s+", " ", value).strip(" '\"’")
+
+
+def worth_keeping(value: str) -> bool:
+    """A value the curator can stand behind: not junk by the shared rule, a phrase rather than a
+    clause, no elongated chat words ("soooo")."""
+    words = words_of(value)
+    return (
+        junk_reason(value) is None
+        and 0 < len(words) <= MAX_WORDS
+        and not _ELONGATED.search(value)
+        and not ({"i", "i'm", "im", "me", "you"} & set(words))
+    )
 
 
 def keyed_facts(text: str) -> list[tuple[str, str]]:
     """(attribute, value) pairs a turn states about its speaker; one per attribute, first wins."""
     found: dict[str, str] = {}
-    for attr_t, rx in KEY_PATTERNS:
+    text = text.replace("’", "'")  # the same length: offsets hold
+    ends = sentence_ends(text)
+    for attr_t, rx, template in KEY_PATTERNS:
         for m in rx.finditer(text):
-            groups = m.groupdict()
-            attr = key_of("", attr_t.format(what=groups.get("what") or ""))[1]
-            value = re.sub(r"\s+", " ", groups["value"]).strip(" '\"")
-            if value and attr not in found:
+            start, end = _sentence_at(text, ends, m.start())
+            sentence = text[start:end].rstrip()
+            before = words_of(text[start : m.start()])[-2:]
+            if sentence.endswith("?") or _UNSAID & set(before):
+                continue
+            what = (m.groupdict().get("what") or "").lower()
+            if what in _VAGUE_KINDS:
+                continue
+            attr = key_of("", attr_t.format(what=what))[1]
+            if template:
+                value = template.format(value=m["value"].lower())
+            else:
+                value = _clause_value(text[m.end() : end])
+            if attr not in found and worth_keeping(value):
                 found[attr] = value
     return list(found.items())
