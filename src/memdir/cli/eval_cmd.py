@@ -82,6 +82,16 @@ def _sessions(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     help="Only sessions A-B (or N) of each conversation: their turns, and the questions whose "
     "evidence all lies in them (questions without evidence are dropped).",
 )
+@click.option(
+    "--search",
+    "search_kind",
+    type=click.Choice(["agentic", "read"]),
+    default="agentic",
+    show_default=True,
+    help="How the search model answers an open question over a store: agentic (the study's "
+    "tool-using episode) or read (the top sections by search, then one constrained call citing "
+    "the lines it was shown). Recorded in the manifest.",
+)
 @endpoint_options
 @round_cap_option
 @click.option("--in-flight", type=int, default=8, show_default=True, help="Questions answered at once.")
@@ -101,6 +111,7 @@ def eval_cmd(
     questions: int | None,
     limit: int | None,
     sessions: str | None,
+    search_kind: str,
     base_url: str | None,
     tool_protocol: str | None,
     round_cap: int | None,
@@ -134,6 +145,7 @@ def eval_cmd(
             in_flight,
             questions if questions is not None else limit,
             sessions,
+            search_kind,
         )
         models = build_models(
             [config.builder_model, config.search_model, judge], base_url, tool_protocol, round_cap

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from memdir.agents import RunRecord, choose_option, closed_book, search
+from memdir.agents.read_search import read_search
 from memdir.agents.record import effort
 from memdir.agents.run import map_choice
 from memdir.agents.runfolder import read_manifest, require_same, write_manifest
@@ -66,7 +67,10 @@ IDENTITY = (
     "tool_set",
     "price_card",
     "sessions",
+    "search",
 )
+# A run names its search outright (no `auto`): the study's agentic episode, or the read search.
+EVAL_SEARCHES = ("agentic", "read")
 
 
 @dataclass
@@ -82,16 +86,30 @@ class RunConfig:
     in_flight: int = 8
     limit: int | None = None  # at most this many questions per cell (quick runs; resume continues)
     sessions: str | None = None  # "A-B": only these sessions of each sample (Sample.sliced)
+    # How the search model answers an open question over a store: the study's agentic episode,
+    # or memdir's read search (agents/read_search.py: top sections, one constrained call).
+    search: str = "agentic"
 
     def __post_init__(self) -> None:
         if self.sessions is not None:
             first, last = parse_sessions(self.sessions)
             self.sessions = f"{first}-{last}"
+        if self.search not in EVAL_SEARCHES:
+            raise MemdirError(f"unknown search {self.search!r}; choose one of {', '.join(EVAL_SEARCHES)}")
+        if self.search == "read" and self.search_model == "offline":
+            raise MemdirError(
+                "--search read makes one model call per question, and the offline model makes "
+                "none; name a --search-model (e.g. local), or drop --search read"
+            )
 
     def identity(self) -> dict[str, Any]:
-        """The settings a resumed run must share. `sessions` is left out while unset, so run
-        folders made before the option existed still resume."""
-        return {k: getattr(self, k) for k in IDENTITY if k != "sessions" or self.sessions is not None}
+        """The settings a resumed run must share. `sessions` is left out while unset and
+        `search` while it is the study's, so run folders made before either existed still resume."""
+        return {
+            k: getattr(self, k)
+            for k in IDENTITY
+            if (k != "sessions" or self.sessions is not None) and (k != "search" or self.search != "agentic")
+        }
 
     def apply_sessions(self, sample: Sample) -> Sample:
         """The sample as this run sees it: cut to `sessions` when set."""
@@ -410,6 +428,12 @@ class Runner:
             citations = out.citations
         elif built.search_profile == "shell":
             out = await shell_search(
+                model, store, q.question, question_id=q.id, variant=cell.variant, record=record
+            )
+            out_answer, citations = out.answer or "", out.citations
+            scored_answer = out_answer
+        elif self.config.search == "read":
+            out = await read_search(
                 model, store, q.question, question_id=q.id, variant=cell.variant, record=record
             )
             out_answer, citations = out.answer or "", out.citations
