@@ -5,7 +5,8 @@ same way. They are baselines; every output they make says so (`model: offline`, 
 """
 
 from memdir.agents.offline.chooser import Choice, choose
-from memdir.agents.offline.curator import Curator, keyed_facts
+from memdir.agents.offline.curator import Curator
+from memdir.agents.offline.extract import keyed_facts
 from memdir.agents.offline.searcher import LexicalSearcher, SearchResult
 
 OFFLINE_LABEL = {"model": "offline", "baseline": True}

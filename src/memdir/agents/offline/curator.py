@@ -24,14 +24,23 @@ line. It is a baseline, labelled so in every record.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memdir.agents.offline.extract import keyed_facts
 from memdir.agents.offline.navigate import ATTRIBUTES_SAY
+from memdir.agents.offline.speakers import (
+    USER,
+    USER_MARK,
+    introduced_name,
+    is_assistant,
+    is_user,
+    user_in_index,
+)
 from memdir.agents.offline.text import slug, topic_of
 from memdir.conventions import key_of, parse_keyed, turn_numbers
 from memdir.errors import MemdirError
+from memdir.fact_quality import junk_reason
 from memdir.store.spec import DEFAULT_FANOUT_CAP
 from memdir.stream import Chunk, Turn
 from memdir.tools.profiles import Harness
@@ -78,6 +87,7 @@ class CurationResult:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     superseded: int = 0
     keyed_written: int = 0
+    keyed_refused: int = 0  # junk values not written
     facts_written: int = 0
 
 
@@ -168,9 +178,47 @@ class Curator:
 
     def integrate(self, chunk: Chunk) -> CurationResult:
         self.open_roots()
-        for speaker, turns in by_speaker(chunk).items():
+        for speaker, turns in self.people(chunk).items():
             self._integrate_person(speaker, turns)
         return self.result
+
+    def people(self, chunk: Chunk) -> dict[str, list[Turn]]:
+        """The chunk's turns per person, persons in order of first turn (docs/conventions.md,
+        "People"): the user's turns under their name once known (the user's turns then carry
+        it as their speaker), the assistant's beside the person it answers (the turn before,
+        else after, else the user), never a person of its own."""
+        user = self._user(chunk)
+        named = [user if is_user(t.speaker) else t.speaker for t in chunk.turns]
+        out: dict[str, list[Turn]] = {}
+        for i, turn in enumerate(chunk.turns):
+            if is_assistant(turn.speaker):
+                near = [n for n in named[i::-1] + named[i:] if not is_assistant(n)]
+                out.setdefault(near[0] if near else user, []).append(turn)
+            else:
+                out.setdefault(named[i], []).append(replace(turn, speaker=named[i]))
+        return out
+
+    def _user(self, chunk: Chunk) -> str:
+        """The user's name: as the people index records it, else as a user's turn of this chunk
+        introduces them (then recorded there), else `user`. Earlier chunks filed under `user`
+        stay in `people/user/`, and its index line says whose they are."""
+        index = f"{PEOPLE}/MEMORY.md"
+        known = user_in_index(self._lines(index))
+        if known is not None:
+            return known
+        said = (introduced_name(t.text) for t in chunk.turns if is_user(t.speaker))
+        name = next((n for n in said if n is not None), None)
+        if name is None:
+            return USER
+        folder = self.person(name).rsplit("/", 1)[1]
+        for line in list(self._lines(index)):
+            if line.startswith(f"- {folder}/:"):
+                self._replace(index, line, f"{line}{USER_MARK}")
+            elif line.startswith(f"- {slug(USER)}/:"):
+                self._replace(
+                    index, line, f"- {slug(USER)}/: the user before they gave their name: {name} ({folder}/)"
+                )
+        return name
 
     # The filing, shared with split curation's filer (agents/split/filer.py): where a person's
     # keyed facts and lines go is decided here alone, whoever extracted them.
@@ -205,22 +253,33 @@ class Curator:
         self.result.facts_written += 1
         return path
 
-    def file_verbatim(self, speaker: str, turn: Turn) -> None:
-        """The turn as said, one line: every fact is kept, whatever was extracted from it."""
+    def file_verbatim(self, speaker: str, turn: Turn, beside: Turn | None = None) -> None:
+        """The turn as said, one line: every fact is kept, whatever was extracted from it. An
+        assistant's turn goes `beside` the person's turn it answers, in that turn's file."""
         dated = f"- {turn.date}: " if turn.date else "- "
-        self.file_line(speaker, turn, f"{dated}{turn.speaker}: {one_line(turn.text)} [{turn.locator}]")
+        line = f"{dated}{turn.speaker}: {one_line(turn.text)} [{turn.locator}]"
+        self.file_line(speaker, beside or turn, line)
 
     def _integrate_person(self, speaker: str, turns: list[Turn]) -> None:
         folder = self.person(speaker)
         subject = slug(speaker).replace("-", " ")
         for turn in turns:
-            for attr, value in keyed_facts(turn.text):
+            for attr, value in [] if is_assistant(turn.speaker) else keyed_facts(turn.text):
                 self._keyed(folder, speaker, subject, attr, value, turn)
+        beside: Turn | None = None
         for turn in turns:
-            self.file_verbatim(speaker, turn)
+            if is_assistant(turn.speaker):
+                self.file_verbatim(speaker, turn, beside)
+            else:
+                self.file_verbatim(speaker, turn)
+                beside = turn
 
     def _keyed(self, folder: str, speaker: str, subject: str, attr: str, value: str, turn: Turn) -> None:
-        """Write the live line of (subject, attribute) in its one section, superseding the old one."""
+        """Write the live line of (subject, attribute) in its one section, superseding the old one.
+        A junk value (`fact_quality.junk_reason`) is not written: it would strike a true one."""
+        if junk_reason(value) is not None:
+            self.result.keyed_refused += 1
+            return
         path = f"{folder}/{FACTS}"
         desc = f"{speaker}'s keyed facts, current and past values, one section per attribute"
         if self._ensure_file(path, _file("facts", desc, f"{speaker}: keyed facts")):

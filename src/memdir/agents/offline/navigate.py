@@ -28,7 +28,7 @@ ATTRIBUTE_CUES: dict[str, frozenset[str]] = {
     for attr, words in {
         "home": ("live", "living", "lives", "home", "reside", "moved", "house", "city", "where"),
         "job": ("work", "works", "job", "career", "profession", "occupation", "employed"),
-        "diet": ("diet", "eat", "vegan", "vegetarian"),
+        "diet": ("diet", "eat", "eats", "eating", "food", "meat", "vegan", "vegetarian"),
         "preference": ("prefer", "prefers", "like", "likes", "enjoy", "drink", "favorite"),
     }.items()
 }

@@ -12,7 +12,11 @@ about them), else over the store. The best-ranked files are then read: a small f
 larger one by the section around its best hit (`toc`, `section_read`), whole only when no section
 holds it. Every line read is scored by idf-weighted term overlap with the question and the
 answer is the best-supported sentence, citing its line. Current keyed values beat struck-through
-past ones unless the question asks about the past. A baseline, labelled so in every output.
+past ones unless the question asks about the past. When the question names a person, that
+person's live keyed fact of the attribute it cues ("eat" cues diet) comes first, and their own
+lines beat lines that merely mention them; an assistant's line is never the answer while a
+person's line matches (the assistant's turns are kept only as context, docs/conventions.md,
+"People"). A baseline, labelled so in every output.
 """
 
 from __future__ import annotations
@@ -26,9 +30,11 @@ from typing import Any
 
 from memdir.agents.offline import navigate
 from memdir.agents.offline.navigate import ATTRIBUTE_CUES, Entry
+from memdir.agents.offline.speakers import is_assistant
 from memdir.agents.offline.text import STOPWORDS, WORD, stem, terms
 from memdir.conventions import LOCATOR, TURN, parse_keyed
 from memdir.tools.profiles import Harness
+from memdir.words import sentences
 
 HIT = re.compile(r"^(?P<path>/memories/\S+?\.md):(?P<line>\d+): (?P<text>.*)$")
 NUMBERED = re.compile(r"^\s*(?P<n>\d+)\t(?P<text>.*)$")
@@ -40,6 +46,8 @@ PAST_WORDS = re.compile(
 DATE_Q = re.compile(r"^\s*(when|what (date|day|year|month))\b", re.I)
 CHUNK_TURN = re.compile(rf"^\[(?P<loc>{TURN})\] (?P<rest>.*)$")  # a turn as a chunk shows it
 DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
+# The speaker a turn line names: `- 2023-05-01: Alice: text [S1T2]` (keyed lines hold a `|`).
+SPEAKER = re.compile(r"^(?:[-*]\s+)?(?:\d{4}-\d{2}-\d{2}:\s*)?(?P<speaker>[A-Za-z][\w .'-]{0,40}?):\s+")
 SECTION_HIT = re.compile(r"^\d+\. (?P<path>/memories/\S+?\.md) lines? (?P<a>\d+)(?:-(?P<b>\d+))?", re.M)
 CHUNK_TOOLS = ("bm25_chunk_retrieve", "hybrid_chunk_retrieve")
 TOP_FILES = 3
@@ -237,11 +245,19 @@ class LexicalSearcher:
         wants_past = bool(PAST_WORDS.search(question))
         q_all = {stem(w) for w in WORD.findall(question)}
         cued = {attr for attr, cues in ATTRIBUTE_CUES.items() if cues & q_all}
+        named = navigate.proper_names(question)
         for ln, d in zip(lines, docs, strict=True):
             s = sum(math.log(1 + n / df[t]) for t in set(q_terms) if t in d)
             keyed = parse_keyed(ln.path, ln.n, ln.text)
+            who = speaker_of(ln.text)
             if keyed and keyed.attribute.strip() in cued:
                 s = (s + 1.0) * 1.5
+                if _names(keyed.subject, named):
+                    s *= 2.0  # the named person's own value of what is asked
+            if who is not None and is_assistant(who):
+                s *= 0.1  # context the assistant said, never the person's fact
+            elif who is not None and _names(who, named):
+                s *= 1.5  # the person's own line, not one that merely mentions them
             if keyed and keyed.live:
                 s *= 0.7 if wants_past else 1.5
             elif ln.text.startswith("- ~~"):
@@ -252,10 +268,24 @@ class LexicalSearcher:
 
     def search(self, question: str) -> SearchResult:
         lines = self.retrieve(question)
-        if not lines or lines[0].score <= 0:
+        said = [ln for ln in lines if ln.score > 0]
+        people = [ln for ln in said if not is_assistant(speaker_of(ln.text) or "")]
+        if not said:
             return SearchResult("The store does not say.", [], lines, self.calls)
-        best = lines[0]
+        best = (people or said)[0]
         return SearchResult(extract(best.text, question), [f"{best.path}:{best.n}"], lines, self.calls)
+
+
+def speaker_of(line: str) -> str | None:
+    """Who said a turn line (`- 2023-05-01: Alice: ...` gives "Alice"), or None for other lines."""
+    m = SPEAKER.match(line)
+    return m["speaker"].strip() if m else None
+
+
+def _names(who: str, named: set[str]) -> bool:
+    """`who` (a speaker or keyed subject) is a person the question names: all its words are."""
+    parts = {p for p in re.split(r"[\s-]+", who.lower()) if p}
+    return bool(parts) and parts <= named
 
 
 def _date_key(text: str) -> int:
@@ -276,10 +306,10 @@ def extract(line: str, question: str) -> str:
     body = re.sub(r"^[-*]\s+", "", body).replace("~~", "")
     date = DATE.match(body)
     body = re.sub(r"^\d{4}-\d{2}-\d{2}:\s*", "", body)
-    body = re.sub(r"^[A-Z][\w .'-]{0,40}?:\s+", "", body)  # "Alice: ..." speaker prefix
-    q = set(terms(question))
-    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", body) if s.strip()] or [body]
-    best = max(sentences, key=lambda s: (len(q & set(terms(s))), -len(s)))
+    body = SPEAKER.sub("", body)  # "Alice: ..." speaker prefix
+    # the speaker's own name says nothing in their line ("Hi, I'm Alice." is no answer about Alice)
+    q = set(terms(question)) - set(terms(speaker_of(line) or ""))
+    best = max(sentences(body) or [body], key=lambda s: (len(q & set(terms(s))), -len(s)))
     if date and DATE_Q.search(question):
         d = datetime.date.fromisoformat(date.group(1))
         return f"{d.day} {d:%B} {d.year}"  # the session's date, in the form golds are written
