@@ -133,3 +133,18 @@ def test_a_citation_counts_only_inside_what_was_shown() -> None:
     assert within_shown("/memories/a.md > # A", shown) == "/memories/a.md > # A"
     assert within_shown("/memories/a.md:4-6", shown) is None  # line 4 was not shown
     assert within_shown("/memories/b.md:5", shown) is None
+
+
+def test_the_sections_shown_keep_to_the_byte_budget(tmp_path: Path) -> None:
+    from memdir.agents.read_search import top_sections
+
+    store = new_store(tmp_path / "m")
+    long_line = "- Rex the beagle " + "chases balls in the park " * 40 + "[S1T1]"  # about 1 KB
+    body = "".join(f"{long_line}\n" for _ in range(4))
+    text = f"---\nname: rex\ndescription: Rex the beagle\n---\n# Rex\n{body}"
+    Harness(store, "manage").call_or_raise("create", {"path": "/memories/rex.md", "file_text": text})
+    shown = top_sections(store, "Where does Rex the beagle chase balls?", budget=2_500)
+    assert len(shown) == 2 and sum(s.size for s in shown) <= 2_500  # a third would not fit
+    assert all(s.lines == (long_line,) and s.end == s.start for s in shown)  # whole lines
+    (tiny,) = top_sections(store, "Where does Rex the beagle chase balls?", budget=100)
+    assert tiny.size == 100 and long_line.startswith(tiny.lines[0])  # a first line cut to the budget

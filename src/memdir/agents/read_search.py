@@ -97,7 +97,8 @@ def top_sections(
     store: Store, question: str, *, k: int = READ_K, budget: int = READ_BUDGET, mode: str | None = None
 ) -> list[Shown]:
     """The `k` best sections for `question`, best first, cut to `budget` bytes in all: a section
-    that does not fit whole keeps its first lines that do, and the ones after it are left out."""
+    that does not fit whole keeps its first lines that do, and the ones after it are left out
+    (a first line longer than the whole budget, a dumped turn say, is shown cut to it)."""
     hits = search_sections(SearchIndex.for_store(store), question, mode or default_mode(), "/memories", k)
     shown: list[Shown] = []
     left = budget
@@ -108,6 +109,9 @@ def top_sections(
         kept: list[str] = []
         for line in section.lines:
             cost = len(line.encode("utf-8")) + 1
+            if cost > left and not shown and not kept:
+                kept.append(line.encode("utf-8")[: max(left - 1, 0)].decode("utf-8", "ignore"))
+                break
             if cost > left:
                 break
             kept.append(line)
