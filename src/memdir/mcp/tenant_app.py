@@ -93,15 +93,13 @@ class TenantDispatch:
             await _unauthorized(send, "unknown token")
             return
         handed = False
+        stream = scope.get("method") == "GET"  # an event stream, held open for its session's life
         try:
-            async with self.pool.use(entry) as manager:
+            async with self.pool.use(entry, stream=stream) as manager:
                 handed = True
                 await manager.handle_request(scope, receive, send)
-        except TenantBusy:
-            reason = (
-                f"this tenant already has {self.pool.per_tenant} requests in flight; retry after one ends"
-            )
-            await _refuse(send, 429, "too_many_requests", reason, [(b"retry-after", b"1")])
+        except TenantBusy as busy:
+            await _refuse(send, 429, "too_many_requests", str(busy), [(b"retry-after", b"1")])
         except MemdirError as exc:
             if handed:
                 raise

@@ -15,7 +15,10 @@ index (SQLite manifest, tantivy, the inotify watch), the description cache, and 
 Busy tenants come on top of `capacity`, and are bounded by the server's connection limit
 (`http_limits.MAX_CONNECTIONS`: one tenant per request at most). A tenant's own requests in
 flight are bounded too (`per_tenant`): past it a request gets 429, so one tenant's burst
-cannot take every connection slot from the others.
+cannot take every connection slot from the others. Event streams (`GET /mcp`, held open for a
+session's life) are bounded per tenant and in all, the last few kept for tenants that hold
+none (tenants.STREAMS_PER_TENANT, MAX_STREAMS, STREAMS_RESERVED), so streams never fill the
+connections one address may open: on loopback that address is every client's.
 """
 
 from __future__ import annotations
@@ -32,7 +35,14 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
 from memdir.mcp.server import MAX_SESSIONS, SESSION_IDLE_S, build_server
-from memdir.mcp.tenants import OPEN_TENANTS, PER_TENANT, TenantToken
+from memdir.mcp.tenants import (
+    MAX_STREAMS,
+    OPEN_TENANTS,
+    PER_TENANT,
+    STREAMS_PER_TENANT,
+    STREAMS_RESERVED,
+    TenantToken,
+)
 from memdir.store.store import Store
 from memdir.tools.base import Meter
 from memdir.tools.guards import Guards
@@ -41,7 +51,8 @@ from memdir.tools.wiring import open_store
 
 
 class TenantBusy(Exception):
-    """The tenant already has `per_tenant` requests in flight."""
+    """The request is past a bound (the tenant's requests in flight, or event streams); the
+    message says which and what to do."""
 
 
 def release_store(store: Store, settle_s: float = 30.0) -> None:
@@ -80,7 +91,8 @@ class OpenTenant:
     root: str
     store: Store
     served: dict[str, _Served] = field(default_factory=dict)  # by token hash
-    requests: int = 0  # HTTP requests in flight
+    requests: int = 0  # HTTP requests in flight (its event streams included)
+    streams: int = 0  # event streams (GET /mcp) held open
     calls: int = 0  # tool calls in flight (may outlive their request)
 
     @property
@@ -98,13 +110,22 @@ class TenantPool:
         guards: Guards | None = None,
         capacity: int = OPEN_TENANTS,
         per_tenant: int = PER_TENANT,
+        streams_per_tenant: int = STREAMS_PER_TENANT,
+        max_streams: int = MAX_STREAMS,
+        streams_reserved: int = STREAMS_RESERVED,
     ) -> None:
         if capacity < 1 or per_tenant < 1:
             raise ValueError("the pool needs room for at least one tenant and one request")
+        if not 0 <= streams_reserved < max_streams:
+            raise ValueError("the reserved streams must leave some of max_streams for any tenant")
         self.security = security
         self.guards = guards or Guards()
         self.capacity = capacity
         self.per_tenant = per_tenant
+        self.streams_per_tenant = streams_per_tenant
+        self.max_streams = max_streams
+        self.streams_reserved = streams_reserved
+        self.streams = 0  # event streams held open, all tenants
         self.open: OrderedDict[str, OpenTenant] = OrderedDict()  # by real root, oldest first
         self.meters: dict[str, Meter] = {}  # by token hash: totals survive an eviction
         self.opened = 0  # tenants opened, re-openings included
@@ -128,9 +149,12 @@ class TenantPool:
                 tg.cancel_scope.cancel()
 
     @contextlib.asynccontextmanager
-    async def use(self, entry: TenantToken) -> AsyncIterator[StreamableHTTPSessionManager]:
+    async def use(
+        self, entry: TenantToken, stream: bool = False
+    ) -> AsyncIterator[StreamableHTTPSessionManager]:
         """The session manager of `entry`'s token, its tenant open and pinned while the request
-        runs. Raises TenantBusy past `per_tenant` requests."""
+        runs. Raises TenantBusy past `per_tenant` requests, or, for an event stream (`stream`),
+        past the stream bounds."""
         root = entry.real_root
         while root in self._closing:  # an eviction of this tenant is still flushing
             await self._closing[root].wait()
@@ -141,7 +165,15 @@ class TenantPool:
         else:
             self.open.move_to_end(root)
         if tenant.requests >= self.per_tenant:
-            raise TenantBusy(root)
+            raise TenantBusy(
+                f"this tenant already has {self.per_tenant} requests in flight; retry after one ends"
+            )
+        if stream:
+            refusal = self._stream_refusal(tenant)
+            if refusal is not None:
+                raise TenantBusy(refusal)
+            tenant.streams += 1
+            self.streams += 1
         tenant.requests += 1
         try:
             served = tenant.served.get(entry.token_sha256)
@@ -153,7 +185,23 @@ class TenantPool:
             yield served.manager
         finally:
             tenant.requests -= 1
+            if stream:
+                tenant.streams -= 1
+                self.streams -= 1
             self._evict_excess()
+
+    def _stream_refusal(self, tenant: OpenTenant) -> str | None:
+        """Why `tenant` may not open another event stream now, or None. A tenant that holds none
+        may take a reserved one, so streams held by others never lock it out."""
+        if tenant.streams >= self.streams_per_tenant:
+            return (
+                f"this tenant already holds {self.streams_per_tenant} event streams (GET /mcp); "
+                "close one (end a session you no longer use), or retry later"
+            )
+        room = self.max_streams - (0 if tenant.streams == 0 else self.streams_reserved)
+        if self.streams >= room:
+            return "the server holds as many event streams as it serves; retry later (requests are served)"
+        return None
 
     def _serve(self, tenant: OpenTenant, entry: TenantToken) -> _Served:
         harness = Harness(
@@ -222,4 +270,9 @@ class TenantPool:
                 closing.set()
 
     def stats(self) -> dict[str, Any]:
-        return {"open": len(self.open), "opened": self.opened, "evicted": self.evicted}
+        return {
+            "open": len(self.open),
+            "opened": self.opened,
+            "evicted": self.evicted,
+            "streams": self.streams,
+        }

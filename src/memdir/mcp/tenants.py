@@ -32,6 +32,14 @@ TOKEN_BYTES = 32
 # The serving bounds of a tenants file (tenant_pool.py), here so the CLI can show them cheaply.
 OPEN_TENANTS = 128  # tenants kept open (`memdir serve --open-tenants`)
 PER_TENANT = 32  # one tenant's requests in flight (`memdir serve --tenant-requests`); 429 beyond
+# Event streams (`GET /mcp`, each held open for its session's life). On loopback every client
+# shares one address, whose open connections http_limits bounds (MAX_CONNECTIONS_PER_CLIENT,
+# 64): two tenants holding 32 streams each took all of them, and every other tenant got 503.
+# So streams take at most half of that, a tenant at most STREAMS_PER_TENANT of them, and the
+# last STREAMS_RESERVED go only to tenants that hold none; past a bound a stream gets 429.
+STREAMS_PER_TENANT = 4
+MAX_STREAMS = 32
+STREAMS_RESERVED = 8
 
 
 @dataclass(frozen=True)
