@@ -207,3 +207,17 @@ def test_cli_ingest_then_ask_offline_answers_vegan(tmp_path: Path) -> None:
     assert "vegan" in res.output and "/memories/people/alice/facts.md:" in res.output
     assert "Nice to meet you" not in res.output
     assert not (root / "people" / "assistant").exists() and not (root / "people" / "user").exists()
+
+
+def test_the_searcher_reads_the_named_persons_study_section(tmp_path: Path) -> None:
+    mem = Memory(tmp_path / "mem")
+    mem.add(
+        [
+            {"speaker": "Emi", "text": "I'm majoring in Psychology at UCLA."},
+            {"speaker": "Elise", "text": "Emi told me she studies hard, harder than me in chemistry."},
+        ],
+        date=DAY,
+    )
+    answer = mem.ask("What does Emi study?")
+    assert answer.answer == "Psychology at UCLA"
+    assert answer.citations[0].path == f"{PEOPLE}/emi/facts.md"

@@ -30,6 +30,7 @@ ATTRIBUTE_CUES: dict[str, frozenset[str]] = {
         "job": ("work", "works", "job", "career", "profession", "occupation", "employed"),
         "diet": ("diet", "eat", "eats", "eating", "food", "meat", "vegan", "vegetarian"),
         "preference": ("prefer", "prefers", "like", "likes", "enjoy", "drink", "favorite"),
+        "study": ("study", "studies", "studying", "major", "majoring", "degree"),
     }.items()
 }
 
