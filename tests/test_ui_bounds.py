@@ -238,16 +238,34 @@ def test_a_big_file_is_shown_a_page_at_a_time(client: TestClient) -> None:
     assert "previous" in page2.text
     last = client.get("/s/store/file", params={"path": "/memories/big.txt", "from": "99990"})
     assert "lines 99990–100000 of 100000" in last.text and "next</a>" not in last.text
+    rendered = client.get("/s/store/file", params={"path": "/memories/big.txt"}).text
+    assert f'data-lines="1-{PAGE_LINES}"' in rendered and f"line {PAGE_LINES + 1} of" not in rendered
     past = client.get("/s/store/file", params={"path": "/memories/big.txt", "from": "100001"})
     assert past.status_code == 404 and "100000 lines" in past.text
 
 
 def test_a_cited_line_of_a_big_file_opens_its_page(client: TestClient) -> None:
-    r = client.get("/s/store/file", params={"path": "/memories/big.txt", "lines": "50000-50001"})
+    r = client.get(
+        "/s/store/file", params={"path": "/memories/big.txt", "lines": "50000-50001", "view": "source"}
+    )
     lines = shown_lines(r.text)
     assert 50000 in lines and len(lines) <= PAGE_LINES and lines[0] < 50000
     assert re.search(r'id="L50000" class="cited"', r.text) and re.search(r'id="L50001" class="cited"', r.text)
     assert "line 50000 of the big file" in r.text
+
+
+def test_a_later_page_renders_with_the_files_own_line_numbers(tmp_path: Path) -> None:
+    root = tmp_path / "m"
+    root.mkdir()
+    lines = ["---", "name: long", "description: a long note", "---"] + [f"- item {i}" for i in range(5, 1501)]
+    lines[1200] = "## Late heading"  # line 1201
+    (root / "long.md").write_text("\n".join(lines) + "\n")
+    c = TestClient(build_app(Sources([Source("m", "m", root)]), scratch=tmp_path / "scratch"), base_url=LOCAL)
+    first = c.get("/s/m/file", params={"path": "/memories/long.md"}).text
+    assert "a long note" in first and "Late heading" not in first  # the frontmatter, on page 1
+    later = c.get("/s/m/file", params={"path": "/memories/long.md", "from": "1001"}).text
+    assert 'href="#L1201">Late heading</a>' in later and 'id="L1201"' in later
+    assert "a long note" not in later and "lines 1001–1500 of 1500" in later
 
 
 def test_a_line_longer_than_a_page_is_cut(client: TestClient) -> None:
@@ -283,8 +301,11 @@ def test_a_wide_folder_is_shown_a_page_of_entries_at_a_time(client: TestClient) 
     nxt = re.search(r'<a href="([^"]+)"[^>]*>next</a>', r.text)
     assert nxt is not None and f"from={PAGE_ENTRIES}" in nxt.group(1)
     page2 = client.get(nxt.group(1).replace("&amp;", "&")).text
-    assert page2.count('<li class="file') == 700 and f"n{total - 1:05d}.md" in page2
-    assert "note 1199" in page2  # descriptions are read for the page shown
+    assert page2.count('<li class="file') == PAGE_ENTRIES and "previous</a>" in page2
+    assert f"entries {PAGE_ENTRIES + 1}–{2 * PAGE_ENTRIES} of {total}" in page2
+    last = client.get("/s/store/tree", params={"path": "/memories/wide", "from": 2 * PAGE_ENTRIES}).text
+    assert last.count('<li class="file') == total - 2 * PAGE_ENTRIES and f"n{total - 1:05d}.md" in last
+    assert f"note {total - 1}" in last and "next</a>" not in last  # descriptions: the page's own
     frag = client.get("/s/store/children", params={"path": "/memories/wide"}).text
     assert frag.count('<li class="file') == PAGE_ENTRIES and "700 more" in frag
 
@@ -301,3 +322,20 @@ def test_a_huge_core_file_is_counted_in_part_with_a_link(tmp_path: Path) -> None
     assert gauge is not None and "over budget" in gauge.group(0) and "at least" in gauge.group(0)
     assert 'href="/s/c/file?path=%2Fmemories%2FMEMORY.md"' in gauge.group(0)
     assert "≥" in html  # the file's own badge: a lower bound, not a count
+
+
+def test_the_gauge_is_checks_count_and_its_bound_never_exceeds_it(store_root: Path, tmp_path: Path) -> None:
+    import random
+
+    from memdir.store import spec
+
+    c = TestClient(build_app(Sources([Source("s", "s", store_root)]), scratch=tmp_path / "x"), base_url=LOCAL)
+    exact = spec.core_tokens(Store(store_root))
+    assert f"{exact} / 30000 tokens" in c.get("/s/s/tree").text and "at least" not in c.get("/s/s/tree").text
+    rng = random.Random(7)
+    pieces = ["a", "b ", " ", "\n", "/", "x\n", "é", "  ", "\t", "Hello", "- fact [S1T1]\n", "\n\n", "1"]
+    for _ in range(2000):
+        body = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 60)))
+        whole = spec.core_file_tokens("/memories/M.md", body)
+        cut = rng.randint(0, len(body))
+        assert spec.core_file_tokens_at_least("/memories/M.md", body[:cut]) <= whole, (body, cut)

@@ -106,12 +106,15 @@ class Section:
         return 1 if self.parent is None else self.parent.depth + 1
 
 
-def outline(text: str) -> list[Section]:
-    """All headings of the file in order, each with its section's line range and parent."""
-    _, fm_lines = frontmatter.split(text)
+def outline(text: str, first: int = 1) -> list[Section]:
+    """All headings of the file in order, each with its section's line range and parent.
+    `first` > 1: `text` is a page of a longer file (`store/window.py`) from line `first` on,
+    so it has no frontmatter, its lines are numbered from `first`, and its last section ends
+    with the page."""
+    _, fm_lines = frontmatter.split(text) if first == 1 else (None, first - 1)
     newlines = text.count("\n")  # the file's lines, without holding them as a list
-    total = newlines if text.endswith("\n") else newlines + 1
-    body = frontmatter.body(text)
+    total = (newlines if text.endswith("\n") else newlines + 1) + first - 1
+    body = frontmatter.body(text) if first == 1 else text
     heads = [Section(level, title, i + 1 + fm_lines, total) for i, level, title in _headings(body)]
     stack: list[Section] = []
     for sec in heads:

@@ -137,6 +137,17 @@ class SafeRoot:
             return _read_at(d, parts, shown, limit)
 
     @contextlib.contextmanager
+    def open_plain(self, parts: tuple[str, ...], shown: str) -> Iterator[int]:
+        """A read-only descriptor of the plain file at `parts` (refused as `read` refuses), for
+        a reader that reads a part of it at a time (`store/window.py`: a page of a big file)."""
+        with self.dir_fd(parts[:-1], shown) as d:
+            fd, _st = _open_plain(d, parts, shown)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+
+    @contextlib.contextmanager
     def reader(self) -> Iterator[Reader]:
         """A `read` for a walk that reads many files: the descriptor of the folder it last read
         in is kept until it reads in another, so 100,000 notes in one folder cost one open
@@ -288,15 +299,8 @@ class SafeRoot:
 def _read_at(d: int, parts: tuple[str, ...], shown: str | None, limit: int | None) -> bytes:
     """The bytes of the plain file `parts[-1]` in the folder open at `d` (at most `limit`);
     an error names it `shown`, else `printable(parts)`."""
+    fd, st = _open_plain(d, parts, shown)
     try:
-        fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=d)
-    except OSError as exc:
-        raise _path_error(exc, shown if shown is not None else printable(parts)) from None
-    try:
-        st = os.fstat(fd)
-        problem = unplain(st, folder_ok=False)
-        if problem is not None:
-            raise PathError(f"{shown if shown is not None else printable(parts)} {problem}")
         # One read of the size fstat gives, plus one byte, into a buffer of that size (no copy
         # of a 50 MB file in a growing buffer); a short read of a plain file is its end, and a
         # file grown meanwhile is read on to its end.
@@ -314,6 +318,25 @@ def _read_at(d: int, parts: tuple[str, ...], shown: str | None, limit: int | Non
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def _open_plain(d: int, parts: tuple[str, ...], shown: str | None) -> tuple[int, os.stat_result]:
+    """A descriptor of the plain file `parts[-1]` in the folder open at `d` (no link, folder,
+    device or hard link: `unplain`) and its fstat; the caller closes it."""
+    try:
+        fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=d)
+    except OSError as exc:
+        raise _path_error(exc, shown if shown is not None else printable(parts)) from None
+    try:
+        st = os.fstat(fd)
+    except BaseException:
+        os.close(fd)
+        raise
+    problem = unplain(st, folder_ok=False)
+    if problem is not None:
+        os.close(fd)
+        raise PathError(f"{shown if shown is not None else printable(parts)} {problem}")
+    return fd, st
 
 
 class Reader:

@@ -324,6 +324,18 @@ def core_file_tokens(path: str, body: str, *, piece: int = _PIECE) -> int:
     return _count_in_pieces(itertools.chain(_opened(path, body, piece), ["\n"]), piece)
 
 
+def core_file_tokens_at_least(path: str, head: str, *, piece: int = _PIECE) -> int:
+    """A lower bound of `core_file_tokens(path, body)` from `head`, the start of a body too big
+    to read whole (the UI's gauge reads a bounded part of core memory): the element's opening
+    and `head` up to its last `_TOKEN_CUT`. The body's count splits exactly there, and what
+    follows the cut in the body starts with a printable character, so it only adds tokens."""
+    end = len(head)
+    while (end := head.rfind("\n", 0, end)) >= 0 and not _TOKEN_CUT.match(head, end):
+        pass
+    kept = head[: end + 1] if end >= 0 else ""
+    return _count_in_pieces([f'<memory_file path="{path}">\n', kept], piece)
+
+
 def core_total(shares: list[int]) -> int:
     """The core block's tokens from its files' `core_file_tokens`: each closing tag, with the
     newline that joins it to the next element, or without one after the last."""

@@ -3,11 +3,12 @@
 A folder is listed by one scan of its subtree through the store's link-safe walker
 (`SafeRoot.scan`, the iterator under `Store.walk`: depth-bounded, no link followed, hidden
 entries left out, as every tool sees it), which also gives each child folder its size and file
-count; only the children's heads are read, for their descriptions. So opening a folder costs
-its own subtree, never the whole store, and the root's listing also yields the core-memory
-gauge (`spec.core_tokens` over the root's entries: the same count `memdir check` budgets),
-with no second walk. The scan's entries are not made into `Entry` objects (a `Path` each):
-at 10,000 files that alone took most of a second.
+count. A folder is shown `PAGE_ENTRIES` children a page, and only the page's children's
+heads are read, for their descriptions. So opening a folder costs its own subtree, never the
+whole store, and the root's listing also yields the core-memory gauge (`ui/core.py`: the
+count `memdir check` budgets, read in bounded time), with no second walk. The scan's entries
+are not made into `Entry` objects (a `Path` each): at 10,000 files that alone took most of a
+second.
 """
 
 from __future__ import annotations
@@ -15,15 +16,18 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from memdir.errors import ToolError
+from memdir.errors import NotFoundError
 from memdir.store import spec
 from memdir.store.descriptions import read_description
 from memdir.store.frontmatter import MEMORY_INDEX
 from memdir.store.paths import ROOT, MemoryPath
 from memdir.store.safefs import Unread, unread
-from memdir.store.store import Entry, Store
-from memdir.tokens import count_tokens
+from memdir.store.store import Store
 from memdir.tools.text import human_size
+from memdir.ui import core
+from memdir.ui.core import Budget
+
+PAGE_ENTRIES = 500  # a folder's entries per page: a 20,000-entry folder was a 3.8 MB page
 
 
 @dataclass
@@ -37,7 +41,8 @@ class Child:
     entries: int = 0  # a folder's own entries: over the fanout cap is a `check` problem
     description: str | None = None
     core: bool = False  # a markdown file directly in the root: always loaded
-    tokens: int | None = None  # core files: their share of the core budget
+    tokens: int | None = None  # core files: their share of the core budget (None: not counted)
+    tokens_at_least: bool = False  # `tokens` is a lower bound (ui/core.py)
 
     @property
     def shown_size(self) -> str:
@@ -50,15 +55,30 @@ class Child:
 
 @dataclass
 class Listing:
+    """A page of a folder's children: `children` are entries `start`.. of its `total`."""
+
     folder: MemoryPath
     children: list[Child] = field(default_factory=list)
     unread: list[Unread] = field(default_factory=list)
-    entries: list[Entry] = field(default_factory=list)  # the children as the store walks them
+    total: int = 0
+    start: int = 0
+    budget: Budget | None = None  # the root's: the core-memory gauge
+
+    @property
+    def next_start(self) -> int | None:
+        end = self.start + len(self.children)
+        return end if end < self.total else None
+
+    @property
+    def previous_start(self) -> int | None:
+        return max(0, self.start - PAGE_ENTRIES) if self.start > 0 else None
 
 
-def list_folder(store: Store, folder: MemoryPath) -> Listing:
-    """The children of `folder`, folders first, each group in name order."""
-    out = Listing(folder)
+def list_folder(store: Store, folder: MemoryPath, start: int = 0, count: int = PAGE_ENTRIES) -> Listing:
+    """The children `start`..`start + count` of `folder`, folders first, each group in name
+    order; only theirs are read (descriptions, core tokens), so a page of a 20,000-entry
+    folder reads 500 heads, not 20,000. The root's listing also holds the core gauge."""
+    out = Listing(folder, start=start)
     depth = len(folder.parts) + 1
     kids: dict[tuple[str, ...], Child] = {}
     if not store.is_dir(folder):
@@ -74,7 +94,6 @@ def list_folder(store: Store, folder: MemoryPath) -> Listing:
         if len(parts) == depth:
             mp = MemoryPath(parts)
             kids[parts] = Child(mp, is_dir, 0 if is_dir else f.size, 0 if is_dir else 1)
-            out.entries.append(Entry(mp, store.root.joinpath(*parts), is_dir, f.size, f.mtime_ns))
         else:
             top = kids.get(parts[:depth])
             if top is None:
@@ -84,49 +103,39 @@ def list_folder(store: Store, folder: MemoryPath) -> Listing:
             if not is_dir:
                 top.size += f.size
                 top.files += 1
-    for child in kids.values():
+    ordered = sorted(kids.values(), key=lambda c: (not c.is_dir, c.path.name))
+    out.total = len(ordered)
+    if start and start >= out.total:
+        raise NotFoundError(f"{folder.text} has {out.total} entries; its listing starts at entry 0")
+    out.children = ordered[start : start + count]
+    if folder.is_root:
+        out.budget = core.gauge(store, [c.path for c in ordered if _is_core(c)])
+    for child in out.children:
         if child.is_dir:
             index = child.path.child(MEMORY_INDEX)
             if store.exists(index):
                 child.description = read_description(store, index)
         elif child.path.name.endswith(".md"):
             child.description = read_description(store, child.path)
-            if folder.is_root:
+            if out.budget is not None and _is_core(child):
                 child.core = True
-                child.tokens = _tokens(store, child.path)
-    out.children = sorted(kids.values(), key=lambda c: (not c.is_dir, c.path.name))
+                share = out.budget.shares.get(child.path.text)
+                if share is not None:
+                    child.tokens, child.tokens_at_least = share.tokens, share.at_least
     return out
 
 
-def _tokens(store: Store, mp: MemoryPath) -> int | None:
-    try:
-        return count_tokens(store.read_bytes(mp).decode("utf-8", "replace"))
-    except ToolError:
-        return None
+def _is_core(child: Child) -> bool:
+    return not child.is_dir and child.path.name.endswith(".md") and len(child.path.parts) == 1
 
 
-@dataclass(frozen=True)
-class Budget:
-    """The core-memory gauge: tokens of the root's markdown against the core budget."""
-
-    tokens: int
-    budget: int
-
-    @property
-    def percent(self) -> int:
-        return min(100, round(100 * self.tokens / self.budget)) if self.budget else 100
-
-    @property
-    def over(self) -> bool:
-        return self.tokens > self.budget
-
-
-def budget(store: Store, limit: int = spec.DEFAULT_CORE_BUDGET, root: Listing | None = None) -> Budget:
-    """The same count `memdir check` holds to its budget (`spec.core_tokens`); given the root's
-    listing, from its entries (core memory is the root's markdown), so no walk of the store."""
-    if root is None or not root.folder.is_root:
-        root = list_folder(store, ROOT)
-    return Budget(spec.core_tokens(store, spec.Walk(root.entries, root.unread)), limit)
+def budget(store: Store, root: Listing | None = None) -> Budget:
+    """The core gauge (`ui/core.py`: `memdir check`'s count, bounded); given the root's
+    listing, from it, so no second walk of the store."""
+    if root is None or root.budget is None:
+        root = list_folder(store, ROOT, count=0)
+    assert root.budget is not None  # a root listing always holds one
+    return root.budget
 
 
 def child_folders(store: Store, folder: MemoryPath) -> list[str]:

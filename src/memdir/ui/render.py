@@ -136,31 +136,37 @@ def render_markdown(
     locator_href: LocatorHref = lambda _loc: None,
     lines: tuple[int, int] | None = None,
     image_src: ImageSrc = _no_image,
+    first: int = 1,
 ) -> Rendered:
     """The file `text` as safe HTML with its outline; `lines` (1-indexed, inclusive) marks the
-    blocks that overlap a cited range."""
-    fm, fm_lines = frontmatter.split(text)
-    meta = frontmatter.parse(text)
-    body = frontmatter.body(text)
+    blocks that overlap a cited range. `first` > 1: `text` is a page of a longer file from
+    that line on (`store/window.py`), with no frontmatter and its lines numbered from there; a
+    block the page's edges cut is rendered as far as the page holds it."""
+    if first == 1:
+        fm, fm_lines = frontmatter.split(text)
+        meta = frontmatter.parse(text)
+        body = frontmatter.body(text)
+    else:
+        fm, fm_lines, meta, body = None, first - 1, frontmatter.Frontmatter({}, 0, ""), text
     md = _parser()
     tokens = md.parse(body)
     marker = _Marker(href, exists, locator_href)
     anchors: set[int] = set()
     for tok in tokens:
         if tok.map is not None and tok.nesting >= 0:
-            first, last = tok.map[0] + 1 + fm_lines, tok.map[1] + fm_lines
-            if first not in anchors:  # the outermost block starting on a line holds its anchor
-                anchors.add(first)
-                tok.attrSet("id", f"L{first}")
-            tok.attrSet("data-lines", f"{first}-{last}")
-            if lines is not None and first <= lines[1] and lines[0] <= last:
+            top, last = tok.map[0] + 1 + fm_lines, tok.map[1] + fm_lines
+            if top not in anchors:  # the outermost block starting on a line holds its anchor
+                anchors.add(top)
+                tok.attrSet("id", f"L{top}")
+            tok.attrSet("data-lines", f"{top}-{last}")
+            if lines is not None and top <= lines[1] and lines[0] <= last:
                 tok.attrJoin("class", "cited")
         if tok.type == "inline" and tok.children:
             tok.children = _mark_children(tok.children, marker, href)
     html = md.renderer.render(tokens, md.options, {"image_src": image_src})
     return Rendered(
         html,
-        outline(text),
+        outline(text, first),
         meta.name,
         meta.description,
         frontmatter.validate(text, "x.md") if fm is not None else [],
@@ -188,12 +194,15 @@ def _mark_children(children: list[Token], marker: _Marker, href: Href) -> list[T
     return out
 
 
-def source_lines(text: str, lines: tuple[int, int] | None) -> list[tuple[int, str, bool]]:
-    """(number, line, cited) of every line of `text`, for the numbered source view."""
+def source_lines(text: str, lines: tuple[int, int] | None, first: int = 1) -> list[tuple[int, str, bool]]:
+    """(number, line, cited) of every line of `text`, numbered from `first`, for the numbered
+    source view."""
     rows = text.split("\n")
     if rows and rows[-1] == "" and text.endswith("\n"):
         rows.pop()
-    return [(i, ln, lines is not None and lines[0] <= i <= lines[1]) for i, ln in enumerate(rows, start=1)]
+    return [
+        (i, ln, lines is not None and lines[0] <= i <= lines[1]) for i, ln in enumerate(rows, start=first)
+    ]
 
 
 def parse_lines(raw: str | None) -> tuple[int, int] | None:

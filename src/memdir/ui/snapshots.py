@@ -34,11 +34,12 @@ def files_at(journal: Journal, step: JournalStep) -> dict[str, str]:
     return {f"{PREFIX}/{p}": sha for p, sha in journal.files_at(step.commit).items()}
 
 
-def read_at(journal: Journal, step: JournalStep, path: str) -> str:
+def read_at(journal: Journal, step: JournalStep, path: str) -> bytes:
+    """The bytes of `path` as it was after `step`."""
     files = files_at(journal, step)
     sha = files.get(path)
     if sha is None:
         raise NotFoundError(f"{path} did not exist after step {step.index}")
     for _sha, data in journal.blobs([sha]):
-        return data.decode("utf-8", "replace")
+        return data
     raise NotFoundError(f"{path}: its content is missing from the journal")

@@ -19,21 +19,30 @@ class Urls:
         self.sid = sid
         self.base = "/s/" + quote(sid, safe="")
 
-    def tree(self, path: str | None = None, step: int | None = None) -> str:
+    def tree(self, path: str | None = None, step: int | None = None, start: int | None = None) -> str:
+        """A folder's page; `start`: its entries from that one on (0 is the first)."""
         if step is not None:
             return f"{self.base}/step/{step}/tree" + _q(path=path)
-        return f"{self.base}/tree" + _q(path=path)
+        return f"{self.base}/tree" + _q(path=path, **{"from": start or None})
 
     def children(self, path: str) -> str:
         return f"{self.base}/children" + _q(path=path)
 
     def file(
-        self, path: str, *, lines: str | None = None, step: int | None = None, view: str | None = None
+        self,
+        path: str,
+        *,
+        lines: str | None = None,
+        step: int | None = None,
+        view: str | None = None,
+        start: int | None = None,
     ) -> str:
+        """A file's page; `lines` cited (highlighted), `start`: its page from that line on."""
         anchor = f"#L{lines.split('-')[0]}" if lines else ""
+        query = _q(path=path, lines=lines, view=view, **{"from": start})
         if step is not None:
-            return f"{self.base}/step/{step}/file" + _q(path=path, lines=lines, view=view) + anchor
-        return f"{self.base}/file" + _q(path=path, lines=lines, view=view) + anchor
+            return f"{self.base}/step/{step}/file" + query + anchor
+        return f"{self.base}/file" + query + anchor
 
     def located(self, where: str) -> str:
         """A finding's place (`/memories/a.md:12`, a folder, or the root) as a link: a file

@@ -12,6 +12,7 @@ from memdir.analytics import integrity
 from memdir.analytics.growth_plots import PLOTS
 from memdir.errors import MemdirError, NotFoundError, PathError
 from memdir.store.paths import ROOT, parse_memory_path
+from memdir.store.window import Window, window_of
 from memdir.ui import params, snapshots
 from memdir.ui.pages import page, state
 from memdir.ui.scratch import Scratch
@@ -138,13 +139,17 @@ def step_file(request: Request) -> Response:
         raise PathError("name a file: ?path=/memories/...")
     mp = parse_memory_path(raw)
     files = snapshots.files_at(journal, st)
-    text = snapshots.read_at(journal, st, mp.text)
+    data = snapshots.read_at(journal, st, mp.text)
+
+    def read(start: int) -> Window:
+        return window_of([data], start, shown=mp.text, errors="replace")
+
     return show_file(
         request,
         src,
         urls,
         mp,
-        text,
+        read,
         lambda p: p in files or any(f.startswith(p + "/") for f in files),
         st.index,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from markupsafe import Markup
@@ -12,13 +13,14 @@ from memdir.errors import MemdirError, PathError
 from memdir.store.hybrid import MODES
 from memdir.store.paths import ROOT, MemoryPath, parse_memory_path
 from memdir.store.store import Store
-from memdir.ui import listing
+from memdir.store.window import PAGE_BYTES, Window, read_window
+from memdir.ui import listing, params
 from memdir.ui.pages import page, state, visible_sources
 from memdir.ui.render import parse_lines, render_markdown, source_lines
 from memdir.ui.sources import Source
 from memdir.ui.urls import Urls, turn_url
 
-MAX_SOURCE_BYTES = 2_000_000  # a file past this is shown as source only, not rendered
+CITED_CONTEXT = 10  # a cited range past a file's first page opens this many lines before it
 
 
 def index(request: Request) -> Response:
@@ -50,7 +52,7 @@ def tree(request: Request) -> Response:
         if store.exists(folder):
             return RedirectResponse(urls.file(folder.text), status_code=307)
         raise MemdirError(f"{folder.text} does not exist; open the root of the tree")
-    found = listing.list_folder(store, folder)
+    found = listing.list_folder(store, folder, _start(request))
     return page(
         request,
         "tree.html",
@@ -72,7 +74,13 @@ def children(request: Request) -> Response:
     folder = folder_param(request)
     if not store.is_dir(folder):
         raise PathError(f"{folder.text} is not a folder")
-    return page(request, "_children.html", src=src, urls=urls, listing=listing.list_folder(store, folder))
+    found = listing.list_folder(store, folder, _start(request))
+    return page(request, "_children.html", src=src, urls=urls, listing=found, fragment=True)
+
+
+def _start(request: Request) -> int:
+    """The entry a folder's page starts at (`from`, 0 for the first)."""
+    return params.optional_number(request.query_params.get("from"), "entry") or 0
 
 
 def crumbs(mp: MemoryPath) -> list[tuple[str, MemoryPath]]:
@@ -100,29 +108,46 @@ def exists_in(store: Store) -> Any:
     return exists
 
 
+def window_for(request: Request, read: Callable[[int], Window]) -> Window:
+    """The page of the file the request asks for: from its `from` line; else the first page,
+    or, when the cited `lines` start past it, the page from a little before them."""
+    start = params.optional_number(request.query_params.get("from"), "line")
+    if start is not None:
+        return read(max(1, start))
+    first = read(1)
+    lines = parse_lines(request.query_params.get("lines"))
+    if lines is None or lines[0] <= first.last:
+        return first
+    return read(max(1, lines[0] - CITED_CONTEXT))
+
+
 def show_file(
     request: Request,
     src: Source,
     urls: Urls,
     mp: MemoryPath,
-    text: str,
+    read: Callable[[int], Window],
     exists: Any,
     step: int | None,
     **extra: Any,
 ) -> Response:
-    """The file page, for the live store and for a past step alike."""
+    """The file page, for the live store and for a past step alike: one page of the file
+    (`store/window.py`), with links to the pages before and after it."""
     lines = parse_lines(request.query_params.get("lines"))
     view = request.query_params.get("view", "rendered")
-    big = len(text) > MAX_SOURCE_BYTES
+    window = window_for(request, read)
     rendered = None
-    if view != "source" and not big:
+    if view != "source":
         rendered = render_markdown(
-            text,
+            window.text,
             href=lambda p: urls.file(p, step=step),
             exists=exists,
             locator_href=locator_href(src),
             lines=lines,
+            first=window.first,
         )
+    shown_view = "source" if rendered is None else None
+    before, after = window.previous_first(), window.next_first
     return page(
         request,
         "file.html",
@@ -133,8 +158,11 @@ def show_file(
         crumbs=crumbs(mp.parent),
         rendered=rendered,
         html=Markup(rendered.html) if rendered is not None else None,  # built escaped by render.py
-        source=source_lines(text, lines) if rendered is None else None,
-        big=big,
+        source=source_lines(window.text, lines, window.first) if rendered is None else None,
+        window=window,
+        page_bytes=PAGE_BYTES,
+        previous=None if before is None else urls.file(mp.text, step=step, view=shown_view, start=before),
+        next=None if after is None else urls.file(mp.text, step=step, view=shown_view, start=after),
         lines=lines,
         lines_raw=request.query_params.get("lines"),
         view="source" if rendered is None else "rendered",
@@ -152,9 +180,12 @@ def file(request: Request) -> Response:
     mp = parse_memory_path(raw)
     if store.is_dir(mp):
         return RedirectResponse(urls.tree(mp.text), status_code=307)
-    text = store.read_text(mp)
     touched = [s for s in state(request).sources.journal(src.sid).steps() if _touches(s.changes, mp.text)]
-    return show_file(request, src, urls, mp, text, exists_in(store), None, touched=touched[-20:])
+
+    def read(start: int) -> Window:
+        return read_window(store, mp, start)
+
+    return show_file(request, src, urls, mp, read, exists_in(store), None, touched=touched[-20:])
 
 
 def _touches(changes: Any, path: str) -> bool:
