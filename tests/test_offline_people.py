@@ -85,6 +85,8 @@ def test_a_value_ends_at_its_clause_and_diet_changes_are_keyed() -> None:
     assert keyed_facts("So I started a new job as a Financial Analyst last week - it's hard") == [
         ("job", "Financial Analyst")
     ]
+    assert keyed_facts("I'm studying business finance Kevin") == [("study", "business finance")]  # addressed
+    assert keyed_facts("I'm majoring in Computer Science") == [("study", "Computer Science")]
     assert keyed_facts("If I moved to Paris I would be happy") == []  # supposed, not said
     assert keyed_facts("Do I prefer tea?") == []
 

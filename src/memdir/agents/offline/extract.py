@@ -24,7 +24,7 @@ import re
 
 from memdir.conventions import key_of
 from memdir.fact_quality import junk_reason, words_of
-from memdir.words import sentence_ends
+from memdir.words import STOPWORDS, sentence_ends
 
 DIETS = r"vegan|vegetarian|pescatarian|keto|paleo|plant-based|gluten-free|dairy-free"
 FOODS = r"red meat|meat|dairy|pork|beef|chicken|fish|seafood|gluten|sugar|animal products|eggs"
@@ -106,7 +106,19 @@ def _clause_value(rest: str) -> str:
     value = (rest[: cut.start()] if cut else rest).strip().rstrip(".").strip()
     value = _LEAD.sub("", value)
     value = _TRAIL.sub("", value)
+    value = _without_vocative(value)
     return re.sub(r"\s+", " ", value).strip(" '\"’")
+
+
+def _without_vocative(value: str) -> str:
+    """`value` without a name the speaker addresses after it ("business finance Kevin"): a
+    capitalized last word after a lower-case word that is no stopword ("the Godfather", "a town
+    called Springfield" and "Computer Science" keep theirs)."""
+    words = value.split(" ")
+    addressed = len(words) >= 2 and re.fullmatch(r"[A-Z][a-z]+", words[-1]) is not None
+    if addressed and words[-2].islower() and words[-2] not in STOPWORDS | {"called", "named"}:
+        return " ".join(words[:-1])
+    return value
 
 
 def worth_keeping(value: str) -> bool:
