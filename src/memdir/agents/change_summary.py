@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from memdir import conventions
 from memdir.agents.landing import Plan
 from memdir.analytics.facts import fact_lines
 from memdir.conventions import Fact
@@ -140,9 +141,16 @@ def summarize(ops: Plan, old: Mapping[str, bytes], new: Mapping[str, bytes]) -> 
     return s
 
 
+def _with_ends(data: bytes | None) -> list[str]:
+    """The file's lines as the tools number them (`\n` only), each with its `\n`."""
+    if data is None:
+        return []
+    rows = conventions.lines(data.decode("utf-8", "replace"))
+    return [r + "\n" for r in rows[:-1]] + ([rows[-1]] if rows[-1] else [])
+
+
 def _diff_lines(a: bytes | None, b: bytes | None, name_a: str, name_b: str) -> list[str]:
-    old = a.decode("utf-8", "replace").splitlines(keepends=True) if a is not None else []
-    cur = b.decode("utf-8", "replace").splitlines(keepends=True) if b is not None else []
+    old, cur = _with_ends(a), _with_ends(b)
     out: list[str] = []
     for line in difflib.unified_diff(old, cur, name_a, name_b):
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")

@@ -33,10 +33,10 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from memdir.api import history
 from memdir.api.inputs import Input, to_turns
 from memdir.api.results import AddResult, Answer, Citation, Profile, SearchHit, SearchMode, Step
-from memdir.conventions import parse_citation
 from memdir.errors import MemdirError
 from memdir.models import Usage
 from memdir.store import spec
+from memdir.store.citations import resolve
 from memdir.store.journal import Journal
 from memdir.tools.base import Meter, ToolResult
 from memdir.tools.guards import Guards
@@ -174,13 +174,9 @@ class _Core:
         )
 
     def _resolve(self, text: str) -> Citation:
-        c = parse_citation(text)
-        try:
-            lines = self.store.read_text(c.path).count("\n") + 1
-            found = c.start is None or (1 <= c.start <= (c.end or c.start) <= lines)
-        except MemdirError:
-            found = False
-        return Citation(text, c.path, c.start, c.end, c.section, found)
+        """The citation as the evaluation resolves it (`store/citations.py`, one resolver)."""
+        r = resolve(self.store, text)
+        return Citation(text, r.path or "", r.start, r.end, r.section, r.ok)
 
     async def _add(self, data: Input, model: str | Model, how: _AddOptions) -> AddResult:
         from memdir.variants.adaptive import SWITCH_KB, ingest_shaped

@@ -19,6 +19,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from memdir import conventions
 from memdir.errors import MemdirError
 from memdir.store import frontmatter
 from memdir.tools.profiles import TOOL_SETS, Harness
@@ -90,7 +91,7 @@ def grep_retrieve(harness: Harness, task: str, k: int) -> list[Doc]:
         return []
     found: dict[str, set[str]] = defaultdict(set)
     body = res.text.split("\n", 1)[1] if "\n" in res.text else ""
-    for line in body.splitlines():
+    for line in conventions.lines(body):  # `\n` only: a U+2028 inside a hit is no new hit
         m = _HIT.match(line)
         if not m or _is_index(m.group(1)):
             continue

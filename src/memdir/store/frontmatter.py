@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from memdir.conventions import LINE_BREAKS, one_line
 from memdir.store import safeyaml
 
 KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -79,8 +80,12 @@ class Frontmatter:
 
     @property
     def description(self) -> str | None:
+        """The description as every reader shows it: one line. A block scalar written outside
+        the tools (`description: |`) would otherwise put lines of its own into a listing, each
+        free to look like an entry; `validate` still reports it (`'description' must be a
+        single line`), from the raw value."""
         value = self.data.get("description")
-        return value if isinstance(value, str) else None
+        return one_line(value) if isinstance(value, str) else None
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -278,7 +283,7 @@ def validate(text: str, filename: str) -> list[str]:
             errors.append("frontmatter has no 'description'; add a one-line 'description: ...'")
     elif not isinstance(desc, str) or not desc.strip():
         errors.append("'description' must be one non-empty line of text")
-    elif "\n" in desc.strip():
+    elif LINE_BREAKS.search(desc.strip()):  # U+2028 and the rest too: readers may break there
         errors.append("'description' must be a single line")
     if "metadata" in fm.data and not isinstance(fm.data["metadata"], dict):
         errors.append(

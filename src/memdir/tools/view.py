@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memdir.conventions import one_line
 from memdir.errors import EditError, NotFoundError
 from memdir.store import descriptions
 from memdir.store.listing_walk import LevelWalk, Seen, walk_levels
@@ -135,6 +136,7 @@ def list_dir(ctx: ToolContext, top: MemoryPath) -> tuple[str, dict[str, Any]]:
     for (mp, text, e), desc in zip(shown, descs, strict=True):
         size = totals[mp.parts] if e.is_dir else e.size
         line = f"{human_size(size)}\t{text}/" if e.is_dir else f"{human_size(size)}\t{text}"
+        desc = one_line(desc) if desc else desc  # one line, also from an older cache
         if desc:
             line += f"  [description: {desc}]"
         out.append(line)
