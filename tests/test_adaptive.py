@@ -77,7 +77,9 @@ def test_the_dump_reads_back_as_the_turns_it_was_written_from(tmp_path: Path) ->
     text = session_text(7, "session-07", "May 2", odd)
     back = parse_session(text, "/memories/session-07.md")
     assert back.session == 7 and back.date == "May 2" and back.name == "session-07"
-    assert list(back.turns) == [*odd[:2], Turn("S7T3", "Dee", "spaced out over lines", odd[2].date), odd[3]]
+    said = Turn("S7T1", "Calvin", "no date, a (S1T2) inside and a: colon", None)  # [S1T2] cites nothing
+    spaced = Turn("S7T3", "Dee", "spaced out over lines", odd[2].date)
+    assert list(back.turns) == [said, odd[1], spaced, odd[3]]
     assert session_text(7, back.name, back.date, list(back.turns)) == text
     with pytest.raises(MemdirError, match=r"session-07.md:10 is not the verbatim dump's"):
         parse_session(text + "- a note someone added\n", "/memories/session-07.md")

@@ -54,6 +54,7 @@ _NUMBERS = re.compile(r"\d+")
 # (`neutralize_locators`), and what `check` reports when a number is past the bound.
 _ANY = r"(?:S\d+T\d+|B\d+M\d+|E\d+)"
 SHAPED = re.compile(rf"\[({_ANY}(?:,\s*{_ANY})*)\]")
+_LONG_NUMBER = re.compile(rf"\d{{{MAX_DIGITS + 1}}}")
 
 
 def neutralize_locators(text: str) -> str:
@@ -68,7 +69,7 @@ def neutralize_locators(text: str) -> str:
 def overlong_locators(text: str) -> Iterator[tuple[int, str]]:
     """(line number, group) of each locator-shaped group whose numbers pass MAX_DIGITS: text
     that looks like a citation but cites nothing."""
-    if "[" not in text:
+    if "[" not in text or not _LONG_NUMBER.search(text):  # most files: one scan, no line split
         return
     for lineno, line in enumerate(lines(text), start=1):
         for m in SHAPED.finditer(line):
@@ -318,11 +319,11 @@ def parse_citation(text: str) -> Citation:
         section = m["section"].strip()
         # both forms at once, `a.md > # A > ## B: 7` (a 1.5B model merged the prompt's two
         # examples): the lines, which must lie inside that section
-        lines = _SECTION_LINES.fullmatch(section)
-        if lines is not None:
-            start = int(lines["start"])
-            end = int(lines["end"]) if lines["end"] else start
-            return Citation(memory_path(m["path"]), start, end, section=lines["section"].strip())
+        ranged = _SECTION_LINES.fullmatch(section)
+        if ranged is not None:
+            start = int(ranged["start"])
+            end = int(ranged["end"]) if ranged["end"] else start
+            return Citation(memory_path(m["path"]), start, end, section=ranged["section"].strip())
         return Citation(memory_path(m["path"]), section=section)
     if m["start"] is not None:
         start = int(m["start"])

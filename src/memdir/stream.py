@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from memdir.conventions import turn_numbers
+from memdir.conventions import LINE_BREAKS, MAX_DIGITS, neutralize_locators, turn_numbers
 
 MAX_TURNS = 8
 MAX_CHARS = 3000
@@ -45,6 +45,17 @@ class Turn:
     text: str
     date: str | None = None
 
+    def __post_init__(self) -> None:
+        # Every loader makes its turns here, so here the speaker and date are held to one line
+        # (the loaders refuse first, naming the record: `one_line_field`): a line break in
+        # either would close a file's frontmatter or start a forged fact line. Locator-shaped
+        # text in either is kept as words, not as a citation (docs/conventions.md).
+        for name, value in (("speaker", self.speaker), ("date", self.date)):
+            if value is not None and LINE_BREAKS.search(value):
+                raise ValueError(f"{name} {_shown(value)} holds a line break; a {name} is one line")
+            if value is not None and "[" in value:
+                object.__setattr__(self, name, neutralize_locators(value))
+
     @property
     def session(self) -> int:
         """The session (or block) number named by the locator."""
@@ -56,7 +67,7 @@ class Turn:
     def render(self) -> str:
         """The line a builder or chunk file shows: `[S6T5] (2023-05-02) Calvin: text`."""
         when = f" ({self.date})" if self.date else ""
-        return f"[{self.locator}]{when} {self.speaker}: {self.text}"
+        return f"[{self.locator}]{when} {self.speaker}: {neutralize_locators(self.text)}"
 
 
 @dataclass(frozen=True)
@@ -154,6 +165,23 @@ def repair_text(value: str, field_name: str, where: str) -> str:
     return fixed
 
 
+def _shown(value: str) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
+
+
+def one_line_field(value: str, field_name: str, where: str) -> str:
+    """A speaker or date as a turn holds it: repaired (`repair_text`), surrounding space
+    stripped, and refused, naming the record, when it still holds a line break."""
+    value = repair_text(value, field_name, where).strip()
+    if LINE_BREAKS.search(value):
+        raise ValueError(
+            f"{where}: {field_name} {_shown(value)} holds a line break; a {field_name} is one line "
+            "(write it without line breaks)"
+        )
+    return value
+
+
 def turn_from_dict(obj: Any, where: str) -> Turn:
     if not isinstance(obj, dict):
         raise ValueError(
@@ -164,16 +192,17 @@ def turn_from_dict(obj: Any, where: str) -> Turn:
         raise ValueError(f"{where}: a turn needs string fields locator, speaker, text; missing {missing}")
     if turn_numbers(obj["locator"].strip("[]")) is None:
         raise ValueError(
-            f"{where}: locator {obj['locator']!r} must be S<session>T<turn> (e.g. S6T5) or B<block>M<message>"
+            f"{where}: locator {_shown(obj['locator'])} must be S<session>T<turn> (e.g. S6T5) or "
+            f"B<block>M<message>, each number at most {MAX_DIGITS} digits"
         )
     locator = obj["locator"].strip("[]")
     where = f"{where} ({locator})"
     date = obj.get("date") or None
     return Turn(
         locator,
-        repair_text(obj["speaker"], "speaker", where),
+        one_line_field(obj["speaker"], "speaker", where),
         repair_text(obj["text"], "text", where),
-        repair_text(str(date), "date", where) if date else None,
+        one_line_field(str(date), "date", where) if date else None,
     )
 
 
@@ -187,6 +216,11 @@ def parse_json(data: bytes, where: str) -> Any:
         raise ValueError(f"{where}: not valid JSON ({exc})") from None
     except RecursionError:
         raise ValueError(f"{where}: JSON nested too deep; a turn is one flat object") from None
+    except ValueError:  # an integer of more digits than Python converts (4,300)
+        raise ValueError(
+            f"{where}: a number in it has more digits than can be read (4,300); no field of a turn "
+            "needs one that long"
+        ) from None
 
 
 def first_byte(fh: BinaryIO) -> bytes:

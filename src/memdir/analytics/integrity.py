@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from memdir.analytics import facts
+from memdir.conventions import MAX_DIGITS, overlong_locators
 from memdir.errors import PathError, ToolError
 from memdir.store import spec
 from memdir.store.outline import Section, find_sections, outline, parse_section_path
@@ -75,6 +76,19 @@ _KEYED_FORMAT = (
     "looks like a keyed fact but does not follow '- SUBJECT | ATTRIBUTE: VALUE (since YYYY-MM-DD) [LOC]' "
     "or its struck-through superseded form"
 )
+
+
+def _overlong(shown: str, text: str) -> Iterator[Problem]:
+    """Locator-shaped groups with a number past MAX_DIGITS: they look like a source but cite
+    nothing (docs/conventions.md, "Source locators")."""
+    for lineno, group in overlong_locators(text):
+        said = group if len(group) <= 40 else f"{group[:20]}...{group[-12:]}"
+        yield Problem(
+            "locator",
+            f"{shown}:{lineno}",
+            f"{said} looks like a locator, but a number in it has more than {MAX_DIGITS} digits, so it "
+            "cites nothing; write the real locator, or put the text in parentheses",
+        )
 
 
 class _Targets:
@@ -198,6 +212,7 @@ def _check(
             else:
                 small_core.append(mp)
         report.problems.extend(_section_xrefs(targets, shown, text))
+        report.problems.extend(_overlong(shown, text))
         if "|" not in text:  # every keyed fact, and every line shaped like one, holds a '|'
             continue
         found = list(facts.keyed_facts(mp.text, text))

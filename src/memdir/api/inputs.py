@@ -14,10 +14,10 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any, TypeAlias
 
 from memdir.bench.chatlog import ChatLog, chat_from_records, read_chat
-from memdir.conventions import locators, turn_numbers
+from memdir.conventions import MAX_NUMBER, locators, turn_numbers
 from memdir.errors import MemdirError
 from memdir.store.store import Store
-from memdir.stream import Turn
+from memdir.stream import MAX_TURN_BYTES, Turn, one_line_field, too_long
 
 # Formats whose locators `bench/chatlog.py` derives (S<session>T<turn> from 1): each add() of
 # them is moved past the sessions the store already cites. The others carry their own.
@@ -57,13 +57,17 @@ def to_turns(
     if isinstance(data, str):
         if not data.strip():
             raise MemdirError("add() got empty text; nothing to remember")
-        first = next_session(store)
-        return [Turn(f"S{first}T1", speaker, data.strip(), day)], "text", 0
+        _bounded(data.strip(), "add() text")  # the bound every message gets
+        who = _one_line(speaker, "add() speaker=")
+        return [Turn(f"S{_session_after(store, 0)}T1", who, data.strip(), day)], "text", 0
     items = list(data)
     if not items:
         raise MemdirError("add() got an empty list; pass text, chat messages or turns")
     if all(isinstance(t, Turn) for t in items):
-        return [t for t in items if isinstance(t, Turn)], "turns", 0
+        turns = [t for t in items if isinstance(t, Turn)]
+        for i, t in enumerate(turns, start=1):
+            _bounded(t.text, f"turns item {i} ({t.locator})")
+        return turns, "turns", 0
     if not all(isinstance(m, Mapping) for m in items):
         raise MemdirError(
             "add() takes text, a file path, a list of chat messages ({role, content} or "
@@ -79,8 +83,32 @@ def _from_log(store: Store, log: ChatLog, day: str) -> tuple[list[Turn], str, in
         raise MemdirError(f"add() found no turn to remember ({log.summary()})")
     turns = log.turns
     if log.format in DERIVED:
-        turns = _shifted(turns, next_session(store) - 1)
+        turns = _shifted(turns, _session_after(store, max(t.session for t in turns)) - 1)
     return _dated(turns, day), log.format, sum(log.skipped.values())
+
+
+def _bounded(text: str, where: str) -> None:
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_TURN_BYTES:
+        raise MemdirError(too_long(where))
+
+
+def _one_line(value: str, where: str) -> str:
+    try:
+        return one_line_field(value, "speaker", where)
+    except ValueError as exc:
+        raise MemdirError(str(exc)) from None
+
+
+def _session_after(store: Store, span: int) -> int:
+    """The store's next session, refused when `span` more sessions would pass what a locator
+    holds (a store citing `S999999999T1`, written outside the tools)."""
+    first = next_session(store)
+    if first + max(span - 1, 0) > MAX_NUMBER:
+        raise MemdirError(
+            f"the store already cites session {first - 1:,}; a locator holds at most {MAX_NUMBER:,}, "
+            "so no later session can be numbered; renumber the locators that cite it"
+        )
+    return first
 
 
 def _day(when: str | date | None) -> str:

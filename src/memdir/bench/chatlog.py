@@ -41,6 +41,7 @@ from memdir.stream import (
     Turn,
     first_byte,
     jsonl_values,
+    one_line_field,
     parse_json,
     read_json_document,
     repair_text,
@@ -244,7 +245,7 @@ def _checked(turns: list[Turn], path: str) -> list[Turn]:
         where = f"{path} ({t.locator})"
         if len(t.text.encode("utf-8", "surrogatepass")) > MAX_TURN_BYTES:
             raise ValueError(too_long(where))
-        speaker, text = repair_text(t.speaker, "speaker", where), repair_text(t.text, "text", where)
+        speaker, text = one_line_field(t.speaker, "speaker", where), repair_text(t.text, "text", where)
         out.append(Turn(t.locator, speaker, text, t.date))
     return out
 

@@ -20,7 +20,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from memdir.stream import MAX_TURN_BYTES, Turn, repair_text, sessions_of, too_long, turn_from_dict
+from memdir.conventions import MAX_DIGITS, MAX_NUMBER
+from memdir.stream import (
+    MAX_TURN_BYTES,
+    Turn,
+    one_line_field,
+    repair_text,
+    sessions_of,
+    too_long,
+    turn_from_dict,
+)
 
 EXPECTED = (
     "expected one of: memdir turns {locator, speaker, text, date}; OpenAI messages {role, content} "
@@ -186,7 +195,7 @@ def _message(obj: Mapping[str, Any], where: str) -> _Message | str:
         raise ValueError(too_long(where))
     return _Message(
         where,
-        repair_text(speaker, "speaker", where),
+        one_line_field(speaker, "speaker", where),
         repair_text(text, "text", where),
         obj.get("session"),
         _when(obj, where),
@@ -304,9 +313,16 @@ def _session_number(value: Any, where: str) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise ValueError(f"{where}: session is a number or a name, not {show(value)}; {EXPECTED}")
     if isinstance(value, int):
-        return value if value >= 0 else None
-    m = _SESSION_NAME.fullmatch(value.strip())
-    return int(m[1]) if m else None
+        number = value if value >= 0 else None
+    else:
+        m = _SESSION_NAME.fullmatch(value.strip())
+        number = int(m[1]) if m and len(m[1].lstrip("0")) <= MAX_DIGITS else -1 if m else None
+    if number is not None and not 0 <= number <= MAX_NUMBER:  # -1: too many digits to convert
+        raise ValueError(
+            f"{where}: session {show(value)} is past the largest a locator holds ({MAX_NUMBER:,}); "
+            "number the sessions from 1, or name them"
+        )
+    return number
 
 
 # -- words ------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memdir.bench.types import Sample
-from memdir.conventions import TURN
+from memdir.conventions import MAX_DIGITS, TURN, neutralize_locators
 from memdir.errors import MemdirError
 from memdir.store import frontmatter
 from memdir.store.paths import MemoryPath
@@ -36,7 +36,8 @@ def session_name(session: int, width: int) -> str:
 
 def turn_line(turn: Turn) -> str:
     dated = f"{turn.date}: " if turn.date else ""
-    return f"- {dated}{turn.speaker}: {' '.join(turn.text.split())} [{turn.locator}]"
+    said = neutralize_locators(" ".join(turn.text.split()))  # the user's `[S1T1]` cites nothing
+    return f"- {dated}{turn.speaker}: {said} [{turn.locator}]"
 
 
 def session_text(session: int, name: str, date: str | None, turns: list[Turn]) -> str:
@@ -74,7 +75,9 @@ def write_dump(store: Store, sample: Sample) -> list[str]:
 
 # -- reading a dump back: the adaptive shape curates a dump's turns once it outgrows it ------------
 SESSION_FILE = re.compile(r"session-(\d+)\.md")
-_HEADING = re.compile(r"# Session (?P<n>\d+)(?: \((?P<date>.*)\))?")
+_HEADING = re.compile(
+    rf"# Session (?P<n>\d{{1,{MAX_DIGITS}}})(?: \((?P<date>.*)\))?"
+)  # int() of 5,000 digits raises
 _ISO_DATE = r"\d{4}-\d{2}-\d{2}(?:[T ][0-9:.+\-Z]*)?"  # a day, or a day and a time
 _TURN_LINE = re.compile(rf"- (?P<rest>.*) \[(?P<loc>{TURN})\]")
 
@@ -122,8 +125,9 @@ def parse_session(text: str, where: str) -> DumpedSession:
 
     Round trip: `session_text` of the result gives the file back, and each turn equals the one
     written, except that runs of whitespace in a turn's text are one space (a turn is one line of
-    the dump). A line that is neither the heading nor a turn line is an error naming the line: a
-    dump edited by hand is not curated from a guess."""
+    the dump) and a locator-shaped group in it is in parentheses (it cites nothing). A line that
+    is neither the heading nor a turn line is an error naming the line: a dump edited by hand is
+    not curated from a guess."""
     _meta, skip = frontmatter.split(text)
     lines = text.split("\n")
     session: int | None = None

@@ -38,18 +38,23 @@ from memdir.agents.offline.speakers import (
     user_in_index,
 )
 from memdir.agents.offline.text import slug, topic_of
-from memdir.conventions import key_of, parse_keyed, turn_numbers
+from memdir.conventions import key_of, neutralize_locators, parse_keyed, turn_numbers
 from memdir.errors import MemdirError
 from memdir.fact_quality import junk_reason
 from memdir.store.spec import DEFAULT_FANOUT_CAP
 from memdir.stream import Chunk, Turn
 from memdir.tools.profiles import Harness
+from memdir.tools.view import MAX_VIEW_BYTES
 
 PEOPLE = "/memories/people"
 FACTS = "facts.md"
 MONTHS = 12
 YEARS = 10
 ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+# A day file past this continues in DAY-2.md, DAY-3.md, ...: the curator views a file whole before
+# it appends, and `view` shows at most MAX_VIEW_BYTES; with a turn at most 256 KiB, a part never
+# passes the cap by more than one line.
+DAY_PART_BYTES = MAX_VIEW_BYTES // 2
 ROOT_LINE = (
     "- people/: a folder per person: facts.md holds their keyed facts (current and past values, one\n"
     "  section per attribute); a folder per topic holds what they said, one file per day.\n"
@@ -248,7 +253,8 @@ class Curator:
 
     def file_line(self, speaker: str, turn: Turn, line: str) -> str:
         """`line` appended to the person's file for the topic and day of `turn`; its path."""
-        path = self._shelf(self.person(speaker), speaker, topic_of(turn.text), turn)
+        topic = topic_of(turn.text)
+        path = self._part(self._shelf(self.person(speaker), speaker, topic, turn), line, speaker, topic)
         self._append_line(path, line)
         self.result.facts_written += 1
         return path
@@ -257,8 +263,8 @@ class Curator:
         """The turn as said, one line: every fact is kept, whatever was extracted from it. An
         assistant's turn goes `beside` the person's turn it answers, in that turn's file."""
         dated = f"- {turn.date}: " if turn.date else "- "
-        line = f"{dated}{turn.speaker}: {one_line(turn.text)} [{turn.locator}]"
-        self.file_line(speaker, beside or turn, line)
+        said = neutralize_locators(one_line(turn.text))  # the user's `[S1T1]` cites nothing here
+        self.file_line(speaker, beside or turn, f"{dated}{turn.speaker}: {said} [{turn.locator}]")
 
     def _integrate_person(self, speaker: str, turns: list[Turn]) -> None:
         folder = self.person(speaker)
@@ -286,6 +292,7 @@ class Curator:
             line = f"- {FACTS}: keyed facts (current and past values), {ATTRIBUTES_SAY}"
             self._append_line(f"{folder}/MEMORY.md", line)
         date = turn.date or "unknown"
+        attr, value = neutralize_locators(attr), neutralize_locators(value)  # words of the turn
         live = f"- {subject} | {attr}: {value} (since {date}) [{turn.locator}]"
         lines = self._lines(path)
         key = key_of(subject, attr)
@@ -315,6 +322,33 @@ class Curator:
                 sep = " " if line.endswith(":") else ", "
                 self._replace(f"{folder}/MEMORY.md", line, f"{line}{sep}{attr}")
                 return
+
+    def _part(self, path: str, line: str, speaker: str, topic: str) -> str:
+        """The part of `path`'s day with room for `line`: the last part listed in the day's index
+        (`DAY.md`, then `DAY-2.md`, ...), or a new one when that is full or cannot be viewed."""
+        here, stem = path.rsplit("/", 1)[0], path.rsplit("/", 1)[1][:-3]
+        index = self._lines(f"{here}/MEMORY.md")
+        n = 1
+        while any(ln.startswith(f"- {stem}-{n + 1}.md:") for ln in index):
+            n += 1
+        last = path if n == 1 else f"{here}/{stem}-{n}.md"
+        held = self._peek(last)
+        if (
+            held is not None
+            and sum(len(ln.encode()) + 1 for ln in held) + len(line.encode()) <= DAY_PART_BYTES
+        ):
+            return last
+        part = f"{stem}-{n + 1}"
+        self._create(
+            f"{here}/{part}.md",
+            _file(
+                part,
+                f"What {speaker} said about {topic} on {stem}, part {n + 1}",
+                f"{speaker} on {topic}, {stem}",
+            ),
+        )
+        self._append_line(f"{here}/MEMORY.md", f"- {part}.md: {speaker} on {topic}, {stem}, part {n + 1}")
+        return f"{here}/{part}.md"
 
     def _shelf(self, folder: str, speaker: str, topic: str, turn: Turn) -> str:
         """The one file a turn goes to, `TOPIC/DAY.md`, found through the indexes. A folder takes
