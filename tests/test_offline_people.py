@@ -223,3 +223,18 @@ def test_the_searcher_reads_the_named_persons_study_section(tmp_path: Path) -> N
     answer = mem.ask("What does Emi study?")
     assert answer.answer == "Psychology at UCLA"
     assert answer.citations[0].path == f"{PEOPLE}/emi/facts.md"
+
+
+def test_a_persons_own_line_beats_a_line_that_mentions_them(tmp_path: Path) -> None:
+    """A store with no person folders (a dump): the named person's line wins a tie with a line of
+    someone else naming them."""
+    mem = Memory(tmp_path / "mem")
+    notes = (
+        "---\nname: notes\ndescription: what was said\n---\n# Notes\n"
+        f"- {DAY}: Bob: Alice adopted a puppy? Alice never tells me about pets. [S1T1]\n"
+        f"- {DAY}: Alice: I adopted a puppy named Rex. [S1T2]\n"
+    )
+    assert not mem.call("create", {"path": "/memories/notes.md", "file_text": notes}).is_error
+    answer = mem.ask("What did Alice adopt?")
+    assert answer.answer == "I adopted a puppy named Rex."
+    assert answer.citations[0].text == "/memories/notes.md:7"
