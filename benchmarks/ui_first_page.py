@@ -8,6 +8,15 @@ and, where Debian's chromium exists, the browser's own time from navigation to t
 (the page rendered, its script run). Target (issue 17): under 1 s for 10,000 files.
 
     python benchmarks/ui_first_page.py [--files 10000] [--reps 20] [--out runs/bench-ui] [--quick]
+
+`--bounds` measures instead the three pages issue 33 (defect 9) found unbounded, each on a fresh
+server: the start page of a store whose root holds one 12 MB markdown file (core memory), the
+page of a 60 MB file, and a 20,000-entry folder's page; per page, the time of one request, the
+page's size, and the server's peak resident memory (VmHWM) and its growth over the request.
+`--baseline REV` serves the same stores with that commit's code too (its `src/`, extracted by
+`git archive`), so the before and after figures come from one run on one machine.
+
+    python benchmarks/ui_first_page.py --bounds [--baseline REV]
 """
 
 from __future__ import annotations
@@ -20,15 +29,17 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from _common import REPO, build_store, env, stats_ms, table, timed, write_json
+from _common import REPO, baseline_tree, build_store, env, stats_ms, table, timed, write_json
 
 TARGET_S = 1.0
 
 
-def start(root: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start(root: Path, src: Path | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """`memdir ui ROOT` by the code in `src` (the working tree's by default)."""
+    code = {} if src is None else {"PYTHONPATH": str(src)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "memdir", "ui", str(root), "--port", "0"],
-        env={**env(), "PYTHONUNBUFFERED": "1"},
+        env={**env(), "PYTHONUNBUFFERED": "1", **code},
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
@@ -91,14 +102,114 @@ def measure(root: Path, reps: int) -> dict[str, Any]:
         proc.wait(timeout=30)
 
 
+def status_kb(pid: int, field: str) -> int:
+    """A memory figure of /proc/PID/status (VmRSS, VmHWM), in KiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no {field} in /proc/{pid}/status")
+
+
+def bounds_stores(tmp: Path) -> dict[str, tuple[Path, str]]:
+    """The three stores of `--bounds` and the page of each that is measured."""
+    out: dict[str, tuple[Path, str]] = {}
+    fact = "- Alice | lives in: Lisbon (since 2024-02-01) [S12T3]\n"
+    core = tmp / "core12"
+    core.mkdir()
+    (core / "MEMORY.md").write_text(
+        "---\ndescription: Root index; core memory.\n---\n# Memory\n\n" + fact * (12_000_000 // len(fact))
+    )
+    out["12 MB root file: start page"] = (core, "/s/store/tree")
+    big = tmp / "file60"
+    (big / "notes").mkdir(parents=True)
+    (big / "MEMORY.md").write_text("---\ndescription: Root index.\n---\n# Memory\n")
+    (big / "notes" / "big.md").write_text(
+        "---\nname: big\ndescription: A 60 MB note.\n---\n# Big\n\n" + fact * (60_000_000 // len(fact))
+    )
+    out["60 MB file: its page"] = (big, "/s/store/file?path=/memories/notes/big.md")
+    wide = tmp / "wide20k"
+    (wide / "wide").mkdir(parents=True)
+    (wide / "MEMORY.md").write_text("---\ndescription: Root index.\n---\n# Memory\n")
+    for i in range(20_000):
+        (wide / "wide" / f"n{i:05d}.md").write_text(
+            f"---\nname: n{i:05d}\ndescription: Note {i} of a folder far over the fanout cap\n---\n# {i}\n"
+        )
+    out["20,000-entry folder: its page"] = (wide, "/s/store/tree?path=/memories/wide")
+    return out
+
+
+def measure_bound(root: Path, page: str, src: Path | None) -> dict[str, Any]:
+    import httpx
+
+    proc, base = start(root, src)
+    try:
+        client = httpx.Client(timeout=900)
+        client.get(base + "/static/ui.css").raise_for_status()
+        before = status_kb(proc.pid, "VmRSS")
+        seconds, r = timed(lambda: client.get(base + page))
+        r.raise_for_status()
+        peak = status_kb(proc.pid, "VmHWM")
+        client.close()
+        return {
+            "s": seconds,
+            "bytes": len(r.content),
+            "peak_mb": peak / 1024,
+            "growth_mb": (peak - before) / 1024,
+        }
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+
+
+def bounds(args: argparse.Namespace) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="memdir-bench-ui-bounds-"))
+    try:
+        codes: dict[str, Path | None] = {"now": None}
+        if args.baseline:
+            (tmp / "base").mkdir()
+            codes = {"baseline": baseline_tree(args.baseline, tmp / "base"), **codes}
+        stores = bounds_stores(tmp)
+        results: dict[str, dict[str, Any]] = {}
+        rows = []
+        for label, (root, page) in stores.items():
+            for code, src in codes.items():
+                got = measure_bound(root, page, src)
+                results.setdefault(label, {})[code] = got
+                rows.append(
+                    (
+                        label,
+                        code if code == "now" else f"{code} {args.baseline}",
+                        f"{got['s']:.2f}",
+                        f"{got['bytes'] / 1024:,.0f}",
+                        f"{got['peak_mb']:,.0f}",
+                        f"{got['growth_mb']:+,.0f}",
+                    )
+                )
+        from rich.console import Console
+
+        cols = ("page", "code", "s", "page KiB", "peak RSS MB", "RSS growth MB")
+        Console().print(table("memdir ui: pages issue 33 found unbounded", cols, rows))
+        args.out.mkdir(parents=True, exist_ok=True)
+        write_json(args.out / "ui_bounds.json", {"baseline": args.baseline, **results})
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument(
+        "--bounds", action="store_true", help="the 12 MB core file, 60 MB file and 20,000-entry folder"
+    )
+    ap.add_argument("--baseline", help="with --bounds: also serve the stores with this commit's code")
     ap.add_argument("--files", type=int, default=10_000)
     ap.add_argument("--baseline-files", type=int, default=200)  # the generator needs 172+
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--out", type=Path, default=REPO / "runs" / "bench-ui")
     ap.add_argument("--quick", action="store_true", help="1,000 files, 5 repetitions")
     args = ap.parse_args()
+    if args.bounds:
+        bounds(args)
+        return
     if args.quick:
         args.files, args.reps = 1_000, 5
     tmp = Path(tempfile.mkdtemp(prefix="memdir-bench-ui-"))

@@ -12,12 +12,14 @@ so just as well.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from memdir.errors import ToolError
 from memdir.store import spec
 from memdir.store.frontmatter import MEMORY_INDEX
-from memdir.store.paths import MemoryPath
+from memdir.store.paths import ROOT, MemoryPath
+from memdir.store.safefs import utf8_name
 from memdir.store.store import Store
 
 CORE_READ_BYTES = 1 << 20
@@ -52,6 +54,21 @@ class Budget:
     @property
     def over(self) -> bool:
         return self.tokens > self.budget
+
+
+def core_files(store: Store) -> list[MemoryPath]:
+    """The markdown files directly in the root, by one listing of the root through its
+    link-safe descriptor (no walk below it): what the gauge of a page other than the root's
+    needs. Links and hidden names are not core memory, as the store's walk leaves them out."""
+    with store.safe.dir_fd((), ROOT.text) as fd, os.scandir(fd) as it:
+        return [
+            ROOT.child(e.name)
+            for e in it
+            if e.name.endswith(".md")
+            and not e.name.startswith(".")
+            and utf8_name(e.name)
+            and e.is_file(follow_symlinks=False)
+        ]
 
 
 def gauge(store: Store, core: list[MemoryPath], limit: int = spec.DEFAULT_CORE_BUDGET) -> Budget:

@@ -20,7 +20,7 @@ from memdir.errors import NotFoundError
 from memdir.store import spec
 from memdir.store.descriptions import read_description
 from memdir.store.frontmatter import MEMORY_INDEX
-from memdir.store.paths import ROOT, MemoryPath
+from memdir.store.paths import MemoryPath
 from memdir.store.safefs import Unread, unread
 from memdir.store.store import Store
 from memdir.tools.text import human_size
@@ -131,11 +131,10 @@ def _is_core(child: Child) -> bool:
 
 def budget(store: Store, root: Listing | None = None) -> Budget:
     """The core gauge (`ui/core.py`: `memdir check`'s count, bounded); given the root's
-    listing, from it, so no second walk of the store."""
-    if root is None or root.budget is None:
-        root = list_folder(store, ROOT, count=0)
-    assert root.budget is not None  # a root listing always holds one
-    return root.budget
+    listing, from it; else from one listing of the root's own entries, never a walk."""
+    if root is not None and root.budget is not None:
+        return root.budget
+    return core.gauge(store, core.core_files(store))
 
 
 def child_folders(store: Store, folder: MemoryPath) -> list[str]:
