@@ -142,7 +142,8 @@ def writes_plot_cmd(folders: tuple[str, ...], out: str) -> None:
         runs = [report.read_summary(Path(f)) for f in folders]
     except MemdirError as exc:
         raise click.ClickException(str(exc)) from None
-    report.plot(runs, Path(out))
+    names = [f"{report.label(d)} [{Path(f).name}]" for d, f in zip(runs, folders, strict=True)]
+    report.plot(runs, Path(out), names)
     for data in runs:
         pooled = data["pooled"] or {}
         recall = (pooled.get("recall") or {}).get("distilled")

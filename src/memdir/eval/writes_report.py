@@ -171,11 +171,13 @@ def label(data: Mapping[str, Any]) -> str:
     return f"{s['model']} {s['curates']} ({s['benchmark']}{where})"
 
 
-def plot(runs: Sequence[Mapping[str, Any]], path: Path) -> None:
+def plot(runs: Sequence[Mapping[str, Any]], path: Path, names: Sequence[str] | None = None) -> None:
     """One point per run (a summary): distilled-line recall against seconds per chunk (left) and
     model tokens per chunk (right, symlog: the offline curator spends none); the recall of all
     lines hollow above it. A run without a reference (REALTALK) is drawn at its distilled-line
-    precision instead, with a square."""
+    precision instead, with a square. `names` label the runs (default: model, curation, slice).
+    Seconds are on a log scale: the offline curator's tenths of a second and a local model's
+    tens of seconds both stay readable."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -190,15 +192,20 @@ def plot(runs: Sequence[Mapping[str, Any]], path: Path) -> None:
         xs = (chunk["seconds"] or 0.0, (chunk["input_tokens"] or 0) + (chunk["output_tokens"] or 0))
         has_recall = pooled["recall"]["distilled"] is not None
         y = pooled["recall"]["distilled"] if has_recall else pooled["precision"]["distilled"]
-        name = label(data) + ("" if has_recall else ": precision, no reference")
+        name = (names[i] if names else label(data)) + ("" if has_recall else ": precision, no reference")
         for ax, x in zip(axes, xs, strict=True):
             ax.plot([x], [y if y is not None else 0.0], "o" if has_recall else "s", color=f"C{i}", label=name)
             if has_recall:
                 ax.plot([x], [pooled["recall"]["all"]], "o", mfc="none", color=f"C{i}")
                 ax.plot([x, x], [y, pooled["recall"]["all"]], ":", color=f"C{i}", lw=1)
-    axes[0].set_xlabel("seconds per chunk")
-    axes[1].set_xlabel("model tokens per chunk (in + out)")
+    axes[0].set_xlabel("seconds per chunk (log)")
+    axes[0].set_xscale("log")
+    low, high = axes[0].get_xlim()
+    axes[0].set_xlim(min(low, 0.05), max(high, 100.0))  # room for a model's tens of seconds
+    axes[1].set_xlabel("model tokens per chunk (in + out; linear to 100, log above)")
     axes[1].set_xscale("symlog", linthresh=100)
+    axes[1].set_xlim(left=-10)
+    axes[1].set_xlim(right=max(1000.0, axes[1].get_xlim()[1]))
     for ax in axes:
         ax.set_ylabel("fact recall, distilled lines (hollow: all lines)")
         ax.set_ylim(0, 1.02)
