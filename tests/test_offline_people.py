@@ -87,6 +87,11 @@ def test_a_value_ends_at_its_clause_and_diet_changes_are_keyed() -> None:
     ]
     assert keyed_facts("I'm studying business finance Kevin") == [("study", "business finance")]  # addressed
     assert keyed_facts("I'm majoring in Computer Science") == [("study", "Computer Science")]
+    assert keyed_facts("Thanks! My goal is to give kids a loving home.") == [
+        ("goal", "give kids a loving home")
+    ]
+    assert keyed_facts("My dream is to create a safe and loving home for these kids.") == []  # cut inside
+    assert keyed_facts("lol my aim is okay today") == []  # a goal is "to" do something
     assert keyed_facts("If I moved to Paris I would be happy") == []  # supposed, not said
     assert keyed_facts("Do I prefer tea?") == []
 

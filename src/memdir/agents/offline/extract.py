@@ -55,8 +55,12 @@ KEY_PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
         ),
         ("diet", rf"\bI {_ADVERB}(?:don't|do not|no longer) eat (?P<value>{FOODS})\b", "no {value}"),
         ("preference", rf"\bI {_ADVERB}prefer ", ""),
+        ("{what}", r"\bmy (?:main |biggest |ultimate |new )?(?P<what>goal|dream|plan|aim) is to ", ""),
     )
 )
+# A verb phrase cut at "and" may be cut inside itself ("create a safe [and loving home]"): these
+# keep a value only when its clause ends at punctuation or the sentence's end.
+WHOLE_CLAUSE = frozenset({"goal", "dream", "plan", "aim"})
 # `favorite X` names a kind of thing; these name none ("my favorite part is ...").
 _VAGUE_KINDS = frozenset("one ones thing things part parts bit bits kind type way place time".split())  # noqa: SIM905
 MAX_WORDS = 6
@@ -100,9 +104,12 @@ def _sentence_at(text: str, ends: list[int], pos: int) -> tuple[int, int]:
     return start, len(text)
 
 
-def _clause_value(rest: str) -> str:
-    """The value a trigger opens: `rest` up to the clause's end, edges trimmed."""
+def _clause_value(rest: str, whole: bool = False) -> str:
+    """The value a trigger opens: `rest` up to the clause's end, edges trimmed; with `whole`,
+    nothing when a word opening another clause, not punctuation, ends it."""
     cut = _CUT.search(rest)
+    if whole and cut is not None and re.search(r"[A-Za-z]", cut.group()):
+        return ""
     value = (rest[: cut.start()] if cut else rest).strip().rstrip(".").strip()
     value = _LEAD.sub("", value)
     value = _TRAIL.sub("", value)
@@ -152,7 +159,7 @@ def keyed_facts(text: str) -> list[tuple[str, str]]:
             if template:
                 value = template.format(value=m["value"].lower())
             else:
-                value = _clause_value(text[m.end() : end])
+                value = _clause_value(text[m.end() : end], attr in WHOLE_CLAUSE)
             if attr not in found and worth_keeping(value):
                 found[attr] = value
     return list(found.items())
