@@ -157,6 +157,16 @@ def test_a_day_file_rolls_over_before_the_curator_cannot_view_it(tmp_path: Path)
     assert {f"S{n}T1" for n in (1, 2)} | {f"S1T{n}" for n in range(1, 10)} <= _cited(tmp_path / "m")
 
 
+def test_a_day_file_too_big_to_view_is_passed_over(tmp_path: Path) -> None:
+    memory = Memory(tmp_path / "m", index=False)
+    memory.add("I drank tea at the cafe.", date="2024-06-01")
+    [day] = (tmp_path / "m").rglob("2024-06-01.md")
+    with open(day, "a", encoding="utf-8") as fh:  # grown past what view shows, by an older memdir
+        fh.write("- tea, " * (MAX_VIEW_BYTES // 7 + 1) + "[S1T1]\n")
+    memory.add("I drank tea at the cafe again.", date="2024-06-01")
+    assert "S2T1" in locators((day.parent / "2024-06-01-2.md").read_text(encoding="utf-8"))
+
+
 # --- defect 11: one line-splitting rule ----------------------------------------------------------
 
 
