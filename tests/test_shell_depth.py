@@ -6,6 +6,8 @@ carried back. Real sandbox, real files."""
 from __future__ import annotations
 
 import os
+import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +15,27 @@ import pytest
 from tests.test_shell import bash, env  # noqa: F401  (the fixture)
 
 from memdir.store.paths import MAX_DEPTH, STATE_DIR
+from memdir.store.safefs import remove_tree
 from memdir.tools.profiles import Harness
 from memdir.tools.sandbox import ShellLimits, _probe
 
 pytestmark = pytest.mark.skipif(_probe() is not None, reason=f"no confining sandbox here: {_probe()}")
 
 DIRS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+
+
+@pytest.fixture(autouse=True)
+def _no_deep_leftovers(tmp_path: Path) -> Iterator[None]:
+    """Remove the test's folders iteratively afterwards, even when it failed: pytest's own
+    cleanup of old temp folders recurses per level and breaks on a tree deeper than ~1,000."""
+    yield
+    fd = os.open(tmp_path, DIRS)
+    try:
+        for name in os.listdir(fd):
+            if stat.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                remove_tree(fd, name)
+    finally:
+        os.close(fd)
 
 
 def deep_tree(parent: Path, name: str, levels: int, leaf: str = "") -> None:
