@@ -239,6 +239,8 @@ def test_a_big_file_is_shown_a_page_at_a_time(client: TestClient) -> None:
     page2 = client.get(nxt.group(1).replace("&amp;", "&"))
     assert shown_lines(page2.text) == list(range(PAGE_LINES + 1, 2 * PAGE_LINES + 1))
     assert "previous" in page2.text
+    rendered_view = re.search(r'<a href="([^"]+)"[^>]*>rendered</a>', page2.text)
+    assert rendered_view is not None and f"from={PAGE_LINES + 1}" in rendered_view.group(1)  # same page
     last = client.get("/s/store/file", params={"path": "/memories/big.txt", "from": "99990"})
     assert "lines 99990–100000 of 100000" in last.text and "next</a>" not in last.text
     rendered = client.get("/s/store/file", params={"path": "/memories/big.txt"}).text
