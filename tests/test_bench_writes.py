@@ -179,6 +179,7 @@ def test_observations_of_the_real_file() -> None:
     assert first.text.startswith("Caroline attended an LGBTQ support group")
 
 
+@pytest.mark.slow
 def test_cli_offline_slice_rows_resume_plot_and_json(tmp_path: Path) -> None:
     _locomo()
     out = tmp_path / "run"
@@ -222,6 +223,7 @@ def test_cli_offline_slice_rows_resume_plot_and_json(tmp_path: Path) -> None:
     assert png.read_bytes()[:4] == b"\x89PNG" and "offline offline (locomo s1-2)" in plotted.output
 
 
+@pytest.mark.slow
 def test_cli_rebuilds_a_store_a_stopped_run_left(tmp_path: Path) -> None:
     _locomo()
     out = tmp_path / "run"
