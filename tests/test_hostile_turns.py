@@ -237,9 +237,13 @@ def test_ask_and_the_eval_resolve_citations_alike(tmp_path: Path) -> None:
     ids=["string", "json-int", "past-the-bound"],
 )
 def test_ingest_names_the_line_of_a_huge_session_number(tmp_path: Path, line: str, said: str) -> None:
-    f = tmp_path / "chat.jsonl"
-    f.write_text('{"speaker": "Ann", "text": "hello", "session": 1}\n' + line + "\n", encoding="utf-8")
-    res = CliRunner().invoke(cli, ["ingest", "--root", str(tmp_path / "mem"), "--model", "offline", str(f)])
-    assert res.exit_code == 1, res.output
-    assert "chat.jsonl:2" in res.output and said in res.output and "Traceback" not in res.output
-    assert not list((tmp_path / "mem").rglob("*.md"))
+    ok = '{"speaker": "Ann", "text": "hello", "session": 1}\n'
+    for at, text in ((2, ok + line + "\n"), (1, line + "\n" + ok)):  # the first line decides the shape
+        f = tmp_path / "chat.jsonl"
+        f.write_text(text, encoding="utf-8")
+        res = CliRunner().invoke(
+            cli, ["ingest", "--root", str(tmp_path / "mem"), "--model", "offline", str(f)]
+        )
+        assert res.exit_code == 1, res.output
+        assert f"chat.jsonl:{at}" in res.output and said in res.output and "Traceback" not in res.output
+        assert not list((tmp_path / "mem").rglob("*.md"))

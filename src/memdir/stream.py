@@ -143,6 +143,11 @@ BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark, which some editors put first
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+class NumberTooLong(ValueError):
+    """A JSON number of more digits than Python converts (4,300): bad wherever it stands, so a
+    reader trying another shape of the file keeps this error, which names the line."""
+
+
 class RepairedTurnWarning(UserWarning):
     """A turn's text held code points no file can store (lone surrogates); they became U+FFFD."""
 
@@ -217,7 +222,7 @@ def parse_json(data: bytes, where: str) -> Any:
     except RecursionError:
         raise ValueError(f"{where}: JSON nested too deep; a turn is one flat object") from None
     except ValueError:  # an integer of more digits than Python converts (4,300)
-        raise ValueError(
+        raise NumberTooLong(
             f"{where}: a number in it has more digits than can be read (4,300); no field of a turn "
             "needs one that long"
         ) from None

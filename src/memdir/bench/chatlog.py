@@ -38,6 +38,7 @@ from memdir.bench.messages import (
 from memdir.stream import (
     BOM,
     MAX_TURN_BYTES,
+    NumberTooLong,
     Turn,
     first_byte,
     jsonl_values,
@@ -131,6 +132,8 @@ def _read(fh: BinaryIO, path: str | Path) -> tuple[str, Any]:
         else:
             try:
                 value = parse_json(line, str(path))
+            except NumberTooLong:  # a record whose number is too long: the line reader names its line
+                return "jsonl", list(jsonl_values(fh, path))
             except ValueError:
                 return "document", read_json_document(fh, path)
             if isinstance(value, dict) and _is_document(value):
