@@ -182,6 +182,7 @@ class Outcome:
     half_steps: list[str]  # journal steps whose snapshot is neither state, by tool
     journal_behind: bool
     stray_copies: list[str]
+    tools: list[str] = field(default_factory=list)  # the journal's steps since the kill, by tool
 
 
 @dataclass
@@ -241,6 +242,18 @@ def campaign(mode: str, tmp: Path) -> Campaign:
     return result
 
 
+def kill_once(mode: str, tmp: Path, point: int | None = None) -> tuple[int, Outcome]:
+    """One kill of a `mode` landing at `point` (its middle write point by default): (the
+    landing's write points, what the next writer found)."""
+    template = tmp / "template"
+    before, after = prepare(mode, template, tmp)
+    points = int((tmp / "points").read_text().split()[0])
+    n = point if point is not None else (points + 1) // 2
+    steps = len(Journal(template).steps())
+    proc = run(mode, template, n, tmp)
+    return points, _after_kill(n, proc, template, steps, before, after, tmp)
+
+
 def _after_kill(
     n: int,
     proc: subprocess.CompletedProcess[bytes],
@@ -261,7 +274,8 @@ def _after_kill(
     state = "old" if now == before else "new" if now == after else "half"
     journal = Journal(root)
     half: list[str] = []
-    for s in journal.steps()[steps_before:]:
+    since = journal.steps()[steps_before:]
+    for s in since:
         snap = {rel: sha for rel, sha in journal.files_at(s.commit).items() if rel != "note.md"}
         if snap not in (_shas(before), _shas(after)):
             half.append(s.tool)
@@ -277,6 +291,7 @@ def _after_kill(
         half,
         behind,
         stray,
+        [s.tool for s in since],
     )
 
 

@@ -18,6 +18,9 @@ def _check(result: Campaign) -> None:
     assert result.bad == [], [vars(o) for o in result.bad]
     assert result.facts_lost == 0
     assert {o.state for o in result.outcomes} == {"old", "new"}  # killed before and after it began
+    for o in result.outcomes:  # journaled as the landing it was, never as a `recovered` step
+        assert "recovered" not in o.tools, vars(o)
+        assert (result.mode in o.tools) == (o.state == "new"), vars(o)
 
 
 @pytest.mark.slow

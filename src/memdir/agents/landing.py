@@ -143,7 +143,9 @@ def apply(
         with contextlib.suppress(OSError):
             landing_intent.clear(state)
         raise
-    landing_intent.clear(state)
+    step = store.current_step()
+    assert step is not None  # `_intent` checked it
+    step.landed_intent = True  # `Store.step` removes the record once the observers have the step
 
 
 def _target(ops: Plan, new: Mapping[str, bytes], old: Mapping[str, bytes]) -> dict[str, bytes | None]:

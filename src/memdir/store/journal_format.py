@@ -9,6 +9,7 @@ import stat
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from memdir.store.landing_intent import ROLLED_FORWARD
 from memdir.store.safefs import Found, Unread, printable, unread
 
 if TYPE_CHECKING:
@@ -71,6 +72,12 @@ def message(step: Step, skipped: list[Unread] | None = None) -> str:
         lines.append("Memdir-Change: " + "\t".join([c.kind, c.path, *([c.new_path] if c.new_path else [])]))
     lines.extend(skipped_lines(skipped or []))
     return "\n".join(lines) + "\n"
+
+
+def rolled_forward(message: str) -> bool:
+    """Is this the message of a step that finished a landing a kill had stopped? Such a step
+    adds no commit when the journal already holds all it wrote (the killed step got there)."""
+    return f"\nMemdir-Meta-{ROLLED_FORWARD}: " in message
 
 
 def recovered_message(reason: str, changes: list[FileChange], skipped: list[Unread]) -> str:

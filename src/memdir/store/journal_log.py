@@ -39,6 +39,7 @@ from pathlib import Path
 
 import pygit2
 
+from memdir.store.journal_format import rolled_forward
 from memdir.store.journal_tree import Captured, apply, commit, head_tree, staged_from
 
 RECORDS = "memdir-steps.log"
@@ -68,6 +69,10 @@ def land(repo: pygit2.Repository, record: Record, log: StepLog) -> pygit2.Oid:
     """Commit `record` on HEAD (the journal lock held) and move the log past it."""
     tree = head_tree(repo)
     staged = staged_from(repo, tree, record.captured())
+    if tree is not None and not staged.updates and rolled_forward(record.message):
+        head = repo.head.target
+        assert isinstance(head, pygit2.Oid)
+        return head  # the landing it finished was committed by the step a kill stopped
     new = apply(repo, tree, staged.updates) if staged.updates or tree is None else tree.id
     return commit(repo, new, record.message, record.time, before_head=lambda oid: log.landing(record, oid))
 

@@ -22,7 +22,7 @@ import pygit2
 
 from memdir.store.journal import Journal
 from memdir.store.journal_commitd import poke
-from memdir.store.journal_format import MEMORY_PREFIX, message
+from memdir.store.journal_format import MEMORY_PREFIX, message, rolled_forward
 from memdir.store.journal_land import catch_up, journal_lock, land_pending
 from memdir.store.journal_log import Record, StepLog
 from memdir.store.journal_reconcile import CRASH, Background, check, recover
@@ -118,7 +118,9 @@ class JournalObserver:
                 tree = head_tree(repo)
                 staged, cache = check(repo, self.safe, git_dir, tree)
                 new = apply(repo, tree, staged.updates) if staged.updates or tree is None else tree.id
-                commit(repo, new, message(step, staged.skipped))
+                text = message(step, staged.skipped)
+                if staged.updates or tree is None or not rolled_forward(text):
+                    commit(repo, new, text)
                 cache.tree = str(new)
                 cache.save(git_dir)
         else:

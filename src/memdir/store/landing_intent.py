@@ -7,13 +7,15 @@ merge with its old files removed and its new file not yet written had lost sourc
 the next writer journaled that state as a `recovered` step. So before it touches anything, a
 landing writes this record (atomically, fsynced, under the writer lock): every path it touches
 with the bytes it will hold (or None: gone), the folders it keeps, the changes its step records,
-and the step's tool and meta. The landing removes the record as its last act inside the step.
-A record still present means a landing was stopped part way: the next step of any process, under
-the writer lock and before its own work, rolls it forward (`Store.step`): every path is given
-its target bytes, files first, removals after, and the whole landing is handed to the observers
-as the step it was, so the journal records it under its own tool, never as half a `recovered`
-step (docs/reliability.md). Rolling forward is idempotent: a kill during it leaves the record
-for the next writer.
+and the step's tool and meta. `Store.step` removes the record once the step's observers (the
+journal) have it. A record still present means a landing was stopped part way, or just before
+that removal: the next step of any process, under the writer lock and before its own work,
+rolls it forward (`Store.step`): every path is given its target bytes, files first, removals
+after, and the whole landing is handed to the observers as the step it was (meta
+`rolled_forward`), so the journal records it under its own tool, never as half a `recovered`
+step, and makes no second commit when the killed step had already reached it
+(docs/reliability.md). Rolling forward is idempotent: a kill during it leaves the record for the
+next writer.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import json
 import marshal
 import os
 import stat
+import warnings
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -35,6 +38,7 @@ from memdir.store.paths import parse_memory_path
 from memdir.store.safefs import SafeRoot
 
 INTENT = "landing.intent"  # in the state folder, beside the writer lock
+ROLLED_FORWARD = "rolled_forward"  # the meta key of a step that finished a stopped landing
 VERSION = 1
 
 ChangeRow = tuple[str, str, str | None]  # (kind, path, new path) as `Store.Change` has them
@@ -92,8 +96,8 @@ def clear(state_dir: Path) -> None:
 
 def pending(state_dir: Path) -> Intent | None:
     """The record a stopped landing left, if any (one failed open when there is none). A
-    record that cannot be read is set aside under a `.damaged` name, so it cannot stop every
-    later step, and the error says so."""
+    record that cannot be read (written whole, so only a hand edit or a failing disk does
+    that) is set aside under a `.damaged` name with a warning, so it cannot stop every step."""
     try:
         data = path(state_dir).read_bytes()
     except FileNotFoundError:
@@ -103,7 +107,12 @@ def pending(state_dir: Path) -> Intent | None:
     except MemdirError as exc:
         aside = path(state_dir).with_name(INTENT + ".damaged")
         os.replace(path(state_dir), aside)
-        raise MemdirError(f"{exc}; it was moved to {aside.name} and not rolled forward") from None
+        warnings.warn(
+            f"{exc}; it was moved to {aside} and not rolled forward: compare the store with "
+            "'memdir history' and revert or mend by hand",
+            stacklevel=3,
+        )
+        return None
 
 
 def roll_forward(safe: SafeRoot, intent: Intent) -> int:

@@ -54,6 +54,7 @@ class Step:
     tool: str
     meta: dict[str, Any] = field(default_factory=dict)
     changes: list[Change] = field(default_factory=list)
+    landed_intent: bool = False  # carried out a landing's intent record: removed once observed
 
 
 ORPHAN_AGE = 60.0  # seconds: a temp file older than this, seen under the writer lock, is orphaned
@@ -155,6 +156,8 @@ class Store:
                 if step.changes:
                     for obs in self.observers:
                         obs.on_step(self, step)
+                if step.landed_intent:  # the journal has the landing now: its plan may go
+                    landing_intent.clear(self.root / STATE_DIR)
                 for obs in self.observers:  # optional hook: the step is over, changes or none
                     after = getattr(obs, "after_step", None)
                     if after is not None:
@@ -169,12 +172,16 @@ class Store:
         """Finish a landing a kill stopped part way (its intent record is still there), before
         anything else sees the store: its files are given their target bytes and the observers
         get it as the step it was, so the journal records it whole, under its own tool
-        (`landing_intent.py`). The record goes only once that is done."""
+        (`landing_intent.py`; if the killed step had already reached the journal, the journal
+        finds nothing new and makes no second commit). The record goes only once that is done."""
         state = self.root / STATE_DIR
         intent = landing_intent.pending(state)
         if intent is None:
             return
-        step = Step(intent.tool, {**intent.meta, "rolled_forward": "a kill stopped this landing part way"})
+        step = Step(
+            intent.tool,
+            {**intent.meta, landing_intent.ROLLED_FORWARD: "a kill stopped this landing part way"},
+        )
         self._local.step = step
         try:
             landing_intent.roll_forward(self.safe, intent)
