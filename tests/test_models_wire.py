@@ -290,6 +290,24 @@ def test_readiness_asks_a_key_of_cloud_providers_and_none_of_the_local_model(
     if reason is None:
         local.api.check_ready()  # installed: nothing to ask for
     else:
-        with pytest.raises(ModelError, match="make local-model"):
+        with pytest.raises(ModelError, match="memdir local-model install"):
             local.api.check_ready()
     get_model("openai/qwen", base_url="http://127.0.0.1:9/v1").api.check_ready()  # a named server
+
+
+def test_the_local_model_is_built_without_its_weights_and_refused_only_at_readiness(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`make test` failed on a machine without the local model (issue 34, item 9): building
+    `get_model("local")` raised when the weights were absent, so every test that only named the
+    model failed. Readiness is `check_ready`'s question, and its answer names the one command
+    that installs what is missing."""
+    from memdir.models.local import missing_reason
+
+    monkeypatch.setenv("MEMDIR_MODELS", str(tmp_path / "no-models"))  # a fresh machine's cache
+    local = get_model("local")
+    assert local.name == "local/qwen2.5-coder-1.5b"
+    reason = missing_reason()
+    assert reason is not None and "memdir local-model install" in reason
+    with pytest.raises(ModelError, match="memdir local-model install"):
+        local.api.check_ready()

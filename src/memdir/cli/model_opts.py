@@ -117,9 +117,12 @@ def model_from_options(
 ) -> Model:
     try:
         steps = load_script(json.loads(Path(script).read_text(encoding="utf-8"))) if script else None
-        return get_model(
+        model = get_model(
             name, base_url=base_url, api_key_env=api_key_env, script=steps, tool_protocol=protocol
         )
+        if name.partition("/")[0] == "local":
+            model.api.check_ready()  # refused before a store is touched, with the install command
+        return model
     except (ModelError, ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import hashlib
+import importlib
 import importlib.util
 import os
 import shutil
@@ -58,8 +59,14 @@ QWEN_CODER_1_5B = LocalModelSpec(
 )
 LOCAL_MODELS = {QWEN_CODER_1_5B.alias: QWEN_CODER_1_5B}
 DEFAULT_LOCAL = QWEN_CODER_1_5B.alias
-INSTALL_HINT = "run `make local-model` (or `memdir local-model install`) to install it"
+INSTALL_HINT = (
+    "run `memdir local-model install`: it installs what is missing (llama.cpp's server, built from "
+    "source once in about 8 minutes, and the 1.1 GB weights)"
+)
 _VERIFIED = ".verified"
+# The `local` extra (pyproject.toml), built with the Makefile's flags into the user cache, so a
+# second install (another virtualenv) takes the wheel instead of building again (docs/local-model.md).
+SERVER_REQUIREMENT = "llama-cpp-python[server]==0.3.36"
 
 
 def local_spec(name: str) -> LocalModelSpec:
@@ -96,7 +103,7 @@ def server_available() -> bool:
 def missing_reason(spec: LocalModelSpec = QWEN_CODER_1_5B) -> str | None:
     """Why the local model cannot run here, or None when it can."""
     if not server_available():
-        return "llama-cpp-python (the `local` extra) is not installed; " + INSTALL_HINT
+        return "llama.cpp's server (llama-cpp-python, the `local` extra) is not installed; " + INSTALL_HINT
     if not is_installed(spec):
         return f"the local model {spec.alias} is not installed at {model_path(spec)}; {INSTALL_HINT}"
     return None
@@ -110,6 +117,53 @@ def _sha256(path: Path, progress: Callable[[int], None] | None = None) -> str:
             if progress is not None:
                 progress(len(block))
     return digest.hexdigest()
+
+
+def missing_parts(spec: LocalModelSpec = QWEN_CODER_1_5B) -> list[str]:
+    """What `install_all` would install here: `server`, `weights`, both or neither. The hint every
+    refusal gives names the command that installs all of it, so it cannot go in a circle."""
+    return [part for part, ok in (("server", server_available()), ("weights", is_installed(spec))) if not ok]
+
+
+def install_all(spec: LocalModelSpec = QWEN_CODER_1_5B, *, say: Callable[[str], None] = print) -> Path:
+    """Install what is missing: the server package first (the long step), then the weights."""
+    if not server_available():
+        install_server(say=say)
+    return install(spec, say=say)
+
+
+def wheels_dir() -> Path:
+    return models_dir().parent / "wheels"
+
+
+def install_server(*, say: Callable[[str], None] = print) -> None:
+    """pip-install llama.cpp's server into this Python, from a wheel built once into the user cache.
+
+    There is no wheel for this platform on PyPI, so the first install builds one from source
+    (about 8 minutes on 2 cores); pip's own output is shown as it goes, so the wait is visible.
+    """
+    wheels = wheels_dir()
+    wheels.mkdir(parents=True, exist_ok=True)
+    name = SERVER_REQUIREMENT.split("[")[0].replace("-", "_")
+    version = SERVER_REQUIREMENT.split("==")[1]
+    if not any(wheels.glob(f"{name}-{version}-*.whl")):
+        say(f"building {SERVER_REQUIREMENT} from source into {wheels} (about 8 minutes on 2 cores, once)")
+        env = {**os.environ, "CMAKE_ARGS": "-DGGML_NATIVE=OFF"}  # portable across x86-64 CPUs
+        cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-cache-dir", "--progress-bar", "on",
+               "-w", str(wheels), SERVER_REQUIREMENT.split("[")[0] + "==" + version]  # fmt: skip
+        started = time.monotonic()
+        if (done := subprocess.run(cmd, env=env, check=False)).returncode != 0:
+            raise ModelError(
+                f"pip could not build {SERVER_REQUIREMENT} (exit {done.returncode}); see its output above"
+            )
+        say(f"built in {time.monotonic() - started:.0f} s")
+    say(f"installing {SERVER_REQUIREMENT} into {sys.prefix}")
+    cmd = [sys.executable, "-m", "pip", "install", "--find-links", str(wheels), SERVER_REQUIREMENT]
+    if (done := subprocess.run(cmd, check=False)).returncode != 0:
+        raise ModelError(
+            f"pip could not install {SERVER_REQUIREMENT} (exit {done.returncode}); see its output above"
+        )
+    importlib.invalidate_caches()
 
 
 def install(spec: LocalModelSpec = QWEN_CODER_1_5B, *, say: Callable[[str], None] = print) -> Path:

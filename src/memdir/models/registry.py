@@ -40,15 +40,13 @@ def get_model(
     protocol = check_protocol(tool_protocol) if tool_protocol else None
     api: ModelAPI
     if provider == "local":
-        from memdir.models.local import local_spec, missing_reason
+        from memdir.models.local import local_spec
         from memdir.models.local_api import LocalAPI
 
-        spec = local_spec(name)
-        if base_url is None:
-            reason = missing_reason(spec)
-            if reason is not None:
-                raise ModelError(reason)
-        api = LocalAPI(spec, base_url, protocol)
+        # Built even where the weights are absent: readiness is `check_ready`'s question, asked
+        # before a run, so naming the model (a test, a default) needs no install.
+        api = LocalAPI(local_spec(name), base_url, protocol)
+        spec = api.spec
         name = f"local/{spec.alias}"
         # Greedy and seeded unless asked otherwise: a 1.5B model keeps its call format best at 0.
         config = config or GenerateConfig(temperature=0.0, seed=42)
