@@ -3,7 +3,7 @@ locator text, day files, line breaks, citations, huge numbers), measured on the 
 `--src` (default: this checkout's src/), so the same script gives the before and after figures:
 
     .venv/bin/python benchmarks/reliability/hostile_turns.py
-    .venv/bin/python benchmarks/reliability/hostile_turns.py --src /path/to/old/src
+    .venv/bin/python benchmarks/reliability/hostile_turns.py --src /path/to/old/src [--only CASE ...]
 
 Each case runs in its own child process (a crash or hang of old code is an outcome, not the end
 of the run) in a temp folder, through the public API and CLI, and prints one line: the case,
@@ -138,6 +138,15 @@ def nine_messages(base: Path) -> str:
     return f"{outcome}; largest file {top / 2**20:.2f} MiB; day files {', '.join(days)}"
 
 
+def many_sentences(base: Path) -> str:
+    from memdir import Memory
+
+    m = Memory(base / "m", index=False)
+    t0 = time.perf_counter()
+    m.add("I drank tea at the cafe. " * 10_000, date="2024-06-01")  # 250 KB, 10,000 sentences
+    return f"added in {time.perf_counter() - t0:.2f} s"
+
+
 def description(base: Path) -> str:
     from memdir.tools.profiles import Harness
     from memdir.tools.wiring import open_store
@@ -205,6 +214,7 @@ CASES: dict[str, tuple[str, Callable[[Path], str]]] = {
     "long-locator": ("3: '[S' + 5,000 digits + 'T1]' in a message, then add", long_locator),
     "big-text": ("4: add(text) of 2.8 MB", big_text),
     "nine-messages": ("4: nine 250 KB messages, one topic and day, then add", nine_messages),
+    "many-sentences": ("4: add() of one 250 KB message of 10,000 sentences", many_sentences),
     "description": ("11: a block-scalar description written outside the tools", description),
     "u2028": ("11: U+2028 in a line, skill retrieval by grep", u2028),
     "citations": ("13: Memory.ask's found vs the eval's resolve", citations),
@@ -217,6 +227,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--src", type=Path, default=REPO / "src", help="the memdir source folder to measure")
     ap.add_argument("--timeout", type=float, default=300)
+    ap.add_argument("--only", nargs="*", choices=list(CASES), help="run only these cases")
     ap.add_argument("--case", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.case:  # the child: one case, its line on stdout
@@ -232,6 +243,8 @@ def main() -> None:
     env = {**os.environ, "PYTHONPATH": str(args.src.resolve())}
     print(f"code under {args.src}")
     for name, (label, _fn) in CASES.items():
+        if args.only and name not in args.only:
+            continue
         cmd = [sys.executable, __file__, "--case", name]
         try:
             got = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
