@@ -1,0 +1,80 @@
+"""The local_model tier for split curation: one chunk of a real conversation curated by the real
+1.5B local model (llama.cpp, json-schema grammar). Skipped with the reason when the model is not
+installed. The assertions are about structure (facts written with the chunk's locators, indexes
+intact, the store valid and clean, one journaled step), not exact text."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from agent_helpers import new_store
+from memdir.agents import RunRecord, ingest, read_record
+from memdir.analytics.integrity import check
+from memdir.conventions import parse_distilled, parse_keyed
+from memdir.models import get_model
+from memdir.models.local import missing_reason
+from memdir.store import spec
+from memdir.store.journal import Journal
+from memdir.stream import Turn
+
+REASON = missing_reason()
+pytestmark = [
+    pytest.mark.local_model,
+    pytest.mark.skipif(REASON is not None, reason=f"local model not available: {REASON}"),
+]
+
+DAY = "2023-05-08"
+# The first turns of LoCoMo conv-26, session 1 (the chunk issue 32's warning was measured on).
+CHUNK = [
+    ("Caroline", "Hey Mel! Good to see you! How have you been?"),
+    (
+        "Melanie",
+        "Hey Caroline! Good to see you! I'm swamped with the kids & work. What's up with you? Anything new?",
+    ),
+    ("Caroline", "I went to a LGBTQ support group yesterday and it was so powerful."),
+    (
+        "Melanie",
+        "Wow, that's cool, Caroline! What happened that was awesome? Did you hear any inspiring stories?",
+    ),
+    (
+        "Caroline",
+        "The transgender stories were so inspiring! I was so happy and thankful for all the support.",
+    ),
+    ("Melanie", "Wow, love that painting! So cool you found such a helpful group. What's it done for you?"),
+    (
+        "Caroline",
+        "The support group has made me feel accepted and given me courage to embrace myself.",
+    ),
+    ("Melanie", "That's really cool. You've got guts. What now?"),
+]
+TURNS = [Turn(f"S1T{i}", who, text, DAY) for i, (who, text) in enumerate(CHUNK, start=1)]
+
+
+def test_one_chunk_is_curated_split_facts_with_locators_index_intact_store_valid(tmp_path: Path) -> None:
+    store = new_store(tmp_path / "mem")
+    before = len(Journal(store.root).steps())
+    record = RunRecord(tmp_path / "calls.jsonl")
+    model = get_model("local")
+    result = asyncio.run(ingest(model, store, TURNS, record=record))  # auto: split for the local model
+    out = result.outputs[0]
+    assert out.extra["curation"] == "split" and out.extra["model_calls"] == 1
+    assert out.extra["facts_kept"] >= 1, out.extra
+    distilled = []
+    for path in (store.root / "people").rglob("*.md"):
+        for n, line in enumerate(path.read_text().split("\n"), start=1):
+            fact = parse_keyed(str(path), n, line) or parse_distilled(line)
+            if fact is not None:
+                distilled.append(fact)
+    assert distilled and all(set(f.locators) <= {t.locator for t in TURNS} for f in distilled)
+    people = (store.root / "people" / "MEMORY.md").read_text()
+    assert "- caroline/: Caroline" in people and "- melanie/: Melanie" in people
+    assert "people/" in (store.root / "MEMORY.md").read_text()
+    assert spec.validate(store).valid, spec.validate(store).violations
+    assert check(store).problems == []
+    steps = Journal(store.root).steps()[before:]
+    assert [s.tool for s in steps] == ["split_curation"]
+    entry = next(e for e in read_record(tmp_path / "calls.jsonl") if e["kind"] == "split_curation")
+    assert entry["tokens_in"] > 0 and entry["reply"]
