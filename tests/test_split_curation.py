@@ -224,6 +224,8 @@ def test_the_cli_curates_split_and_says_what_was_kept_and_dropped(tmp_path: Path
     script.write_text(json.dumps([json.dumps(REPLY1), json.dumps(REPLY2)]), encoding="utf-8")
     chat = _turns_file(tmp_path / "chat.jsonl", SESSION1 + SESSION2)
     root = tmp_path / "mem"
+    for folder in (root, tmp_path / "m2"):
+        CliRunner().invoke(cli, ["init", str(folder)])
     args = ["ingest", "--root", str(root), "--model", "scripted", "--script", str(script)]
     res = CliRunner().invoke(cli, [*args, "--curation", "split", str(chat)])
     assert res.exit_code == 0, res.output
@@ -277,3 +279,31 @@ def test_the_split_curated_variant_needs_a_model_and_agent_curated_stays_agentic
     asyncio.run(VARIANTS["agent-curated"].build(ctx(local, "agentic")))
     api = local.api
     assert isinstance(api, ScriptedAPI) and api.requests and all(tools for _, tools, _ in api.requests)
+
+
+def test_a_value_copied_from_a_neighbour_is_re_cited_and_a_trailing_clause_is_cut() -> None:
+    """What the 1.5B model did on conv-26's first chunk (docs/curation.md): it cited S1T4 for a
+    sentence of S1T5, and copied whole sentences whose tail ("and it was so powerful") makes
+    the value junk. Both are mended by rule, counted, and the result still stands in its turn."""
+    chunk = chunk_stream(SESSION1)[0]
+    reply = {
+        "facts": [
+            fact(["S1T4"], "Melanie", "fact", "job", "I work as a counselor now"),
+            fact(
+                ["S1T3"],
+                "Caroline",
+                "event",
+                "group",
+                "went to a LGBTQ support group yesterday and it was so powerful.",
+            ),
+            fact(["S1T3"], "Caroline", "event", "group", "it was so powerful"),  # no clean opening
+        ]
+    }
+    facts, _, _ = parse_facts(json.dumps(reply))
+    out = check(chunk, facts)
+    assert [(f.locators, f.subject, f.value) for f in out.kept] == [
+        (("S1T5",), "Caroline", "work as a counselor now"),
+        (("S1T3",), "Caroline", "went to a LGBTQ support group yesterday"),
+    ]
+    assert out.recited == 1 and out.trimmed == 2 and out.rewritten == 1
+    assert out.dropped == {"junk value": 1}

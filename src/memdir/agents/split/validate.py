@@ -30,10 +30,13 @@ from typing import Any
 from memdir.agents.split.extract import KINDS, Proposed
 from memdir.fact_quality import STRICT, junk_reason, occurs, support, words_of
 from memdir.stream import Chunk, Turn
+from memdir.words import terms
 
 FIRST_PERSON = frozenset(["i", "i'm", "im", "i've", "i'd", "i'll", "my", "me", "mine", "myself"])
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _ATTRIBUTE_WORDS = 3
+# Words that open a new clause: a junk value is cut before one of them first.
+_CLAUSE = frozenset(["and", "but", "or", "so", "because", "which", "who", "that", "when", "while", "since"])
 
 
 @dataclass(frozen=True)
@@ -54,7 +57,8 @@ class Checked:
     kept: list[Fact] = field(default_factory=list)
     dropped: Counter[str] = field(default_factory=Counter)
     rewritten: int = 0  # first-person subjects set to the speaker
-    trimmed: int = 0  # values whose leading "I"/"my" was cut
+    trimmed: int = 0  # values cut to a clean span: a leading "I"/"my", a trailing clause
+    recited: int = 0  # values found in another turn of the chunk than the one cited, re-cited
     dates_cleared: int = 0  # dates that were not an ISO day
 
     def counts(self, proposed: int) -> dict[str, Any]:
@@ -64,6 +68,7 @@ class Checked:
             "facts_dropped": dict(sorted(self.dropped.items())),
             "subjects_rewritten": self.rewritten,
             "values_trimmed": self.trimmed,
+            "evidence_recited": self.recited,
             "dates_cleared": self.dates_cleared,
         }
 
@@ -90,6 +95,20 @@ def _trim_first_person(value: str) -> tuple[str, bool]:
     while cut < len(parts) - 1 and words_of(parts[cut]) and words_of(parts[cut])[0] in FIRST_PERSON:
         cut += 1
     return (" ".join(parts[cut:]), True) if cut else (value, False)
+
+
+def _cut_to_clause(value: str) -> str | None:
+    """The longest opening of a junk value that is no longer junk and still says something (two
+    content words or more): "went to a support group and it was so powerful" -> "went to a
+    support group". A span's opening is a span of the same turn, so it still `occurs` there."""
+    parts = value.split()
+    ends = range(len(parts) - 1, 1, -1)
+    at_clause = [e for e in ends if parts[e - 1][-1] in ",;:" or parts[e].lower() in _CLAUSE]
+    for end in [*at_clause, *ends]:
+        head = " ".join(parts[:end]).rstrip(",;:")
+        if junk_reason(head) is None and len(terms(head)) >= 2:
+            return head
+    return None
 
 
 def _sentence_of(value: str, text: str) -> str:
@@ -156,12 +175,20 @@ def _check_one(p: Proposed, by_locator: dict[str, Turn], speakers: list[str], ou
     cited = [by_locator[loc] for loc in dict.fromkeys(p.evidence)]
     value, trimmed = _trim_first_person(clean_value(p.value))
     if junk_reason(value) is not None:
-        return "junk value"
+        cut = _cut_to_clause(value)
+        if cut is None:
+            return "junk value"
+        value, trimmed = cut, True
     holder = next((t for t in cited if occurs(value, t.text)), None)
     if holder is None:
-        if support(value, [t.text for t in cited]) < STRICT:
+        elsewhere = [t for t in by_locator.values() if occurs(value, t.text)]
+        if len(elsewhere) == 1:  # copied from a neighbour of the turn it cited: cite the turn it is in
+            holder, cited = elsewhere[0], elsewhere
+            out.recited += 1
+        elif support(value, [t.text for t in cited]) < STRICT:
             return "value not in turn"
-        holder = cited[0]
+        else:
+            holder = cited[0]
     subject = _name_in(p.subject, cited, speakers)
     if trimmed or _first_person(words_of(_sentence_of(value, holder.text))):
         if subject != holder.speaker:
