@@ -5,7 +5,8 @@ folder changes during the landing's step; memdir's code runs unchanged), for eve
 landing has, each on a fresh copy of one store. After each kill the next writer makes one tool
 call, and the run counts: sourced facts (locators) of the store before that are no longer
 cited, stores left neither in the old state nor in the new (half), journal steps whose snapshot
-is half a landing, journals behind the files, and throwaway copies left behind. The same
+is half a landing, steps journaled as `recovered` rather than as the landing, journals behind
+the files, and throwaway copies left behind. The same
 campaign is the test `tests/test_crash_landing.py`.
 
     .venv/bin/python benchmarks/reliability/landing_kills.py [--modes consolidate,revert]
@@ -29,6 +30,7 @@ BAD = (
     "sourced facts lost",
     "half state after",
     "half-landing journal steps",
+    "recovered steps",
     "journals behind the files",
     "stray scratch copies",
 )
@@ -55,6 +57,7 @@ def main() -> None:
                 "new state after": states["new"],
                 "half state after": states["half"],
                 "half-landing journal steps": sum(len(o.half_steps) for o in result.outcomes),
+                "recovered steps": sum(o.tools.count("recovered") for o in result.outcomes),
                 "journals behind the files": sum(o.journal_behind for o in result.outcomes),
                 "stray scratch copies": sum(len(o.stray_copies) for o in result.outcomes),
                 "seconds": round(time.monotonic() - t, 1),
