@@ -171,11 +171,15 @@ class Journal:
         try:
             out = self.git(*args)
         except MemdirError as exc:
-            if self.repair() is None:
-                if self._unborn():
-                    return []  # a journal with no commit yet
+            # A damaged head is put back on the newest whole commit; a ref read while a lander
+            # rewrote it (outside the journal lock) reads whole once the lock is had.
+            self.repair()
+            if self._unborn():
+                return []  # a journal with no commit yet
+            try:
+                out = self.git(*args)
+            except MemdirError:
                 raise MemdirError(f"journal: the history of {self.root} cannot be read ({exc})") from None
-            out = self.git(*args)  # the head put back on the newest whole commit: read again
         steps: list[JournalStep] = []
         for record in out.split("\x1e")[1:]:
             items = record.split("\x00")
