@@ -193,6 +193,7 @@ def test_cli_says_where_each_batch_went_and_where_it_switched(tmp_path: Path) ->
         files[-1].write_text("\n".join(dump_turns(by_session(a, b))) + "\n")
 
     def run(*args: str) -> tuple[int, str]:
+        CliRunner().invoke(cli, ["init", str(root)])
         res = CliRunner().invoke(cli, ["ingest", "--root", str(root), "--model", "offline", *args])
         return res.exit_code, res.output
 

@@ -64,7 +64,9 @@ def write(path: Path, value: Any, *, jsonl: bool = False) -> Path:
     return path
 
 
-def ingest(*args: str) -> Any:
+def ingest(*args: str, init: bool = True) -> Any:
+    if init:  # ingest writes into a memory, never makes one
+        CliRunner().invoke(cli, ["init", args[args.index("--root") + 1]])
     return CliRunner().invoke(cli, ["ingest", "--model", "offline", *args])
 
 
@@ -260,7 +262,7 @@ def test_a_session_gap_needs_every_time(tmp_path: Path) -> None:
 )
 def test_bad_documents_are_refused_naming_the_shapes(tmp_path: Path, name: str, data: Any, said: str) -> None:
     f = write(tmp_path / name, data)
-    res = ingest("--root", str(tmp_path / "mem"), str(f))
+    res = ingest("--root", str(tmp_path / "mem"), str(f), init=False)
     assert res.exit_code == 1 and said in res.output, res.output
     assert "REALTALK" in res.output and "Traceback" not in res.output
     assert not (tmp_path / "mem").exists()  # refused before the store was made

@@ -278,6 +278,7 @@ def test_ingest_streams_a_huge_line_without_reading_it(tmp_path: Path) -> None:
 def test_ingest_repairs_lone_surrogates_and_names_the_turn(tmp_path: Path) -> None:
     lines = [_turn("Alice is vegan \ud800 since 2020"), _turn("fine", "S1T2")]
     assert "\\ud800" in lines[0]  # json.dumps writes the escape, as scraped chat JSON holds it
+    CliRunner().invoke(cli, ["init", str(tmp_path / "mem")])
     res = _ingest(tmp_path, "turns.jsonl", ("\n".join(lines) + "\n").encode())
     assert res.exit_code == 0, res.output
     assert "turns.jsonl:1 (S1T1): text held 1 lone surrogate" in res.stderr and "U+FFFD" in res.stderr

@@ -22,6 +22,7 @@ from memdir.agents.offline.searcher import LexicalSearcher
 from memdir.cli.main import cli
 from memdir.eval.runner import RunConfig, run_eval
 from memdir.skills.retrieve import retrieval
+from memdir.store import spec
 from memdir.store.chunks import build_chunk_store
 from memdir.store.embed import configured, embedder_missing
 from memdir.store.hybrid import search_sections
@@ -238,6 +239,7 @@ def test_cli_file_search_is_unchanged_by_default(store: Store) -> None:
 
 @needs_embedder
 async def test_mcp_serves_the_search_tool(store: Store) -> None:
+    spec.init(store)  # serve serves a memory only
     env = dict(os.environ)
     env["PYTHONPATH"] = (
         str(Path(__file__).resolve().parents[1] / "src") + os.pathsep + env.get("PYTHONPATH", "")

@@ -87,6 +87,7 @@ def test_ingest_cli_exits_non_zero_when_nothing_changed(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps(["I will remember that."]))
     root = tmp_path / "mem"
+    CliRunner().invoke(cli, ["init", str(root)])
     res = CliRunner().invoke(
         cli, ["ingest", "--root", str(root), "--model", "scripted", "--script", str(script), str(turns)]
     )
@@ -152,6 +153,7 @@ def test_ingest_one_live_value_refuses_a_repeated_keyed_fact_and_the_model_sees_
     ]
     script.write_text(json.dumps(steps))
     root = tmp_path / "mem"
+    CliRunner().invoke(cli, ["init", str(root)])
     args = ["ingest", "--root", str(root), "--model", "scripted", "--script", str(script), "--one-live-value"]
     res = CliRunner().invoke(cli, [*args, str(turns)])
     assert res.exit_code == 0, res.output

@@ -191,6 +191,7 @@ def test_ingest_and_ask_commands(tmp_path: Path) -> None:
     assert load_turns(stream) == CONVERSATION
     root = tmp_path / "mem"
     runner = CliRunner()
+    runner.invoke(cli, ["init", str(root)])
     res = runner.invoke(cli, ["ingest", "--root", str(root), "--model", "offline", str(stream)])
     assert res.exit_code == 0, res.output
     assert "7 turn(s) in 2 chunk(s)" in res.output and "offline" in res.output

@@ -207,6 +207,7 @@ def test_cli_ingest_then_ask_offline_answers_vegan(tmp_path: Path) -> None:
     chat.write_text(json.dumps([{**m, "date": DAY} for m in ALICE_CHAT]), encoding="utf-8")
     root = tmp_path / "mem"
     runner = CliRunner()
+    runner.invoke(cli, ["init", str(root)])
     res = runner.invoke(cli, ["ingest", "--model", "offline", "--root", str(root), str(chat)])
     assert res.exit_code == 0, res.output
     res = runner.invoke(cli, ["ask", "--model", "offline", "--root", str(root), "What does Alice eat now?"])

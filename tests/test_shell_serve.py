@@ -29,6 +29,7 @@ async def test_bash_over_mcp_stdio(tmp_path: Path) -> None:
     root = tmp_path / "mem"
     root.mkdir()
     (root / "alice.md").write_text("---\nname: alice\ndescription: Alice Park\n---\n- diet: vegan [S6T5]\n")
+    (root / "MEMORY.md").write_text("# Memory\n")  # serve serves a memory only
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "memdir", "serve", "--root", str(root), "--profile", "shell"],

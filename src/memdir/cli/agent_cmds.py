@@ -20,6 +20,7 @@ from memdir.agents.read_search import SEARCHES, read_search, resolve_search
 from memdir.agents.run import choose_option, search
 from memdir.agents.split import split_totals
 from memdir.bench.chatlog import parse_gap, read_chat
+from memdir.cli.mcp_config_cmd import memory_root
 from memdir.cli.model_opts import call_record, model_from_options, model_options, usage_line
 from memdir.errors import MemdirError
 from memdir.models import ModelError
@@ -40,7 +41,7 @@ def _gap(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tim
 
 @click.command("ingest")
 @click.option(
-    "--root", required=True, type=click.Path(file_okay=False), help="Memory root (created if missing)."
+    "--root", required=True, type=click.Path(file_okay=False), help="Memory root (made with 'memdir init')."
 )
 @model_options
 @click.option("--variant", default="agent-curated", show_default=True, help="Variant name for the record.")
@@ -126,11 +127,12 @@ def ingest_cmd(
         raise click.ClickException(str(exc)) from None
     for w in repaired:  # each names the turn, so nothing is changed unsaid
         click.echo(f"warning: {w.message}", err=True)
+    memory_root(root)  # a typo makes no new store: refused, naming memdir init
     click.echo(f"{chat.summary()} from {file}")
     turns = chat.turns
     model = model_from_options(model_name, base_url, api_key_env, script, tool_protocol)
     guards = Guards(one_live_value=True) if one_live_value else None
-    store = open_store(root, create=True, init=True, guards=guards)
+    store = open_store(root, guards=guards)
     record = call_record(store, command="ingest")
 
     async def run() -> ShapedResult:

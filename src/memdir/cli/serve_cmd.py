@@ -6,6 +6,7 @@ import anyio
 import click
 
 from memdir.errors import MemdirError
+from memdir.mcp.http_limits import is_loopback
 from memdir.mcp.tenants import OPEN_TENANTS, PER_TENANT
 from memdir.tools.guards import Guards
 from memdir.tools.profiles import PROFILES, profile_specs
@@ -13,7 +14,9 @@ from memdir.tools.wiring import open_store
 
 
 @click.command("serve")
-@click.option("--root", type=click.Path(exists=True, file_okay=False), default=None, help="Memory root.")
+@click.option(
+    "--root", type=click.Path(file_okay=False), default=None, help="Memory root (made with 'memdir init')."
+)
 @click.option(
     "--tenants",
     "tenants_file",
@@ -32,6 +35,12 @@ from memdir.tools.wiring import open_store
     "--http", "port", type=int, default=None, help="Serve streamable HTTP on this port (default: stdio)."
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind with --http.")
+@click.option(
+    "--allow-remote-unauthenticated",
+    is_flag=True,
+    help="With --root and a non-loopback --host: serve anyway, though anyone who can reach the port "
+    "may call every tool of the profile (writes included) with no token.",
+)
 @click.option(
     "--core-budget",
     type=int,
@@ -78,6 +87,7 @@ def serve_cmd(
     profile: str,
     port: int | None,
     host: str,
+    allow_remote_unauthenticated: bool,
     core_budget: int | None,
     fanout_cap: int | None,
     preserve_facts: bool,
@@ -112,10 +122,26 @@ def serve_cmd(
             registry, port, host, guards=guards, open_tenants=open_tenants, per_tenant=tenant_requests
         )
         return
+    from memdir.cli.mcp_config_cmd import memory_root
     from memdir.mcp.server import serve_http, serve_stdio
 
     assert root is not None
     profile_specs(profile)  # fail before the transport starts if a tool is missing
+    memory_root(root)  # a typo or a folder that is not a memory is refused, naming memdir init
+    if port is not None and not is_loopback(host):
+        if not allow_remote_unauthenticated:
+            raise click.UsageError(
+                f"--host {host} is reachable from the network and --root serves with no token: anyone "
+                f"who reaches port {port} could call every tool of the {profile!r} profile (its writes "
+                "too). Serve one store or many behind bearer tokens with --tenants (memdir token add), "
+                "reach this one through an SSH tunnel to 127.0.0.1, or, if the network is yours alone, "
+                "add --allow-remote-unauthenticated"
+            )
+        click.echo(
+            f"memdir: warning: serving {host}:{port} without authentication (--allow-remote-unauthenticated):"
+            f" anyone who reaches it may call every tool of {profile!r} on {root}",
+            err=True,
+        )
     store = open_store(root, guards=guards)
     meta = {"reorganize": True} if reorganize else {}
     if port is None:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import shutil
 import signal
 import socket
@@ -18,7 +17,7 @@ from starlette.applications import Starlette
 from uvicorn.config import STARTUP_FAILURE
 
 from memdir.errors import MemdirError
-from memdir.mcp.http_limits import config
+from memdir.mcp.http_limits import config, is_loopback
 from memdir.mcp.tenants import Tenants
 from memdir.tokens import encoding
 from memdir.ui.app import build_app
@@ -30,11 +29,7 @@ DEFAULT_PORT = 8765
 def loopback(host: str) -> str:
     """`host` if it names this machine's loopback interface; refuse anything else."""
     name = "127.0.0.1" if host == "localhost" else host.strip("[]")
-    try:
-        ok = ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        ok = False
-    if not ok:
+    if not is_loopback(host):
         raise MemdirError(
             f"memdir ui serves on loopback only (127.0.0.1 or ::1), not {host!r}: it shows a whole "
             "memory without a password; to reach it from elsewhere, use an SSH tunnel to the port"
