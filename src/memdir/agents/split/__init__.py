@@ -71,6 +71,7 @@ def _counts(
         "model_calls": ex.calls,
         "tokens_in": ex.tokens_in,
         "tokens_out": ex.tokens_out,
+        "tokens_cached": ex.tokens_cached,
         "model_seconds": round(ex.seconds, 3),
         "seconds": round(seconds, 3),
         "tool_calls": filed.tool_calls,

@@ -95,6 +95,7 @@ class Extraction:
     calls: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    tokens_cached: int = 0  # of tokens_in, read from the server's prefix cache
     seconds: float = 0.0
 
 
@@ -165,5 +166,6 @@ async def extract(model: Model, chunk: Chunk) -> Extraction:
         calls=1,
         tokens_in=out.usage.input_uncached + out.usage.input_cached,
         tokens_out=out.usage.output,
+        tokens_cached=out.usage.input_cached,
         seconds=time.perf_counter() - start,
     )
