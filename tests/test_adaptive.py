@@ -201,7 +201,7 @@ def test_cli_says_where_each_batch_went_and_where_it_switched(tmp_path: Path) ->
     assert code == 0 and "shape auto: dump (2.8 KB of 3 KB): wrote 40 turn(s) into 4 session file(s)" in out
     assert "model: offline (a baseline: no model calls)" in out
     code, out = run("--shape", "auto", "--switch-kb", "3", str(files[0]))
-    assert code == 1 and "all 40 turn(s) were already in the dump" in out
+    assert code == 1 and "40 of 40 turn(s) already in the store" in out  # the ingest ledger's answer
     code, out = run("--shape", "auto", "--switch-kb", "3", str(files[1]))
     assert code == 0, out
     assert "shape auto: switched to curation at 3.4 KB of 3 KB (after 40 dumped turns; at S5T1" in out
@@ -214,5 +214,5 @@ def test_cli_says_where_each_batch_went_and_where_it_switched(tmp_path: Path) ->
     assert code == 2 and "Invalid value for '--shape'" in out
     code, out = run("--switch-kb", "3", str(files[2]))
     assert code == 2 and "applies to --shape auto only" in out
-    code, out = run(str(files[2]))  # the default: curate, as before, with no shape line
-    assert code == 0 and "shape" not in out
+    code, out = run(str(files[2]))  # the default: curate, with no shape line (these turns are in: none)
+    assert code == 1 and "shape" not in out and "already in the store" in out

@@ -14,6 +14,9 @@ check rules (each problem names its rule):
 - `core-budget`: core memory (markdown in the root) over the token budget;
 - `supersede`: two or more live lines for one (subject, attribute) key anywhere in the store,
   or a live line whose `since` date is before the `until` date of one of its superseded lines.
+- `locator-reuse`: a locator the store cites that names two different turns: the ingest ledger
+  (`store/ingest_ledger.py`) recorded it for turns that differ in speaker, text or date, so a
+  citation of it cannot say which one it means.
 Warnings (reported, not failing): `keyed-format`, a line shaped like a keyed fact that the
 grammar refuses.
 """
@@ -27,9 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memdir.analytics import facts
-from memdir.conventions import MAX_DIGITS, overlong_locators
+from memdir.conventions import MAX_DIGITS, locators, overlong_locators
 from memdir.errors import PathError, ToolError
-from memdir.store import spec
+from memdir.store import ingest_ledger, spec
 from memdir.store.outline import Section, find_sections, outline, parse_section_path
 from memdir.store.paths import MemoryPath, parse_memory_path
 from memdir.store.safefs import Reader, Unread
@@ -186,6 +189,7 @@ def _check(
     core_shares: list[int] = []
     small_core: list[MemoryPath] = []
     n_files = 0
+    cites: set[str] | None = set() if ingest_ledger.exists(store) else None
     for e in seen:
         entries[e.parts[:-1]] += 1
         if e.parts[-1] == spec.GOVERNED_MARKER:
@@ -211,6 +215,8 @@ def _check(
                 core_shares.append(spec.core_file_tokens(shown, text))
             else:
                 small_core.append(mp)
+        if cites is not None:
+            cites.update(locators(text))
         report.problems.extend(_section_xrefs(targets, shown, text))
         report.problems.extend(_overlong(shown, text))
         if "|" not in text:  # every keyed fact, and every line shaped like one, holds a '|'
@@ -251,6 +257,16 @@ def _check(
             )
         )
     report.problems.extend(supersede(keyed))
+    for loc, n in ingest_ledger.reused(store, cites).items() if cites is not None else ():
+        add(
+            Problem(
+                "locator-reuse",
+                loc,
+                f"[{loc}] was given to {n} different turns (ingested separately); a citation of it "
+                "cannot say which one it means: ingest a conversation that carries its own locators "
+                "into a store of its own, or renumber its sessions",
+            )
+        )
     report.problems.sort(key=lambda p: (p.rule, p.path))
     report.counts = {
         "files": n_files,

@@ -14,30 +14,12 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any, TypeAlias
 
 from memdir.bench.chatlog import ChatLog, chat_from_records, read_chat
-from memdir.conventions import MAX_NUMBER, locators, turn_numbers
 from memdir.errors import MemdirError
+from memdir.store.ingest_ledger import DERIVED, session_after, shifted
 from memdir.store.store import Store
 from memdir.stream import MAX_TURN_BYTES, Turn, one_line_field, too_long
 
-# Formats whose locators `bench/chatlog.py` derives (S<session>T<turn> from 1): each add() of
-# them is moved past the sessions the store already cites. The others carry their own.
-DERIVED = frozenset({"openai-messages", "speaker-text"})
 Input: TypeAlias = "str | os.PathLike[str] | Sequence[Mapping[str, Any]] | Sequence[Turn]"
-
-
-def next_session(store: Store) -> int:
-    """1 + the highest session number any `S<n>T<m>` locator in the store cites."""
-    top = 0
-    for entry in store.files():
-        try:
-            text = store.read_text(entry.path)
-        except MemdirError:
-            continue  # gone since the walk
-        for loc in locators(text):
-            numbers = turn_numbers(loc) if loc.startswith("S") else None
-            if numbers is not None:
-                top = max(top, numbers[0])
-    return top + 1
 
 
 def to_turns(
@@ -59,7 +41,7 @@ def to_turns(
             raise MemdirError("add() got empty text; nothing to remember")
         _bounded(data.strip(), "add() text")  # the bound every message gets
         who = _one_line(speaker, "add() speaker=")
-        return [Turn(f"S{_session_after(store, 0)}T1", who, data.strip(), day)], "text", 0
+        return [Turn(f"S{session_after(store, 0)}T1", who, data.strip(), day)], "text", 0
     items = list(data)
     if not items:
         raise MemdirError("add() got an empty list; pass text, chat messages or turns")
@@ -83,7 +65,7 @@ def _from_log(store: Store, log: ChatLog, day: str) -> tuple[list[Turn], str, in
         raise MemdirError(f"add() found no turn to remember ({log.summary()})")
     turns = log.turns
     if log.format in DERIVED:
-        turns = _shifted(turns, _session_after(store, max(t.session for t in turns)) - 1)
+        turns = shifted(turns, session_after(store, max(t.session for t in turns)) - 1)
     return _dated(turns, day), log.format, sum(log.skipped.values())
 
 
@@ -97,18 +79,6 @@ def _one_line(value: str, where: str) -> str:
         return one_line_field(value, "speaker", where)
     except ValueError as exc:
         raise MemdirError(str(exc)) from None
-
-
-def _session_after(store: Store, span: int) -> int:
-    """The store's next session, refused when `span` more sessions would pass what a locator
-    holds (a store citing `S999999999T1`, written outside the tools)."""
-    first = next_session(store)
-    if first + max(span - 1, 0) > MAX_NUMBER:
-        raise MemdirError(
-            f"the store already cites session {first - 1:,}; a locator holds at most {MAX_NUMBER:,}, "
-            "so no later session can be numbered; renumber the locators that cite it"
-        )
-    return first
 
 
 def _day(when: str | date | None) -> str:
@@ -125,14 +95,3 @@ def _day(when: str | date | None) -> str:
 def _dated(turns: list[Turn], day: str) -> list[Turn]:
     """Turns without a date of their own get `day`: dated supersede needs a date on every fact."""
     return [t if t.date else replace(t, date=day) for t in turns]
-
-
-def _shifted(turns: list[Turn], offset: int) -> list[Turn]:
-    if offset == 0:
-        return turns
-    out: list[Turn] = []
-    for t in turns:
-        numbers = turn_numbers(t.locator)
-        assert numbers is not None  # derived locators are S<n>T<m>
-        out.append(replace(t, locator=f"S{numbers[0] + offset}T{numbers[1]}"))
-    return out

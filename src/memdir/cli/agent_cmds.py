@@ -24,6 +24,7 @@ from memdir.cli.mcp_config_cmd import memory_root
 from memdir.cli.model_opts import call_record, model_from_options, model_options, usage_line
 from memdir.errors import MemdirError
 from memdir.models import ModelError
+from memdir.store import ingest_ledger
 from memdir.store.store import Store
 from memdir.stream import RepairedTurnWarning
 from memdir.tools.guards import Guards
@@ -129,10 +130,19 @@ def ingest_cmd(
         click.echo(f"warning: {w.message}", err=True)
     memory_root(root)  # a typo makes no new store: refused, naming memdir init
     click.echo(f"{chat.summary()} from {file}")
-    turns = chat.turns
     model = model_from_options(model_name, base_url, api_key_env, script, tool_protocol)
     guards = Guards(one_live_value=True) if one_live_value else None
     store = open_store(root, guards=guards)
+    try:
+        placed = ingest_ledger.place(store, chat.turns, derived=chat.format in ingest_ledger.DERIVED)
+    except MemdirError as exc:
+        raise click.ClickException(str(exc)) from None
+    for line in placed.lines(len(chat.turns)):
+        click.echo(line)
+    if chat.turns and not placed.turns:
+        click.echo("warning: every turn was already in the store; nothing was added", err=True)
+        raise SystemExit(1)
+    turns = placed.turns
     record = call_record(store, command="ingest")
 
     async def run() -> ShapedResult:
@@ -161,6 +171,7 @@ def ingest_cmd(
             shaped = asyncio.run(run())
     except (ModelError, MemdirError) as exc:
         raise click.ClickException(f"{exc} (calls so far are in {record.path})") from None
+    ingest_ledger.record(store, turns)  # a second ingest of these turns adds nothing
     _shape_lines(shaped, store)
     result = shaped.ingest
     if result is None:  # a dump batch: no model call
