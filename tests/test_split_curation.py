@@ -307,3 +307,25 @@ def test_a_value_copied_from_a_neighbour_is_re_cited_and_a_trailing_clause_is_cu
     ]
     assert out.recited == 1 and out.trimmed == 2 and out.rewritten == 1
     assert out.dropped == {"junk value": 1}
+
+
+def test_a_value_opening_mid_phrase_takes_in_the_words_before_it_in_its_turn() -> None:
+    turns = [
+        Turn(
+            "S1T1",
+            "Calvin",
+            "Thanks! I'm going to Japan for a few months then off to Boston! So excited.",
+            DAY1,
+        )
+    ]
+    chunk = chunk_stream(turns)[0]
+    reply = {
+        "facts": [
+            fact(["S1T1"], "Calvin", "plan", "trip", "to Japan for a few months then off to Boston!"),
+            fact(["S1T1"], "Calvin", "plan", "trip", "to the park"),  # in no turn: dropped, not grown
+        ]
+    }
+    facts, _, _ = parse_facts(json.dumps(reply))
+    out = check(chunk, facts)
+    assert [f.value for f in out.kept] == ["going to Japan for a few months then off to Boston"]
+    assert out.trimmed == 1 and out.dropped == {"junk value": 1}

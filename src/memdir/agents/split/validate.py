@@ -28,7 +28,7 @@ from datetime import date as Date
 from typing import Any
 
 from memdir.agents.split.extract import KINDS, Proposed
-from memdir.fact_quality import STRICT, junk_reason, occurs, support, words_of
+from memdir.fact_quality import DEMONSTRATIVES, PRONOUNS, STRICT, junk_reason, occurs, support, words_of
 from memdir.stream import Chunk, Turn
 from memdir.words import terms
 
@@ -111,6 +111,24 @@ def _cut_to_clause(value: str) -> str | None:
     return None
 
 
+def _extend_left(value: str, text: str, most: int = 3) -> str | None:
+    """A value that opens mid-phrase ("to Japan for a few months"), given the words before it
+    in the turn, up to `most` and within its sentence, until it is no longer junk: "going to
+    Japan for a few months". A leading "I"/"my" so taken in is cut again."""
+    words = [w for w in words_of(value) if w]
+    if not words or junk_reason(value) != "fragment" or words[0] in PRONOUNS | DEMONSTRATIVES:
+        return None  # only an opening cut mid-phrase is grown; "it was so powerful" is not
+    m = re.search(r"(?<!\w)" + r"\W+".join(map(re.escape, words)) + r"(?!\w)", text, re.IGNORECASE)
+    if m is None:
+        return None
+    before = _SENTENCE.split(text[: m.start()])[-1].split()
+    for k in range(1, min(most, len(before)) + 1):
+        grown, _ = _trim_first_person(clean_value(" ".join([*before[-k:], text[m.start() : m.end()]])))
+        if junk_reason(grown) is None:
+            return grown
+    return None
+
+
 def _sentence_of(value: str, text: str) -> str:
     """The sentence of `text` that holds `value`, or the whole text."""
     for sentence in _SENTENCE.split(text):
@@ -175,10 +193,12 @@ def _check_one(p: Proposed, by_locator: dict[str, Turn], speakers: list[str], ou
     cited = [by_locator[loc] for loc in dict.fromkeys(p.evidence)]
     value, trimmed = _trim_first_person(clean_value(p.value))
     if junk_reason(value) is not None:
-        cut = _cut_to_clause(value)
-        if cut is None:
+        mended = _cut_to_clause(value) or next(
+            (v for t in cited if (v := _extend_left(value, t.text)) is not None), None
+        )
+        if mended is None:
             return "junk value"
-        value, trimmed = cut, True
+        value, trimmed = mended, True
     holder = next((t for t in cited if occurs(value, t.text)), None)
     if holder is None:
         elsewhere = [t for t in by_locator.values() if occurs(value, t.text)]
