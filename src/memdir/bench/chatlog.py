@@ -6,7 +6,9 @@ The shapes read (docs/serving.md, "Feeding it conversations"), told apart by the
 - OpenAI-style messages `{role, content}`: JSONL, a JSON list, or `{"messages": [...]}`;
 - speaker/text records `{speaker, text}`: JSONL or a JSON list;
 - a LoCoMo file (a list of samples, or one, each with a `conversation` of `session_N` lists)
-  and a REALTALK chat file (`{name, session_N: [...]}`), read by their benchmark loaders.
+  and a REALTALK chat file (`{name, session_N: [...]}`), read by their benchmark loaders;
+- a ChatGPT `conversations.json` or a Claude.ai export (`memdir.bench.exports`: a session per
+  conversation).
 
 Messages and records carry no locator; `memdir.bench.messages` derives one (`S<session>T<turn>`)
 and says what it left out. The bounds are the stream's (docs/reliability.md, section 7): a line,
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from memdir.bench import locomo, realtalk
+from memdir.bench.exports import CHATGPT, CLAUDE, export_kind, read_export
 from memdir.bench.messages import (
     EXPECTED,
     TIME_FIELDS,
@@ -49,7 +52,7 @@ from memdir.stream import (
     too_long,
 )
 
-FORMATS = ("memdir-turns", "openai-messages", "speaker-text", "locomo", "realtalk")
+FORMATS = ("memdir-turns", "openai-messages", "speaker-text", "locomo", "realtalk", CHATGPT, CLAUDE)
 """The formats `read_chat` names (and `empty`, for a file with no records)."""
 _SESSION_KEY = re.compile(r"session_\d+")
 # The first key of an object, and the first character of its value: what a first line too long
@@ -178,10 +181,17 @@ def _opens_record(line: bytes) -> bool:
 def _is_document(obj: Mapping[str, Any]) -> bool:
     if "speaker" in obj or "role" in obj:
         return False
-    return "messages" in obj or "conversation" in obj or any(_SESSION_KEY.fullmatch(str(k)) for k in obj)
+    return (
+        export_kind(obj) is not None
+        or "messages" in obj
+        or "conversation" in obj
+        or any(_SESSION_KEY.fullmatch(str(k)) for k in obj)
+    )
 
 
 def _document(value: Any, path: str, gap: timedelta | None, sample: str | None) -> ChatLog:
+    if (kind := export_kind(value)) is not None:
+        return _exported(value, kind, path, gap)
     if isinstance(value, list):
         if value and isinstance(value[0], dict) and "conversation" in value[0]:
             return _locomo(value, path, gap, sample)
@@ -239,6 +249,13 @@ def _realtalk(raw: dict[str, Any], path: str, gap: timedelta | None) -> ChatLog:
             f"{path}: a REALTALK chat (session_N lists), but {_reason(exc)}; {EXPECTED}"
         ) from None
     return ChatLog(_checked(turns, path), "realtalk", notes=unused(gap, "the turns carry locators"))
+
+
+def _exported(value: Any, kind: str, path: str, gap: timedelta | None) -> ChatLog:
+    try:
+        return read_export(value, kind, path, gap)
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"{path}: a {kind}, but {_reason(exc)}; {EXPECTED}") from None
 
 
 def _checked(turns: list[Turn], path: str) -> list[Turn]:

@@ -34,7 +34,7 @@ from memdir.stream import (
 EXPECTED = (
     "expected one of: memdir turns {locator, speaker, text, date}; OpenAI messages {role, content} "
     '(JSONL, a JSON list, or {"messages": [...]}); speaker/text records {speaker, text} (optional '
-    "session, date); a LoCoMo file; a REALTALK chat file"
+    "session, date); a LoCoMo file; a REALTALK chat file; a ChatGPT or Claude.ai export"
 )
 """The shapes read, as every error names them."""
 TIME_FIELDS = ("date", "timestamp", "time", "created_at")
