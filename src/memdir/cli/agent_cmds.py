@@ -10,6 +10,7 @@ import asyncio
 import json
 import warnings
 from datetime import timedelta
+from pathlib import Path
 
 import click
 
@@ -95,7 +96,7 @@ def _gap(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tim
     "episode. auto: split for the local model, agentic for every other (the offline model curates by "
     "rule either way).",
 )
-@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("file", type=click.Path(exists=True))
 def ingest_cmd(
     root: str, model_name: str, base_url: str | None, tool_protocol: str | None, api_key_env: str | None,
     script: str | None, variant: str, profile: str | None, one_live_value: bool,
@@ -120,6 +121,7 @@ def ingest_cmd(
     """
     if switch_kb is not None and shape != "auto":
         raise click.BadParameter("applies to --shape auto only", param_hint="--switch-kb")
+    _not_notes(file, root)
     try:
         with warnings.catch_warnings(record=True) as repaired:
             warnings.simplefilter("always", RepairedTurnWarning)
@@ -195,6 +197,23 @@ def ingest_cmd(
         )
     if result.changed_nothing:
         raise SystemExit(1)
+
+
+def _not_notes(file: str, root: str) -> None:
+    """Notes are refused as a conversation with the command that takes them: `memdir adopt`."""
+    if Path(file).is_dir():
+        raise click.BadParameter(
+            f"{file} is a folder; ingest reads one conversation file. To make a folder of markdown "
+            f"notes a memory in place, run: memdir adopt {file}",
+            param_hint="FILE",
+        )
+    if Path(file).suffix.lower() in (".md", ".markdown"):
+        raise click.BadParameter(
+            f"{file} is markdown notes, not a conversation. Notes are kept as they are: copy the file "
+            f"into the memory ({root}) and run: memdir adopt {root} (it adds the frontmatter and "
+            "indexes a memory needs, keeping every line)",
+            param_hint="FILE",
+        )
 
 
 def _shape_lines(shaped: ShapedResult, store: Store) -> None:

@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("demo_cmd", ("demo",)),
     ("data_cmd", ("data",)),
     ("agent_cmds", ("ingest", "ask")),
+    ("adopt_cmd", ("adopt",)),
     ("health_cmds", ("stats", "history", "growth", "check", "diff")),
     ("consolidate_cmd", ("consolidate", "revert")),
     ("search_cmds", ("search", "reindex")),

@@ -1,0 +1,65 @@
+"""`memdir adopt DIR`: a folder of markdown notes made a valid memory in place (agents/adopt.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from memdir.errors import MemdirError
+
+
+@click.command("adopt")
+@click.argument("folder", type=click.Path(file_okay=False))
+@click.option("--dry-run", is_flag=True, help="List what would change and write nothing.")
+@click.option(
+    "--rename",
+    is_flag=True,
+    help="Also rename notes whose file name is not kebab-case (Travel Plans.md -> travel-plans.md); "
+    "links to them from elsewhere will break.",
+)
+def adopt_cmd(folder: str, dry_run: bool, rename: bool) -> None:
+    """Make FOLDER, an existing folder of markdown notes, a valid memory in place.
+
+    Each note without frontmatter gets `name` (its file stem) and `description` (its first
+    heading, else its first line); a block lacking either key gets it at its top; every folder
+    of notes gets a MEMORY.md index. Every line of every note is kept. Hidden entries, files
+    that are not markdown and notes with broken frontmatter are left alone and listed. One
+    journaled step: 'memdir revert FOLDER STEP' undoes it. Exit 1 when there was nothing to do.
+    """
+    from memdir.agents.adopt import adopt, plan
+    from memdir.tools.wiring import open_store
+
+    if not Path(folder).is_dir():
+        raise click.BadParameter(f"no folder at {folder}", param_hint="FOLDER")
+    try:
+        if dry_run:  # a bare store: no journal, no index, nothing written under .memdir either
+            from memdir.store.store import Store
+
+            adoption = plan(Store(folder), rename=rename)
+        else:
+            store = open_store(folder)
+            adoption = plan(store, rename=rename)
+            adopt(store, adoption)
+    except MemdirError as exc:
+        raise click.ClickException(str(exc)) from None
+    for line in adoption.lines():
+        click.echo(f"{'would ' if dry_run and not line.startswith(('kept', 'left')) else ''}{line}")
+    did = "would change" if dry_run else "changed"
+    click.echo(
+        f"{did} {adoption.changes} file(s): {len(adoption.described)} note(s) given frontmatter, "
+        f"{len(adoption.renamed)} renamed, {len(adoption.indexed)} MEMORY.md made; "
+        f"{len(adoption.left)} entry(ies) left alone"
+    )
+    if not adoption.changes:
+        click.echo("nothing to adopt: the notes already have what a memory needs", err=True)
+        raise SystemExit(1)
+    if not dry_run:
+        from memdir.store.journal import Journal
+
+        step = next((s.index for s in reversed(Journal(store.root).steps()) if s.tool == "adopt"), None)
+        click.echo(f"one journaled step ({step}); undo it with: memdir revert {folder} {step}")
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(adopt_cmd)
