@@ -44,8 +44,8 @@ def test_dry_run_lists_the_changes_and_writes_nothing(tmp_path: Path) -> None:
     before = _bytes(root)
     res = CliRunner().invoke(cli, ["adopt", str(root), "--dry-run"])
     assert res.exit_code == 0, res.output
-    assert "would frontmatter: /memories/lisbon.md" in res.output
-    assert "would index: /memories/recipes/MEMORY.md" in res.output
+    assert "would add frontmatter: /memories/lisbon.md" in res.output
+    assert "would make index: /memories/recipes/MEMORY.md" in res.output
     assert _bytes(root) == before and not (root / ".memdir").exists()
 
 

@@ -55,9 +55,9 @@ class Adoption:
         return len(self.texts) + len(self.removed)
 
     def lines(self) -> list[str]:
-        out = [f"frontmatter: {p}" for p in self.described]
+        out = [f"add frontmatter: {p}" for p in self.described]
         out += [f"rename: {a} -> {b}" for a, b in self.renamed]
-        out += [f"index: {p}" for p in self.indexed]
+        out += [f"make index: {p}" for p in self.indexed]
         out += [
             f"kept name: {p} (not kebab-case, so validate refuses it; renaming would break links to "
             "it: rename it yourself, or adopt with --rename)"

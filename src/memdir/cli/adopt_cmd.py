@@ -50,6 +50,7 @@ def adopt_cmd(folder: str, dry_run: bool, rename: bool) -> None:
         f"{did} {adoption.changes} file(s): {len(adoption.described)} note(s) given frontmatter, "
         f"{len(adoption.renamed)} renamed, {len(adoption.indexed)} MEMORY.md made; "
         f"{len(adoption.left)} entry(ies) left alone"
+        + (f"; {len(adoption.misnamed)} name(s) validate refuses kept" if adoption.misnamed else "")
     )
     if not adoption.changes:
         click.echo("nothing to adopt: the notes already have what a memory needs", err=True)
