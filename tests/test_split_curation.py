@@ -329,3 +329,30 @@ def test_a_value_opening_mid_phrase_takes_in_the_words_before_it_in_its_turn() -
     out = check(chunk, facts)
     assert [f.value for f in out.kept] == ["going to Japan for a few months then off to Boston"]
     assert out.trimmed == 1 and out.dropped == {"junk value": 1}
+
+
+def test_split_files_the_user_by_name_and_never_the_assistant_as_a_person(tmp_path: Path) -> None:
+    """The split filer groups people as the offline curator does (docs/conventions.md,
+    "People"): the user under the name they gave, the assistant's turns beside the turn they
+    answer, and a fact the model states about the assistant is dropped and counted."""
+    chat = [
+        Turn("S1T1", "user", "Hi, I'm Alice. I live in Lisbon.", DAY1),
+        Turn("S1T2", "assistant", "Nice to meet you, Alice. I run on servers in Frankfurt.", DAY1),
+    ]
+    reply = {
+        "facts": [
+            fact(["S1T1"], "user", "fact", "home", "Lisbon"),
+            fact(["S1T2"], "assistant", "fact", "home", "servers in Frankfurt"),
+        ]
+    }
+    store = new_store(tmp_path / "mem")
+    model = get_model("scripted", script=[json.dumps(reply)])
+    result = asyncio.run(ingest(model, store, chat, curation="split"))
+    paths = set(snapshot(store))
+    assert not any(p.startswith("/memories/people/assistant") for p in paths), sorted(paths)
+    assert not any(p.startswith("/memories/people/user/") for p in paths), sorted(paths)
+    facts = snapshot(store)["/memories/people/alice/facts.md"]
+    assert "alice | home: Lisbon" in facts and "Frankfurt" not in facts
+    said = _files(store)
+    assert "assistant: Nice to meet you, Alice." in said  # kept, as context beside the user's turn
+    assert result.outputs[0].extra["assistant_facts_dropped"] == 1

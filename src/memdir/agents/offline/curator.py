@@ -109,14 +109,6 @@ def _lines_of(text: str) -> list[str]:
     return parts[:-1] if text.endswith("\n") else parts
 
 
-def by_speaker(chunk: Chunk) -> dict[str, list[Turn]]:
-    """The chunk's turns per speaker, speakers in order of first turn."""
-    out: dict[str, list[Turn]] = {}
-    for turn in chunk.turns:
-        out.setdefault(turn.speaker, []).append(turn)
-    return out
-
-
 class Curator:
     """Integrates chunks into a store through a `manage` harness.
 
@@ -203,6 +195,10 @@ class Curator:
                 out.setdefault(named[i], []).append(replace(turn, speaker=named[i]))
         return out
 
+    def user_name(self, chunk: Chunk) -> str:
+        """Who the user is in this chunk: their name once known, else `user` (`_user`)."""
+        return self._user(chunk)
+
     def _user(self, chunk: Chunk) -> str:
         """The user's name: as the people index records it, else as a user's turn of this chunk
         introduces them (then recorded there), else `user`. Earlier chunks filed under `user`
@@ -272,6 +268,11 @@ class Curator:
         for turn in turns:
             for attr, value in [] if is_assistant(turn.speaker) else keyed_facts(turn.text):
                 self._keyed(folder, speaker, subject, attr, value, turn)
+        self.file_said(speaker, turns)
+
+    def file_said(self, speaker: str, turns: list[Turn]) -> None:
+        """A person's turns of one chunk (as `people` groups them) verbatim, each assistant turn
+        beside the person's turn it answers."""
         beside: Turn | None = None
         for turn in turns:
             if is_assistant(turn.speaker):

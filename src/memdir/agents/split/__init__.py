@@ -68,6 +68,7 @@ def _counts(
         "distilled_written": filed.distilled,
         "superseded": filed.superseded,
         "verbatim_written": filed.verbatim,
+        "assistant_facts_dropped": filed.assistant,
         "model_calls": ex.calls,
         "tokens_in": ex.tokens_in,
         "tokens_out": ex.tokens_out,

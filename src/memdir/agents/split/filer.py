@@ -1,7 +1,7 @@
 """Where to file it: validated facts written by rule into the offline curator's taxonomy.
 
 The filer decides nothing the offline curator does not: it calls the `Curator`'s own filing
-(`open_roots`, `file_keyed`, `file_line`, `file_verbatim`), so a person's folder, the
+(`open_roots`, `people`, `file_keyed`, `file_line`, `file_said`), so a person's folder, the
 `facts.md` sections with dated supersede, the topic and day files and the `MEMORY.md` indexes
 are one implementation whoever extracted the facts. Every write is a call through the `manage`
 harness (metered, guarded, journaled), and the chunk's calls run inside one `Store.step`, so
@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memdir.agents.offline.curator import Curator, by_speaker
+from memdir.agents.offline.curator import Curator
+from memdir.agents.offline.speakers import is_assistant, is_user
 from memdir.agents.split.validate import Fact
-from memdir.conventions import distilled_line, key_of
+from memdir.conventions import distilled_line, key_of, neutralize_locators
 from memdir.stream import Chunk
 from memdir.tools.profiles import Harness
 
@@ -39,6 +40,7 @@ class Filed:
     verbatim: int = 0
     superseded: int = 0
     tool_calls: int = 0
+    assistant: int = 0  # facts about the assistant, who is never a person (docs/conventions.md)
 
 
 def file_chunk(harness: Harness, chunk: Chunk, facts: list[Fact], **meta: object) -> Filed:
@@ -48,23 +50,26 @@ def file_chunk(harness: Harness, chunk: Chunk, facts: list[Fact], **meta: object
     keyed_here: set[tuple[str, str]] = set()
     with harness.store.step(STEP_TOOL, **{**harness.meta, **meta}):
         curator.open_roots()
+        user = curator.user_name(chunk)
         for f in facts:
-            key = key_of(f.subject, f.attribute)
+            if is_assistant(f.subject):
+                filed.assistant += 1
+                continue
+            subject = user if is_user(f.subject) else f.subject
+            key = key_of(subject, f.attribute)
             if f.kind in KEYED_KINDS and key not in keyed_here:
                 keyed_here.add(key)
                 before = curator.result.keyed_written
-                curator.file_keyed(f.subject, f.attribute, f.value, f.turn)
+                curator.file_keyed(subject, f.attribute, f.value, f.turn)
                 filed.keyed += curator.result.keyed_written - before
             else:
                 day = f.date or f.turn.date
-                curator.file_line(
-                    f.subject, f.turn, distilled_line(f.subject, f.kind, f.value, day, f.locators)
-                )
+                value = neutralize_locators(f.value)  # a turn's `[S1T1]` cites nothing here
+                curator.file_line(subject, f.turn, distilled_line(subject, f.kind, value, day, f.locators))
                 filed.distilled += 1
-        for speaker, turns in by_speaker(chunk).items():
-            for turn in turns:
-                curator.file_verbatim(speaker, turn)
-                filed.verbatim += 1
+        for person, turns in curator.people(chunk).items():
+            curator.file_said(person, turns)
+            filed.verbatim += len(turns)
     filed.superseded = curator.result.superseded
     filed.tool_calls = len(curator.result.tool_calls)
     return filed
