@@ -127,7 +127,8 @@ def main() -> None:
         build(tmp / "beta", 5)
         file = tmp / "tenants.json"
         tokens = {
-            name: tenants.add_token(file, str(tmp / name), "search", tenant=name) for name in ("alpha", "beta")
+            name: tenants.add_token(file, str(tmp / name), "search", tenant=name)
+            for name in ("alpha", "beta")
         }
         codes: dict[str, Path | None] = {"now": None}
         if args.baseline:

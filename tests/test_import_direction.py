@@ -35,7 +35,17 @@ ALLOWED: dict[str, set[str]] = {
     "cli": {"*"},
     "ui": {"*"},  # an outer layer like cli (the web UI over the store, its health and history)
 }
-LEAVES = {"errors", "tokens", "stream", "conventions", "cache", "words", "fact_quality", "__init__", "__main__"}
+LEAVES = {
+    "errors",
+    "tokens",
+    "stream",
+    "conventions",
+    "cache",
+    "words",
+    "fact_quality",
+    "__init__",
+    "__main__",
+}
 STRING_IMPORTERS = {"import_module", "__import__"}
 
 

@@ -9,6 +9,7 @@ from memdir.words import STOPWORDS, WORD, stem, terms
 
 __all__ = ["STOPWORDS", "TOPICS", "WORD", "slug", "stem", "terms", "topic_of"]
 
+
 def slug(text: str) -> str:
     s = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
     return s or "someone"
