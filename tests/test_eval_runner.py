@@ -351,3 +351,29 @@ def test_a_model_built_cell_records_its_check_and_cost(tmp_path: Path) -> None:
     assert b["model_calls"] == 2 and b["tool_calls"] == 1 and b["input_tokens"] > 0
     assert b["cost_usd"] == round((b["input_tokens"] * 0.75 + b["output_tokens"] * 4.50) / 1e6, 6)
     assert cell["store"]["dirs"] == 1  # later/: the root is not counted
+
+
+def test_closed_book_multiple_choice_sees_the_options_and_its_letter_is_scored(tmp_path: Path) -> None:
+    """PersonaMem's closed-book floor (the paper's 34.4 / 47.6) is a choice among the options:
+    the model must be shown them, and the letter it answers is scored by exact match."""
+    import asyncio
+    from dataclasses import replace
+
+    from memdir.agents import RunRecord
+    from memdir.bench import load_sample
+    from memdir.eval.runner import ConversationCell, Runner
+    from memdir.models.scripted import answer
+    from memdir.variants import Built
+
+    sample = load_sample("generated", SAMPLE)
+    q = next(q for q in sample.questions if q.category == "current")
+    mc = replace(q, id="mc", options=("a zebra-striped submarine", q.gold), gold="(b)")
+    model = get_model("scripted/closed", script=[answer('{"answer": "(b)", "citations": []}')])
+    runner = Runner(config(variants=["closed-book"]), tmp_path / "run", progress=False)
+    cell = ConversationCell("generated", SAMPLE, "closed-book")
+    built = Built("closed-book", None, None)
+    row = asyncio.run(runner.ask(model, None, built, cell, mc, RunRecord(None)))
+    ((messages, tools, _),) = model.api.requests  # type: ignore[attr-defined]
+    sent = "\n".join(m.content for m in messages)
+    assert "(a) a zebra-striped submarine" in sent and f"(b) {q.gold}" in sent and tools == []
+    assert row["answer"] == f"(b) {q.gold}" and row["correctness"] == 1.0 and row["attribution"] is None

@@ -147,6 +147,13 @@ def map_choice(answer: str, options: list[str]) -> int | None:
     return hits[0] if len(hits) == 1 else None
 
 
+def options_prompt(question: str, options: list[str]) -> str:
+    """A multiple-choice question as every role puts it to a model: the question, its options
+    lettered (a), (b), ..., and the instruction to answer with one letter (`map_choice` reads it)."""
+    letters = "\n".join(f"({string.ascii_lowercase[i]}) {o}" for i, o in enumerate(options))
+    return f'{question}\n\nOptions:\n{letters}\n\nAnswer with the letter of one option, e.g. "(b)".'
+
+
 async def choose_option(
     model: Model,
     store: Store,
@@ -178,8 +185,7 @@ async def _choose(
     options: list[str],
 ) -> RoleOutput:
     """A model chooses by answering the question with the options in it, as a search episode."""
-    letters = "\n".join(f"({string.ascii_lowercase[i]}) {o}" for i, o in enumerate(options))
-    prompt = f'{question}\n\nOptions:\n{letters}\n\nAnswer with the letter of one option, e.g. "(b)".'
+    prompt = options_prompt(question, options)
     search_harness = Harness(
         harness.store, harness.profile, role=role.name, question=ids["question"], variant=ids["variant"]
     )
@@ -189,13 +195,24 @@ async def _choose(
 
 
 async def closed_book(
-    model: Model, question: str, *, question_id: str | None = None, record: RunRecord | None = None
+    model: Model,
+    question: str,
+    *,
+    options: list[str] | None = None,
+    question_id: str | None = None,
+    record: RunRecord | None = None,
 ) -> RoleOutput:
-    """One round, no store, no tools: the floor every memory variant is compared with."""
+    """One round, no store, no tools: the floor every memory variant is compared with. A
+    multiple-choice question is put with its options, as to every other variant (the paper's
+    PersonaMem floor, 34.4 / 47.6, is a choice among them); the chosen index is extra['choice']."""
     role = get_role("closed_book")
     play = policy("closed_book", model, _closed_book)
     ids = {"variant": "closed-book", "question": question_id}
-    return await play(model, None, role, record, ids, question=question)  # type: ignore[no-any-return]
+    asked = options_prompt(question, options) if options else question
+    out: RoleOutput = await play(model, None, role, record, ids, question=asked)
+    if options:
+        out.extra["choice"] = map_choice(out.answer or "", options)
+    return out
 
 
 async def _closed_book(

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 from memdir.agents import RunRecord, choose_option, closed_book, search
 from memdir.agents.read_search import read_search
 from memdir.agents.record import effort
-from memdir.agents.run import map_choice
+from memdir.agents.run import map_choice, options_prompt
 from memdir.agents.runfolder import read_manifest, require_same, write_manifest
 from memdir.analytics.stats import store_stats
 from memdir.bench import load_sample
@@ -146,9 +146,8 @@ class _JudgeModel:
 
 
 def mc_prompt(question: str, options: list[str]) -> str:
-    """The multiple-choice question as `choose_option` puts it to a model."""
-    letters = "\n".join(f"({string.ascii_lowercase[i]}) {o}" for i, o in enumerate(options))
-    return f'{question}\n\nOptions:\n{letters}\n\nAnswer with the letter of one option, e.g. "(b)".'
+    """The multiple-choice question as `choose_option` puts it to a model (agents/run.py)."""
+    return options_prompt(question, options)
 
 
 def _letter(i: int) -> str:
@@ -396,7 +395,15 @@ class Runner:
     ) -> AnswerRow:
         store = built.store
         scored_answer: str
-        if store is None:  # closed-book
+        if store is None and q.options:  # closed-book, shown the options like every variant
+            out = await closed_book(
+                model, q.question, options=list(q.options), question_id=q.id, record=record
+            )
+            choice = out.extra.get("choice")
+            scored_answer = _letter(choice) if isinstance(choice, int) else (out.answer or "")
+            out_answer = f"{scored_answer} {q.options[choice]}" if isinstance(choice, int) else scored_answer
+            citations = out.citations
+        elif store is None:  # closed-book
             out = await closed_book(model, q.question, question_id=q.id, record=record)
             out_answer, citations = out.answer or "", out.citations
             scored_answer = out_answer
