@@ -38,3 +38,8 @@ class FrontmatterError(ToolError):
 
 class SandboxUnavailable(MemdirError):
     """No confining sandbox can be made here; the shell tool refuses rather than run unconfined."""
+
+
+class NoOpWarning(UserWarning):
+    """Work that changed nothing in the store (a management episode that wrote nothing, turns
+    already ingested): warned, never silent, and never an error, since the store is as asked."""

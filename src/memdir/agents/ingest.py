@@ -18,13 +18,10 @@ from memdir.agents.feedback import Feedback
 from memdir.agents.output import RoleOutput
 from memdir.agents.record import RunRecord
 from memdir.agents.run import manage_chunk
+from memdir.errors import NoOpWarning as NoOpWarning  # in the leaf: `import memdir` reaches it cheaply
 from memdir.models import Model
 from memdir.store.store import Store
 from memdir.stream import Turn, chunk_stream
-
-
-class NoOpWarning(UserWarning):
-    """Some management episodes of an ingest changed nothing in the store."""
 
 
 @dataclass
