@@ -3,6 +3,7 @@ LLM judges with a scripted model at the LLM boundary."""
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -157,20 +158,32 @@ class ScriptedModel:
         return Reply(self.replies.pop(0))
 
 
+def scaled(cc: float, rel: float, coh: float, reason: str = "r") -> str:
+    return json.dumps(
+        {"reason": reason, "citation_correctness": cc, "relevance": rel, "coherent_aggregation": coh}
+    )
+
+
 async def test_correctness_judge_sends_one_fixed_prompt_at_temperature_zero() -> None:
-    model = ScriptedModel("Same date, other format.\nVERDICT: CORRECT")
+    model = ScriptedModel('{"reason": "Same date, other format.", "verdict": "CORRECT"}')
     v = await judges.judge_correctness(model, "When did Alice go vegan?", "2 May 2023", "2023-05-02")
     assert (v.label, v.score) == ("correct", 1.0)
     messages, tools, config = model.calls[0]
-    assert tools == [] and config["temperature"] == 0.0
+    assert tools == [] and config["temperature"] == 0.0 and config["reasoning_effort"] == "low"
     prompt = messages[0]["content"]
     assert "Question: When did Alice go vegan?" in prompt and "Gold answer: 2 May 2023" in prompt
     assert "Candidate answer: 2023-05-02" in prompt and "$" not in prompt
+    assert '"verdict": "CORRECT" or "WRONG"' in prompt  # the judge is asked for JSON
     assert len(judges.PROMPT_IDS["correctness"]) == 12
 
 
-async def test_verdicts_parse_last_line_and_unparsed_is_none() -> None:
-    model = ScriptedModel("VERDICT: CORRECT? no wait.\n**VERDICT: WRONG**", "I am not sure.")
+async def test_verdicts_parse_the_last_json_object_or_verdict_line_and_unparsed_is_none() -> None:
+    model = ScriptedModel(
+        'First {"verdict": "CORRECT"}? no wait.\n```json\n{"reason": "x", "verdict": "WRONG"}\n```',
+        "VERDICT: CORRECT? no wait.\n**VERDICT: WRONG**",
+        "I am not sure.",
+    )
+    assert (await judges.judge_correctness(model, "q", "a", "b")).score == 0.0
     assert (await judges.judge_correctness(model, "q", "a", "b")).score == 0.0
     unparsed = await judges.judge_correctness(model, "q", "a", "b")
     assert (unparsed.label, unparsed.score) == ("unparsed", None)
@@ -179,13 +192,16 @@ async def test_verdicts_parse_last_line_and_unparsed_is_none() -> None:
 async def test_a_constrained_verdict_parses_and_the_judge_asks_for_its_schema() -> None:
     model = ScriptedModel(
         '{"reason": "names a different car", "verdict": "WRONG"}',
-        '{"reason": "x", "verdict": "SUPPORTED"}',  # an attribution label is no correctness verdict
+        '{"reason": "x", "verdict": "SUPPORTED"}',  # no correctness verdict
     )
     v = await judges.judge_correctness(model, "q", "a", "b")
     assert (v.label, v.score) == ("wrong", 0.0)
     assert model.calls[0][2]["verdict_schema"] == judges.verdict_schema("correctness")
     assert model.calls[0][2]["verdict_schema"]["properties"]["verdict"]["enum"] == ["CORRECT", "WRONG"]
     assert (await judges.judge_correctness(model, "q", "a", "b")).label == "unparsed"
+    attribution = judges.verdict_schema("attribution")
+    assert attribution["required"] == ["reason", *judges.SCALES]
+    assert attribution["properties"]["relevance"] == {"type": "number", "minimum": 0, "maximum": 1}
 
 
 def test_a_json_schema_server_gets_the_verdict_schema_as_response_format() -> None:
@@ -202,28 +218,90 @@ def test_a_json_schema_server_gets_the_verdict_schema_as_response_format() -> No
 
 
 async def test_attribution_judge_sees_cited_text_and_file_not_found(store: Store) -> None:
-    model = ScriptedModel("The diet line states it.\nVERDICT: SUPPORTED")
+    model = ScriptedModel(scaled(0.5, 1.0, 1.0, "The diet line states it; the second file is missing."))
     cites = ["/memories/people/alice.md:7", "/memories/people/ghost.md"]
     v = await judges.judge_attribution(model, store, "What is Alice's diet?", "vegan", cites)
-    assert v.score == 1.0
     prompt = model.calls[0][0][0]["content"]
     assert "[1] /memories/people/alice.md:7\n- alice | diet: vegan (since 2023-05-02) [S6T5]" in prompt
     assert "[2] /memories/people/ghost.md\n[FILE NOT FOUND]" in prompt
+    assert all(f'"{k}": <0-1>' in prompt for k in judges.SCALES) and "$" not in prompt
+    assert v.label == "scored"
+    assert v.scales == {"citation_correctness": 0.5, "relevance": 1.0, "coherent_aggregation": 1.0}
+    assert v.score == pytest.approx(0.1 * 0.5 + 0.6 * 1.0 + 0.3 * 1.0)  # the grounding composite
+    assert v.record()["scales"] == v.scales
+
+
+@pytest.mark.parametrize(
+    ("reply", "grounding"),
+    [
+        (scaled(1, 1, 1), 1.0),
+        (scaled(0, 0, 0), 0.0),
+        (scaled(1, 0, 0), 0.1),
+        (scaled(0, 1, 0), 0.6),
+        (scaled(0, 0, 1), 0.3),
+        (
+            'Here: ```json\n{"citation_correctness": "0.5", "relevance": 0.5, '
+            '"coherent_aggregation": 0.5}\n```',
+            0.5,
+        ),
+    ],
+)
+def test_attribution_json_parses_to_three_scales_and_the_composite(reply: str, grounding: float) -> None:
+    v = judges.parse_verdict("attribution", reply, "p")
+    assert v.label == "scored" and v.score == pytest.approx(grounding)
+    assert v.scales is not None and set(v.scales) == set(judges.SCALES)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "VERDICT: SUPPORTED",  # the old verdict line is no score
+        '{"citation_correctness": 1, "relevance": 1}',  # a scale missing
+        scaled(1, 1.5, 1),  # out of range
+        scaled(1, 1, 1).replace("1}", "true}"),  # not a number
+        '{"citation_correctness": 1, "relevance": 1, "coherent_aggregation": ',  # cut short
+    ],
+)
+def test_an_unreadable_attribution_is_unparsed_never_a_score(reply: str) -> None:
+    v = judges.parse_verdict("attribution", reply, "p")
+    assert (v.label, v.score, v.scales) == ("unparsed", None, None)
 
 
 async def test_judge_item_records_every_score(store: Store) -> None:
     q = Question("alice-diet-current", "current", "What is Alice's diet?", "vegan", ("S6T5",))
-    model = ScriptedModel("ok\nVERDICT: CORRECT", "ok\nVERDICT: UNSUPPORTED")
+    model = ScriptedModel('{"reason": "ok", "verdict": "CORRECT"}', scaled(0.5, 0.0, 0.0))
     out = await judges.judge_item(model, store, q, "vegan", ["/memories/people/alice.md:7", "x.md"])
-    assert out["correctness"] == 1.0 and out["attribution"] == 0.0
+    assert out["correctness"] == 1.0 and out["attribution"] == pytest.approx(0.05)
     assert out["offline_correctness"] == 1.0 and out["lexical_support"] == 1.0
     assert out["citations_resolved"] == 1 and out["citations_not_found"] == ["x.md"]
-    mc = Question("m", "recall", "?", "(a)", options=("(a) x", "(b) y", "(c) z", "(d) w"))
-    silent = ScriptedModel()
-    out = await judges.judge_item(silent, store, mc, "(a)", [])
-    assert out["correctness"] == 1.0 and silent.calls == []  # exact match, no judge
     offline = await judges.judge_item(None, None, q, "vegetarian", [])
-    assert "correctness" not in offline and offline["offline_correctness"] == 0.0
+    assert "correctness" not in offline and "attribution" not in offline
+    assert offline["offline_correctness"] == 0.0
+
+
+async def test_multiple_choice_is_exact_match_and_still_attributed(store: Store) -> None:
+    mc = Question("m", "recall", "What does Alice eat?", "(a)", options=("vegan food", "meat", "fish", "all"))
+    model = ScriptedModel(scaled(1, 1, 1))  # one reply: the attribution judge's alone
+    out = await judges.judge_item(
+        model, store, mc, "(a)", ["/memories/people/alice.md:7"], attributed="(a) vegan food"
+    )
+    assert out["correctness"] == 1.0 and out["attribution"] == 1.0
+    assert [v.judge for v in out["verdicts"]] == ["attribution"] and len(model.calls) == 1
+    assert "Answer: (a) vegan food" in model.calls[0][0][0]["content"]
+
+
+async def test_closed_book_is_attributed_with_its_citations_not_found() -> None:
+    q = Question("alice-diet-current", "current", "What is Alice's diet?", "vegan", ("S6T5",))
+    model = ScriptedModel('{"reason": "ok", "verdict": "CORRECT"}', scaled(0, 0, 0))
+    out = await judges.judge_item(model, None, q, "vegan", ["/memories/people/alice.md"])
+    assert out["correctness"] == 1.0 and out["attribution"] == 0.0
+    assert out["citations_not_found"] == ["/memories/people/alice.md"]
+    assert "[1] /memories/people/alice.md\n[FILE NOT FOUND]" in model.calls[1][0][0]["content"]
+    bare = ScriptedModel('{"reason": "ok", "verdict": "WRONG"}', "no idea")
+    unparsed = await judges.judge_item(bare, None, q, "meat", [])
+    assert "(no citations)" in bare.calls[1][0][0]["content"]
+    assert unparsed["attribution"] is None  # unparsed, counted, never a silent 0
+    assert [v.label for v in unparsed["verdicts"]] == ["wrong", "unparsed"]
 
 
 DATA = Path(os.environ.get("MEMDIR_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
@@ -255,3 +333,7 @@ async def test_an_empty_answer_is_wrong_without_asking_the_judge(store: Store) -
         ("correctness", "empty"),
         ("attribution", "empty"),
     ]
+    mc = Question("m", "recall", "?", "(a)", options=("x", "y", "z", "w"))
+    out = await judges.judge_item(model, None, mc, "", [])
+    assert out["correctness"] == 0.0 and out["attribution"] == 0.0 and model.calls == []
+    assert [(v.judge, v.label) for v in out["verdicts"]] == [("attribution", "empty")]
