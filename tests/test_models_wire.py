@@ -311,3 +311,64 @@ def test_the_local_model_is_built_without_its_weights_and_refused_only_at_readin
     assert reason is not None and "memdir local-model install" in reason
     with pytest.raises(ModelError, match="memdir local-model install"):
         local.api.check_ready()
+
+
+# -- the study's model settings (docs/study.md, Configuration of record (Table 11)) -------------
+def test_gpt_5_4_cards_price_cached_input_exactly() -> None:
+    nano = price_card("openai/gpt-5.4-nano")
+    full = price_card("gpt-5.4")
+    assert nano is not None and full is not None
+    used = Usage(input_uncached=120_000, input_cached=880_000, output=50_000, reasoning=20_000)
+    # 0.12 M x $0.20 + 0.88 M x $0.02 + 0.05 M x $1.25 (reasoning is inside output, priced once)
+    assert nano.cost(used) == pytest.approx(0.024 + 0.0176 + 0.0625, rel=1e-12, abs=0)
+    assert full.cost(Usage(1_000_000, 1_000_000, 1_000_000)) == pytest.approx(2.50 + 0.25 + 15.00, abs=1e-12)
+
+
+def test_reasoning_share_is_reasoning_over_output() -> None:
+    assert Usage(output=400, reasoning=300).reasoning_share == pytest.approx(0.75)
+    assert (Usage(output=400, reasoning=300) + Usage(output=600, reasoning=0)).reasoning_share == 0.3
+    assert Usage().reasoning_share is None
+
+
+def test_role_cards_price_each_role_and_refuse_unknowns() -> None:
+    from memdir.models import role_cards
+
+    cards = role_cards("gpt-5.4-mini", {"execution": "gpt-4.1"}, ("search", "execution"))
+    assert (cards["search"].name, cards["execution"].name) == ("gpt-5.4-mini", "gpt-4.1")
+    with pytest.raises(ValueError, match="no price card 'gpt-9'"):
+        role_cards("gpt-9", {}, ("search",))
+    with pytest.raises(ValueError, match="no role judge"):
+        role_cards("gpt-5.4-mini", {"judge": "gpt-5.4-nano"}, ("search",))
+
+
+def test_openai_reasoning_effort_reaches_reasoning_models_only(
+    standin: StandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-000000000000")
+    standin.replies = [(200, fixture("openai_answer.json"))] * 2
+    cfg = GenerateConfig(max_tokens=64, reasoning_effort="high")
+    for name in ("openai/gpt-5.4-mini", "openai/gpt-4.1"):
+        asyncio.run(
+            get_model(name, base_url=standin.url + "/v1", retry=FAST).generate(_conversation(), [], cfg)
+        )
+    reasoning, plain = (s.body for s in standin.seen)
+    assert reasoning["model"] == "gpt-5.4-mini" and reasoning["reasoning_effort"] == "high"
+    assert plain["model"] == "gpt-4.1" and "reasoning_effort" not in plain  # it would refuse the call
+
+
+def test_anthropic_reasoning_effort_is_a_thinking_budget() -> None:
+    msgs = [ChatMessage("user", "hi")]
+    high = anth.to_wire(
+        "claude-sonnet-4-5", msgs, [], GenerateConfig(max_tokens=32768, reasoning_effort="high")
+    )
+    assert high["thinking"] == {"type": "enabled", "budget_tokens": 16384} and "temperature" not in high
+    capped = anth.to_wire("m", msgs, [], GenerateConfig(max_tokens=8192, reasoning_effort="high"))
+    assert capped["thinking"]["budget_tokens"] == 8191  # below max_tokens, as the API demands
+    # the judge's temperature 0 wins: the API takes no temperature with thinking
+    judge = anth.to_wire("m", msgs, [], GenerateConfig(temperature=0.0, reasoning_effort="low"))
+    assert "thinking" not in judge and judge["temperature"] == 0.0
+    assert "thinking" not in anth.to_wire(
+        "m", msgs, [], GenerateConfig(max_tokens=1000, reasoning_effort="low")
+    )
+    assert anth.AnthropicAPI("claude-haiku-4-5").takes_reasoning_effort()
+    assert not anth.AnthropicAPI("claude-3-5-haiku").takes_reasoning_effort()

@@ -14,7 +14,16 @@ from memdir.models.base import (
     ToolInfo,
 )
 from memdir.models.registry import get_model
-from memdir.models.usage import Bounds, PriceCard, Usage, cell_bounds, episode_bounds, price_card
+from memdir.models.usage import (
+    Bounds,
+    PriceCard,
+    Usage,
+    cell_bounds,
+    episode_bounds,
+    price_card,
+    reasoning_share,
+    role_cards,
+)
 
 __all__ = [
     "Bounds",
@@ -35,4 +44,6 @@ __all__ = [
     "episode_bounds",
     "get_model",
     "price_card",
+    "reasoning_share",
+    "role_cards",
 ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import re
 from typing import Any
 
 from memdir.models.base import (
@@ -29,6 +30,10 @@ from memdir.models.usage import Usage
 DEFAULT_MAX_TOKENS = 8192
 REPLY_TOOL = "reply"
 REPLY_DOC = "Give your reply: its input is the whole reply, in the required shape."
+# Anthropic takes extended thinking as a token budget, not a level: the budget for each
+# reasoning effort (the API's minimum is 1,024, and it must stay below max_tokens).
+THINKING_BUDGET = {"minimal": 1024, "low": 1024, "medium": 4096, "high": 16384}
+THINKING_MODELS = re.compile(r"claude-(3-7|(sonnet|opus|haiku)-4)")
 _STOP: dict[str, StopReason] = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls",
                                 "max_tokens": "max_tokens"}  # fmt: skip
 
@@ -84,11 +89,27 @@ def to_wire(
         # input back into the reply's text.
         body["tools"] = [{"name": REPLY_TOOL, "description": REPLY_DOC, "input_schema": config.answer_schema}]
         body["tool_choice"] = {"type": "tool", "name": REPLY_TOOL}
-    if config.temperature is not None:
+    thinking = thinking_budget(config, forced="tool_choice" in body)
+    if thinking is not None:
+        body["thinking"] = {"type": "enabled", "budget_tokens": thinking}
+    elif config.temperature is not None:
         body["temperature"] = config.temperature
     if config.cache is not False:
         body["cache_control"] = {"type": "ephemeral"}  # automatic caching of the growing prefix
     return body
+
+
+def thinking_budget(config: GenerateConfig, forced: bool = False) -> int | None:
+    """The thinking budget a call's reasoning effort asks for, or None: no effort (or `none`),
+    a temperature set (the API takes no temperature with thinking, and the study's judge is at
+    temperature 0), a forced tool (refused with thinking), or max_tokens too small for the
+    minimum budget."""
+    effort = config.reasoning_effort
+    if effort is None or effort not in THINKING_BUDGET or config.temperature is not None or forced:
+        return None
+    cap = (config.max_tokens or DEFAULT_MAX_TOKENS) - 1
+    budget = min(THINKING_BUDGET[effort], cap)
+    return budget if budget >= THINKING_BUDGET["minimal"] else None
 
 
 def usage_from_wire(raw: dict[str, Any] | None) -> Usage:
@@ -164,6 +185,9 @@ class AnthropicAPI(ModelAPI):
     def check_ready(self) -> None:
         if not os.environ.get(self.api_key_env) and not self.base_url:
             raise ModelError(f"set {self.api_key_env} in the environment to call {self.model_name}")
+
+    def takes_reasoning_effort(self) -> bool:
+        return THINKING_MODELS.match(self.model_name) is not None
 
     def client(self) -> Any:
         if self._client is None:

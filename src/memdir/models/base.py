@@ -124,6 +124,13 @@ class ModelAPI(ABC):
         have nothing to check."""
         return None
 
+    def takes_reasoning_effort(self) -> bool:
+        """Whether this model is sent `GenerateConfig.reasoning_effort` (the study's per-role
+        setting, docs/study.md, Configuration of record (Table 11)). A server that has no such
+        control refuses a call that names one, so elsewhere the effort is left out, and the run
+        manifest says which models it reached."""
+        return False
+
     def is_retryable(self, exc: BaseException) -> bool:
         return isinstance(exc, TimeoutError | ConnectionError)
 
@@ -215,6 +222,8 @@ class Model:
         config: GenerateConfig | None = None,
     ) -> ModelOutput:
         cfg = self.config.merge(config)
+        if cfg.reasoning_effort is not None and not self.api.takes_reasoning_effort():
+            cfg = replace(cfg, reasoning_effort=None)
         attempt = 0
         start = time.perf_counter()
         while True:

@@ -16,6 +16,7 @@ import asyncio
 import inspect
 import json
 import os
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -38,6 +39,8 @@ from memdir.models.protocols import (
 )
 from memdir.models.usage import Usage
 
+# OpenAI's reasoning models, the ones that take `reasoning_effort` (others refuse the call).
+REASONING_MODELS = re.compile(r"(o\d|gpt-5|gpt-oss)")
 _STOP: dict[str, StopReason] = {"stop": "stop", "tool_calls": "tool_calls", "function_call": "tool_calls",
                                 "length": "max_tokens"}  # fmt: skip
 
@@ -196,6 +199,9 @@ class OpenAIAPI(ModelAPI):
     def check_ready(self) -> None:
         if not os.environ.get(self.api_key_env) and not self.base_url:
             raise ModelError(f"set {self.api_key_env} in the environment to call {self.model_name}")
+
+    def takes_reasoning_effort(self) -> bool:
+        return REASONING_MODELS.match(self.model_name) is not None
 
     def client(self) -> Any:
         # The SDK's async client belongs to the event loop it was first used in; a Model reused

@@ -29,6 +29,10 @@ class Usage:
         """The whole prompt of the call(s): p_r in the intrinsic bounds."""
         return self.input_uncached + self.input_cached
 
+    @property
+    def reasoning_share(self) -> float | None:
+        return reasoning_share(self.reasoning, self.output)
+
     def __add__(self, other: Usage) -> Usage:
         return Usage(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
 
@@ -40,6 +44,13 @@ class Usage:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Usage:
         return cls(**{f.name: d.get(f.name, 0) for f in fields(cls)})
+
+
+def reasoning_share(reasoning: float, output: float) -> float | None:
+    """Rsn%: the share of output tokens spent reasoning (reasoning is a sub-count of output);
+    None when nothing was output. Over several calls it is a ratio of sums, so a cell's share
+    weighs each call by its output."""
+    return reasoning / output if output else None
 
 
 @dataclass(frozen=True)
@@ -77,6 +88,25 @@ def price_card(model: str) -> PriceCard | None:
     if model in cards:
         return cards[model]
     return cards.get(model.split("/", 1)[-1])
+
+
+def role_cards(default: str, overrides: dict[str, str], roles: tuple[str, ...]) -> dict[str, PriceCard]:
+    """The card each role of a run is priced with: `overrides[role]`, else `default`. The paper
+    prices its bills apart (the search and execution bills of its Tables 16-17, each at its
+    own model's rates), so a run whose roles use different models names a card per role.
+    Raises ValueError naming what to fix: an unknown card or a role the run does not have."""
+    strays = sorted(set(overrides) - set(roles))
+    if strays:
+        raise ValueError(f"no role {', '.join(strays)} to price; this run's roles are {', '.join(roles)}")
+    out: dict[str, PriceCard] = {}
+    for role in roles:
+        name = overrides.get(role, default)
+        card = price_card(name)
+        if card is None:
+            known = ", ".join(sorted(price_cards()))
+            raise ValueError(f"no price card {name!r} (for {role}); known cards: {known}")
+        out[role] = card
+    return out
 
 
 @dataclass(frozen=True)
