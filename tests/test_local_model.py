@@ -17,28 +17,17 @@ import pytest
 from tests.test_mcp import stdio
 
 from agent_helpers import new_store, snapshot
+from local_helpers import ALICE, BOB, LOCAL_TIER
 from memdir.agents import RunRecord, get_role, parse_answer, render, run_loop
 from memdir.eval.citations import resolve_all
 from memdir.eval.judges import judge_correctness
 from memdir.models import ChatMessage, GenerateConfig, Model, ToolInfo, get_model
-from memdir.models.local import QWEN_CODER_1_5B, LocalServer, missing_reason
+from memdir.models.local import QWEN_CODER_1_5B, LocalServer
 from memdir.store import frontmatter, spec
 from memdir.stream import Chunk, Turn
 from memdir.tools.profiles import Harness
 
-REASON = missing_reason()
-pytestmark = [
-    pytest.mark.local_model,
-    pytest.mark.skipif(REASON is not None, reason=f"local model not available: {REASON}"),
-]
-
-ALICE = (
-    "---\nname: alice\ndescription: Alice: diet, job and home\n---\n# Alice\n## Diet\n"
-    "- alice | diet: vegan (since 2023-05-02) [S2T1]\n"
-    "- ~~alice | diet: vegetarian~~ (until 2023-05-02) [S1T4]\n"
-    "## Work\n- 2023-03-01: Alice started as a nurse at St. Mary's hospital [S1T2]\n"
-)
-BOB = "---\nname: bob\ndescription: Bob: hobbies\n---\n# Bob\n## Hobbies\n- Bob plays the cello [S1T3]\n"
+pytestmark = LOCAL_TIER
 
 
 # Rounds a test episode may take: enough for a small model to look, write and correct itself,

@@ -7,25 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from agent_helpers import new_store
+from local_helpers import ALICE, BOB, LOCAL_TIER
 from memdir import Memory
-from memdir.models.local import missing_reason
 
-REASON = missing_reason()
-pytestmark = [
-    pytest.mark.local_model,
-    pytest.mark.skipif(REASON is not None, reason=f"local model not available: {REASON}"),
-]
-
-ALICE = (
-    "---\nname: alice\ndescription: Alice: diet, job and home\n---\n# Alice\n## Diet\n"
-    "- alice | diet: vegan (since 2023-05-02) [S2T1]\n"
-    "- ~~alice | diet: vegetarian~~ (until 2023-05-02) [S1T4]\n"
-    "## Work\n- 2023-03-01: Alice started as a nurse at St. Mary's hospital [S1T2]\n"
-)
-BOB = "---\nname: bob\ndescription: Bob: hobbies\n---\n# Bob\n## Hobbies\n- Bob plays the cello [S1T3]\n"
+pytestmark = LOCAL_TIER
 
 
 def test_the_read_search_answers_citing_the_file_that_holds_the_fact(tmp_path: Path) -> None:

@@ -8,23 +8,17 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import pytest
-
 from agent_helpers import new_store
+from local_helpers import LOCAL_TIER
 from memdir.agents import RunRecord, ingest, read_record
 from memdir.analytics.integrity import check
 from memdir.conventions import parse_distilled, parse_keyed
 from memdir.models import get_model
-from memdir.models.local import missing_reason
 from memdir.store import spec
 from memdir.store.journal import Journal
 from memdir.stream import Turn
 
-REASON = missing_reason()
-pytestmark = [
-    pytest.mark.local_model,
-    pytest.mark.skipif(REASON is not None, reason=f"local model not available: {REASON}"),
-]
+pytestmark = LOCAL_TIER
 
 DAY = "2023-05-08"
 # The first turns of LoCoMo conv-26, session 1 (the chunk issue 32's warning was measured on).
