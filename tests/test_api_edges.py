@@ -4,10 +4,24 @@ the real store, journal and committer process."""
 
 from __future__ import annotations
 
+import asyncio
+import os
 import subprocess
 import sys
+import warnings
+from pathlib import Path
+
+import pytest
 
 import memdir
+from memdir import AsyncMemory, MemdirError, Memory, NoOpWarning
+from memdir.models import get_model
+from memdir.models.scripted import answer, call
+from memdir.store import journal_commitd
+
+
+def _fm(name: str, body: str = "x\n") -> str:
+    return f"---\nname: {name}\ndescription: notes on {name}\n---\n{body}"
 
 
 def test_the_api_types_import_from_the_package_lazily() -> None:
@@ -22,3 +36,112 @@ def test_the_api_types_import_from_the_package_lazily() -> None:
     code = "import sys, memdir; print(sorted(m for m in sys.modules if m.startswith('memdir')))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert loaded.stdout.strip() == "['memdir']"
+
+
+def _committers() -> list[int]:
+    """This process's live committer children, read from /proc (the real processes)."""
+    me, found = os.getpid(), []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue  # gone meanwhile
+        if int(fields[1]) == me and fields[0] != "Z" and b"journal_commitd" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_with_block_leaves_no_committer_and_every_step_journaled(tmp_path: Path) -> None:
+    journal_commitd.stop()  # a committer another test of this process left
+    with Memory(tmp_path / "m") as memory:
+        for i in range(3):
+            assert not memory.call(
+                "create", {"path": f"/memories/n{i}.md", "file_text": _fm(f"n{i}")}
+            ).is_error
+        assert _committers(), "a journaled write starts the committer process"
+    assert memory.closed and _committers() == []
+    assert [s.tool for s in Memory(tmp_path / "m", journal=False).history()][-3:] == ["create"] * 3
+    memory.close()  # again: nothing to do, no error
+    for attempt in (
+        lambda: memory.call("view", {"path": "/memories"}),
+        lambda: memory.search("n1"),
+        lambda: memory.add("hello"),
+        lambda: memory.ask("what?"),
+        lambda: memory.history(),
+        lambda: memory.tools(),
+        lambda: memory.context(),
+    ):
+        with pytest.raises(MemdirError, match=r"this Memory over .* is closed .* open a new Memory"):
+            attempt()
+
+
+def test_one_memory_closing_keeps_the_committer_for_another_open_one(tmp_path: Path) -> None:
+    first, second = Memory(tmp_path / "a"), Memory(tmp_path / "b")
+    for name in ("x", "y"):  # a process's first step lands in the call; the next pokes the committer
+        second.call("create", {"path": f"/memories/{name}.md", "file_text": _fm(name)})
+    first.close()
+    assert _committers(), "the second Memory still writes"
+    second.close()
+    assert _committers() == []
+
+
+def test_async_memory_is_an_async_context_manager(tmp_path: Path) -> None:
+    async def run() -> AsyncMemory:
+        async with AsyncMemory(tmp_path / "m") as memory:
+            await memory.call("create", {"path": "/memories/a.md", "file_text": _fm("a")})
+        return memory
+
+    memory = asyncio.run(run())
+    assert memory.closed and _committers() == []
+    with pytest.raises(MemdirError, match="is closed"):
+        asyncio.run(memory.search("a"))
+
+
+def test_the_model_is_set_once_and_a_call_may_override_it(tmp_path: Path) -> None:
+    text = _fm("diet", "- user | diet: vegan [S1T1]\n")
+    scripted = get_model(
+        "scripted", script=[call("create", path="/memories/diet.md", file_text=text), answer("ok")]
+    )
+    with Memory(tmp_path / "m", model=scripted) as memory:
+        added = memory.add("I'm vegan now.")
+        assert added.model == scripted.name and not added.baseline and added.writes == 1
+        offline = memory.add("My sister Ana lives in Porto.", model="offline")
+        assert offline.model == "offline" and offline.baseline
+        replies = get_model("scripted", script=[answer('{"answer": "vegan", "citations": []}')])
+        memory.model = replies
+        assert memory.ask("What does the user eat?").answer == "vegan"
+        assert memory.ask("What does the user eat?", model="offline").baseline
+
+
+def test_add_leaves_out_turns_already_in_the_store_and_says_so(tmp_path: Path) -> None:
+    chat = [
+        {"role": "user", "content": "I moved to Lisbon in May 2024."},
+        {"role": "assistant", "content": "Nice, Lisbon is lovely."},
+    ]
+    with Memory(tmp_path / "m") as memory:
+        first = memory.add(chat, date="2024-06-01")
+        assert first.turns == 2 and first.already == 0 and first.writes > 0
+        before = {e.path.text: memory.store.read_text(e.path) for e in memory.store.files()}
+        steps = len(memory.history())
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            again = memory.add(chat, date="2024-06-01")
+        assert again.turns == 0 and again.already == 2 and again.changed_nothing and again.went == "none"
+        assert "every turn was already in the store; nothing was added" in again.summary
+        assert any(issubclass(w.category, NoOpWarning) and "already" in str(w.message) for w in caught)
+        assert {e.path.text: memory.store.read_text(e.path) for e in memory.store.files()} == before
+        assert len(memory.history()) == steps
+        # one new turn beside an old one: only the new one goes in, in the next session
+        more = memory.add(
+            [*chat, {"role": "user", "content": "My sister Ana is a nurse."}], date="2024-06-01"
+        )
+        assert more.turns == 1 and more.already == 2 and "2 of 3 turn(s) already in the store" in more.summary
+        stored = "".join(memory.store.read_text(e.path) for e in memory.store.files())
+        assert "[S2T3]" in stored and "nurse" in stored
+        # text too: the same line on the same day is the same turn
+        memory.add("I drink green tea.", date="2024-06-02")
+        with pytest.warns(NoOpWarning, match="already in the store"):
+            assert memory.add("I drink green tea.", date="2024-06-02").turns == 0

@@ -1,8 +1,9 @@
 """What `Memory.add` takes, as the turns the management role integrates.
 
 An app hands over what it has: a line of text, a list of chat messages, or a file. Each call
-is a new session of the store's stream: derived locators continue after the highest session
-the store already cites, so `[S3T2]` written by one call never collides with another call's.
+is a new session of the store's stream: the locators derived here start at `S1T1`, and `add`
+places them after the highest session the store already cites (store/ingest_ledger.place, as
+`memdir ingest` does), so `[S3T2]` written by one call never collides with another call's.
 """
 
 from __future__ import annotations
@@ -15,15 +16,12 @@ from typing import Any, TypeAlias
 
 from memdir.bench.chatlog import ChatLog, chat_from_records, read_chat
 from memdir.errors import MemdirError
-from memdir.store.ingest_ledger import DERIVED, session_after, shifted
-from memdir.store.store import Store
 from memdir.stream import MAX_TURN_BYTES, Turn, one_line_field, too_long
 
 Input: TypeAlias = "str | os.PathLike[str] | Sequence[Mapping[str, Any]] | Sequence[Turn]"
 
 
 def to_turns(
-    store: Store,
     data: Input,
     *,
     speaker: str = "user",
@@ -35,13 +33,13 @@ def to_turns(
     conversation of a LoCoMo file that holds several."""
     day = _day(when)
     if isinstance(data, os.PathLike):
-        return _from_log(store, read_chat(os.fspath(data), session_gap=session_gap, sample=sample), day)
+        return _from_log(read_chat(os.fspath(data), session_gap=session_gap, sample=sample), day)
     if isinstance(data, str):
         if not data.strip():
             raise MemdirError("add() got empty text; nothing to remember")
         _bounded(data.strip(), "add() text")  # the bound every message gets
         who = _one_line(speaker, "add() speaker=")
-        return [Turn(f"S{session_after(store, 0)}T1", who, data.strip(), day)], "text", 0
+        return [Turn("S1T1", who, data.strip(), day)], "text", 0
     items = list(data)
     if not items:
         raise MemdirError("add() got an empty list; pass text, chat messages or turns")
@@ -56,17 +54,14 @@ def to_turns(
             "{speaker, text}) or a list of Turns; this list mixes other things in"
         )
     records = [m for m in items if isinstance(m, Mapping)]
-    return _from_log(store, chat_from_records(records, session_gap=session_gap, where="messages"), day)
+    return _from_log(chat_from_records(records, session_gap=session_gap, where="messages"), day)
 
 
-def _from_log(store: Store, log: ChatLog, day: str) -> tuple[list[Turn], str, int]:
-    """The log's turns, dated; where their locators were derived, moved past the store's sessions."""
+def _from_log(log: ChatLog, day: str) -> tuple[list[Turn], str, int]:
+    """The log's turns, dated."""
     if not log.turns:
         raise MemdirError(f"add() found no turn to remember ({log.summary()})")
-    turns = log.turns
-    if log.format in DERIVED:
-        turns = shifted(turns, session_after(store, max(t.session for t in turns)) - 1)
-    return _dated(turns, day), log.format, sum(log.skipped.values())
+    return _dated(log.turns, day), log.format, sum(log.skipped.values())
 
 
 def _bounded(text: str, where: str) -> None:

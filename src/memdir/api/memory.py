@@ -3,16 +3,21 @@
 ```python
 from memdir import Memory
 
-memory = Memory("./memory")                          # created and initialized if missing
-memory.add("I moved to Lisbon in May.")              # the management role (offline by default)
-hits = memory.search("where does the user live")     # ranked sections, no model needed
-answer = memory.ask("Where do I live?", model="local")  # an answer with citations and usage
+with Memory("./memory", model="local") as memory:     # created and initialized if missing
+    memory.add("I moved to Lisbon in May.")           # the management role, on the local model
+    hits = memory.search("where does the user live")  # ranked sections, no model needed
+    answer = memory.ask("Where do I live?")           # an answer with citations and usage
+# closed: the journal has every step; no process of memdir's is left running
 ```
 
 Every call goes through the same harness as the CLI and the MCP server (profiles, metering,
 the journal and index observers, the operator's guards), so an app built on this gets the
 store's guarantees without re-implementing them. `AsyncMemory` is the same object for code
 that already runs an event loop.
+
+A Memory holds what a store keeps open (its search index, description cache and journal) and,
+once it has written, this process's committer process (store/journal_commitd.py); `close()`
+(or the end of a `with` block) lets all of them go, after the journal has every step.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import json
 import os
 import shutil
 import tempfile
+import warnings
 import weakref
 from collections.abc import Coroutine
 from dataclasses import dataclass
@@ -33,16 +39,17 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from memdir.api import history
 from memdir.api.inputs import Input, to_turns
 from memdir.api.results import AddResult, Answer, Citation, Profile, SearchHit, SearchMode, Step
-from memdir.errors import MemdirError
+from memdir.errors import MemdirError, NoOpWarning
 from memdir.models import Usage
-from memdir.store import spec
+from memdir.store import journal_commitd, spec
 from memdir.store.citations import resolve
+from memdir.store.ingest_ledger import DERIVED, place, record
 from memdir.store.journal import Journal
 from memdir.tools.base import Meter, ToolResult
 from memdir.tools.guards import Guards
 from memdir.tools.profiles import Harness
 from memdir.tools.schemas import render
-from memdir.tools.wiring import open_store
+from memdir.tools.wiring import open_store, release_store
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -85,21 +92,50 @@ class _Core:
         guards: Guards | None = None,
         index: bool = True,
         journal: bool = True,
+        model: str | Model = "offline",
         **meta: Any,
     ) -> None:
         self.guards = guards or Guards()
         self.store = open_store(
             root, create=create, init=create, guards=self.guards, index=index, journal=journal
         )
+        self.model = model  # what `add` and `ask` run on, unless a call names another
         self.meta = {"role": "api", **meta}
         self._harnesses: dict[tuple[str, bool], Harness] = {}
+        self._closed = False
+        if journal:
+            _JOURNALED.add(self)
 
     @property
     def root(self) -> str:
         return str(self.store.root)
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _open(self) -> None:
+        if self._closed:
+            raise MemdirError(
+                f"this Memory over {self.root} is closed (close() was called, or its with-block "
+                f"ended); open a new Memory({self.root!r}) to use the store again"
+            )
+
+    def _close(self) -> None:
+        """Land every journaled step and let go of what the store holds open; the committer
+        process ends with the last journaled Memory of the process to close. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._harnesses.clear()
+        _JOURNALED.discard(self)
+        release_store(self.store)
+        if not _JOURNALED:
+            journal_commitd.stop()
+
     def harness(self, profile: Profile = "manage", *, reorganize: bool = False) -> Harness:
         """The harness for `profile`; `reorganize=True` marks its writes for the preservation guard."""
+        self._open()
         key = (profile, reorganize)
         if key not in self._harnesses:
             meta = {**self.meta, "reorganize": True} if reorganize else self.meta
@@ -112,11 +148,13 @@ class _Core:
 
     def context(self, budget: int = spec.DEFAULT_CORE_BUDGET) -> str:
         """The core-memory prompt block: every root .md file, then the child directories to descend."""
+        self._open()
         return spec.context(self.store, budget).text
 
     def _call(
         self, name: str, args: dict[str, Any] | str | None, profile: Profile, meta: dict[str, Any]
     ) -> ToolResult:
+        self._open()
         if isinstance(args, str):
             try:
                 args = json.loads(args) if args.strip() else {}
@@ -131,6 +169,7 @@ class _Core:
         from memdir.store.hybrid import check_mode, default_mode, search_sections, snippet
         from memdir.store.index import SearchIndex
 
+        self._open()
         if k < 1:
             raise MemdirError(f"k must be at least 1, not {k}")
         chosen = mode or default_mode()
@@ -149,9 +188,11 @@ class _Core:
         return hits
 
     def _history(self) -> list[Step]:
+        self._open()
         return history.steps(Journal(self.store.root))
 
     def _at(self, step: int | str) -> Snapshot:
+        self._open()
         journal = Journal(self.store.root)
         chosen = history.pick(history.steps(journal), step)
         return Snapshot(chosen, journal)
@@ -178,33 +219,57 @@ class _Core:
         r = resolve(self.store, text)
         return Citation(text, r.path or "", r.start, r.end, r.section, r.ok)
 
-    async def _add(self, data: Input, model: str | Model, how: _AddOptions) -> AddResult:
+    async def _add(self, data: Input, model: str | Model | None, how: _AddOptions) -> AddResult:
         from memdir.variants.adaptive import SWITCH_KB, ingest_shaped
 
-        turns, source, skipped = to_turns(
-            self.store,
+        self._open()
+        given, source, skipped = to_turns(
             data,
             speaker=how.speaker,
             when=how.date,
             session_gap=how.session_gap,
             sample=how.sample,
         )
-        m = _model(model)
+        m = _model(self.model if model is None else model)
+        # As `memdir ingest` does: derived locators after the store's sessions, turns already
+        # ingested left out (store/ingest_ledger.py), so adding the same turns twice adds nothing.
+        placed = place(self.store, given, derived=source == "text" or source in DERIVED)
+        turns, already = placed.turns, placed.lines(len(given))
+        if not turns:
+            said = f"every turn was already in the store; nothing was added ({'; '.join(already)})"
+            warnings.warn(NoOpWarning(said), stacklevel=2)
+            return AddResult(
+                0,
+                (),
+                (),
+                0,
+                Usage(),
+                m.name,
+                True,
+                source,
+                said,
+                skipped,
+                went="none",
+                already=placed.already,
+            )
         threshold = SWITCH_KB if how.switch_kb is None else how.switch_kb
         shaped = await ingest_shaped(
             m, self.store, turns, shape=how.shape, threshold_kb=threshold, profile=how.profile,
             feedback=how.feedback, curation=how.curation,
         )  # fmt: skip
+        record(self.store, turns)  # a second add of these turns adds nothing
         result = shaped.ingest
         said = shaped.summary()  # the dump, or the switch: then the ingest's own line follows
         if result is not None:
             said = result.summary() if shaped.went == "curate" else f"{said}; {result.summary()}"
+        said = "; ".join([*already, said])
         if result is None:  # a dump batch: no model call
             merge = shaped.merge
             writes = len(merge.created) + len(merge.appended) if merge is not None else 0
             return AddResult(
-                len(turns), (), (), writes, Usage(), m.name, True, source, said, skipped, went="dump"
-            )
+                len(turns), (), (), writes, Usage(), m.name, True, source, said, skipped, went="dump",
+                already=placed.already,
+            )  # fmt: skip
         usage = sum((o.episode.usage for o in result.outputs if o.episode is not None), Usage())
         return AddResult(
             turns=result.turns,
@@ -219,15 +284,17 @@ class _Core:
             skipped=skipped,
             went=shaped.went,
             switch_kb=shaped.switch.dump_kb if shaped.went == "switch" and shaped.switch else None,
+            already=placed.already,
         )
 
     async def _ask(
-        self, question: str, model: str | Model, profile: Profile | None, how: Search = "auto"
+        self, question: str, model: str | Model | None, profile: Profile | None, how: Search = "auto"
     ) -> Answer:
         from memdir.agents.read_search import read_search, resolve_search
         from memdir.agents.run import search
 
-        m = _model(model)
+        self._open()
+        m = _model(self.model if model is None else model)
         if resolve_search(how, m, profile=profile) == "read":
             out = await read_search(m, self.store, question)
         else:
@@ -246,6 +313,10 @@ class _Core:
         from memdir.mcp.server import build_server
 
         return build_server(self.harness(profile))
+
+
+_JOURNALED: weakref.WeakSet[_Core] = weakref.WeakSet()
+"""The open memories of this process that journal their writes: the committer serves them all."""
 
 
 def _model(model: str | Model) -> Model:
@@ -280,7 +351,7 @@ class Memory(_Core):
         self,
         data: Input,
         *,
-        model: str | Model = "offline",
+        model: str | Model | None = None,
         speaker: str = "user",
         date: str | date | None = None,
         session_gap: timedelta | None = None,
@@ -295,10 +366,13 @@ class Memory(_Core):
         {speaker, text}), Turns, or a file (a `Path`: any format `memdir ingest` reads; `sample`
         names one conversation of a LoCoMo file of several).
 
-        The management role integrates it, played by `model` (`offline`: the no-model curator;
-        `local`, `openai/...`, `anthropic/...`, or a Model). Turns without a date get `date`
-        (today by default). Chunks whose episode changed nothing are named in the result's
-        `unchanged`, and a `NoOpWarning` is raised for them. `feedback="health"` sends each
+        The management role integrates it, played by `model` (default: the Memory's `model`;
+        `offline`: the no-model curator; `local`, `openai/...`, `anthropic/...`, or a Model).
+        Turns without a date get `date` (today by default). Turns the store already holds (an
+        earlier `add` or `memdir ingest` of the same speaker, text and date) are left out and
+        counted in `already`; when that leaves nothing the result adds nothing (`went="none"`)
+        and a `NoOpWarning` says so. Chunks whose episode changed nothing are named in the
+        result's `unchanged`, and a `NoOpWarning` is raised for them. `feedback="health"` sends each
         episode the health findings it introduced, for one more round (docs/health.md).
         `shape="auto"` keeps a verbatim dump, at no model cost, until it passes `switch_kb`
         (docs/eval.md, Adaptive shape), then curates; `shape="dump"` only dumps.
@@ -320,7 +394,7 @@ class Memory(_Core):
         self,
         question: str,
         *,
-        model: str | Model = "offline",
+        model: str | Model | None = None,
         profile: Profile | None = None,
         search: Search = "auto",
     ) -> Answer:
@@ -341,6 +415,18 @@ class Memory(_Core):
         newest, or a commit prefix). Close it (or use it as a context manager) when done."""
         return self._at(step)
 
+    def close(self) -> None:
+        """Land every journaled step and let go of the index, caches and journal (and the
+        committer process, with the process's last open Memory). Calling it again does nothing;
+        any other call after it is refused, saying so."""
+        self._close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 class AsyncMemory(_Core):
     """A memory store, for code that runs an event loop: the same methods, awaitable."""
@@ -354,7 +440,7 @@ class AsyncMemory(_Core):
         self,
         data: Input,
         *,
-        model: str | Model = "offline",
+        model: str | Model | None = None,
         speaker: str = "user",
         date: str | date | None = None,
         session_gap: timedelta | None = None,
@@ -377,7 +463,7 @@ class AsyncMemory(_Core):
         self,
         question: str,
         *,
-        model: str | Model = "offline",
+        model: str | Model | None = None,
         profile: Profile | None = None,
         search: Search = "auto",
     ) -> Answer:
@@ -388,6 +474,15 @@ class AsyncMemory(_Core):
 
     async def at(self, step: int | str) -> Snapshot:
         return await asyncio.to_thread(self._at, step)
+
+    async def close(self) -> None:
+        await asyncio.to_thread(self._close)
+
+    async def __aenter__(self) -> AsyncMemory:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
 
 
 class Snapshot:
@@ -421,6 +516,7 @@ class Snapshot:
         return self._memory.ask(question, model=model, search=search)
 
     def close(self) -> None:
+        self._memory.close()
         self._cleanup()
 
     def __enter__(self) -> Snapshot:

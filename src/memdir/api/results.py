@@ -92,11 +92,16 @@ class AddResult:
     source: str  # what the input was read as ("text", "openai-messages", a file's format...)
     summary: str  # the line `memdir ingest` prints for the same batch
     skipped: int = 0  # input records that hold no turn (system or tool messages, empty text)
-    went: str = "curate"  # where the batch went: curate, dump, or switch (docs/eval.md, Adaptive shape)
+    # where the batch went: curate, dump, or switch (docs/eval.md, Adaptive shape); none: every
+    # turn was already in the store
+    went: str = "curate"
     switch_kb: float | None = None  # the dump's size when this batch switched it to curation
+    already: int = 0  # turns left out: the store holds them already (store/ingest_ledger.py)
 
     @property
     def changed_nothing(self) -> bool:
+        if self.went == "none":
+            return True
         if self.went == "dump":
             return self.writes == 0
         return bool(self.chunks) and len(self.unchanged) == len(self.chunks)

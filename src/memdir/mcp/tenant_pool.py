@@ -47,33 +47,12 @@ from memdir.store.store import Store
 from memdir.tools.base import Meter
 from memdir.tools.guards import Guards
 from memdir.tools.profiles import Harness
-from memdir.tools.wiring import open_store
+from memdir.tools.wiring import open_store, release_store
 
 
 class TenantBusy(Exception):
     """The request is past a bound (the tenant's requests in flight, or event streams); the
     message says which and what to do."""
-
-
-def release_store(store: Store, settle_s: float = 30.0) -> None:
-    """Close what a store holds open. The search index and the listing's description cache are
-    shared per root in the process, each in a registry of its own (bounded there too), so this
-    root's instance is taken out and closed; the next use opens a new one. Each observer is
-    then let finish: a journal's whole-tree check on its own thread is waited for (`settled`),
-    and anything with a `flush` or `close` gets it."""
-    from memdir.store import index
-    from memdir.store.descriptions import DescriptionCache
-
-    index.SearchIndex.registry.release(store.root)
-    DescriptionCache.registry.release(store.root)
-    for obs in store.observers:
-        settled = getattr(obs, "settled", None)
-        if callable(settled):
-            settled(settle_s)
-        for name in ("flush", "close"):
-            method = getattr(obs, name, None)
-            if callable(method):
-                method()
 
 
 @dataclass

@@ -15,6 +15,7 @@ run, `poke` says so and the writer lands the step itself, as before the log.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -50,6 +51,26 @@ def poke(git_dir: Path) -> bool:
             except (BrokenPipeError, OSError):
                 _child = None
     return False
+
+
+def stop(timeout: float = 30.0) -> None:
+    """End this process's committer, if one runs: its input closed, it lands what it was told
+    and exits; waited for up to `timeout` s, then killed (a kill loses nothing: the step log
+    stays for the next lander). A later `poke` starts a new one, so stopping is never wrong,
+    only a process start more."""
+    global _child
+    with _lock:
+        child, _child = _child, None
+    if child is None:
+        return
+    if child.stdin is not None:
+        with contextlib.suppress(OSError):
+            child.stdin.close()
+    try:
+        child.wait(timeout)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
 
 
 def _spawn() -> subprocess.Popen[bytes] | None:
