@@ -43,6 +43,9 @@ class SearchHit:
     score: float
     snippet: tuple[tuple[int, str], ...]  # (line number, line) of the lines that matched best
     ranks: dict[str, int]  # its 1-based rank in each ranking that holds it ("bm25", "dense")
+    # A folder index's section (`MEMORY.md`): navigation, ranked after every content hit
+    # (docs/retrieval.md, "Content before navigation").
+    navigation: bool = False
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,13 @@ of w/(k + rank) over the rankings it is in, k = 20, w = 1 for BM25 and 0.3 for d
 needs no score calibration between BM25 and cosine. `memdir bench retrieval` measured it
 against a convex mix of normalised scores on every LoCoMo and REALTALK conversation
 (docs/retrieval.md). Any text is a valid query.
+
+Content ranks before navigation, here and only here, so every surface that searches by section
+(the `search` tool, `Memory.search`, the UI, `memdir search --mode`, the read search) agrees: a
+folder index (`MEMORY.md`) names what its folder holds, so it matches a question about
+anything in the folder, often better than the section that answers it ("what does Alice eat":
+four index lines outranked the diet fact). Index hits come after every content hit, in their
+own order (docs/retrieval.md, "Content before navigation").
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from typing import Literal
 from memdir.errors import MemdirError
 from memdir.store.analysis import best_lines, query_terms
 from memdir.store.embed import embedder_missing, get_embedder
+from memdir.store.frontmatter import MEMORY_INDEX
 from memdir.store.index import SearchIndex
 from memdir.store.unit_index import UnitRow
 
@@ -44,6 +52,20 @@ class SectionHit:
     score: float
     ranks: dict[str, int]  # its 1-based rank in each ranking that holds it ("bm25", "dense")
 
+    @property
+    def navigation(self) -> bool:
+        """A section of a folder index (`MEMORY.md`): it points at content, so it ranks after it."""
+        return is_navigation(self.path)
+
+
+def is_navigation(path: str) -> bool:
+    return path.rpartition("/")[2] == MEMORY_INDEX
+
+
+def content_first(hits: list[SectionHit]) -> list[SectionHit]:
+    """`hits` with every navigation hit moved after every content hit, each kind in its order."""
+    return [h for h in hits if not h.navigation] + [h for h in hits if h.navigation]
+
 
 def default_mode() -> Mode:
     """The mode a search by section takes when none is named: hybrid where the `embed` extra is
@@ -67,8 +89,9 @@ def search_sections(
     sync: bool = True,
     fusion: Fusion = "rrf",
 ) -> list[SectionHit]:
-    """The `top_k` best sections under `scope` for `query`, best first. The first search by
-    section of a store builds its units (and, for dense or hybrid, their vectors)."""
+    """The `top_k` best sections under `scope` for `query`, best first, content before
+    navigation (`content_first`). The first search by section of a store builds its units (and,
+    for dense or hybrid, their vectors)."""
     check_mode(mode)
     if sync:
         index.sync()
@@ -76,9 +99,11 @@ def search_sections(
     terms = query_terms(query) if mode != "dense" else []
     dense = index.units.dense if index.units is not None and mode != "bm25" else None
     vector = get_embedder(dense).encode([query])[0] if dense and query.strip() else None
-    n = max(CANDIDATES, top_k) if mode == "hybrid" else top_k
+    # Candidates past top_k in every mode: a content hit ranked below index hits must be among
+    # them to be moved up.
+    n = max(CANDIDATES, top_k)
     rankings = index.section_rankings(terms, vector, scope, n)
-    return fuse(rankings, fusion)[:top_k]
+    return content_first(fuse(rankings, fusion))[:top_k]
 
 
 def fuse(rankings: dict[str, list[tuple[UnitRow, float]]], fusion: Fusion = "rrf") -> list[SectionHit]:

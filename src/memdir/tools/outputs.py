@@ -102,6 +102,7 @@ SEARCH = obj(
             score=NUM,
             ranks={"type": "object", "additionalProperties": INT},  # {"bm25": 2, "dense": 5}
             lines=array(LINE),
+            navigation=BOOL,  # a folder index's section, ranked after every content hit
         )
     ),
 )

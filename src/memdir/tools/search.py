@@ -26,6 +26,9 @@ from memdir.tools.grep import MAX_REPLY_BYTES
 MAX_TOP_K = 50
 CHUNKS_RETURNED = 3
 MAX_DESCRIPTION = 200
+# Shown once before the first folder-index hit, which `search_sections` ranks after every
+# content hit (docs/retrieval.md, "Content before navigation").
+NAVIGATION_APART = "Folder indexes (MEMORY.md: navigation, ranked after the content above):"
 
 
 @tool(
@@ -214,7 +217,8 @@ def _within(data: bytes, room: int) -> tuple[str, bool]:
     with its file path, heading path, line range, score (and its rank by keywords, bm25, and by
     meaning, dense) and the lines that match; read more
     with view (start_line, end_line) or section_read. mode "bm25" ranks by keywords only, "dense" by
-    meaning only.
+    meaning only. Sections of folder indexes (MEMORY.md) are navigation: they come after every
+    content section, set apart.
     """,
     params={
         "query": "What to look for: a question or keywords, e.g. 'what pet does Alice have'.",
@@ -243,12 +247,16 @@ def search(
         return f"No results: the query {query[:80]!r} has no searchable words; search with words."
     hits = search_sections(SearchIndex.for_store(ctx.store), query, mode, mp.text, top_k)
     blocks: list[str] = []
+    apart = False  # the line that sets navigation hits apart, once shown
     for hit in hits:
         text = _shown(ctx, hit.path)
         if text is None:
             continue
+        if hit.navigation and not apart:
+            apart = True
+            blocks.append(NAVIGATION_APART)
         where = f"lines {hit.start}-{hit.end}" if hit.end > hit.start else f"line {hit.start}"
-        head = f"{len(blocks) + 1}. {hit.path} {where}"
+        head = f"{len(results) + 1}. {hit.path} {where}"
         if hit.heading:
             head += f" [{hit.heading}]"
         found_by = ", ".join(f"{name} #{rank}" for name, rank in hit.ranks.items())
@@ -258,7 +266,7 @@ def search(
         blocks.append("\n".join([head, *lines]))
         results.append(
             {
-                "rank": len(blocks),
+                "rank": len(results) + 1,
                 "path": hit.path,
                 "heading_path": hit.heading or None,
                 "start_line": hit.start,
@@ -266,11 +274,12 @@ def search(
                 "score": hit.score,
                 "ranks": dict(hit.ranks),
                 "lines": [{"line": n, "text": line} for n, line in shown],
+                "navigation": hit.navigation,
             }
         )
     if not blocks:
         return f"No section under {mp.text} matches {query[:200]!r}."
     return (
-        f"{len(blocks)} section(s) under {mp.text} for {query[:200]!r} ({mode}), best first:\n"
+        f"{len(results)} section(s) under {mp.text} for {query[:200]!r} ({mode}), best first:\n"
         + "\n".join(blocks)
     )
