@@ -51,20 +51,19 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     where = tmp_path_factory.mktemp("nav") / "mem"
     where.mkdir()
     (where / "MEMORY.md").write_text(ROOT_INDEX)  # the user's own root index
-    with Memory(where) as mem:
-        for name, args in [
-            ("create", {"path": "/memories/people/MEMORY.md", "file_text": PEOPLE_INDEX}),
-            ("create", {"path": FACT, "file_text": ALICE}),
-        ]:
-            result = mem.call(name, args)
-            assert not result.is_error, result.text
+    mem = Memory(where)
+    for name, args in [
+        ("create", {"path": "/memories/people/MEMORY.md", "file_text": PEOPLE_INDEX}),
+        ("create", {"path": FACT, "file_text": ALICE}),
+    ]:
+        result = mem.call(name, args)
+        assert not result.is_error, result.text
     return where
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_the_search_tool_ranks_the_fact_first_and_sets_indexes_apart(root: Path, mode: str) -> None:
-    with Memory(root) as mem:
-        result = mem.call("search", {"query": QUERY, "mode": mode}, profile="search-hybrid")
+    result = Memory(root).call("search", {"query": QUERY, "mode": mode}, profile="search-hybrid")
     assert not result.is_error, result.text
     assert result.data is not None
     hits = result.data["results"]
@@ -81,8 +80,7 @@ def test_the_search_tool_ranks_the_fact_first_and_sets_indexes_apart(root: Path,
 
 @pytest.mark.parametrize("mode", MODES)
 def test_memory_search_puts_the_fact_first(root: Path, mode: str) -> None:
-    with Memory(root) as mem:
-        hits = mem.search(QUERY, k=3, mode=mode)  # type: ignore[arg-type]
+    hits = Memory(root).search(QUERY, k=3, mode=mode)  # type: ignore[arg-type]
     assert hits[0].path == FACT and not hits[0].navigation
     assert [h.navigation for h in hits] == sorted(h.navigation for h in hits)
 
