@@ -8,12 +8,15 @@ import asyncio
 import os
 import subprocess
 import sys
+import typing
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import memdir
+from agent_helpers import StandIn, fixture
 from memdir import AsyncMemory, MemdirError, Memory, NoOpWarning
 from memdir.models import get_model
 from memdir.models.scripted import answer, call
@@ -145,3 +148,46 @@ def test_add_leaves_out_turns_already_in_the_store_and_says_so(tmp_path: Path) -
         memory.add("I drink green tea.", date="2024-06-02")
         with pytest.warns(NoOpWarning, match="already in the store"):
             assert memory.add("I drink green tea.", date="2024-06-02").turns == 0
+
+
+def test_tools_for_the_openai_responses_api_have_its_documented_shape(tmp_path: Path) -> None:
+    from openai.types.responses import FunctionToolParam
+
+    with Memory(tmp_path / "m") as memory:
+        for profile in ("manage", "search", "folder"):
+            tools = memory.tools(profile, format="openai-responses")
+            chat = memory.tools(profile, format="openai")
+            assert [t["name"] for t in tools] == [t["function"]["name"] for t in chat]
+            for tool, wrapped in zip(tools, chat, strict=True):
+                assert tool["type"] == "function" and tool["strict"] is False  # optional stays optional
+                assert FunctionToolParam.__required_keys__ <= tool.keys()
+                assert (
+                    tool.keys() <= FunctionToolParam.__required_keys__ | FunctionToolParam.__optional_keys__
+                )
+                assert tool["parameters"] == wrapped["function"]["parameters"]
+                assert tool["description"] == wrapped["function"]["description"]
+        with pytest.raises(ValueError, match="choose one of openai, openai-responses, anthropic, mcp"):
+            memory.tools("manage", format="responses")  # type: ignore[arg-type]
+
+
+def test_the_responses_api_takes_the_tools_and_its_function_call_runs(tmp_path: Path) -> None:
+    """The SDK sends the tools as rendered; a recorded Responses reply's function call runs."""
+    import openai
+
+    standin = StandIn(replies=[(200, fixture("openai_responses_function_call.json"))]).start()
+    try:
+        with Memory(tmp_path / "m") as memory:
+            tools = memory.tools("manage", format="openai-responses")
+            client = openai.OpenAI(base_url=standin.url + "/v1", api_key="test-key", max_retries=0)
+            response = client.responses.create(
+                model="gpt-5-mini", input="I moved to Lisbon in May.", tools=typing.cast(Any, tools)
+            )
+            [sent] = standin.seen
+            assert sent.path == "/v1/responses" and sent.body["tools"] == tools
+            calls = [item for item in response.output if item.type == "function_call"]
+            assert [c.name for c in calls] == ["create"]
+            result = memory.call(calls[0].name, calls[0].arguments)  # the JSON string as it came
+            assert not result.is_error
+            assert "Lisbon" in memory.store.read_text("/memories/people/alice.md")
+    finally:
+        standin.stop()

@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from memdir.models import Model
     from memdir.variants.adaptive import Shape
 
-Format = Literal["openai", "anthropic", "mcp"]
+Format = Literal["openai", "openai-responses", "anthropic", "mcp"]  # tools/schemas.FORMATS
 T = TypeVar("T")
 
 
@@ -139,11 +139,12 @@ class _Core:
         key = (profile, reorganize)
         if key not in self._harnesses:
             meta = {**self.meta, "reorganize": True} if reorganize else self.meta
-            self._harnesses[key] = Harness(self.store, profile, **meta)
+            self._harnesses[key] = Harness(self.store, profile, keep_indexes=True, **meta)
         return self._harnesses[key]
 
     def tools(self, profile: Profile = "manage", format: Format = "openai") -> list[dict[str, Any]]:
-        """Tool definitions of `profile` in a provider's wire format (OpenAI, Anthropic, MCP)."""
+        """Tool definitions of `profile` in a provider's wire format: OpenAI Chat Completions
+        (`openai`), the OpenAI Responses API (`openai-responses`), Anthropic, MCP."""
         return render(list(self.harness(profile).specs.values()), format)
 
     def context(self, budget: int = spec.DEFAULT_CORE_BUDGET) -> str:
@@ -184,9 +185,7 @@ class _Core:
             except MemdirError:
                 continue  # gone since the search
             lines = tuple(snippet(text, h, query))
-            hits.append(
-                SearchHit(h.path, h.heading, h.start, h.end, h.score, lines, dict(h.ranks), h.navigation)
-            )
+            hits.append(SearchHit(h.path, h.heading, h.start, h.end, h.score, lines, dict(h.ranks)))
         return hits
 
     def _history(self) -> list[Step]:

@@ -21,6 +21,19 @@ def openai_tool(spec: ToolSpec) -> dict[str, Any]:
     }
 
 
+def openai_responses_tool(spec: ToolSpec) -> dict[str, Any]:
+    """Responses API `tools` entry: flat, no `function` wrapper. `strict` is said, off: the
+    Responses API makes a function strict when it is left out, and strict mode would make every
+    optional parameter (`start_line`, `expected_sha256`...) required."""
+    return {
+        "type": "function",
+        "name": spec.name,
+        "description": spec.describe(),
+        "parameters": spec.input_schema(),
+        "strict": False,
+    }
+
+
 def anthropic_tool(spec: ToolSpec) -> dict[str, Any]:
     return {"name": spec.name, "description": spec.describe(), "input_schema": spec.input_schema()}
 
@@ -47,8 +60,15 @@ def mcp_tool(spec: ToolSpec) -> dict[str, Any]:
     return out
 
 
+FORMATS = {
+    "openai": openai_tool,
+    "openai-responses": openai_responses_tool,
+    "anthropic": anthropic_tool,
+    "mcp": mcp_tool,
+}
+
+
 def render(specs: list[ToolSpec], fmt: str) -> list[dict[str, Any]]:
-    makers = {"openai": openai_tool, "anthropic": anthropic_tool, "mcp": mcp_tool}
-    if fmt not in makers:
-        raise ValueError(f"unknown schema format {fmt!r}; choose openai, anthropic or mcp")
-    return [makers[fmt](s) for s in specs]
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown schema format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    return [FORMATS[fmt](s) for s in specs]
