@@ -185,7 +185,9 @@ class _Core:
             except MemdirError:
                 continue  # gone since the search
             lines = tuple(snippet(text, h, query))
-            hits.append(SearchHit(h.path, h.heading, h.start, h.end, h.score, lines, dict(h.ranks)))
+            hits.append(
+                SearchHit(h.path, h.heading, h.start, h.end, h.score, lines, dict(h.ranks), h.navigation)
+            )
         return hits
 
     def _history(self) -> list[Step]:
