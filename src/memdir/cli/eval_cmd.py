@@ -7,8 +7,16 @@ import time
 import click
 
 from memdir.cli.executor_opts import check_executor, executor_options
-from memdir.cli.model_opts import build_models, endpoint_options, round_cap_option, tool_set_option
+from memdir.cli.model_opts import (
+    build_models,
+    endpoint_options,
+    price_card_option,
+    reasoning_effort_option,
+    round_cap_option,
+    tool_set_option,
+)
 from memdir.errors import MemdirError
+from memdir.eval.model_settings import AGENTS, ROLES
 
 
 def _sessions(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -63,7 +71,8 @@ def _sessions(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     "The profiles both roles get: center (manage / search), center-bm25 (both with "
     "bm25_full_search) or shell (bash in the sandbox), for the agent-curated builder and every search."
 )
-@click.option("--price-card", default="gpt-5.4-mini", show_default=True, help="Rate card that prices tokens.")
+@price_card_option(ROLES, "gpt-5.4-mini")
+@reasoning_effort_option(ROLES, AGENTS, "builder and search high, judge low")
 @click.option(
     "--out", "-o", required=True, type=click.Path(file_okay=False), help="Run folder (resumed if it exists)."
 )
@@ -92,6 +101,16 @@ def _sessions(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     "tool-using episode) or read (the top sections by search, then one constrained call citing "
     "the lines it was shown). Recorded in the manifest.",
 )
+@click.option(
+    "--stores-from",
+    "stores_from",
+    default=None,
+    metavar="RUN",
+    help="Search the stores the run in folder RUN built instead of building them (no build step; "
+    "the paper's Table 7 grid: any search model over one builder's stores). RUN must have built "
+    "every cell asked for, with the same benchmark, sessions and tool set; the builder is RUN's. "
+    "Recorded in the manifest with each store's digest.",
+)
 @endpoint_options
 @round_cap_option
 @click.option("--in-flight", type=int, default=8, show_default=True, help="Questions answered at once.")
@@ -106,12 +125,14 @@ def eval_cmd(
     search_model: str | None,
     judge: str,
     tool_set: str,
-    price_card: str,
+    price_card: tuple[str, dict[str, str]],
+    reasoning_effort: dict[str, str | None],
     out: str,
     questions: int | None,
     limit: int | None,
     sessions: str | None,
     search_kind: str,
+    stores_from: str | None,
     base_url: str | None,
     tool_protocol: str | None,
     round_cap: int | None,
@@ -133,23 +154,30 @@ def eval_cmd(
     on_ray = check_executor(executor, address, cells_at_once)
     try:
         convs = [c.strip() for c in (conversation or DEFAULTS[benchmark]).split(",") if c.strip()]
+        builder = builder_model or model
+        if stores_from is not None:  # the stores are the source run's: so is their builder
+            from memdir.eval.stores_from import StoreSource
+
+            builder = builder_model or StoreSource.open(stores_from).builder_model
         config = RunConfig(
             benchmark,
             convs,
             parse_variants(variants),
-            builder_model or model,
+            builder,
             search_model or model,
             judge,
             tool_set,
-            price_card,
+            price_card[0],
             in_flight,
             questions if questions is not None else limit,
             sessions,
             search_kind,
+            stores_from,
+            reasoning_effort=reasoning_effort,
+            role_cards=price_card[1],
         )
-        models = build_models(
-            [config.builder_model, config.search_model, judge], base_url, tool_protocol, round_cap
-        )
+        builds = None if stores_from else config.builder_model  # a source's builder is never called
+        models = build_models([builds, config.search_model, judge], base_url, tool_protocol, round_cap)
         cells = None
         if on_ray:
             from memdir.agents.cluster import model_specs, require_ray

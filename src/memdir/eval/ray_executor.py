@@ -71,8 +71,7 @@ class RayExecutor:
         self, runner: Runner, jobs: list[tuple[Sample, str]], bars: ProgressBars
     ) -> list[ConversationCell]:
         config = runner.config
-        names = {config.builder_model, config.search_model, config.judge} - {"offline"}
-        models = {n: runner.model(n) for n in sorted(names)}
+        models = {n: runner.model(n) for n in runner.model_names()}
         specs = tuple(model_specs(models))
         out = str(Path(runner.folder.out).resolve())
         tasks = [CellTask(config, out, specs, s.id, v) for s, v in jobs]

@@ -39,6 +39,7 @@ from memdir.eval.folder import TIMINGS, AnswerRow, RunFolder
 from memdir.eval.judges import judge_item
 from memdir.eval.progress import ProgressBars
 from memdir.eval.shell_search import shell_search
+from memdir.eval.stores_from import STORELESS, StoreSource
 from memdir.eval.summary import summarize_run, timings_of
 from memdir.models import (
     ChatMessage,
@@ -68,6 +69,7 @@ IDENTITY = (
     "price_card",
     "sessions",
     "search",
+    "stores_from",
 )
 # A run names its search outright (no `auto`): the study's agentic episode, or the read search.
 EVAL_SEARCHES = ("agentic", "read")
@@ -89,8 +91,12 @@ class RunConfig:
     # How the search model answers an open question over a store: the study's agentic episode,
     # or memdir's read search (agents/read_search.py: top sections, one constrained call).
     search: str = "agentic"
+    # Another run's folder whose stores this run searches instead of building (eval/stores_from.py)
+    stores_from: str | None = None
 
     def __post_init__(self) -> None:
+        if self.stores_from is not None:
+            self.stores_from = str(Path(self.stores_from).resolve())  # a resume or a Ray worker finds it
         if self.sessions is not None:
             first, last = parse_sessions(self.sessions)
             self.sessions = f"{first}-{last}"
@@ -103,12 +109,14 @@ class RunConfig:
             )
 
     def identity(self) -> dict[str, Any]:
-        """The settings a resumed run must share. `sessions` is left out while unset and
-        `search` while it is the study's, so run folders made before either existed still resume."""
+        """The settings a resumed run must share. `sessions` and `stores_from` are left out while
+        unset and `search` while it is the study's, so run folders made before any of them existed
+        still resume."""
         return {
             k: getattr(self, k)
             for k in IDENTITY
-            if (k != "sessions" or self.sessions is not None) and (k != "search" or self.search != "agentic")
+            if (k not in ("sessions", "stores_from") or getattr(self, k) is not None)
+            and (k != "search" or self.search != "agentic")
         }
 
     def apply_sessions(self, sample: Sample) -> Sample:
@@ -195,6 +203,7 @@ class ConversationCell:
     checks: dict[str, Any] = field(default_factory=dict)
     search_profile: str | None = None
     corpus: dict[str, Any] = field(default_factory=dict)
+    stores_from: dict[str, str] | None = None  # {run, cell} when the store is another run's
 
     @property
     def key(self) -> dict[str, str]:
@@ -222,6 +231,11 @@ class Runner:
         executor: CellExecutor | None = None,
     ) -> None:
         self.config = config
+        # the source is checked before this run's folder is made (eval/stores_from.py)
+        self.source = StoreSource.open(config.stores_from) if config.stores_from else None
+        if self.source is not None:
+            self.source.check(config)
+        self.taken: dict[str, Any] = {}  # the manifest's `stores_from`, once the cells are known
         self.folder = RunFolder(Path(out))
         self.progress = progress
         self.models = models or {}
@@ -253,11 +267,17 @@ class Runner:
             self.models[name] = get_model(name)
         return self.models[name]
 
+    def model_names(self) -> list[str]:
+        """The models this run calls: not the builder when its stores are another run's."""
+        names = {self.config.search_model, self.config.judge} - {"offline"}
+        if self.source is None and self.config.builder_model != "offline":
+            names.add(self.config.builder_model)
+        return sorted(names)
+
     def model_settings(self) -> dict[str, Any]:
         """How each model of the run is reached: its tool protocol and server (never a key)."""
-        names = {self.config.builder_model, self.config.search_model, self.config.judge} - {"offline"}
         out: dict[str, Any] = {}
-        for name in sorted(names):
+        for name in self.model_names():
             api = self.model(name).api
             out[name] = {"tool_protocol": api.tool_protocol, "base_url": getattr(api, "base_url", None)}
             if api.round_cap is not None:
@@ -271,6 +291,11 @@ class Runner:
         old = read_manifest(self.folder.manifest)
         if old is not None:
             require_same(self.folder.out, old.get("config") or {}, mine)
+            if self.source is not None and old.get("stores_from") != self.taken:
+                raise MemdirError(
+                    f"--stores-from {self.source.run} no longer holds the stores {self.folder.out} "
+                    "started from (another build, or changed files); choose another --out"
+                )
             return
         from memdir import __version__
 
@@ -281,6 +306,8 @@ class Runner:
             "in_flight": self.config.in_flight,
             "models": self.model_settings(),
         }
+        if self.source is not None:
+            manifest["stores_from"] = self.taken
         write_manifest(self.folder.manifest, manifest)
 
     async def run(self) -> dict[str, Any]:
@@ -289,6 +316,10 @@ class Runner:
             self.config.apply_sessions(load_sample(self.config.benchmark, c))
             for c in self.config.conversations
         ]
+        if self.source is not None:  # every cell's store found before anything is written
+            self.taken = self.source.require(
+                [(s.benchmark, s.id, v) for s in samples for v in self.config.variants]
+            )
         self.check_manifest()
         self.folder.repair()
         jobs = [(sample, variant) for sample in samples for variant in self.config.variants]
@@ -320,14 +351,17 @@ class Runner:
             shutil.rmtree(store_dir)  # a build cut short
         store_dir.parent.mkdir(parents=True, exist_ok=True)
         record = RunRecord(None, **cell.key)
-        ctx = BuildContext(
-            sample, store_dir, self.model(self.config.builder_model), record, self.config.tool_set, self.card
-        )
-        ctx.progress = bars.units(f"{sample.id} {variant} (build)")
         start = time.perf_counter()
         built: Built | None = None
         try:
-            built = await VARIANTS[variant].build(ctx)
+            if self.source is not None and variant not in STORELESS:  # another run's store: no build
+                if not self.taken:  # a Ray worker's runner: the driver recorded it in the manifest
+                    self.taken = (read_manifest(self.folder.manifest) or {}).get("stores_from") or {}
+                sha256 = self.taken["cells"][f"{sample.benchmark}/{sample.id}/{variant}"]["sha256"]
+                built = self.source.take(cell, store_dir, sha256)
+            else:
+                ctx = self.build_context(sample, variant, store_dir, record, bars)
+                built = await VARIANTS[variant].build(ctx)
             cell.status = "built"
         except VariantUnavailable as exc:
             cell.status, cell.reason = "skipped", str(exc)
@@ -342,6 +376,16 @@ class Runner:
                 cell.store = {k: v for k, v in store_stats(built.store).as_json().items() if k != "details"}
         self.folder.save_marker(marker, asdict(cell))
         return cell, built
+
+    def build_context(
+        self, sample: Sample, variant: str, store_dir: Path, record: RunRecord, bars: ProgressBars
+    ) -> BuildContext:
+        """What a variant's builder gets; the builder model is made only here, when one builds."""
+        ctx = BuildContext(
+            sample, store_dir, self.model(self.config.builder_model), record, self.config.tool_set, self.card
+        )
+        ctx.progress = bars.units(f"{sample.id} {variant} (build)")
+        return ctx
 
     # -- search ------------------------------------------------------------------------------
     async def run_cell(self, sample: Sample, variant: str, bars: ProgressBars) -> ConversationCell:

@@ -1,0 +1,124 @@
+"""`memdir eval --stores-from RUN` (Table 7's grid): a run searches the stores another run built,
+with no build step of its own, and says in its manifest where each store came from."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from memdir.cli.main import cli
+from memdir.errors import MemdirError
+from memdir.eval.runner import RunConfig, run_eval
+from memdir.models import get_model
+from memdir.models.scripted import answer, call
+
+SAMPLE = "gen-s3-p2-n4-t3-a2-c1"
+
+
+def config(**kw: Any) -> RunConfig:
+    base: dict[str, Any] = dict(
+        benchmark="generated",
+        conversations=[SAMPLE],
+        variants=["foldered", "verbatim-dump"],
+        builder_model="scripted/builder",
+        search_model="offline",
+        limit=2,
+    )
+    return RunConfig(**(base | kw))
+
+
+def files(root: Path) -> dict[str, bytes]:
+    """Every file of a store but its derived state (`.memdir/`), by relative path."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".memdir" not in p.relative_to(root).parts
+    }
+
+
+@pytest.fixture(scope="module")
+def run_a(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Run A: a scripted builder folders the dump (builder tokens spent), offline search."""
+    script = [
+        call("rename", old_path="/memories/session-03.md", new_path="/memories/later/session-03.md"),
+        answer("Moved session 3."),
+    ]
+    out = tmp_path_factory.mktemp("a") / "run-a"
+    builder = get_model("scripted/builder", script=script)
+    summary = run_eval(config(), out, progress=False, models={"scripted/builder": builder})
+    assert {c["variant"]: c["build"]["model_calls"] for c in summary["cells"]} == {
+        "foldered": 2,
+        "verbatim-dump": 0,
+    }
+    return out
+
+
+def test_a_run_searches_another_runs_stores_without_building(run_a: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run-b"
+    cfg = config(stores_from=str(run_a), builder_model="scripted/builder", limit=None)
+    summary = run_eval(cfg, out, progress=False, models={})  # no builder model: none is called
+    cells = {c["variant"]: c for c in summary["cells"]}
+    for variant in ("foldered", "verbatim-dump"):
+        a = run_a / "stores" / "generated" / SAMPLE / variant
+        b = out / "stores" / "generated" / SAMPLE / variant
+        assert files(b) == files(a) and files(a), variant  # byte-identical, nothing rebuilt
+        build = cells[variant]["build"]
+        assert build["model_calls"] == 0 and build["input_tokens"] == 0 and build["tool_calls"] == 0
+        assert cells[variant]["n_questions"] == 8 and cells[variant]["status"] == "ok"
+    assert cells["foldered"]["builder_model"] == "scripted/builder"  # who built what was searched
+    assert cells["foldered"]["checks"]["foldering"]["verified"] is True  # the source cell's check
+    calls = [json.loads(x) for x in (out / "calls.jsonl").read_text().splitlines()]
+    assert calls and all(e.get("question") for e in calls)  # every record line is a search's
+    manifest = json.loads((out / "manifest.json").read_text())
+    source = manifest["stores_from"]
+    assert source["run"] == str(run_a.resolve())
+    assert source["created"] == json.loads((run_a / "manifest.json").read_text())["created"]
+    cell = source["cells"][f"generated/{SAMPLE}/foldered"]
+    assert cell["store"] == f"stores/generated/{SAMPLE}/foldered" and len(cell["sha256"]) == 64
+    assert cell["build"]["model_calls"] == 2  # what the store cost to build, in the source run
+    marker = json.loads((out / "cells" / "generated" / SAMPLE / "foldered.json").read_text())
+    assert marker["stores_from"] == {"run": str(run_a.resolve()), "cell": f"generated/{SAMPLE}/foldered"}
+    # a resumed run keeps its source; another source is refused as other settings are
+    assert run_eval(cfg, out, progress=False, models={}) == summary
+    with pytest.raises(MemdirError, match="stores_from"):
+        run_eval(config(limit=None), out, progress=False, models={})
+
+
+def test_a_cell_the_source_run_lacks_is_refused_before_any_write(run_a: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run-b"
+    cfg = config(variants=["verbatim-dump", "chunk-retrieval"], stores_from=str(run_a))
+    with pytest.raises(MemdirError, match=f"no store for generated/{SAMPLE}/chunk-retrieval") as err:
+        run_eval(cfg, out, progress=False, models={})
+    assert "--variants" in str(err.value)  # says what to do
+    assert not (out / "manifest.json").exists()
+    # closed-book has no store to take: it runs as ever
+    cfg = config(variants=["closed-book"], stores_from=str(run_a), limit=None)
+    ok = run_eval(cfg, out, progress=False, models={})
+    assert ok["cells"][0]["status"] == "ok"
+
+
+def test_a_source_of_other_settings_or_no_run_is_refused(run_a: Path, tmp_path: Path) -> None:
+    with pytest.raises(MemdirError, match="sessions"):
+        run_eval(config(stores_from=str(run_a), sessions="1-2"), tmp_path / "b", progress=False, models={})
+    with pytest.raises(MemdirError, match="built by scripted/builder"):
+        run_eval(config(stores_from=str(run_a), builder_model="offline"), tmp_path / "c", progress=False)
+    with pytest.raises(MemdirError, match="not a run folder"):
+        run_eval(config(stores_from=str(tmp_path)), tmp_path / "d", progress=False)
+
+
+def test_cli_stores_from_takes_the_source_builder(run_a: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run-b"
+    base = ["eval", "-b", "generated", "-c", SAMPLE, "-v", "verbatim-dump", "--questions", "1"]
+    res = CliRunner().invoke(cli, [*base, "--stores-from", str(run_a), "-o", str(out), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["config"]["builder_model"] == "scripted/builder"
+    assert manifest["config"]["stores_from"] == str(run_a.resolve())
+    bad = CliRunner().invoke(
+        cli, [*base, "--stores-from", str(tmp_path / "nowhere"), "-o", str(tmp_path / "x")]
+    )
+    assert bad.exit_code != 0 and "not a run folder" in bad.output
