@@ -18,6 +18,7 @@ import json
 import os
 import secrets
 from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +27,12 @@ import yaml
 from memdir.errors import MemdirError
 from memdir.store import safeyaml
 from memdir.store.atomic import write_atomic
+from memdir.store.oslock import OsLock
 from memdir.tools.profiles import PROFILES
 
 TOKEN_BYTES = 32
+FINGERPRINT_HEX = 12  # hex digits of a token's hash that `token list` shows
+MIN_FINGERPRINT_HEX = 6  # the fewest `token revoke` takes, so a slip names no token at random
 # The serving bounds of a tenants file (tenant_pool.py), here so the CLI can show them cheaply.
 OPEN_TENANTS = 128  # tenants kept open (`memdir serve --open-tenants`)
 PER_TENANT = 32  # one tenant's requests in flight (`memdir serve --tenant-requests`); 429 beyond
@@ -52,6 +56,13 @@ class TenantToken:
     profile: str
     label: str = ""
     reorganize: bool = False  # this token's writes are a reorganization session (preservation guard)
+    created: str = ""  # when `token add` made it (UTC, ISO 8601); "" for entries from before
+
+    @property
+    def fingerprint(self) -> str:
+        """What names the token in `token list` and `token revoke`: a prefix of its stored hash,
+        never of the token (a prefix of the secret would shorten what a guesser must find)."""
+        return "sha256:" + self.token_sha256[:FINGERPRINT_HEX]
 
     @functools.cached_property
     def real_root(self) -> str:
@@ -167,6 +178,7 @@ def load(path: str | os.PathLike[str]) -> Tenants:
                 str(item["profile"]),
                 str(item.get("label", "")),
                 bool(item.get("reorganize", False)),
+                str(item.get("created", "")),
             )
         )
     return Tenants(tokens)
@@ -206,6 +218,49 @@ def add_token(
         same = [t.tenant for t in tenants.tokens if t.real_root == real]
         name = same[0] if same else _free_name(Path(real).name, {t.tenant for t in tenants.tokens})
     token = new_token()
-    entry = TenantToken(hash_token(token), name, real, profile, label, reorganize)
-    save(path, Tenants([*tenants.tokens, entry]))
+    created = datetime.now(UTC).isoformat(timespec="seconds")
+    with _editing(path):
+        tenants = load(path)  # again, under the lock: an add or revoke since is kept
+        entry = TenantToken(hash_token(token), name, real, profile, label, reorganize, created)
+        save(path, Tenants([*tenants.tokens, entry]))
     return token
+
+
+def revoke(path: str | os.PathLike[str], which: str) -> TenantToken:
+    """Remove the token `which` names (the token itself, or its fingerprint as `token list`
+    shows it, `sha256:` optional, at least MIN_FINGERPRINT_HEX digits) in one atomic rewrite;
+    returns the entry removed. Refused, changing nothing, when it names no token or several."""
+    if not Path(path).exists():
+        raise MemdirError(f"{path}: no such tenants file; nothing to revoke")
+    with _editing(path):
+        tenants = load(path)
+        found = _named(tenants, which)
+        save(path, Tenants([t for t in tenants.tokens if t is not found]))
+    return found
+
+
+def _named(tenants: Tenants, which: str) -> TenantToken:
+    direct = tenants.lookup(which)
+    if direct is not None:
+        return direct
+    prefix = which.strip().lower().removeprefix("sha256:")
+    if len(prefix) < MIN_FINGERPRINT_HEX or any(c not in "0123456789abcdef" for c in prefix):
+        raise MemdirError(
+            f"{which!r} is neither a token of this file nor a fingerprint; give the token, or its "
+            f"fingerprint as 'memdir token list' shows it (sha256: and {MIN_FINGERPRINT_HEX}+ hex digits)"
+        )
+    hits = [t for t in tenants.tokens if t.token_sha256.startswith(prefix)]
+    if not hits:
+        raise MemdirError(f"no token has fingerprint sha256:{prefix}; 'memdir token list' shows them")
+    if len(hits) > 1:
+        named = ", ".join(f"{t.fingerprint} ({t.tenant})" for t in hits)
+        raise MemdirError(f"sha256:{prefix} names {len(hits)} tokens ({named}); give more digits")
+    return hits[0]
+
+
+def _editing(path: str | os.PathLike[str]) -> OsLock:
+    """The lock of a read-modify-write of the tenants file, so a concurrent add cannot bring a
+    revoked token back (nor a revoke drop a new one)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    return OsLock(p.parent / f".{p.name}.lock")
