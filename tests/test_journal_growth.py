@@ -90,7 +90,7 @@ def test_journal_records_one_step_per_call(tmp_path: Path) -> None:
 
 def test_history_cli_lists_steps(tmp_path: Path) -> None:
     root, _ = run_sequence(tmp_path)
-    res = CliRunner().invoke(cli, ["history", str(root), "--json"])
+    res = CliRunner().invoke(cli, ["history", str(root), "--steps", "--json"])
     assert res.exit_code == 0, res.output
     rows = json.loads(res.output)
     assert len(rows) == 13 and rows[0]["tool"] == "baseline" and rows[12]["chunk"] == "6"

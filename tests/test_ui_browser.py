@@ -156,7 +156,7 @@ def test_open_a_past_steps_diff(server: str, browser: Any, shots: Path) -> None:
         "the growth plots",
     )
     shot(browser, shots, "06-history")
-    rows = browser.find_elements("css selector", "#steps tr.step")
+    rows = browser.find_elements("css selector", "#operations tr.operation")
     replace = next(r for r in rows if "str_replace" in r.text and "alice.md" in r.text)
     replace.find_element("css selector", "a").click()
     ready(browser)

@@ -28,6 +28,7 @@ from memdir.agents import landing
 from memdir.errors import MemdirError
 from memdir.store import frontmatter, spec
 from memdir.store.frontmatter import KEBAB, MEMORY_INDEX
+from memdir.store.operations import operation
 from memdir.store.paths import ROOT, MemoryPath
 from memdir.store.safefs import Unread
 from memdir.store.store import Store
@@ -210,7 +211,7 @@ def adopt(store: Store, adoption: Adoption) -> None:
     if not adoption.changes:
         return
     new = {p: t.encode("utf-8") for p, t in adoption.texts.items()}
-    with store.step(TOOL):
+    with operation(store.root, TOOL, f"adopt {store.root.name}"), store.step(TOOL):
         paths = [*new, *adoption.removed]
         current = {p: landing.sha256(store.read_bytes(p)) for p in paths if store.exists(p)}
         target = {p: d for p, d in current.items() if p not in adoption.removed}

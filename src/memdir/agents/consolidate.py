@@ -34,6 +34,7 @@ from memdir.analytics.integrity import CheckReport, Problem, check, diff_facts
 from memdir.errors import MemdirError
 from memdir.models import Model, Usage, price_card
 from memdir.store.journal import Journal
+from memdir.store.operations import operation
 from memdir.store.store import Store
 from memdir.store.workcopy import scratch_copy
 
@@ -196,7 +197,7 @@ def _land(
         "cost_usd": round(report.cost_usd, 6) if report.cost_usd is not None else None,
         **report.summary.meta(),
     }
-    with store.step(TOOL, **meta):
+    with operation(store.root, TOOL, f"consolidate with {report.model}"), store.step(TOOL, **meta):
         gate = _changed_gate(live, digests(store))
         report.gates.append(gate)
         if not gate.passed:

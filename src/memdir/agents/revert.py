@@ -6,6 +6,12 @@ exactly "undo step N" when N is the newest step and nothing was edited outside t
 otherwise it also undoes what came later, so it is refused unless forced (docs/consolidate.md).
 The restore is itself one new step (tool `revert`) written through the store's write API, so the
 index and the journal follow it and a revert can be reverted in turn.
+
+Reverting an operation (`revert_operation`: an ingest, an `add`, a consolidate, an adopt, one
+tool call; `store/operations.py`) restores only the files its steps changed, to their bytes just
+before its first step, so a later operation on other files stays. It is refused unless forced when
+a step of another operation changed one of those files after the operation began, or an edit
+made outside the tools did: restoring them would undo that work too.
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ from typing import Any
 from memdir.agents.landing import Plan, apply, digests, git_blob, plan, read
 from memdir.errors import MemdirError
 from memdir.store.journal import MEMORY_PREFIX, Journal, JournalStep
+from memdir.store.journal_operations import OperationSteps, find, group, is_baseline
+from memdir.store.operations import LABEL_KEY, operation
 from memdir.store.store import Store
 
 TOOL = "revert"
@@ -35,6 +43,8 @@ class RevertReport:
     ops: Plan = field(default_factory=Plan)
     step: int | None = None  # the new step recording the revert; None when nothing had to change
     forced: bool = False
+    operation: str | None = None  # the operation undone, when one was named (`revert_operation`)
+    label: str = ""  # that operation's kind and label
 
     def lines(self) -> list[str]:
         o = self.ops
@@ -45,15 +55,26 @@ class RevertReport:
         return out
 
     def verdict(self) -> str:
+        if self.operation is not None:
+            return self._operation_verdict()
         if self.ops.empty:
             return f"nothing to revert: the store already holds its files as before step {self.reverted}"
         also = f" (undoing steps {self.undone[0]}-{self.undone[-1]})" if len(self.undone) > 1 else ""
         rec = f" as journal step {self.step}" if self.step is not None else ""
         return f"reverted step {self.reverted} ({self.tool}){also}{rec}"
 
+    def _operation_verdict(self) -> str:
+        n = len(self.undone)
+        what = f"operation {self.operation} ({self.label}; {n} step{'s' if n != 1 else ''})"
+        if self.ops.empty:
+            return f"nothing to revert: the files {what} changed already hold their bytes from before it"
+        rec = f" as journal step {self.step}" if self.step is not None else ""
+        return f"reverted {what}: its files put back as they were before step {self.reverted}{rec}"
+
     def as_json(self) -> dict[str, Any]:
         o = self.ops
         return {
+            **({"operation": self.operation, "label": self.label} if self.operation else {}),
             "reverted": self.reverted,
             "tool": self.tool,
             "restored": self.restored,
@@ -75,7 +96,7 @@ def revert(store: Store, step: int, *, force: bool = False) -> RevertReport:
     journal = Journal(store.root)
     if not journal.exists:
         raise RevertError(f"{store.root} has no journal, so there is no step to revert")
-    with store.step(TOOL, reverted=step) as st:
+    with operation(store.root, TOOL, f"revert step {step}"), store.step(TOOL, reverted=step) as st:
         steps = journal.steps()
         _check_range(steps, step)
         current = digests(store, git_blob)
@@ -146,3 +167,92 @@ def _snapshot(journal: Journal, commit: str) -> dict[str, str]:
 def _bytes(journal: Journal, paths: list[str], target: dict[str, str]) -> dict[str, bytes]:
     blobs = dict(journal.blobs(sorted({target[p] for p in paths})))
     return {p: blobs[target[p]] for p in paths}
+
+
+def revert_operation(store: Store, ref: str, *, force: bool = False) -> RevertReport:
+    """Put every file operation `ref` (its id or 4+ leading characters of it) changed back to its
+    bytes just before the operation's first step, as one new step; files it did not touch stay
+    as they are. Refused (RevertError, nothing changed) when a later step of another operation,
+    or an edit outside the tools, changed one of those files, unless `force`."""
+    journal = Journal(store.root)
+    if not journal.exists:
+        raise RevertError(f"{store.root} has no journal, so there is no operation to revert")
+    with operation(store.root, TOOL, f"revert operation {ref}"), store.step(TOOL) as st:
+        steps = journal.steps()
+        try:
+            op = find(group(steps), ref)
+        except MemdirError as exc:
+            raise RevertError(str(exc)) from None
+        if is_baseline(op):
+            raise RevertError(
+                "that is the baseline (the store before its first journaled step): there is no earlier "
+                "state to restore"
+            )
+        touched = op.paths()
+        current = digests(store, git_blob)
+        before = steps[op.first.index - 1]
+        target = {p: d for p, d in _snapshot(journal, before.commit).items() if p in touched}
+        label = f"{op.operation.kind}: {op.operation.label}"
+        report = RevertReport(op.first.index, op.first.tool, before.commit, [s.index for s in op.steps])
+        report.forced, report.operation, report.label = force, op.id, label
+        report.ops = plan({p: d for p, d in current.items() if p in touched}, target)
+        if not report.ops.empty:  # files already as before it (reverted once): nothing to refuse
+            _check_operation_alone(journal, steps, op, touched, current, force)
+        st.meta.update(
+            reverted_operation=op.id, restored=before.commit[:12], undone=len(op.steps), forced=force or None
+        )
+        st.meta[LABEL_KEY] = f"revert {op.id} ({op.operation.label})"
+        if report.ops.empty:
+            return report
+        try:
+            new = _bytes(journal, report.ops.needed, target)
+        except MemdirError as exc:
+            raise RevertError(
+                f"the files of operation {op.id} as they were before step {op.first.index} cannot be "
+                f"restored: {exc}; nothing was changed"
+            ) from None
+        apply(store, report.ops, new, read(store, report.ops.old_side))
+    steps_after = journal.steps()
+    if steps_after and steps_after[-1].tool == TOOL and len(steps_after) > len(steps):
+        report.step = steps_after[-1].index
+    return report
+
+
+def _check_operation_alone(
+    journal: Journal,
+    steps: list[JournalStep],
+    op: OperationSteps,
+    touched: set[str],
+    current: dict[str, str],
+    force: bool,
+) -> None:
+    """Refuse, unless forced, to restore a file that another operation's step changed between
+    `op`'s steps, or that no longer holds its bytes from just after `op` (a later operation or an
+    edit made outside the tools changed it). A later change since taken back (its operation
+    reverted) is no conflict: the file holds `op`'s bytes again."""
+    if force:
+        return
+    after = _snapshot(journal, op.last.commit)
+    between = steps[op.first.index : op.last.index + 1]
+    mixed = set().union(*(s.paths() & touched for s in between if s.operation.id != op.id))
+    moved = sorted(mixed | {p for p in touched if current.get(p) != after.get(p)})
+    if not moved:
+        return
+    later = [s for s in steps[op.first.index :] if s.operation.id != op.id and s.paths() & set(moved)]
+    if later:
+        ids = list(dict.fromkeys(s.operation.id for s in reversed(later)))
+        raise RevertError(
+            f"operation {op.id} changed {_named(moved)}, which {len(ids)} later operation(s) changed "
+            f"again ({', '.join(ids[:NAMED])}, newest first). Reverting it would undo their changes to "
+            "these files too. Revert those operations first, newest first ('memdir revert ROOT "
+            "--operation ID'), or pass --force to put these files back anyway"
+        )
+    raise RevertError(
+        f"{len(moved)} file(s) operation {op.id} changed differ from the journal's record of them "
+        f"({_named(moved)}): edits made outside memdir's tools since. Reverting would lose them; "
+        "pass --force to revert anyway"
+    )
+
+
+def _named(paths: list[str]) -> str:
+    return ", ".join(paths[:NAMED]) + (f" (+{len(paths) - NAMED} more)" if len(paths) > NAMED else "")

@@ -27,6 +27,7 @@ from memdir.errors import MemdirError
 from memdir.models import Model
 from memdir.store import spec
 from memdir.store.moves import following_moves
+from memdir.store.operations import EPISODE, operation
 from memdir.store.store import Store
 from memdir.stream import Chunk
 from memdir.tools.profiles import Harness
@@ -71,9 +72,11 @@ async def manage_chunk(
                 "feedback rounds are for the agentic episode; split curation files by rule "
                 "(use --feedback none with it, or --curation agentic)"
             )
-        return await curate_chunk(model, harness, record, ids | {"curation": "split"}, chunk)
+        with operation(store.root, EPISODE, f"manage chunk {chunk.id}"):  # one, unless inside another
+            return await curate_chunk(model, harness, record, ids | {"curation": "split"}, chunk)
     play = policy("management", model, _manage)
-    return await play(model, harness, role, record, ids, chunk_obj=chunk, feedback=feedback)  # type: ignore[no-any-return]
+    with operation(store.root, EPISODE, f"manage chunk {chunk.id}"):
+        return await play(model, harness, role, record, ids, chunk_obj=chunk, feedback=feedback)  # type: ignore[no-any-return]
 
 
 async def _manage(

@@ -26,6 +26,7 @@ from memdir.cli.model_opts import call_record, model_from_options, model_options
 from memdir.errors import MemdirError
 from memdir.models import ModelError
 from memdir.store import ingest_ledger
+from memdir.store.operations import operation
 from memdir.store.store import Store
 from memdir.stream import RepairedTurnWarning
 from memdir.tools.guards import Guards
@@ -168,7 +169,7 @@ def ingest_cmd(
                 bar.stop()
 
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), operation(store.root, "ingest", f"ingest {Path(file).name}") as op:
             warnings.simplefilter("ignore", NoOpWarning)  # said below, in words and in the exit status
             shaped = asyncio.run(run())
     except (ModelError, MemdirError) as exc:
@@ -180,12 +181,14 @@ def ingest_cmd(
         click.echo(usage_line(model))
         if shaped.wrote_nothing:
             click.echo("warning: every turn was already in the dump; nothing was written", err=True)
+    undo = f"operation {op.id}: undo it whole with 'memdir revert {root} --operation {op.id}'"
             raise SystemExit(1)
         return
     click.echo(f"{result.summary()} into {store.root}")
     if (split_line := split_totals(result.outputs)) is not None:
         click.echo(split_line)
     click.echo(usage_line(model))
+        click.echo(undo)
     click.echo(f"call log: {record.path}")
     if feedback != "none":
         click.echo(feedback_totals(record.entries).line())
@@ -194,6 +197,8 @@ def ingest_cmd(
             f"warning: {len(result.unchanged)} of {len(result.chunks)} chunk(s) changed nothing in the "
             f"store; their episodes (replies and tool calls) are in {record.path}",
             err=True,
+    if not result.changed_nothing:
+        click.echo(undo)
         )
     if result.changed_nothing:
         raise SystemExit(1)

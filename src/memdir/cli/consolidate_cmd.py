@@ -16,7 +16,7 @@ import click
 
 from memdir.agents.consolidate import ConsolidationReport, consolidate
 from memdir.agents.cost_cap import CostCap
-from memdir.agents.revert import revert
+from memdir.agents.revert import revert, revert_operation
 from memdir.agents.roles import REORG_PASSES
 from memdir.cli.model_opts import call_record, model_from_options, model_options, usage_line
 from memdir.errors import MemdirError
@@ -55,7 +55,7 @@ def consolidate_cmd(
     only if the cost cap held, no sourced fact was lost and `check` found nothing new.
 
     The live store stays open to other writers during the pass; if one wrote meanwhile, the pass
-    does not land. Undo a landed pass with 'memdir revert ROOT STEP'.
+    does not land. Undo a landed pass with 'memdir revert ROOT STEP' (or --operation ID).
     """
     store = open_store(root)
     try:
@@ -94,20 +94,37 @@ def _print(report: ConsolidationReport) -> None:
 
 @click.command("revert")
 @click.argument("root", type=click.Path(exists=True, file_okay=False))
-@click.argument("step", type=int)
+@click.argument("step", type=int, required=False)
+@click.option(
+    "--operation",
+    "op_ref",
+    default=None,
+    help="Undo one whole operation (an ingest, an add, a consolidate, an adopt, one tool call): its id "
+    "or 4+ characters of it, as 'memdir history ROOT' lists them. Other operations' files stay.",
+)
 @click.option(
     "--force",
     is_flag=True,
     help="Restore the store as it was before STEP even when later steps or edits outside the tools "
-    "would be undone too.",
+    "would be undone too (with --operation: restore its files even when later operations changed them).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def revert_cmd(root: str, step: int, force: bool, as_json: bool) -> None:
-    """Put ROOT back as it was just before journal STEP ('memdir history' lists the steps), byte
-    for byte, as a new journaled step. Refused when STEP is not the newest unless --force."""
+def revert_cmd(root: str, step: int | None, op_ref: str | None, force: bool, as_json: bool) -> None:
+    """Put ROOT back as it was just before journal STEP ('memdir history ROOT --steps' lists the
+    steps), byte for byte, as a new journaled step. Refused when STEP is not the newest unless
+    --force. With --operation ID instead of STEP: put back only the files that operation changed,
+    to their bytes before it, as one new step; refused when a later operation changed one of them."""
+    if (step is None) == (op_ref is None):
+        raise click.UsageError(
+            "name one thing to revert: a STEP, or --operation ID ('memdir history ROOT' lists both)"
+        )
     store = open_store(root)
     try:
-        report = revert(store, step, force=force)
+        if op_ref is not None:
+            report = revert_operation(store, op_ref, force=force)
+        else:
+            assert step is not None
+            report = revert(store, step, force=force)
     except MemdirError as exc:
         raise Refused(str(exc)) from None
     if as_json:

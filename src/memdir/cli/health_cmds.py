@@ -6,13 +6,16 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from memdir.errors import MemdirError
 from memdir.store import spec
 from memdir.store.store import Store
+
+if TYPE_CHECKING:
+    from memdir.store.journal_format import JournalStep
 
 
 def _store(root: str) -> Store:
@@ -62,26 +65,73 @@ def stats_cmd(root: str, as_json: bool) -> None:
 
 @click.command("history")
 @click.argument("root", type=click.Path(exists=True, file_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Print the steps as JSON.")
-@click.option("--limit", type=int, default=None, help="Show only the last N steps.")
-def history_cmd(root: str, as_json: bool, limit: int | None) -> None:
-    """List the journaled steps of ROOT: one per writing tool call, step 0 the baseline."""
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the operations (or, with --steps, the steps) as JSON."
+)
+@click.option(
+    "--limit", type=int, default=None, help="Show only the last N operations (or steps, with --steps)."
+)
+@click.option("--steps", "by_step", is_flag=True, help="List every step, not one line per operation.")
+@click.option(
+    "--operation",
+    "op_ref",
+    default=None,
+    help="List the steps of this one operation (its id or 4+ characters of it).",
+)
+def history_cmd(root: str, as_json: bool, limit: int | None, by_step: bool, op_ref: str | None) -> None:
+    """List ROOT's history: one line per operation (an ingest, an add, a consolidate, an adopt, a
+    revert, one tool call made outside any of them) with its steps and the files it changed;
+    --steps lists every journaled step (step 0 the baseline), --operation ID one operation's steps."""
     from memdir.store.journal import Journal
+    from memdir.store.journal_operations import find, group
 
     steps = Journal(_store(root).root).steps()
+    if op_ref is not None:
+        try:
+            steps = find(group(steps), op_ref).steps if steps else []
+        except MemdirError as exc:
+            raise click.ClickException(str(exc)) from None
+        by_step = True
+    if not steps and not as_json:
+        click.echo("no journal yet: steps are recorded from the first write through memdir's tools")
+        return
+    if by_step:
+        _step_table(root, steps[-limit:] if limit is not None else steps, as_json)
+        return
+    ops = group(steps)
     if limit is not None:
-        steps = steps[-limit:]
+        ops = ops[-limit:]
+    if as_json:
+        click.echo(json.dumps([o.as_dict() for o in ops], indent=2, ensure_ascii=False))
+        return
+    from rich.box import SIMPLE_HEAD
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(
+        title=f"memdir history {root}: {len(ops)} operation(s), {len(steps)} step(s)", box=SIMPLE_HEAD
+    )
+    for col in ("operation", "kind", "time (UTC)", "steps", "files"):
+        table.add_column(col, no_wrap=True)  # an id stays whole on its line
+    table.add_column("label", overflow="fold")
+    for o in ops:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(o.first.time))
+        table.add_row(o.id, o.operation.kind, when, o.span(), str(len(o.paths())), o.operation.label)
+    Console().print(table)
+    click.echo(
+        f"steps of one: memdir history {root} --operation ID; undo one: memdir revert {root} --operation ID"
+    )
+
+
+def _step_table(root: str, steps: list[JournalStep], as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps([s.as_dict() for s in steps], indent=2))
-        return
-    if not steps:
-        click.echo("no journal yet: steps are recorded from the first write through memdir's tools")
         return
     from rich.console import Console
     from rich.table import Table
 
     table = Table(title=f"memdir history {root}")
-    for col in ("step", "time (UTC)", "tool", "role", "chunk/task", "changes"):
+    for col in ("step", "time (UTC)", "operation", "tool", "role", "chunk/task", "changes"):
         table.add_column(col)
     for s in steps:
         first = s.changes[0] if s.changes else None
@@ -94,7 +144,7 @@ def history_cmd(root: str, as_json: bool, limit: int | None) -> None:
             what += f" (+{len(s.changes) - 1} more)"
         who = "/".join(v for v in (s.meta.get("chunk"), s.meta.get("task")) if v)
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(s.time))
-        table.add_row(str(s.index), when, s.tool, s.meta.get("role", ""), who, what)
+        table.add_row(str(s.index), when, s.operation.id, s.tool, s.meta.get("role", ""), who, what)
     Console().print(table)
 
 

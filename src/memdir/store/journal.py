@@ -19,6 +19,9 @@ what is read. Each commit message names the tool and carries trailers:
     Memdir-Role: manage          (step meta `role`, when given)
     Memdir-Chunk: 12             (step meta `chunk`, when given)
     Memdir-Task: 7               (step meta `task`, when given)
+    Memdir-Operation: 3f2a9c41d0b7   (the operation the step belongs to: `operations.py`)
+    Memdir-Operation-Kind: ingest
+    Memdir-Operation-Label: ingest chat.jsonl
     Memdir-Meta-<key>: value     (any other scalar meta the caller passed)
     Memdir-Change: modify<TAB>/memories/people/alice.md
     Memdir-Change: rename<TAB>/memories/a.md<TAB>/memories/b.md

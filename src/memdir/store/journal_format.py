@@ -9,6 +9,7 @@ import stat
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from memdir.store import operations
 from memdir.store.landing_intent import ROLLED_FORWARD
 from memdir.store.safefs import Found, Unread, printable, unread
 
@@ -19,6 +20,13 @@ JOURNAL_DIR = "journal.git"
 BASELINE = "baseline"
 RECOVERED = "recovered"  # the tool of a step the journal reconciled from the files
 META_KEYS = ("role", "chunk", "task")
+# the operation a step belongs to (store/operations.py): meta key -> trailer name
+OPERATION_TRAILERS = {
+    operations.ID_KEY: "Operation",
+    operations.KIND_KEY: "Operation-Kind",
+    operations.LABEL_KEY: "Operation-Label",
+}
+_TRAILER_KEYS = {v: k for k, v in OPERATION_TRAILERS.items()}
 MEMORY_PREFIX = "/memories/"
 
 
@@ -41,6 +49,24 @@ class JournalStep:
     changes: list[FileChange] = field(default_factory=list)
     raw: list[tuple[str, str, str]] = field(default_factory=list)  # (status, blob sha, path parts)
     skipped: list[Unread] = field(default_factory=list)  # entries left out of the commit, and why
+    # the operation trailers (OPERATION_TRAILERS), apart from `meta`: what a caller passed
+    operation_meta: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def operation(self) -> operations.Operation:
+        """The operation this step belongs to. A step journaled before steps carried one (or the
+        baseline, or a `recovered` step) is an operation of its own, named by its commit."""
+        meta = self.operation_meta
+        if operations.ID_KEY in meta:
+            kind = meta.get(operations.KIND_KEY) or operations.CALL
+            return operations.Operation(
+                meta[operations.ID_KEY], kind, meta.get(operations.LABEL_KEY, self.tool)
+            )
+        return operations.Operation(self.commit[: operations.ID_HEX], self.tool, self.tool)
+
+    def paths(self) -> set[str]:
+        """Every path this step changed, both ends of a rename included."""
+        return {p for c in self.changes for p in (c.path, c.new_path) if p}
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -49,6 +75,7 @@ class JournalStep:
             "time": self.time,
             "tool": self.tool,
             **{k: v for k, v in self.meta.items()},
+            **self.operation_meta,
             "changes": [[c.kind, c.path, *([c.new_path] if c.new_path else [])] for c in self.changes],
             **({"skipped": [[u.path, u.reason] for u in self.skipped]} if self.skipped else {}),
         }
@@ -65,8 +92,15 @@ def message(step: Step, skipped: list[Unread] | None = None) -> str:
     for key in META_KEYS:
         if key in step.meta:
             lines.append(f"Memdir-{key.capitalize()}: {_one_line(step.meta[key])}")
+    for key, trailer in OPERATION_TRAILERS.items():
+        if key in step.meta:
+            lines.append(f"Memdir-{trailer}: {_one_line(step.meta[key])}")
     for key, value in sorted(step.meta.items()):
-        if key not in META_KEYS and isinstance(value, str | int | float | bool):
+        if (
+            key not in META_KEYS
+            and key not in OPERATION_TRAILERS
+            and isinstance(value, str | int | float | bool)
+        ):
             lines.append(f"Memdir-Meta-{_one_line(key).replace(' ', '-')}: {_one_line(value)}")
     for c in step.changes:
         lines.append("Memdir-Change: " + "\t".join([c.kind, c.path, *([c.new_path] if c.new_path else [])]))
@@ -116,6 +150,8 @@ def parse_message(index: int, commit: str, time: int, body: str) -> JournalStep:
             step.skipped.append(Unread(path, reason))
         elif name.startswith("Meta-"):
             step.meta[name.removeprefix("Meta-")] = value
+        elif name in _TRAILER_KEYS:
+            step.operation_meta[_TRAILER_KEYS[name]] = value
         else:
             step.meta[name.lower()] = value
     return step

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, cast
 
 from memdir.errors import ExistsError, NotFoundError, PathError
-from memdir.store import landing_intent, scratch
+from memdir.store import landing_intent, operations, scratch
 from memdir.store.atomic import WriterLock
 from memdir.store.paths import (
     MAX_DEPTH,
@@ -138,6 +138,7 @@ class Store:
             yield outer
             return
         step = Step(tool, {k: v for k, v in meta.items() if v is not None})
+        operations.for_step(self.root, tool).stamp(step.meta)  # what the person did (operations.py)
         with self.writer_lock.hold():
             if not self._swept:
                 self._swept = True

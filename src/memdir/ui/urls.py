@@ -66,8 +66,9 @@ class Urls:
     def health(self) -> str:
         return f"{self.base}/health"
 
-    def history(self) -> str:
-        return f"{self.base}/history"
+    def history(self, operation: str | None = None) -> str:
+        """The history, one row per operation; with `operation`, that operation's steps."""
+        return f"{self.base}/history" + _q(operation=operation)
 
     def step(self, index: int) -> str:
         return f"{self.base}/step/{index}"

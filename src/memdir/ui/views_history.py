@@ -11,6 +11,7 @@ from starlette.responses import RedirectResponse, Response
 from memdir.analytics import integrity
 from memdir.analytics.growth_plots import PLOTS
 from memdir.errors import MemdirError, NotFoundError, PathError
+from memdir.store import journal_operations
 from memdir.store.paths import ROOT, parse_memory_path
 from memdir.store.window import Window, window_of
 from memdir.ui import params, snapshots
@@ -20,24 +21,36 @@ from memdir.ui.views_store import crumbs, show_file, source
 
 
 def history(request: Request) -> Response:
+    """One row per operation (an ingest, an add, a consolidate, one tool call...), newest first,
+    as `memdir history` lists them; `?operation=ID` lists that operation's steps."""
     src, _store, urls = source(request)
     ui = state(request)
     journal = ui.sources.journal(src.sid)
     steps = journal.steps()
+    groups = journal_operations.group(steps)
+    ref = request.query_params.get("operation")
+    chosen = None
+    if ref is not None:
+        try:
+            chosen = journal_operations.find(groups, ref)
+        except MemdirError as exc:
+            raise NotFoundError(str(exc)) from None
     fates = None
     head = journal.head()
-    if steps and head is not None:  # the replay behind the plots, drawn once per journal head
+    if steps and head is not None and chosen is None:  # the replay behind the plots, once per head
         fates = _scratch(request).growth_data(journal, head, src.label)["fate"]
     return page(
         request,
         "history.html",
         fates=fates,
-        title=f"{src.label}: history",
+        title=f"{src.label}: history" + (f" of operation {chosen.id}" if chosen else ""),
         src=src,
         urls=urls,
-        steps=list(reversed(steps)),
+        operations=list(reversed(groups)),
+        chosen=chosen,
+        steps=list(reversed(chosen.steps)) if chosen else [],
         count=len(steps),
-        plots=PLOTS if steps else (),
+        plots=PLOTS if steps and chosen is None else (),
         tab="history",
     )
 
