@@ -257,7 +257,7 @@ def test_outcome_gate_failures_write_notes_but_no_skill(tmp_path: Path) -> None:
 def test_three_chain_protocol_resets_the_store_between_chains(tmp_path: Path) -> None:
     rows = run_chains(tmp_path / "run", ["episode-log"], protocol="three", games=[PLACE, LOOK, KEYCHAIN])
     assert [(r["chain"], r["index"]) for r in rows] == [(1, 1), (2, 1), (3, 1)]
-    assert all(r["served"] == [] and r["store_files"] == 3 for r in rows)  # MEMORY.md x2 + one episode
+    assert all(r["served"] == [] and r["store_files"] == 1 for r in rows)  # one episode (no index files)
     cells = write_report(tmp_path / "run")
     assert cells[0]["chains"] == 3 and cells[0]["n_tasks"] == 3 and cells[0]["protocol"] == "three"
 

@@ -115,7 +115,7 @@ def test_a_tree_made_deep_by_hand_is_walked_bounded_with_findings(root: Path) ->
     problems = [p for p in check(store).problems if p.rule == "unread"]
     assert [p.path for p in problems] == [deepest_read + "/d"]
     stats = store_stats(store).as_json()
-    assert stats["files"] == 2 and any(deepest_read + "/d" in u for u in stats["details"]["unread"])
+    assert stats["memdir_files"] == 2 and any(deepest_read + "/d" in u for u in stats["details"]["unread"])
 
     res = h.call("create", {"path": "/memories/people/bob.md", "file_text": fm("bob")})
     assert not res.is_error, res.text

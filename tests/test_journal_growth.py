@@ -118,7 +118,7 @@ def test_growth_replays_the_sequence(tmp_path: Path) -> None:
     }
     assert g.fates["/memories/b.md"]["path"] == "/memories/notes/b.md"
     assert [a["step"] for a in g.adherence] == [0, 4, 8, 12]
-    assert g.adherence[-1]["files"] == expected[-1][0]
+    assert g.adherence[-1]["memdir_files"] == expected[-1][0]  # the steps count index files too
 
 
 def test_growth_cli_writes_json_and_plots(tmp_path: Path) -> None:

@@ -46,23 +46,26 @@ def build(tmp_path: Path) -> Path:
 def test_profile_and_shape_by_hand(tmp_path: Path) -> None:
     root = build(tmp_path)
     v = store_stats(open_store(root)).as_json()
-    # Tree: root(0) -> archive(1), people(1), MEMORY.md(1) -> "Memory"(2, unit)
-    # people -> MEMORY.md(2, unit), alice.md(2), bob.md(2, unit)
+    # The study's tree leaves memdir's index files (both MEMORY.md) out:
+    # root(0) -> archive(1), people(1); people -> alice.md(2), bob.md(2, unit)
     # alice.md -> Alice(3) -> Diet(4, unit), Work(4) -> Shifts(5, unit)
-    depths = [2, 2, 2, 4, 5]
-    fanouts = [3, 1, 3, 1, 2, 1]  # root, MEMORY.md, people, alice.md, Alice, Work
-    sizes = [len(ROOT_INTRO), len(PEOPLE_INDEX), len(BOB), len(DIET), len(SHIFTS)]
+    depths = [2, 4, 5]
+    fanouts = [2, 2, 1, 2, 1]  # root, people, alice.md, Alice, Work
+    sizes = [len(BOB), len(DIET), len(SHIFTS)]
     assert v["dirs"] == 2  # archive, people: the root is not a folder of the store
-    assert v["files"] == 4
-    assert v["sections"] == 5  # Memory, Alice, Diet, Work, Shifts
-    assert v["units"] == 5
+    assert v["files"] == 2
+    assert v["sections"] == 4  # Alice, Diet, Work, Shifts
+    assert v["units"] == 3
     assert v["xrefs"] == 2
+    entries = sum(len(t.encode()) for rel, t in FILES.items() if not rel.endswith("MEMORY.md"))
+    assert v["bytes"] == entries and v["kb"] == round(entries / 1024, 3)
+    # memdir's own count, index files in: four files, and the root index's `# Memory`
     total = sum(len(t.encode()) for t in FILES.values())
-    assert v["bytes"] == total and v["kb"] == round(total / 1024, 3)
-    assert v["depth_mean"] == sum(depths) / len(depths) == 3.0
+    assert (v["memdir_files"], v["memdir_sections"], v["memdir_kb"]) == (4, 5, round(total / 1024, 3))
+    assert v["depth_mean"] == sum(depths) / len(depths) == 11 / 3
     assert v["depth_max"] == 5
     assert v["fanout_mean"] == sum(fanouts) / len(fanouts)
-    assert v["fanout_max"] == 3
+    assert v["fanout_max"] == 2
     assert v["cv"] == statistics.pstdev(sizes) / statistics.fmean(sizes)
     assert set(KEYS) <= set(v)
 
@@ -87,6 +90,7 @@ def test_undefined_metrics_are_null_with_reason(tmp_path: Path) -> None:
     root = tmp_path / "tiny"
     root.mkdir()
     (root / "MEMORY.md").write_text("---\ndescription: root\n---\nshort\n", encoding="utf-8")
+    (root / "note.md").write_text("---\nname: note\ndescription: a note\n---\nshort\n", encoding="utf-8")
     v = store_stats(open_store(root)).as_json()
     assert v["units"] == 1 and v["depth_mean"] == 1.0 and v["cv"] == 0.0
     for key in ("b1_mean", "b1_min", "b2", "b3", "b3_loo", "b4"):
@@ -111,7 +115,7 @@ def test_cli_json_and_table(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
     assert [k for k in KEYS if k not in data] == []
-    assert data["sections"] == 5
+    assert data["sections"] == 4 and data["memdir_sections"] == 5
     res = runner.invoke(cli, ["stats", str(root)])
     assert res.exit_code == 0
     assert "depth_mean" in res.output and "Sackin" in res.output

@@ -15,6 +15,7 @@ from memdir.models.scripted import answer, call
 from memdir.store import frontmatter, spec
 from memdir.store.store import Store
 from memdir.variants import VARIANTS, BuildContext, Built, VariantUnavailable, build_cost, parse_variants
+from memdir.variants.dump import turn_line
 
 SAMPLE = "gen-s3-p2-n4-t3-a2-c1"  # 4 sessions, 12 turns
 
@@ -140,7 +141,7 @@ def test_foldered_that_edits_is_refused(tmp_path: Path) -> None:
 def test_reorg_condense_that_drops_a_fact_is_recorded(tmp_path: Path) -> None:
     sample = load_sample("generated", SAMPLE)
     first = sample.session_turns()[1][0]
-    line = f"- {first.date}: {first.speaker}: {' '.join(first.text.split())} [{first.locator}]"
+    line = turn_line(first, sample.session_dates.get(1) or first.date)  # the line the dump wrote
     script = [
         call("str_replace", path="/memories/session-01.md", old_str=line + "\n", new_str=""),
         answer("Condensed session 1."),

@@ -1,4 +1,8 @@
-"""`memdir stats`: the store profile, the shape panel and the taxonomy-contract panel in one record."""
+"""`memdir stats`: the store profile, the shape panel and the taxonomy-contract panel in one record.
+
+Measured on the study's tree: memdir's own index files (`MEMORY.md`) are left out, as the paper's
+stores have none, so a verbatim dump of 30 sessions is 30 files (Table 3); `memdir_files`,
+`memdir_sections` and `memdir_kb` count the store with them (docs/metrics.md, "Store profile")."""
 
 from __future__ import annotations
 
@@ -9,18 +13,31 @@ from memdir.analytics import taxonomy
 from memdir.analytics.tree import Snapshot, build, profile_and_shape, read_store
 from memdir.store.store import Store
 
-PROFILE_KEYS = ("dirs", "files", "sections", "kb", "xrefs", "units")
+PROFILE_KEYS = (
+    "dirs",
+    "files",
+    "sections",
+    "kb",
+    "xrefs",
+    "units",
+    "memdir_files",
+    "memdir_sections",
+    "memdir_kb",
+)
 SHAPE_KEYS = ("depth_mean", "depth_max", "fanout_mean", "fanout_max", "cv")
 PANEL_KEYS = ("b1_mean", "b1_min", "b2", "b3", "b3_loo", "b4", "b4_pairs")
 KEYS = PROFILE_KEYS + SHAPE_KEYS + PANEL_KEYS
 
 MEANING: dict[str, str] = {
     "dirs": "folders, the root not counted",
-    "files": ".md files",
-    "sections": "headings of any level",
-    "kb": "size of the .md files in KiB",
+    "files": ".md files, memdir's index files (MEMORY.md) not counted",
+    "sections": "headings of any level, outside index files",
+    "kb": "size of the .md files in KiB, index files not counted",
     "xrefs": "'see /memories/...' cross-references",
     "units": "content units: files without headings and headings without subheadings",
+    "memdir_files": "memdir's count: .md files with the MEMORY.md index files",
+    "memdir_sections": "memdir's count: headings with those of the index files",
+    "memdir_kb": "memdir's count: KiB with the index files",
     "depth_mean": "mean unit depth in the combined tree (Sackin index / leaves)",
     "depth_max": "deepest unit (root = 0; folder, file and each heading level add one)",
     "fanout_mean": "mean number of children of internal nodes",
@@ -52,7 +69,7 @@ class Stats:
 
 
 def compute(snap: Snapshot) -> Stats:
-    tree = build(snap)
+    tree = build(snap, indexes=False)
     values, reasons = profile_and_shape(tree)
     panel = taxonomy.panel(tree)
     values.update(panel.values)

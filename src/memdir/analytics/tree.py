@@ -110,6 +110,17 @@ class Node:
 
 
 @dataclass
+class IndexCounts:
+    """memdir's own index files (`MEMORY.md`) a study tree leaves out, counted apart: the paper
+    counts a store's files, and these are memdir's signage (docs/metrics.md, "Store profile")."""
+
+    files: int = 0
+    sections: int = 0
+    bytes: int = 0
+    xrefs: int = 0
+
+
+@dataclass
 class Tree:
     root: Node
     nodes: list[Node]
@@ -119,6 +130,7 @@ class Tree:
     xrefs: int
     files: int
     dirs: int
+    indexes: IndexCounts = field(default_factory=IndexCounts)  # left out of this tree
 
     def internal(self) -> Iterator[Node]:
         return (n for n in self.nodes if n.children)
@@ -168,10 +180,17 @@ def folders(snap: Snapshot) -> tuple[Node, dict[Parts, Node]]:
 
 
 def finish(
-    snap: Snapshot, root: Node, by_parts: dict[Parts, Node], sections: int, total_bytes: int, n_xrefs: int
+    snap: Snapshot,
+    root: Node,
+    by_parts: dict[Parts, Node],
+    sections: int,
+    total_bytes: int,
+    n_xrefs: int,
+    indexes: IndexCounts | None = None,
 ) -> Tree:
     """The tree of a filled frame (`folders`): children ordered, folders first, then files, each
-    in name order; the nodes in depth-first order; the units among them."""
+    in name order; the nodes in depth-first order; the units among them. `indexes`: the index
+    files the frame was filled without."""
     for n in by_parts.values():
         n.children.sort(key=lambda c: (c.kind != "dir", c.name))
     nodes: list[Node] = []
@@ -181,27 +200,44 @@ def finish(
         nodes.append(n)
         stack.extend(reversed(n.children))
     units = [n for n in nodes if n.is_unit]
-    return Tree(root, nodes, units, sections, total_bytes, n_xrefs, len(snap.files), len(snap.dirs))
+    left = indexes or IndexCounts()
+    files = len(snap.files) - left.files
+    return Tree(root, nodes, units, sections, total_bytes, n_xrefs, files, len(snap.dirs), left)
 
 
-def build(snap: Snapshot) -> Tree:
-    """The combined tree of a snapshot, children in path order, headings in file order."""
+def build(snap: Snapshot, *, indexes: bool = True) -> Tree:
+    """The combined tree of a snapshot, children in path order, headings in file order.
+
+    `indexes=False` is the study's tree (`memdir stats`): memdir's index files (`MEMORY.md`) are
+    no nodes, so they are neither counted nor units nor siblings, as the paper's stores have
+    none (its dump: 30 files for 30 sessions); a folder still takes its index's description as
+    its label. They are counted apart in `Tree.indexes`. Health keeps them (`indexes=True`): its
+    rules read what an index holds."""
     root, by_parts = folders(snap)
     sections = total_bytes = n_xrefs = 0
+    left = IndexCounts()
     for parts in sorted(snap.files):
         text = snap.files[parts]
         path = "/memories/" + "/".join(parts)
         parent = by_parts[parts[:-1]]
         node = Node("file", parts[-1], len(parts), None, parent=parent, where=path, source=text)
+        size = len(text) if text.isascii() else len(text.encode("utf-8"))
+        if parts[-1] == MEMORY_INDEX:
+            if parent is not root:
+                desc = frontmatter.parse(text).description
+                if desc:
+                    parent.label = f"{parent.name} {desc}"
+            if not indexes:  # counted on a node of its own, hung nowhere
+                left.files += 1
+                left.sections += _add_sections(node, text, path)
+                left.bytes += size
+                left.xrefs += len(xrefs(text))
+                continue
         parent.children.append(node)
-        if parts[-1] == MEMORY_INDEX and parent is not root:
-            desc = frontmatter.parse(text).description
-            if desc:
-                parent.label = f"{parent.name} {desc}"
         sections += _add_sections(node, text, path)
-        total_bytes += len(text) if text.isascii() else len(text.encode("utf-8"))
+        total_bytes += size
         n_xrefs += len(xrefs(text))
-    return finish(snap, root, by_parts, sections, total_bytes, n_xrefs)
+    return finish(snap, root, by_parts, sections, total_bytes, n_xrefs, left)
 
 
 def profile_and_shape(tree: Tree) -> tuple[dict[str, Any], dict[str, str]]:
@@ -224,6 +260,10 @@ def profile_and_shape(tree: Tree) -> tuple[dict[str, Any], dict[str, str]]:
         "bytes": tree.bytes,
         "xrefs": tree.xrefs,
         "units": len(tree.units),
+        # memdir's own count: the same store with its index files (MEMORY.md) counted in
+        "memdir_files": tree.files + tree.indexes.files,
+        "memdir_sections": tree.sections + tree.indexes.sections,
+        "memdir_kb": round((tree.bytes + tree.indexes.bytes) / 1024, 3),
         "depth_mean": None,
         "depth_max": None,
         "fanout_mean": None,

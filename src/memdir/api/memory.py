@@ -38,13 +38,23 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from memdir.api import history
 from memdir.api.inputs import Input, to_turns
-from memdir.api.results import AddResult, Answer, Citation, Profile, SearchHit, SearchMode, Step
+from memdir.api.results import (
+    AddResult,
+    Answer,
+    Citation,
+    Operation,
+    Profile,
+    SearchHit,
+    SearchMode,
+    Step,
+)
 from memdir.errors import MemdirError, NoOpWarning
 from memdir.models import Usage
 from memdir.store import journal_commitd, spec
 from memdir.store.citations import resolve
 from memdir.store.ingest_ledger import DERIVED, place, record
 from memdir.store.journal import Journal
+from memdir.store.operations import operation
 from memdir.tools.base import Meter, ToolResult
 from memdir.tools.guards import Guards
 from memdir.tools.profiles import Harness
@@ -194,6 +204,10 @@ class _Core:
         self._open()
         return history.steps(Journal(self.store.root))
 
+    def _operations(self) -> list[Operation]:
+        self._open()
+        return history.operations(Journal(self.store.root))
+
     def _at(self, step: int | str) -> Snapshot:
         self._open()
         journal = Journal(self.store.root)
@@ -256,10 +270,13 @@ class _Core:
                 already=placed.already,
             )
         threshold = SWITCH_KB if how.switch_kb is None else how.switch_kb
-        shaped = await ingest_shaped(
-            m, self.store, turns, shape=how.shape, threshold_kb=threshold, profile=how.profile,
-            feedback=how.feedback, curation=how.curation,
-        )  # fmt: skip
+        n = len(turns)
+        label = f"add {Path(data).name}" if isinstance(data, os.PathLike) else f"add {n} turn{'s' * (n != 1)}"
+        with operation(self.store.root, "add", label) as op:  # one id for all its steps
+            shaped = await ingest_shaped(
+                m, self.store, turns, shape=how.shape, threshold_kb=threshold, profile=how.profile,
+                feedback=how.feedback, curation=how.curation,
+            )  # fmt: skip
         record(self.store, turns)  # a second add of these turns adds nothing
         result = shaped.ingest
         said = shaped.summary()  # the dump, or the switch: then the ingest's own line follows
@@ -271,7 +288,7 @@ class _Core:
             writes = len(merge.created) + len(merge.appended) if merge is not None else 0
             return AddResult(
                 len(turns), (), (), writes, Usage(), m.name, True, source, said, skipped, went="dump",
-                already=placed.already,
+                already=placed.already, operation=op.id if writes else None,
             )  # fmt: skip
         usage = sum((o.episode.usage for o in result.outputs if o.episode is not None), Usage())
         return AddResult(
@@ -288,6 +305,7 @@ class _Core:
             went=shaped.went,
             switch_kb=shaped.switch.dump_kb if shaped.went == "switch" and shaped.switch else None,
             already=placed.already,
+            operation=None if result.changed_nothing else op.id,
         )
 
     async def _ask(
@@ -410,8 +428,14 @@ class Memory(_Core):
 
     def history(self) -> list[Step]:
         """Every step of the store's journal, oldest first (step 0: the store before its first
-        journaled write)."""
+        journaled write). `operations()` groups them as `memdir history` does."""
         return self._history()
+
+    def operations(self) -> list[Operation]:
+        """The store's history grouped by what made it, oldest first: one `add` (its id is the
+        `AddResult`'s `operation`), ingest, consolidate, adopt, revert, or one tool call made
+        outside any of them, each with its steps and the files they changed."""
+        return self._operations()
 
     def at(self, step: int | str) -> Snapshot:
         """A read-only view of the store as it was after `step` (an index, negative from the
@@ -474,6 +498,9 @@ class AsyncMemory(_Core):
 
     async def history(self) -> list[Step]:
         return await asyncio.to_thread(self._history)
+
+    async def operations(self) -> list[Operation]:
+        return await asyncio.to_thread(self._operations)
 
     async def at(self, step: int | str) -> Snapshot:
         return await asyncio.to_thread(self._at, step)

@@ -40,6 +40,7 @@ from memdir.skills.novice import Novice
 from memdir.skills.policy import OfflinePolicy
 from memdir.skills.retrieve import DEFAULT, Retriever
 from memdir.skills.variants import Roles, SkillVariant, make_variant
+from memdir.store.frontmatter import MEMORY_INDEX
 from memdir.store.journal import Journal
 from memdir.store.store import Store
 from memdir.tokens import count_tokens
@@ -70,10 +71,12 @@ def _hashes(store: Store | None) -> dict[str, str]:
 
 
 def store_size(store: Store | None) -> tuple[int, float]:
-    """(entry files, kilobytes) of a store; folder indexes (MEMORY.md) count too: they are files."""
+    """(entry files, kilobytes) of a store as the paper's Table 8 counts them: its entries, not
+    memdir's index files (MEMORY.md), so the episode log of 140 tasks is 140 files, as
+    `memdir stats` counts them (docs/metrics.md, "Store profile")."""
     if store is None:
         return 0, 0.0
-    files = store.files()
+    files = [e for e in store.files() if e.path.name != MEMORY_INDEX]
     return len(files), round(sum(e.size for e in files) / 1024, 3)
 
 

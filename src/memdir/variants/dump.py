@@ -2,8 +2,11 @@
 
 Each session file's description states only the session number, its date and its speakers
 (nothing a model wrote). Turns are written as fact lines in the conventions' form,
-`- 2023-05-02: Calvin: text [S3T1]`, so the dump is also the fact baseline that
-`diff --facts` holds a reorganized store to. The dump sits at the root, next to the root
+`- Calvin: text [S3T1]`, so the dump is also the fact baseline that `diff --facts` holds a
+reorganized store to. A turn's date is its session's (in the heading) unless it differs, and
+only then is written on its line, `- 2023-05-03: Calvin: text [S3T9]`: one line per turn and
+no more, which is the size the paper's Table 3 gives the dump (conv-50 about 102 KB, Chat_10
+about 105 KB; a date on every line made it 6% larger). The dump sits at the root, next to the root
 MEMORY.md that lists it, which is where the foldering pass finds the files to move.
 """
 
@@ -34,8 +37,9 @@ def session_name(session: int, width: int) -> str:
     return f"session-{session:0{width}d}"
 
 
-def turn_line(turn: Turn) -> str:
-    dated = f"{turn.date}: " if turn.date else ""
+def turn_line(turn: Turn, session_date: str | None = None) -> str:
+    """The turn's line in its session's file; the date only where it is not the session's."""
+    dated = f"{turn.date}: " if turn.date and turn.date != session_date else ""
     said = neutralize_locators(" ".join(turn.text.split()))  # the user's `[S1T1]` cites nothing
     return f"- {dated}{turn.speaker}: {said} [{turn.locator}]"
 
@@ -50,7 +54,7 @@ def session_text(session: int, name: str, date: str | None, turns: list[Turn]) -
         + "\n"
         + head
         + "\n"
-        + "\n".join(map(turn_line, turns))
+        + "\n".join(turn_line(t, date) for t in turns)
         + "\n"
     )
 
@@ -106,9 +110,10 @@ def _split_turn(rest: str, session_date: str | None) -> tuple[str | None, str, s
     """(date, speaker, text) of a turn line's body, `DATE: SPEAKER: TEXT` or `SPEAKER: TEXT`.
 
     A date is recognized in ISO form (what the loaders give) or as the session's own date (a
-    stream of memdir turns may date them in other words); the speaker runs to the next `: `, so
-    a speaker whose name holds `: ` reads back split there."""
-    date: str | None = None
+    stream of memdir turns may date them in other words); a line without one is dated on its
+    session's date, which `turn_line` leaves off. The speaker runs to the next `: `, so a
+    speaker whose name holds `: ` reads back split there."""
+    date = session_date
     m = re.match(rf"({_ISO_DATE}): ", rest)
     if m:
         date, rest = m.group(1), rest[m.end() :]
@@ -125,7 +130,8 @@ def parse_session(text: str, where: str) -> DumpedSession:
 
     Round trip: `session_text` of the result gives the file back, and each turn equals the one
     written, except that runs of whitespace in a turn's text are one space (a turn is one line of
-    the dump) and a locator-shaped group in it is in parentheses (it cites nothing). A line that
+    the dump), a locator-shaped group in it is in parentheses (it cites nothing) and a turn with
+    no date in a dated session reads back on the session's date. A line that
     is neither the heading nor a turn line is an error naming the line: a dump edited by hand is
     not curated from a guess."""
     _meta, skip = frontmatter.split(text)
@@ -199,7 +205,7 @@ def merge_turns(dumped: dict[str, DumpedSession], turns: list[Turn]) -> Merge:
     digits = [len(m.group(1)) for s in sessions.values() if (m := SESSION_FILE.fullmatch(f"{s.name}.md"))]
     width = min(digits, default=max(2, len(str(max((t.session for t in turns), default=1)))))
     merge = Merge(sessions)
-    lines = {path: {turn_line(t) for t in s.turns} for path, s in sessions.items()}
+    lines = {path: {turn_line(t) for t in s.turns} for path, s in sessions.items()}  # dated: a key
     for turn in turns:
         path = by_number.get(turn.session)
         if path is None:
