@@ -11,9 +11,10 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memdir.api.results import Change, Step
+from memdir.api.results import Change, Operation, Step
 from memdir.errors import MemdirError
 from memdir.store.journal import Journal, JournalStep
+from memdir.store.journal_operations import group
 
 
 def as_step(js: JournalStep) -> Step:
@@ -32,6 +33,16 @@ def as_step(js: JournalStep) -> Step:
 def steps(journal: Journal) -> list[Step]:
     """Every step, oldest first ([] for a store nothing has written through memdir yet)."""
     return [as_step(js) for js in journal.steps()]
+
+
+def operations(journal: Journal) -> list[Operation]:
+    """Every operation, in the order of its first step (`memdir history` lists the same)."""
+    out: list[Operation] = []
+    for g in group(journal.steps()):
+        op, first = g.operation, datetime.fromtimestamp(g.first.time, UTC)
+        steps = tuple(as_step(s) for s in g.steps)
+        out.append(Operation(op.id, op.kind, op.label, first, steps, tuple(sorted(g.paths()))))
+    return out
 
 
 def pick(history: list[Step], ref: int | str) -> Step:

@@ -100,6 +100,7 @@ class AddResult:
     went: str = "curate"
     switch_kb: float | None = None  # the dump's size when this batch switched it to curation
     already: int = 0  # turns left out: the store holds them already (store/ingest_ledger.py)
+    operation: str | None = None  # the journal's id for this add: `memdir revert ROOT --operation ID`
 
     @property
     def changed_nothing(self) -> bool:
@@ -128,3 +129,16 @@ class Step:
     role: str | None
     meta: dict[str, str]
     changes: tuple[Change, ...]
+
+
+@dataclass(frozen=True)
+class Operation:
+    """What one call did, as the history groups it (store/operations.py): one ingest, one `add`,
+    one consolidate, one adopt, one revert, or one tool call made outside any of them."""
+
+    id: str
+    kind: str
+    label: str
+    time: datetime  # when its first step was journaled
+    steps: tuple[Step, ...]
+    files: tuple[str, ...]  # every path its steps changed, sorted
