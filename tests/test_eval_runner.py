@@ -23,6 +23,7 @@ SEARCH_KEYS = {
     "input_tokens",
     "cached_tokens",
     "output_tokens",
+    "reasoning_tokens",
     "cost_usd",
 }
 
@@ -87,7 +88,7 @@ def test_run_folder_and_summary_keys(full_run: tuple[Path, dict[str, Any]]) -> N
     assert cells["foldered"]["n_questions"] == 0
     assert cells["closed-book"]["store"] is None and cells["closed-book"]["correctness"]["all"]["mean"] == 0.0
     dump = cells["verbatim-dump"]
-    assert dump["status"] == "ok" and dump["n_questions"] == 8 and dump["store"]["files"] == 4
+    assert dump["status"] == "ok" and dump["n_questions"] == 8 and dump["store"]["files"] == 5
     assert dump["search"]["bytes_read"] > 0 and dump["search"]["cost_usd"] == 0.0
     assert cells["agent-curated"]["build"]["tool_calls"] > 0
     times = {t["variant"]: t for t in json.loads((out / "timings.json").read_text())["cells"]}
@@ -261,12 +262,22 @@ def test_cli_eval_prints_the_table_and_writes_the_report(tmp_path: Path) -> None
 def test_an_llm_judge_scores_correctness_and_attribution(tmp_path: Path) -> None:
     from memdir.models.scripted import answer
 
-    replies = ["VERDICT: CORRECT", "VERDICT: UNSUPPORTED", "VERDICT: WRONG", "VERDICT: SUPPORTED"]
+    def scales(cc: float, rel: float, coh: float) -> str:
+        return json.dumps(
+            {"reason": "r", "citation_correctness": cc, "relevance": rel, "coherent_aggregation": coh}
+        )
+
+    replies = ["VERDICT: CORRECT", scales(0, 0, 0), '{"reason": "r", "verdict": "WRONG"}', scales(1, 1, 0.5)]
     judge = get_model("scripted/judge", script=[answer(r) for r in replies])
     cfg = config(variants=["verbatim-dump"], judge="scripted/judge", limit=2, in_flight=1)
     summary = run_eval(cfg, tmp_path / "run", progress=False, models={"scripted/judge": judge})
     rows = [json.loads(x) for x in (tmp_path / "run" / "answers.jsonl").read_text().splitlines()]
-    assert [(r["correctness"], r["attribution"]) for r in rows] == [(1.0, 0.0), (0.0, 1.0)]
+    assert [(r["correctness"], r["attribution"]) for r in rows] == [(1.0, 0.0), (0.0, 0.85)]
+    assert rows[1]["judge"]["scales"] == {
+        "citation_correctness": 1,
+        "relevance": 1,
+        "coherent_aggregation": 0.5,
+    }
     assert all(isinstance(r["f1"], float) for r in rows)  # the offline score is kept beside the judge's
     prompt = judge.api.requests[1][0][0].content  # type: ignore[attr-defined]
     assert rows[0]["citations"][0].split(":")[0] in prompt  # the attribution judge saw the cited file
@@ -276,13 +287,13 @@ def test_an_llm_judge_scores_correctness_and_attribution(tmp_path: Path) -> None
     # every reply is in the record, with its question, label, prompt id and usage
     assert [(e["question"], e["judge"], e["label"]) for e in verdicts] == [
         (rows[0]["question_id"], "correctness", "correct"),
-        (rows[0]["question_id"], "attribution", "unsupported"),
+        (rows[0]["question_id"], "attribution", "scored"),
         (rows[1]["question_id"], "correctness", "wrong"),
-        (rows[1]["question_id"], "attribution", "supported"),
+        (rows[1]["question_id"], "attribution", "scored"),
     ]
     assert verdicts[0]["reply"] == "VERDICT: CORRECT" and len(verdicts[0]["prompt_id"]) == 12
     assert verdicts[0]["usage"]["calls"] == 1
-    assert rows[0]["judge"]["labels"] == {"correctness": "correct", "attribution": "unsupported"}
+    assert rows[0]["judge"]["labels"] == {"correctness": "correct", "attribution": "scored"}
     health = summary["cells"][0]["judge_health"]
     agree = sum((r["correctness"] == 1.0) == (r["f1"] >= 0.5) for r in rows) / 2
     assert health["verdicts"] == 4 and health["unparsed"] == 0
@@ -295,17 +306,18 @@ def test_an_llm_judge_scores_correctness_and_attribution(tmp_path: Path) -> None
 def test_an_unparsed_verdict_is_counted_and_its_reply_kept(tmp_path: Path) -> None:
     from memdir.models.scripted import answer
 
-    replies = ["Therefore, the VERDICT is CORRECT.", "VERDICT: SUPPORTED"]
+    replies = ["Therefore, the VERDICT is CORRECT.", "VERDICT: SUPPORTED"]  # no JSON, no verdict line
     judge = get_model("scripted/judge", script=[answer(r) for r in replies])
     cfg = config(variants=["verbatim-dump"], judge="scripted/judge", limit=1, in_flight=1)
     summary = run_eval(cfg, tmp_path / "run", progress=False, models={"scripted/judge": judge})
     row = json.loads((tmp_path / "run" / "answers.jsonl").read_text())
-    assert row["correctness"] is None and row["judge"]["labels"]["correctness"] == "unparsed"
+    assert row["correctness"] is None and row["attribution"] is None
+    assert row["judge"]["labels"] == {"correctness": "unparsed", "attribution": "unparsed"}
     health = summary["cells"][0]["judge_health"]
-    assert health["unparsed"] == 1 and health["judge_f1_agreement"] is None
+    assert health["unparsed"] == 2 and health["judge_f1_agreement"] is None
     lines = [json.loads(x) for x in (tmp_path / "run" / "calls.jsonl").read_text().splitlines()]
     unparsed = [e for e in lines if e["kind"] == "judge" and e["label"] == "unparsed"]
-    assert [e["reply"] for e in unparsed] == ["Therefore, the VERDICT is CORRECT."]
+    assert [e["reply"] for e in unparsed] == replies
 
 
 def test_multiple_choice_is_scored_by_the_chosen_letter(tmp_path: Path) -> None:

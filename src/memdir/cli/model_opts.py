@@ -51,6 +51,69 @@ def round_cap_option(fn: Any) -> Any:
     )(fn)
 
 
+def per_role(
+    values: tuple[str, ...], roles: tuple[str, ...], groups: dict[str, tuple[str, ...]], option: str
+) -> tuple[str | None, dict[str, str]]:
+    """An option given as VALUE or ROLE=VALUE, any number of times: (the last bare VALUE, or None;
+    {role: value}), a group name (e.g. `agents`) standing for its roles. Refuses an unknown role
+    naming the ones there are."""
+    bare: str | None = None
+    named: dict[str, str] = {}
+    for value in values:
+        role, sep, rest = value.partition("=")
+        if not sep:
+            bare = value
+            continue
+        members = groups.get(role, (role,) if role in roles else ())
+        if not members:
+            known = ", ".join([*roles, *groups])
+            raise click.BadParameter(f"no role {role!r} in {value!r}; roles: {known}", param_hint=option)
+        named.update(dict.fromkeys(members, rest))
+    return bare, named
+
+
+def reasoning_effort_option(
+    roles: tuple[str, ...], agents: tuple[str, ...], study: str
+) -> Callable[[Any], Any]:
+    """`--reasoning-effort LEVEL | ROLE=LEVEL` (repeatable; a bare LEVEL is the agents'), passed
+    as `reasoning_effort`: {role: level, `off` as None}, only the roles given."""
+
+    def parse(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str | None]:
+        bare, named = per_role(values, roles, {"agents": agents}, "--reasoning-effort")
+        given = ({**dict.fromkeys(agents, bare)} if bare is not None else {}) | named
+        return {r: None if v == "off" else v for r, v in given.items()}
+
+    return click.option(
+        "--reasoning-effort",
+        multiple=True,
+        callback=parse,
+        metavar="[ROLE=]LEVEL",
+        help=f"Reasoning effort per role (none, minimal, low, medium, high; off: none sent), sent only to "
+        f"models that take one. A bare LEVEL sets the agents ({', '.join(agents)}); ROLE=LEVEL one role "
+        f"({', '.join(roles)}, or agents). Default, the study's: {study}. Recorded in the manifest.",
+    )
+
+
+def price_card_option(roles: tuple[str, ...], default: str) -> Callable[[Any], Any]:
+    """`--price-card NAME | ROLE=NAME` (repeatable), passed as `price_card`: (the card of every
+    role not named, {role: card})."""
+
+    def parse(
+        ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+    ) -> tuple[str, dict[str, str]]:
+        bare, named = per_role(values, roles, {}, "--price-card")
+        return bare or default, named
+
+    return click.option(
+        "--price-card",
+        multiple=True,
+        callback=parse,
+        metavar="[ROLE=]CARD",
+        help=f"Rate card that prices tokens (memdir/models/prices.json; default {default}); ROLE=CARD "
+        f"prices one role's bill apart ({', '.join(roles)}). Recorded in the manifest.",
+    )
+
+
 def _old_tool_set(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
     ctx.meta[_OLD_TOOL_SET] = value
 

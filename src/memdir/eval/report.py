@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from memdir.eval.folder import TIMINGS
+from memdir.models.usage import reasoning_share
 
 
 def _pct(score: dict[str, Any] | None, which: str = "all") -> str:
@@ -59,6 +60,14 @@ def correctness_table(cells: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def rsn(tokens: dict[str, Any]) -> str:
+    """Rsn%: reasoning tokens over output tokens (the paper's Tables 2 and 10); `—` for a
+    summary written before reasoning was kept, or nothing output."""
+    reasoning, output = tokens.get("reasoning_tokens"), tokens.get("output_tokens")
+    share = None if reasoning is None or output is None else reasoning_share(reasoning, output)
+    return "—" if share is None else f"{100 * share:.1f}"
+
+
 def dump_ratio(c: dict[str, Any], cells: list[dict[str, Any]]) -> str:
     """This cell's bytes read per question over the verbatim dump's on the same conversation
     (docs/study.md, design rule 1: what organizing a store saves its searcher); `—` without a
@@ -83,8 +92,8 @@ def search_table(cells: list[dict[str, Any]]) -> list[str]:
     many = len({c["conversation"] for c in cells}) > 1
     lines = [
         "| variant | tool calls | rounds | KB read | read vs dump | uncached input | cached input | output "
-        "| cents |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| Rsn% | cents |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in cells:
         s = c["search"]
@@ -93,7 +102,7 @@ def search_table(cells: list[dict[str, Any]]) -> list[str]:
         lines.append(
             f"| {_label(c, many)} | {s['tool_calls']:.1f} | {s['rounds']:.1f} | "
             f"{s['bytes_read'] / 1024:.1f} | {dump_ratio(c, cells)} | "
-            f"{s['input_tokens']:.0f} | {s['cached_tokens']:.0f} | {s['output_tokens']:.0f} | "
+            f"{s['input_tokens']:.0f} | {s['cached_tokens']:.0f} | {s['output_tokens']:.0f} | {rsn(s)} | "
             f"{100 * s['cost_usd']:.3f} |"
         )
     return lines
@@ -102,15 +111,16 @@ def search_table(cells: list[dict[str, Any]]) -> list[str]:
 def build_table(cells: list[dict[str, Any]], times: Timings | None = None) -> list[str]:
     many = len({c["conversation"] for c in cells}) > 1
     lines = [
-        "| variant | tool calls | uncached input | output | $ | seconds "
+        "| variant | tool calls | uncached input | cached input | output | Rsn% | $ | seconds "
         "| dirs | files | sections | KB | xrefs | check |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in cells:
         b, st = c["build"], c["store"] or {}
         lines.append(
             f"| {_label(c, many)} | {b.get('tool_calls', 0)} | {b.get('input_tokens', 0)} | "
-            f"{b.get('output_tokens', 0)} | {b.get('cost_usd', 0):.4f} | "
+            f"{b.get('cached_tokens', 0)} | {b.get('output_tokens', 0)} | {rsn(b)} | "
+            f"{b.get('cost_usd', 0):.4f} | "
             f"{_seconds(c, times or {}, 'build_seconds', b.get('seconds'))} | "
             f"{_num(st.get('dirs'), '{}')} | {_num(st.get('files'), '{}')} | "
             f"{_num(st.get('sections'), '{}')} | "

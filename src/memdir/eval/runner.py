@@ -36,7 +36,15 @@ from memdir.conventions import BARE
 from memdir.errors import MemdirError
 from memdir.eval.citations import resolve_all
 from memdir.eval.folder import TIMINGS, AnswerRow, RunFolder
-from memdir.eval.judges import judge_item
+from memdir.eval.judges import JUDGE_CONFIG, judge_item
+from memdir.eval.model_settings import (
+    JUDGE_TEMPERATURE,
+    STUDY_EFFORT,
+    check_efforts,
+    manifest_roles,
+    price_cards,
+    with_effort,
+)
 from memdir.eval.progress import ProgressBars
 from memdir.eval.shell_search import shell_search
 from memdir.eval.stores_from import STORELESS, StoreSource
@@ -49,7 +57,6 @@ from memdir.models import (
     PriceCard,
     Usage,
     get_model,
-    price_card,
 )
 from memdir.store.atomic import write_atomic
 from memdir.store.store import Store
@@ -93,8 +100,15 @@ class RunConfig:
     search: str = "agentic"
     # Another run's folder whose stores this run searches instead of building (eval/stores_from.py)
     stores_from: str | None = None
+    # Table 11's settings per role (eval/model_settings.py): reasoning effort over the study's
+    # (builder and search high, judge low; None: none sent), and cards for roles priced apart
+    # from `price_card`, which prices every role not named.
+    reasoning_effort: dict[str, str | None] = field(default_factory=dict)
+    role_cards: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        self.reasoning_effort = check_efforts(self.reasoning_effort)
+        price_cards(self.price_card, self.role_cards)  # an unknown card or role refused up front
         if self.stores_from is not None:
             self.stores_from = str(Path(self.stores_from).resolve())  # a resume or a Ray worker finds it
         if self.sessions is not None:
@@ -109,6 +123,19 @@ class RunConfig:
             )
 
     def identity(self) -> dict[str, Any]:
+        return {**self._identity(), **self._role_identity()}
+
+    def _role_identity(self) -> dict[str, Any]:
+        """The per-role settings, only where they are not the study's, so run folders made
+        before they existed still resume."""
+        out: dict[str, Any] = {}
+        if self.reasoning_effort != STUDY_EFFORT:
+            out["reasoning_effort"] = self.reasoning_effort
+        if self.role_cards:
+            out["role_cards"] = self.role_cards
+        return out
+
+    def _identity(self) -> dict[str, Any]:
         """The settings a resumed run must share. `sessions` and `stores_from` are left out while
         unset and `search` while it is the study's, so run folders made before any of them existed
         still resume."""
@@ -146,6 +173,7 @@ class _JudgeModel:
         chat = [ChatMessage(m["role"], m["content"]) for m in messages]
         cfg = GenerateConfig(
             temperature=config.get("temperature"),
+            reasoning_effort=config.get("reasoning_effort"),
             max_tokens=config.get("max_tokens"),
             answer_schema=config.get("verdict_schema"),
         )
@@ -172,21 +200,29 @@ def search_metrics(entries: list[dict[str, Any]], card: PriceCard | None) -> dic
         "input_tokens": done.usage.input_uncached,
         "cached_tokens": done.usage.input_cached,
         "output_tokens": done.usage.output,
+        "reasoning_tokens": done.usage.reasoning,
         "cost_usd": round(card.cost(done.usage), 8) if card else 0.0,
     }
 
 
-def judge_metrics(verdicts: list[Any]) -> dict[str, Any]:
-    """One question's judge labels (unparsed ones visible in the answers) and judge tokens."""
+def judge_metrics(verdicts: list[Any], card: PriceCard | None = None) -> dict[str, Any]:
+    """One question's judge labels (unparsed ones visible in the answers), attribution's three
+    scales when it was scored, and the judge's tokens and bill (priced with the judge's card)."""
     usage = Usage()
     for v in verdicts:
         usage += Usage.from_dict(v.usage or {})
-    return {
+    out = {
         "labels": {v.judge: v.label for v in verdicts},
         "input_tokens": usage.prompt,
         "output_tokens": usage.output,
+        "reasoning_tokens": usage.reasoning,
+        "cost_usd": round(card.cost(usage), 8) if card else 0.0,
         "seconds": round(usage.seconds, 3),
     }
+    scales = [v.scales for v in verdicts if v.judge == "attribution" and v.scales]
+    if scales:
+        out["scales"] = scales[-1]
+    return out
 
 
 @dataclass
@@ -240,9 +276,8 @@ class Runner:
         self.progress = progress
         self.models = models or {}
         self.executor: CellExecutor = executor or LocalExecutor()
-        self.card = price_card(config.price_card)
-        if self.card is None:
-            raise MemdirError(f"no price card {config.price_card!r}; see memdir/models/prices.json")
+        self.cards = price_cards(config.price_card, config.role_cards)  # each role's bill apart
+        self.card = self.cards["search"]
         if config.tool_set not in TOOL_SETS:
             raise MemdirError(f"unknown tool set {config.tool_set!r}; choose one of {', '.join(TOOL_SETS)}")
         if config.tool_set == "shell":
@@ -273,6 +308,25 @@ class Runner:
         if self.source is None and self.config.builder_model != "offline":
             names.add(self.config.builder_model)
         return sorted(names)
+
+    def played(self, role: str) -> Model:
+        """The model playing an agent role, sent that role's reasoning effort."""
+        name = self.config.builder_model if role == "builder" else self.config.search_model
+        return with_effort(self.model(name), self.config.reasoning_effort[role])
+
+    def judge_model(self) -> _JudgeModel | None:
+        if self.config.judge == "offline":
+            return None
+        effort = self.config.reasoning_effort["judge"]
+        return _JudgeModel(with_effort(self.model(self.config.judge), effort, JUDGE_TEMPERATURE))
+
+    def role_settings(self) -> dict[str, Any]:
+        """Each role's model, reasoning effort (asked, and whether sent), the judge's temperature
+        and each role's price card (docs/study.md, Configuration of record (Table 11))."""
+        c = self.config
+        names = {"builder": c.builder_model, "search": c.search_model, "judge": c.judge}
+        models = {n: self.model(n) for n in names.values() if n != "offline"}
+        return manifest_roles(names, models, c.reasoning_effort, self.cards)
 
     def model_settings(self) -> dict[str, Any]:
         """How each model of the run is reached: its tool protocol and server (never a key)."""
@@ -305,6 +359,7 @@ class Runner:
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "in_flight": self.config.in_flight,
             "models": self.model_settings(),
+            "roles": self.role_settings(),
         }
         if self.source is not None:
             manifest["stores_from"] = self.taken
@@ -367,7 +422,7 @@ class Runner:
             cell.status, cell.reason = "skipped", str(exc)
         except (ModelError, MemdirError) as exc:
             cell.status, cell.reason = "aborted", f"build failed: {exc}"
-        cell.build = build_cost(record.entries, self.card, time.perf_counter() - start)
+        cell.build = build_cost(record.entries, self.cards["builder"], time.perf_counter() - start)
         self.folder.calls.append(record.entries)
         if built is not None:
             cell.checks = built.checks
@@ -382,7 +437,7 @@ class Runner:
     ) -> BuildContext:
         """What a variant's builder gets; the builder model is made only here, when one builds."""
         ctx = BuildContext(
-            sample, store_dir, self.model(self.config.builder_model), record, self.config.tool_set, self.card
+            sample, store_dir, self.played("builder"), record, self.config.tool_set, self.cards["builder"]
         )
         ctx.progress = bars.units(f"{sample.id} {variant} (build)")
         return ctx
@@ -401,8 +456,8 @@ class Runner:
         if self.config.limit is not None:
             todo = todo[: self.config.limit]
         todo = [q for q in todo if q.id not in done]
-        search_model = self.model(self.config.search_model)
-        judge = None if self.config.judge == "offline" else _JudgeModel(self.model(self.config.judge))
+        search_model = self.played("search")
+        judge = self.judge_model()
         gate = asyncio.Semaphore(self.config.in_flight)
         tick = bars.task(f"{sample.id} {variant}", len(todo))
 
@@ -501,7 +556,10 @@ class Runner:
             )
             out_answer, citations = out.answer or "", out.citations
             scored_answer = out_answer
-        scores = await judge_item(judge, store, q, scored_answer, citations)
+        judging = {**JUDGE_CONFIG, "reasoning_effort": self.config.reasoning_effort["judge"]}
+        scores = await judge_item(
+            judge, store, q, scored_answer, citations, config=judging, attributed=out_answer
+        )
         for verdict in scores["verdicts"]:
             record.write("judge", role="judge", question=q.id, **verdict.record())
         correctness = (
@@ -511,10 +569,10 @@ class Runner:
         )
         if q.options:
             correctness = scores["correctness"]
-        if store is None:
-            attribution = None
-        elif judge is not None and not q.options:
+        if judge is not None:  # every answer attributed, multiple choice and closed-book too
             attribution = scores.get("attribution")
+        elif store is None:
+            attribution = None
         else:
             attribution = scores["lexical_support"]
         row: AnswerRow = {
@@ -536,7 +594,7 @@ class Runner:
             "evidence_hit": evidence_hit(store, citations, q) if store is not None and q.evidence else None,
             "defective": q.defective,
             "search": search_metrics(record.entries, self.card),
-            "judge": judge_metrics(scores["verdicts"]),
+            "judge": judge_metrics(scores["verdicts"], self.cards["judge"]),
         }
         return row
 

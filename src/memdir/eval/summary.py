@@ -18,6 +18,7 @@ SEARCH_KEYS = (
     "input_tokens",
     "cached_tokens",
     "output_tokens",
+    "reasoning_tokens",
     "cost_usd",
 )
 
@@ -44,8 +45,13 @@ def _summary(s: Summary) -> dict[str, Any]:
 
 
 def search_means(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Means per question; None for a key some row lacks (rows written before it existed)."""
     n = len(rows)
-    return {k: (round(sum(r["search"][k] for r in rows) / n, 6) if n else None) for k in SEARCH_KEYS}
+    out: dict[str, Any] = {}
+    for k in SEARCH_KEYS:
+        values = [r["search"].get(k) for r in rows]
+        out[k] = round(sum(values) / n, 6) if n and None not in values else None
+    return out
 
 
 F1_READ_AS_CORRECT = 0.5
@@ -54,8 +60,9 @@ F1_READ_AS_CORRECT = 0.5
 def judge_summary(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     """How far the LLM judge can be trusted on this cell: its unparsed verdicts, and
     `judge_f1_agreement`, our own measure (not the study's): the share of judged answers where
-    the judge's CORRECT/WRONG matches offline F1 read as correct at F1 >= 0.5. None without an
-    LLM judge (multiple choice is exact match and never judged)."""
+    the judge's CORRECT/WRONG matches offline F1 read as correct at F1 >= 0.5; its bill per
+    question and attribution's three scales. None without an LLM judge (multiple choice is
+    exact match, never sent to the correctness judge, but attributed)."""
     judged = _judged(rows)
     if not judged:
         return None
@@ -74,7 +81,18 @@ def judge_summary(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
         "agreement_n": len(pairs),
         "input_tokens": round(sum(r["judge"]["input_tokens"] for r in judged) / n, 1),
         "output_tokens": round(sum(r["judge"]["output_tokens"] for r in judged) / n, 1),
+        "cost_usd": round(sum(r["judge"].get("cost_usd") or 0.0 for r in judged) / n, 8),
+        "scales": scale_means(judged),
     }
+
+
+def scale_means(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Attribution's three scales (the paper's citation correctness, relevance, coherent
+    aggregation), each a mean over the answers the judge scored; None when it scored none."""
+    scored = [r["judge"]["scales"] for r in rows if r["judge"].get("scales")]
+    if not scored:
+        return None
+    return {k: round(sum(s[k] for s in scored) / len(scored), 6) for k in scored[0]} | {"n": len(scored)}
 
 
 def _judged(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

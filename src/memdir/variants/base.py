@@ -70,6 +70,7 @@ def build_cost(entries: list[dict[str, Any]], card: PriceCard | None, seconds: f
         "input_tokens": usage.input_uncached,
         "cached_tokens": usage.input_cached,
         "output_tokens": usage.output,
+        "reasoning_tokens": usage.reasoning,
         "cost_usd": round(card.cost(usage), 6) if card else 0.0,
         "seconds": round(seconds, 3),
     }

@@ -1,0 +1,90 @@
+"""The model settings of the paper's Table 11, per role of the conversational study: each role's
+reasoning effort (the agents high, the judge low), the judge's temperature 0, and the price card
+each role's bill is priced with (docs/study.md, Configuration of record (Table 11)).
+
+A model that plays two roles is one provider client: each role gets its own `Model` over that
+client, with its own settings, so the builder's effort never reaches the judge's calls. A model
+without a reasoning control is sent no effort (`ModelAPI.takes_reasoning_effort`); the manifest
+says, per role, what was asked and whether the model takes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from memdir.errors import MemdirError
+from memdir.models import CallRecord, Model, PriceCard, role_cards
+
+ROLES = ("builder", "search", "judge")
+AGENTS = ("builder", "search")
+# The study's reasoning effort per role (Table 11); None: none is sent.
+STUDY_EFFORT: dict[str, str | None] = {"builder": "high", "search": "high", "judge": "low"}
+# The levels a provider takes (OpenAI's reasoning_effort; Anthropic's thinking budget by level).
+EFFORTS = ("none", "minimal", "low", "medium", "high")
+JUDGE_TEMPERATURE = 0.0
+
+
+def check_efforts(efforts: dict[str, str | None]) -> dict[str, str | None]:
+    """`efforts` over the study's, refused with what to write when a role or level is unknown."""
+    strays = sorted(set(efforts) - set(ROLES))
+    bad = sorted(f"{r}={e}" for r, e in efforts.items() if e is not None and e not in EFFORTS)
+    if strays or bad:
+        raise MemdirError(
+            f"unknown reasoning effort {', '.join(strays + bad)}: give LEVEL or ROLE=LEVEL with ROLE one "
+            f"of {', '.join(ROLES)} (or agents) and LEVEL one of {', '.join(EFFORTS)} (or off: none sent)"
+        )
+    return {**STUDY_EFFORT, **efforts}
+
+
+def price_cards(default: str, overrides: dict[str, str]) -> dict[str, PriceCard]:
+    try:
+        return role_cards(default, overrides, ROLES)
+    except ValueError as exc:
+        raise MemdirError(f"--price-card: {exc}") from None
+
+
+def with_effort(model: Model, effort: str | None, temperature: float | None = None) -> Model:
+    """`model` as one role plays it: the same provider client and retries, sent this role's
+    effort (and temperature); its calls and usage are counted on `model` too, so the model's
+    totals stay the run's. The model itself when nothing differs."""
+    if model.is_offline:
+        return model
+    cfg = replace(model.config, reasoning_effort=effort)
+    if temperature is not None:
+        cfg = replace(cfg, temperature=temperature)
+    if cfg == model.config:
+        return model
+
+    def counted(call: CallRecord) -> None:
+        model.usage = model.usage + call.usage
+        model.calls.append(call)
+        if model.on_call is not None:
+            model.on_call(call)
+
+    return Model(model.api, model.name, cfg, model.retry, counted)
+
+
+def manifest_roles(
+    names: dict[str, str],
+    models: dict[str, Model],
+    efforts: dict[str, str | None],
+    cards: dict[str, PriceCard],
+) -> dict[str, Any]:
+    """Each role's settings as the manifest records them: its model, the reasoning effort asked
+    and whether the model is sent it, the judge's temperature, and its price card."""
+    out: dict[str, Any] = {}
+    for role in ROLES:
+        name = names[role]
+        model = models.get(name)
+        takes = model is not None and not model.is_offline and model.api.takes_reasoning_effort()
+        entry: dict[str, Any] = {
+            "model": name,
+            "reasoning_effort": efforts.get(role),
+            "effort_sent": bool(takes and efforts.get(role) is not None),
+            "price_card": cards[role].name,
+        }
+        if role == "judge":
+            entry["temperature"] = JUDGE_TEMPERATURE
+        out[role] = entry
+    return out

@@ -1,0 +1,246 @@
+"""The model settings of the paper's Table 11 in a run (docs/study.md, Configuration of record
+(Table 11)): each role's reasoning effort on the OpenAI wire (recorded by a local stand-in
+server), the judge at temperature 0, the manifest's record of both, each role priced with its
+own card, and the reasoning share (Rsn%) and cached input in the report's tables."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from agent_helpers import StandIn
+from memdir.cli.main import cli
+from memdir.errors import MemdirError
+from memdir.eval.report import build_table, search_table
+from memdir.eval.runner import RunConfig, run_eval
+from memdir.models import RetryPolicy, Usage, get_model, price_card
+
+SAMPLE = "gen-s3-p2-n4-t3-a2-c1"
+MINI, NANO = "openai/gpt-5.4-mini", "openai/gpt-5.4-nano"
+# One reply every role can read: the builder's episode ends on it, the search answers with it
+# (an answer line with no citation), and both judges parse it.
+REPLY = json.dumps(
+    {
+        "reason": "r",
+        "verdict": "CORRECT",
+        "citation_correctness": 1,
+        "relevance": 0.5,
+        "coherent_aggregation": 1,
+    }
+)
+USAGE = {
+    "prompt_tokens": 1000,
+    "completion_tokens": 200,
+    "prompt_tokens_details": {"cached_tokens": 800},
+    "completion_tokens_details": {"reasoning_tokens": 150},
+}
+
+
+def completion(model: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-1",
+        "model": model,
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": REPLY}, "finish_reason": "stop"}
+        ],
+        "usage": USAGE,
+    }
+
+
+@pytest.fixture
+def standin(monkeypatch: pytest.MonkeyPatch) -> Iterator[StandIn]:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-000000000000")
+    s = StandIn().start()
+    s.replies = [(200, completion("gpt-5.4-mini"))] * 400
+    yield s
+    s.stop()
+
+
+def models(standin: StandIn, *names: str) -> dict[str, Any]:
+    fast = RetryPolicy(max_retries=3, initial_delay=0.01, max_delay=0.05)
+    return {n: get_model(n, base_url=standin.url + "/v1", retry=fast) for n in names}
+
+
+def role_of(body: dict[str, Any]) -> str:
+    tools = {t["function"]["name"] for t in body.get("tools", [])}
+    return "builder" if "create" in tools else "search" if tools else "judge"
+
+
+def test_each_role_sends_its_reasoning_effort_and_the_judge_temperature_zero(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    cfg = RunConfig(
+        "generated",
+        [SAMPLE],
+        ["agent-curated"],
+        MINI,
+        MINI,
+        NANO,
+        sessions="1",
+        limit=1,
+        in_flight=1,
+        reasoning_effort={"builder": "medium"},  # search and judge keep the study's high / low
+        role_cards={"judge": "gpt-5.4-nano"},
+    )
+    summary = run_eval(cfg, tmp_path / "run", progress=False, models=models(standin, MINI, NANO))
+    assert [(c["status"], c["reason"]) for c in summary["cells"]] == [("partial", None)]  # 1 question
+    bodies = [s.body for s in standin.seen]
+    sent = {(role_of(b), b["model"], b.get("reasoning_effort"), b.get("temperature")) for b in bodies}
+    assert sent == {
+        ("builder", "gpt-5.4-mini", "medium", None),
+        ("search", "gpt-5.4-mini", "high", None),
+        ("judge", "gpt-5.4-nano", "low", 0.0),
+    }
+    assert [role_of(b) for b in bodies].count("judge") == 2  # correctness, then attribution
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["roles"] == {
+        "builder": {
+            "model": MINI,
+            "reasoning_effort": "medium",
+            "effort_sent": True,
+            "price_card": "gpt-5.4-mini",
+        },
+        "search": {
+            "model": MINI,
+            "reasoning_effort": "high",
+            "effort_sent": True,
+            "price_card": "gpt-5.4-mini",
+        },
+        "judge": {
+            "model": NANO,
+            "reasoning_effort": "low",
+            "effort_sent": True,
+            "price_card": "gpt-5.4-nano",
+            "temperature": 0.0,
+        },
+    }
+    assert manifest["config"]["reasoning_effort"] == {"builder": "medium", "search": "high", "judge": "low"}
+    assert manifest["config"]["role_cards"] == {"judge": "gpt-5.4-nano"}
+    # each bill at its role's card: the judge's two calls at nano's rates, not mini's
+    row = json.loads((tmp_path / "run" / "answers.jsonl").read_text().splitlines()[0])
+    call = Usage(input_uncached=200, input_cached=800, output=200, reasoning=150)
+    nano, mini = price_card("gpt-5.4-nano"), price_card("gpt-5.4-mini")
+    assert nano is not None and mini is not None
+    assert row["judge"]["cost_usd"] == pytest.approx(2 * nano.cost(call))
+    assert row["search"]["cost_usd"] == pytest.approx(row["search"]["rounds"] * mini.cost(call))
+    cell = summary["cells"][0]
+    assert cell["search"]["reasoning_tokens"] == 150 * cell["search"]["rounds"]
+    assert cell["build"]["reasoning_tokens"] == 150 * cell["build"]["model_calls"] > 0
+
+
+def test_a_model_without_a_reasoning_control_is_sent_none_and_the_manifest_says_so(
+    standin: StandIn, tmp_path: Path
+) -> None:
+    cfg = RunConfig(
+        "generated", [SAMPLE], ["closed-book"], "offline", "openai/gpt-4.1", "openai/gpt-4.1", limit=1
+    )
+    run_eval(cfg, tmp_path / "run", progress=False, models=models(standin, "openai/gpt-4.1"))
+    assert all("reasoning_effort" not in s.body for s in standin.seen)
+    assert [s.body.get("temperature") for s in standin.seen] == [None, 0.0, 0.0]  # search, then the judge
+    roles = json.loads((tmp_path / "run" / "manifest.json").read_text())["roles"]
+    assert roles["search"]["reasoning_effort"] == "high" and roles["search"]["effort_sent"] is False
+    assert roles["builder"] == {
+        "model": "offline",
+        "reasoning_effort": "high",
+        "effort_sent": False,
+        "price_card": "gpt-5.4-mini",
+    }
+
+
+def test_efforts_and_cards_refuse_unknown_roles_and_levels(tmp_path: Path) -> None:
+    with pytest.raises(MemdirError, match="unknown reasoning effort judge=extreme"):
+        RunConfig(
+            "generated",
+            [SAMPLE],
+            ["closed-book"],
+            "offline",
+            "offline",
+            reasoning_effort={"judge": "extreme"},
+        )
+    with pytest.raises(MemdirError, match="no role curator"):
+        run_eval(
+            RunConfig(
+                "generated",
+                [SAMPLE],
+                ["closed-book"],
+                "offline",
+                "offline",
+                role_cards={"curator": "gpt-4.1"},
+            ),
+            tmp_path / "run",
+            progress=False,
+        )
+    assert not (tmp_path / "run").exists()  # refused before the folder was made
+
+
+def test_the_cli_takes_efforts_and_cards_per_role(tmp_path: Path) -> None:
+    out = tmp_path / "cli"
+    args = ["eval", "-b", "generated", "-c", SAMPLE, "-v", "closed-book", "--questions", "1", "--no-progress"]
+    res = CliRunner().invoke(
+        cli,
+        [
+            *args,
+            "--out",
+            str(out),
+            "--reasoning-effort",
+            "medium",
+            "--reasoning-effort",
+            "judge=off",
+            "--price-card",
+            "gpt-5.4",
+            "--price-card",
+            "judge=gpt-5.4-nano",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    roles = json.loads((out / "manifest.json").read_text())["roles"]
+    assert {r: (v["reasoning_effort"], v["price_card"]) for r, v in roles.items()} == {
+        "builder": ("medium", "gpt-5.4"),
+        "search": ("medium", "gpt-5.4"),
+        "judge": (None, "gpt-5.4-nano"),
+    }
+    bad = CliRunner().invoke(cli, [*args, "--out", str(tmp_path / "bad"), "--reasoning-effort", "judge=max"])
+    assert bad.exit_code != 0 and "unknown reasoning effort judge=max" in bad.output
+    assert not (tmp_path / "bad").exists()
+
+
+def test_rsn_share_and_cached_input_in_the_report_tables() -> None:
+    cell = {
+        "benchmark": "generated",
+        "conversation": "c",
+        "variant": "agent-curated",
+        "status": "ok",
+        "checks": {},
+        "store": {},
+        "search": {
+            "tool_calls": 6.0,
+            "rounds": 4.7,
+            "bytes_read": 2048,
+            "input_tokens": 300.0,
+            "cached_tokens": 900.0,
+            "output_tokens": 400.0,
+            "reasoning_tokens": 300.0,
+            "cost_usd": 0.01,
+        },
+        "build": {
+            "tool_calls": 3,
+            "input_tokens": 100,
+            "cached_tokens": 4321,
+            "output_tokens": 50,
+            "reasoning_tokens": 10,
+            "cost_usd": 0.5,
+        },
+    }
+    search = search_table([cell])
+    assert "Rsn%" in search[0].split("|")[-3] and search[2].endswith("| 75.0 | 1.000 |")
+    build = build_table([cell])
+    head = [h.strip() for h in build[0].split("|")]
+    values = [v.strip() for v in build[2].split("|")]
+    assert values[head.index("cached input")] == "4321" and values[head.index("Rsn%")] == "20.0"
+    old = {**cell, "search": {k: v for k, v in cell["search"].items() if k != "reasoning_tokens"}}
+    assert search_table([old])[2].endswith("| — | 1.000 |")  # a summary written before Rsn%
