@@ -244,3 +244,20 @@ def test_rsn_share_and_cached_input_in_the_report_tables() -> None:
     assert values[head.index("cached input")] == "4321" and values[head.index("Rsn%")] == "20.0"
     old = {**cell, "search": {k: v for k, v in cell["search"].items() if k != "reasoning_tokens"}}
     assert search_table([old])[2].endswith("| — | 1.000 |")  # a summary written before Rsn%
+
+
+def test_a_role_model_shares_its_provider_and_counts_on_the_model() -> None:
+    import asyncio
+
+    from memdir.models import ChatMessage
+    from memdir.models.scripted import answer
+
+    base = get_model("scripted/m", script=[answer("one"), answer("two")])
+    role = base.with_settings(reasoning_effort="high")
+    assert role is not base and role.api is base.api and base.config.reasoning_effort is None
+    assert base.with_settings(reasoning_effort=None) is base  # nothing differs: the model itself
+    asyncio.run(role.generate([ChatMessage("user", "q")]))
+    asyncio.run(base.generate([ChatMessage("user", "q")]))
+    assert base.usage.calls == 2 and len(base.calls) == 2 and role.usage.calls == 1
+    # the scripted provider takes no reasoning control, so none reached it
+    assert [cfg.reasoning_effort for _, _, cfg in base.api.requests] == [None, None]  # type: ignore[attr-defined]

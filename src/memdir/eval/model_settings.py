@@ -10,11 +10,10 @@ says, per role, what was asked and whether the model takes it.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from memdir.errors import MemdirError
-from memdir.models import CallRecord, Model, PriceCard, role_cards
+from memdir.models import Model, PriceCard, role_cards
 
 ROLES = ("builder", "search", "judge")
 AGENTS = ("builder", "search")
@@ -45,24 +44,13 @@ def price_cards(default: str, overrides: dict[str, str]) -> dict[str, PriceCard]
 
 
 def with_effort(model: Model, effort: str | None, temperature: float | None = None) -> Model:
-    """`model` as one role plays it: the same provider client and retries, sent this role's
-    effort (and temperature); its calls and usage are counted on `model` too, so the model's
-    totals stay the run's. The model itself when nothing differs."""
+    """`model` as one role plays it: sent this role's effort (and temperature), counted on
+    `model` (`Model.with_settings`)."""
     if model.is_offline:
         return model
-    cfg = replace(model.config, reasoning_effort=effort)
-    if temperature is not None:
-        cfg = replace(cfg, temperature=temperature)
-    if cfg == model.config:
-        return model
-
-    def counted(call: CallRecord) -> None:
-        model.usage = model.usage + call.usage
-        model.calls.append(call)
-        if model.on_call is not None:
-            model.on_call(call)
-
-    return Model(model.api, model.name, cfg, model.retry, counted)
+    if temperature is None:
+        return model.with_settings(reasoning_effort=effort)
+    return model.with_settings(reasoning_effort=effort, temperature=temperature)
 
 
 def manifest_roles(

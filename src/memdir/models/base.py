@@ -215,6 +215,23 @@ class Model:
     def is_offline(self) -> bool:
         return False
 
+    def with_settings(self, **changes: Any) -> Model:
+        """This model as one role plays it, under other `GenerateConfig` settings (a role's
+        reasoning effort, the judge's temperature): the same provider client and retries, its
+        calls and usage counted on this model too, so this model's totals stay the run's. Itself
+        when nothing changes."""
+        cfg = replace(self.config, **changes)
+        if cfg == self.config:
+            return self
+
+        def counted(call: CallRecord) -> None:
+            self.usage = self.usage + call.usage
+            self.calls.append(call)
+            if self.on_call is not None:
+                self.on_call(call)
+
+        return Model(self.api, self.name, cfg, self.retry, counted)
+
     async def generate(
         self,
         messages: list[ChatMessage],
