@@ -261,3 +261,13 @@ def test_a_role_model_shares_its_provider_and_counts_on_the_model() -> None:
     assert base.usage.calls == 2 and len(base.calls) == 2 and role.usage.calls == 1
     # the scripted provider takes no reasoning control, so none reached it
     assert [cfg.reasoning_effort for _, _, cfg in base.api.requests] == [None, None]  # type: ignore[attr-defined]
+
+
+def test_a_role_model_travels_to_a_worker_with_its_effort() -> None:
+    from memdir.agents.cluster import ModelSpec
+
+    role = get_model(MINI, base_url="http://127.0.0.1:9/v1").with_settings(reasoning_effort="high")
+    spec = ModelSpec.of(MINI, role)
+    assert spec.reasoning_effort == "high"
+    assert spec.build().config.reasoning_effort == "high"  # what the worker calls with
+    assert ModelSpec.of(MINI, get_model(MINI)).build().config.reasoning_effort is None

@@ -41,6 +41,7 @@ class ModelSpec:
     base_url: str | None = None
     tool_protocol: str | None = None
     round_cap: int | None = None
+    reasoning_effort: str | None = None  # the role's, when the model is one role's (`Model.with_settings`)
 
     @classmethod
     def of(cls, name: str, model: Model) -> ModelSpec:
@@ -56,12 +57,12 @@ class ModelSpec:
                 "--executor ray with the local model needs --base-url of a running server "
                 "(memdir local-model serve): else each worker would start a server of its own"
             )
-        return cls(name, base_url, api.tool_protocol, api.round_cap)
+        return cls(name, base_url, api.tool_protocol, api.round_cap, model.config.reasoning_effort)
 
     def build(self) -> Model:
         model = get_model(self.name, base_url=self.base_url, tool_protocol=self.tool_protocol)
         model.api.round_cap = self.round_cap
-        return model
+        return model.with_settings(reasoning_effort=self.reasoning_effort) if self.reasoning_effort else model
 
 
 def model_specs(models: Mapping[str, Model]) -> list[ModelSpec]:
