@@ -5,6 +5,7 @@ same way. Real stores, the real journal, the real CLI and the real UI app."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from pathlib import Path
@@ -13,11 +14,14 @@ import pytest
 from click.testing import CliRunner
 from starlette.testclient import TestClient
 
+from memdir.agents.run import manage_chunk
 from memdir.api.memory import Memory
 from memdir.cli.main import cli
+from memdir.models import get_model
 from memdir.store import operations
 from memdir.store.journal import Journal
 from memdir.store.journal_operations import group
+from memdir.stream import Turn, chunk_stream
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store
 from memdir.ui.app import build_app
@@ -216,6 +220,16 @@ def test_an_operation_stays_on_its_own_store(tmp_path: Path) -> None:
     assert Journal(a.root).steps()[-1].operation == op
     other = Journal(b.root).steps()[-1].operation
     assert other.id != op.id and other.kind == "call"
+
+
+def test_a_management_episode_outside_any_operation_is_one(tmp_path: Path) -> None:
+    store = open_store(tmp_path / "m", create=True, init=True)
+    turns = [Turn(f"S1T{i + 1}", "Alice", fact, "2024-03-01") for i, fact in enumerate(FACTS)]
+    out = asyncio.run(manage_chunk(get_model("offline"), store, chunk_stream(turns)[0]))
+    assert out.extra["writes"] > 1
+    ops = group(Journal(store.root).steps())
+    assert [(o.operation.kind, o.operation.label) for o in ops[2:]] == [("episode", "manage chunk 1")]
+    assert len(ops[-1].steps) > 1
 
 
 @pytest.fixture

@@ -68,7 +68,8 @@ def label_of(text: str) -> str:
 
 def current(root: str | os.PathLike[str]) -> Operation | None:
     """The operation in force for the store at `root` in this context, if any."""
-    return dict(_ACTIVE.get()).get(_key(root))
+    active = _ACTIVE.get()
+    return dict(active).get(_key(root)) if active else None  # no path resolved on the common path
 
 
 @contextlib.contextmanager
