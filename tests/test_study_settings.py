@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from agent_helpers import StandIn
 from memdir.cli.main import cli
 from memdir.errors import MemdirError
-from memdir.eval.report import build_table, search_table
+from memdir.eval.report import build_table, search_table, write_report
 from memdir.eval.runner import RunConfig, run_eval
 from memdir.models import RetryPolicy, Usage, get_model, price_card
 
@@ -129,6 +129,11 @@ def test_each_role_sends_its_reasoning_effort_and_the_judge_temperature_zero(
     assert row["judge"]["cost_usd"] == pytest.approx(2 * nano.cost(call))
     assert row["search"]["cost_usd"] == pytest.approx(row["search"]["rounds"] * mini.cost(call))
     cell = summary["cells"][0]
+    assert row["attribution"] == pytest.approx(0.1 * 1 + 0.6 * 0.5 + 0.3 * 1)  # the grounding composite
+    scales = {"citation_correctness": 1.0, "relevance": 0.5, "coherent_aggregation": 1.0, "n": 1}
+    assert cell["judge_health"]["scales"] == scales
+    report = write_report(tmp_path / "run").read_text()
+    assert "| agent-curated | 1 | 100.0 | 50.0 | 100.0 | 70.0 |" in report
     assert cell["search"]["reasoning_tokens"] == 150 * cell["search"]["rounds"]
     assert cell["build"]["reasoning_tokens"] == 150 * cell["build"]["model_calls"] > 0
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from memdir.eval.folder import TIMINGS
+from memdir.eval.judges import GROUNDING_WEIGHTS, grounding
 from memdir.models.usage import reasoning_share
 
 
@@ -157,6 +158,30 @@ def judge_table(cells: list[dict[str, Any]], times: Timings | None = None) -> li
     return ["", *lines]
 
 
+def attribution_table(cells: list[dict[str, Any]]) -> list[str]:
+    """Attribution on the paper's three scales, means over the answers the judge scored, and
+    the grounding composite they make (the correctness table's attribution column, which also
+    counts unparsed replies as unscored); empty without an LLM judge's scales."""
+    shown = [c for c in cells if (c.get("judge_health") or {}).get("scales")]
+    if not shown:
+        return []
+    many = len({c["conversation"] for c in cells}) > 1
+    lines = [
+        "## Attribution on the judge's three scales (%)",
+        "",
+        "Grounding = 0.1 x citation correctness + 0.6 x relevance + 0.3 x coherent aggregation.",
+        "",
+        "| variant | scored | citation correctness | relevance | coherent aggregation | grounding |",
+        "|---|---|---|---|---|---|",
+    ]
+    for c in shown:
+        sc = c["judge_health"]["scales"]
+        parts = {k: sc[k] for k in GROUNDING_WEIGHTS}
+        cols = " | ".join(f"{100 * v:.1f}" for v in parts.values())
+        lines.append(f"| {_label(c, many)} | {sc['n']} | {cols} | {100 * grounding(parts):.1f} |")
+    return ["", *lines]
+
+
 def check_text(checks: dict[str, Any]) -> str:
     if "foldering" in checks:
         f = checks["foldering"]
@@ -232,6 +257,7 @@ def render(summary: dict[str, Any], plots: list[str], timings: dict[str, Any] | 
         "",
         *build_table(cells, times),
         *judge_table(cells, times),
+        *attribution_table(cells),
     ]
     notes = [
         f"- {c['conversation']} / {c['variant']}: **{c['status']}**: {c['reason']}"
