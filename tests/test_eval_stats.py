@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memdir.eval.stats import paired, sign_test, summarize
+from memdir.eval.stats import comparisons, paired, sign_p, sign_test, summarize
 
 
 def test_sign_test_counts_wins_losses_ties_and_drops_unscored() -> None:
@@ -46,3 +46,40 @@ def test_paired_reads_one_answers_table() -> None:
     ]
     r = paired(rows, "correctness", "dump", "closed-book")
     assert (r.wins, r.losses, r.ties) == (1, 0, 1)
+
+
+def test_appendix_d1_one_sided_sign_test_recomputed_from_the_papers_counts() -> None:
+    """Appendix D.1: 9 wins, 3 losses gives p = .073, one-sided (two-sided it is .146)."""
+    wins = {f"q{i}": 1.0 for i in range(12)} | {"tie": 1.0}
+    losses = {f"q{i}": 0.0 if i < 9 else 1.0 for i in range(12)} | {"tie": 1.0}
+    for i in range(9, 12):
+        wins[f"q{i}"] = 0.0
+    one = sign_test(wins, losses, "greater")
+    assert (one.wins, one.losses, one.ties, one.sidedness) == (9, 3, 1, "greater")
+    assert round(one.p_value, 3) == 0.073 and one.p_value == pytest.approx(299 / 4096)
+    assert round(sign_test(wins, losses).p_value, 3) == 0.146  # the two-sided test, the default
+    assert round(sign_p(9, 3, "greater"), 3) == 0.073
+
+
+def test_the_reports_comparisons_name_their_sidedness() -> None:
+    rows = [
+        {"benchmark": "b", "conversation": "c", "variant": v, "question_id": f"q{i}", "correctness": s}
+        for v, scores in {
+            "closed-book": [0.0] * 12,
+            "verbatim-dump": [1.0] * 9 + [0.0] * 3,
+            "agent-curated": [0.0] * 9 + [1.0] * 3,
+        }.items()
+        for i, s in enumerate(scores)
+    ]
+    got = {(c["variant"], c["against"]): c for c in comparisons(rows)}
+    assert set(got) == {
+        ("verbatim-dump", "closed-book"),
+        ("agent-curated", "closed-book"),
+        ("agent-curated", "verbatim-dump"),
+    }
+    dump = got[("verbatim-dump", "closed-book")]
+    assert (dump["wins"], dump["losses"], dump["sidedness"]) == (9, 0, "greater")
+    assert dump["p_value"] == pytest.approx(0.5**9, abs=1e-6)
+    curated = got[("agent-curated", "verbatim-dump")]
+    assert (curated["wins"], curated["losses"], curated["sidedness"]) == (3, 9, "two-sided")
+    assert round(curated["p_value"], 3) == 0.146

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memdir.models.usage import Usage
+from memdir.models.usage import Bounds, Usage
 
 _SECRET_NAME = re.compile(r"(API_KEY|_TOKEN|SECRET|PASSWORD)$|^(OPENAI|ANTHROPIC)_.*KEY", re.IGNORECASE)
 REDACTED = "[redacted]"
@@ -104,6 +104,17 @@ def effort(entries: list[dict[str, Any]]) -> Effort:
         rounds += int(e.get("rounds", 0))
         bytes_read += int((e.get("harness") or {}).get("bytes_read", 0))
     return Effort(calls, rounds, bytes_read, usage)
+
+
+def bounds(entries: list[dict[str, Any]]) -> Bounds:
+    """The intrinsic bounds of the episodes among `entries`, summed: a question's search (or a
+    build's), so a cell's caching efficiency is a ratio of sums (the paper's Table 18)."""
+    total = Bounds(0, 0, 0)
+    for e in entries:
+        if e.get("kind") == "episode" and e.get("bounds"):
+            b = e["bounds"]
+            total += Bounds(int(b["no_cache"]), int(b["measured"]), int(b["perfect"]))
+    return total
 
 
 def summarize(

@@ -11,6 +11,7 @@ from typing import Any
 
 from memdir.eval.folder import TIMINGS
 from memdir.eval.judges import GROUNDING_WEIGHTS, grounding
+from memdir.eval.report_tables import caching_table, paired_table
 from memdir.models.usage import reasoning_share
 
 
@@ -258,6 +259,8 @@ def render(summary: dict[str, Any], plots: list[str], timings: dict[str, Any] | 
         *build_table(cells, times),
         *judge_table(cells, times),
         *attribution_table(cells),
+        *caching_table(cells),
+        *paired_table(summary),
     ]
     notes = [
         f"- {c['conversation']} / {c['variant']}: **{c['status']}**: {c['reason']}"

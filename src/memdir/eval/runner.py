@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from memdir.agents import RunRecord, choose_option, closed_book, search
 from memdir.agents.read_search import read_search
-from memdir.agents.record import effort
+from memdir.agents.record import bounds, effort
 from memdir.agents.run import map_choice, options_prompt
 from memdir.agents.runfolder import read_manifest, require_same, write_manifest
 from memdir.analytics.stats import store_stats
@@ -202,6 +202,7 @@ def search_metrics(entries: list[dict[str, Any]], card: PriceCard | None) -> dic
         "output_tokens": done.usage.output,
         "reasoning_tokens": done.usage.reasoning,
         "cost_usd": round(card.cost(done.usage), 8) if card else 0.0,
+        "bounds": bounds(entries).as_dict(),  # the intrinsic bounds, for Table 18's share
     }
 
 

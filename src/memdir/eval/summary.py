@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from memdir.eval.stats import Score, Summary, summarize
+from memdir.eval.stats import Score, Summary, comparisons, summarize
+from memdir.models.usage import Bounds
 
 SEARCH_KEYS = (
     "tool_calls",
@@ -52,6 +53,23 @@ def search_means(rows: list[dict[str, Any]]) -> dict[str, Any]:
         values = [r["search"].get(k) for r in rows]
         out[k] = round(sum(values) / n, 6) if n and None not in values else None
     return out
+
+
+def caching(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The cell's intrinsic bounds summed over its questions' searches and their caching
+    efficiency, `(no-cache - measured) / (no-cache - perfect)`: the share of what a perfect cache
+    would save that the run's cache saved (the paper's Table 18, per cell). None when no question
+    recorded bounds (offline baselines make no model call)."""
+    total = Bounds(0, 0, 0)
+    for r in rows:
+        b = r["search"].get("bounds")
+        if b:
+            total += Bounds(b["no_cache"], b["measured"], b["perfect"])
+    if total == Bounds(0, 0, 0):
+        return None
+    out = total.as_dict()
+    eff = out["caching_efficiency"]
+    return out | {"caching_efficiency": None if eff is None else round(eff, 6)}
 
 
 F1_READ_AS_CORRECT = 0.5
@@ -142,10 +160,12 @@ def summarize_run(config: _Config, cells: list[Any], rows: list[dict[str, Any]])
                 "evidence_hit": _summary(summarize(mine, "evidence_hit", defective)) if mine else None,
                 "search": search_means(mine),
                 "judge_health": judge_summary(mine),
+                "caching": caching(mine),
                 "build": {k: v for k, v in cell.build.items() if k != "seconds"},
                 "store": cell.store,
                 "checks": cell.checks,
                 "corpus": cell.corpus,
             }
         )
-    return {"cells": out}
+    # the sign tests of eval/stats.COMPARISONS, each naming its sidedness
+    return {"cells": out, "paired": comparisons(rows)}
