@@ -25,6 +25,7 @@ SEARCH_KEYS = {
     "output_tokens",
     "reasoning_tokens",
     "cost_usd",
+    "prompt_kb",
 }
 
 

@@ -87,6 +87,19 @@ def _citations(value: Any) -> list[str]:
     return out
 
 
+_BRACKETED = re.compile(r"\s*\[([^\[\]]*/memories/[^\[\]]*)\]")
+
+
+def _inline(answer: str) -> tuple[str, list[str]]:
+    """The answer without the citations written in it in bracket notation (the search prompt asks
+    for one after every claim, roles.CITE_EVERY_CLAIM), and those citations: the answer is
+    scored as words, so `[/memories/a.md:3-5]` must not count as some. A locator such as
+    `[S6T5]` names no path and stays."""
+    parts = [p for m in _BRACKETED.finditer(answer) for p in re.split(r"[;,]\s*(?=/memories)", m.group(1))]
+    found = [c for p in parts for c in find_citations(p)]
+    return _BRACKETED.sub("", answer).strip(), found
+
+
 def parse_answer(text: str) -> Answer:
     for obj_text in _objects(text):
         obj = _load(obj_text)
@@ -95,7 +108,8 @@ def parse_answer(text: str) -> Answer:
         keys = {k.lower(): k for k in obj}
         if "answer" in keys:
             cites = _citations(obj.get(keys.get("citations", ""), obj.get(keys.get("sources", ""), [])))
-            return Answer(str(obj[keys["answer"]]).strip(), cites, "json")
+            answer, inline = _inline(str(obj[keys["answer"]]))
+            return Answer(answer, cites + [c for c in inline if c not in cites], "json")
     m = re.search(r"(?im)^\s*\**answer\**\s*:\s*(.+)$", text)
     if m:
         rest = text[m.end() :]

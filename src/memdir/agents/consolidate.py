@@ -168,7 +168,7 @@ async def _run(
     """The reorganizer's passes on the copy, stopped by the cap; what they spent goes on `model`."""
     capped.start = time.monotonic()
     try:
-        await reorganize(capped, work, "preserve", passes=passes, record=record)
+        await reorganize(capped, work, "preserve", passes=passes, record=record, variant="consolidate")
     except CapReached:
         pass  # the gate says so; what the copy holds now is discarded
     finally:

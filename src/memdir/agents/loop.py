@@ -234,6 +234,9 @@ class Loop:
                     ep.compactions += 1
                     ep.usage = ep.usage + self.last_summary_usage  # metered, but not a round of the bounds
                     messages = compacted
+            # the first round's prompt as sent (its messages; the tool schemas are the profile's,
+            # the same for every question): eval's `search.prompt_kb`
+            first = sum(len(m.content.encode("utf-8")) for m in messages) if ep.rounds == 0 else None
             out = await self.model.generate(messages, self.tools, self._round_config(ep.rounds + 1))
             ep.rounds += 1
             ep.usage = ep.usage + out.usage
@@ -261,6 +264,7 @@ class Loop:
                 seconds=round(out.usage.seconds, 6),
                 attempts=self.model.calls[-1].attempts if self.model.calls else 1,
                 prompt_tokens_counted=self.tokens.total(messages[: -1 - len(replies)]),
+                prompt_bytes=first,
             )
             if not out.message.tool_calls:
                 ep.final = out.message.content

@@ -231,6 +231,7 @@ def _record(
         "model_call", role=ROLE.name, **named, round=1, model=model.name, protocol=model.api.tool_protocol,
         usage=ep.usage.as_dict(), stop_reason=stop_reason, reply=reply_text(reply), tool_calls=0, calls=[],
         seconds=round(ep.usage.seconds, 6),
+        prompt_bytes=sum(len(m.content.encode("utf-8")) for m in ep.messages[:-1]),
     )  # fmt: skip
     card = price_card(model.name)
     record.write(

@@ -24,18 +24,20 @@ async def reorganize(
     *,
     passes: int = REORG_PASSES,
     record: RunRecord | None = None,
+    variant: str | None = None,
 ) -> list[RoleOutput]:
-    """Restructure the store in `passes` passes; 'preserve' and 'condense' differ by one prompt rule."""
+    """Restructure the store in `passes` passes; 'preserve' and 'condense' differ by one prompt rule.
+    `variant` (default the study's `reorg-<mode>`) names the prompt: memdir's own passes
+    (`consolidate`) keep its keyed-fact conventions (`roles.KEYED_VARIANTS`)."""
     if mode not in ("preserve", "condense"):
         raise MemdirError(f"reorganize mode must be 'preserve' or 'condense', not {mode!r}")
     require_model("reorganize", model)
-    role = get_role(f"reorganize_{mode}")
+    variant = variant or f"reorg-{mode}"
+    role = get_role(f"reorganize_{mode}", variant)
     outs: list[RoleOutput] = []
     for n in range(1, passes + 1):
-        harness = Harness(
-            store, role.profile or "manage", role=role.name, variant=f"reorg-{mode}", reorg_pass=n
-        )
-        ids = {"variant": f"reorg-{mode}", "pass": n}
+        harness = Harness(store, role.profile or "manage", role=role.name, variant=variant, reorg_pass=n)
+        ids = {"variant": variant, "pass": n}
         values = {"core_memory": spec.context(store).text, "pass": n, "passes": passes}
         ep = await run_role(model, harness, role, record, ids, **values)
         outs.append(RoleOutput(role.name, model.name, ep.final, episode=ep))

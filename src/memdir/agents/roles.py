@@ -8,6 +8,7 @@ stores, 20 for other variants, 1 for closed-book. Output caps: 8,192 (search, ju
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
@@ -27,9 +28,28 @@ REORG_PASSES = 3
 COMPACT_AT = 96_000
 # Variants whose stores an LLM organized; search over them gets the larger round cap.
 ORGANIZED_VARIANTS = frozenset(
-    {"agent-curated", "curated", "reorg-preserve", "reorg-condense", "reorganized", "curated-skills",
-     "curated-skills-mem", "curated-skills-mem-gs"}
+    {"agent-curated", "agent-curated-keyed", "curated", "reorg-preserve", "reorg-condense", "reorganized",
+     "curated-skills", "curated-skills-mem", "curated-skills-mem-gs"}
 )  # fmt: skip
+# The search prompt family (the paper's Appendix A.3): one form per kind of store, each built from
+# the same shared blocks (`_search_intro`, `_search_rules`, `_answer_format`); a variant not named
+# here (reorganized and curated stores, the product's own) gets the base form, `search`.
+SEARCH_FORMS = {
+    "foldered": "search_foldered",
+    "verbatim-dump": "search_dump",
+    "chunk-retrieval": "search_chunks",
+    "chunk-retrieval-hybrid": "search_chunks",
+}
+# Stores written in memdir's own conventions (keyed facts, one live value per key, partition by
+# person then attribute: docs/conventions.md), not the study's: their management and reorganizing
+# prompts teach those rules (`_keyed_rules`) and their search prompt how to read them
+# (`_keyed_reading`). `None` is the product (`Memory.ask`, `memdir ask` without --variant).
+KEYED_VARIANTS = frozenset({"agent-curated-keyed", "split-curated", "consolidate", None})
+# The fixed instruction that closes every search prompt's user turn, after the question.
+CITE_EVERY_CLAIM = (
+    "Cite every factual claim in bracket notation: right after the claim, the file region it rests "
+    "on, e.g. [/memories/people/alice.md:12-14]; your final JSON's `citations` lists them all."
+)
 
 
 @dataclass(frozen=True)
@@ -40,6 +60,7 @@ class Role:
     round_cap: int
     output_cap: int
     answers: bool = False  # ends with the structured answer (search, closed-book, guidance)
+    keyed: bool = False  # the store follows memdir's keyed-fact conventions (KEYED_VARIANTS)
     temperature: float | None = None
     compact_at: int = COMPACT_AT
 
@@ -74,9 +95,20 @@ def get_role(name: str, variant: str | None = None, profile: str | None = None) 
     if name not in ROLES:
         raise MemdirError(f"unknown role {name!r}; choose one of {', '.join(ROLES)}")
     role = ROLES[name]
+    if name == "search":
+        role = replace(role, template=SEARCH_FORMS.get(variant or "", "search"))
     if name == "search" and variant in ORGANIZED_VARIANTS:
         role = replace(role, round_cap=SEARCH_ROUNDS_ORGANIZED)
+    if name in ("search", "management", "reorganize_preserve", "reorganize_condense"):
+        role = replace(role, keyed=variant in KEYED_VARIANTS)
     return role.with_profile(profile)
+
+
+def search_turn(question: str, core_memory: str | None = None) -> str:
+    """The search role's user turn: the question and the fixed citation instruction, after the
+    store's core memory only where the caller loads it (the product does, the study does not)."""
+    core = f"{core_memory.strip()}\n\n" if core_memory else ""
+    return f"{core}{question}\n\n{CITE_EVERY_CLAIM}"
 
 
 @cache
@@ -88,9 +120,21 @@ def render(role: Role, **values: object) -> tuple[str, str]:
     """(system prompt, user message) of `role` with `values` filled in; missing values are errors."""
     text = _load(role.template)
     system, _, user = text.partition(USER_MARK)
-    shared = {"store_rules": _load("_store_rules").strip(), "answer_format": _load("_answer_format").strip()}
+    shared = {
+        name: _load(f"_{name}").strip()
+        for name in ("store_rules", "answer_format", "search_intro", "search_tree", "search_rules")
+    }
+    shared["keyed_rules"] = _load("_keyed_rules").strip() if role.keyed else ""
+    shared["keyed_reading"] = _load("_keyed_reading").strip() if role.keyed else ""
     fill = {**shared, **{k: str(v) for k, v in values.items()}}
+    if "search_turn" not in values and "question" in values:  # the search family's user turn
+        fill["search_turn"] = search_turn(str(values["question"]), str(values.get("core_memory") or ""))
     try:
-        return Template(system.strip()).substitute(fill), Template(user.strip()).substitute(fill)
+        return _tidy(Template(system.strip()).substitute(fill)), Template(user.strip()).substitute(fill)
     except KeyError as exc:
         raise MemdirError(f"prompt {role.template!r} needs a value for {exc.args[0]!r}") from None
+
+
+def _tidy(text: str) -> str:
+    """One blank line where a block left out (an empty `$keyed_rules`) would leave several."""
+    return re.sub(r"\n{3,}", "\n\n", text)

@@ -21,7 +21,7 @@ from memdir.agents.loop import Episode, run_loop
 from memdir.agents.mend_gate import before_round, gate_episode
 from memdir.agents.output import RoleOutput
 from memdir.agents.record import RunRecord
-from memdir.agents.roles import Role, get_role, render
+from memdir.agents.roles import Role, get_role, render, search_turn
 from memdir.agents.split import curate_chunk
 from memdir.errors import MemdirError
 from memdir.models import Model
@@ -113,22 +113,33 @@ async def search(
     variant: str | None = None,
     record: RunRecord | None = None,
     profile: str | None = None,
+    core_memory: bool = True,
 ) -> RoleOutput:
-    """Answer `question` from the store, read-only, with citations (the search role)."""
+    """Answer `question` from the store, read-only, with citations (the search role). The prompt
+    is the variant's form of the search family (`roles.SEARCH_FORMS`); `core_memory` puts the
+    store's core memory before the question, as the product does. The study's runner turns it
+    off: the paper's search agent gets its system prompt, the question and the fixed citation
+    instruction, and reaches every file, the dump's root sessions too, through its tools."""
     role = get_role("search", variant, profile)
     ids = {"variant": variant, "question": question_id}
     harness = Harness(store, role.profile or "search", role=role.name, question=question_id, variant=variant)
     if not harness.read_only:
         raise MemdirError(f"search must be read-only; profile {harness.profile!r} can write")
     play = policy("search", model, _search)
-    return await play(model, harness, role, record, ids, question=question)  # type: ignore[no-any-return]
+    return await play(model, harness, role, record, ids, question=question, core_memory=core_memory)  # type: ignore[no-any-return]
 
 
 async def _search(
-    model: Model, harness: Harness, role: Role, record: RunRecord | None, ids: dict[str, Any], question: str
+    model: Model,
+    harness: Harness,
+    role: Role,
+    record: RunRecord | None,
+    ids: dict[str, Any],
+    question: str,
+    core_memory: bool = True,
 ) -> RoleOutput:
-    core = spec.context(harness.store).text
-    ep = await run_role(model, harness, role, record, ids, core_memory=core, question=question)
+    core = spec.context(harness.store).text if core_memory else None
+    ep = await run_role(model, harness, role, record, ids, search_turn=search_turn(question, core))
     parsed = parse_answer(ep.final)
     extra = {"parsed": parsed.parsed, "files_opened": ep.files_opened}
     return RoleOutput(role.name, model.name, ep.final, parsed.answer, parsed.citations, ep, extra=extra)
@@ -167,15 +178,18 @@ async def choose_option(
     variant: str | None = None,
     record: RunRecord | None = None,
     profile: str | None = None,
+    core_memory: bool = True,
 ) -> RoleOutput:
-    """Multiple choice over the store: the answer is one of `options` (index in extra['choice'])."""
+    """Multiple choice over the store: the answer is one of `options` (index in extra['choice']);
+    `core_memory` as for `search`."""
     role = get_role("search", variant, profile)
     harness = Harness(store, role.profile or "search", role="choice", question=question_id, variant=variant)
     if not harness.read_only:
         raise MemdirError(f"search must be read-only; profile {harness.profile!r} can write")
     ids = {"variant": variant, "question": question_id}
     play = policy("choice", model, _choose)
-    return await play(model, harness, role, record, ids, question=question, options=options)  # type: ignore[no-any-return]
+    asked = {"question": question, "options": options, "core_memory": core_memory}
+    return await play(model, harness, role, record, ids, **asked)  # type: ignore[no-any-return]
 
 
 async def _choose(
@@ -186,13 +200,14 @@ async def _choose(
     ids: dict[str, Any],
     question: str,
     options: list[str],
+    core_memory: bool = True,
 ) -> RoleOutput:
     """A model chooses by answering the question with the options in it, as a search episode."""
     prompt = options_prompt(question, options)
     search_harness = Harness(
         harness.store, harness.profile, role=role.name, question=ids["question"], variant=ids["variant"]
     )
-    out = await _search(model, search_harness, role, record, ids, prompt)
+    out = await _search(model, search_harness, role, record, ids, prompt, core_memory)
     out.extra["choice"] = map_choice(out.answer or "", options)
     return out
 

@@ -47,7 +47,12 @@ def _gap(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tim
     "--root", required=True, type=click.Path(file_okay=False), help="Memory root (made with 'memdir init')."
 )
 @model_options
-@click.option("--variant", default="agent-curated", show_default=True, help="Variant name for the record.")
+@click.option(
+    "--variant",
+    default="agent-curated-keyed",
+    show_default=True,
+    help="Variant name for the record; it names the prompt too (agent-curated: the study's rules only).",
+)
 @click.option("--profile", default=None, help="Tool profile for the management role (default: manage).")
 @click.option(
     "--one-live-value",

@@ -49,7 +49,8 @@ def _sessions(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     show_default=True,
     help="all (the study's), or a comma-separated list: closed-book, chunk-retrieval, verbatim-dump, "
     "foldered, reorg-preserve, reorg-condense, agent-curated; and memdir's chunk-retrieval-hybrid "
-    "(needs make embed-model).",
+    "(needs make embed-model), split-curated and agent-curated-keyed (memdir's conventions in the "
+    "management prompt).",
 )
 @click.option(
     "--model",

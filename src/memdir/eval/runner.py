@@ -80,6 +80,10 @@ IDENTITY = (
 )
 # A run names its search outright (no `auto`): the study's agentic episode, or the read search.
 EVAL_SEARCHES = ("agentic", "read")
+# The study's search agent gets its system prompt, the question and the fixed citation instruction:
+# no core-memory block for any variant, so the dump's root sessions are searched through the tools
+# (docs/study.md, Configuration of record). The product (`Memory.ask`, MCP, `memdir ask`) loads it.
+CORE_MEMORY_IN_SEARCH = False
 
 
 @dataclass
@@ -191,9 +195,11 @@ def _letter(i: int) -> str:
 
 
 def search_metrics(entries: list[dict[str, Any]], card: PriceCard | None) -> dict[str, Any]:
-    """One question's search effort from its record lines (model episodes or offline steps)."""
+    """One question's search effort from its record lines (model episodes or offline steps), with
+    `prompt_kb`, the size of the first round's prompt as sent (None when no model was asked)."""
     done = effort(entries)
     return {
+        "prompt_kb": prompt_kb(entries),
         "tool_calls": done.tool_calls,
         "rounds": done.rounds,
         "bytes_read": done.bytes_read,
@@ -204,6 +210,15 @@ def search_metrics(entries: list[dict[str, Any]], card: PriceCard | None) -> dic
         "cost_usd": round(card.cost(done.usage), 8) if card else 0.0,
         "bounds": bounds(entries).as_dict(),  # the intrinsic bounds, for Table 18's share
     }
+
+
+def prompt_kb(entries: list[dict[str, Any]]) -> float | None:
+    """KiB of the messages the first model call of a question's search was sent (the loop records
+    them as `prompt_bytes` on round 1): what a prompt costs before the model reads anything."""
+    for e in entries:
+        if e.get("kind") == "model_call" and e.get("round") == 1 and "prompt_bytes" in e:
+            return round(int(e["prompt_bytes"]) / 1024, 3)
+    return None
 
 
 def judge_metrics(verdicts: list[Any], card: PriceCard | None = None) -> dict[str, Any]:
@@ -285,7 +300,8 @@ class Runner:
             offline = [
                 r
                 for r, m in (("search", config.search_model), ("builder", config.builder_model))
-                if m == "offline" and (r == "search" or "agent-curated" in config.variants)
+                if m == "offline"
+                and (r == "search" or {"agent-curated", "agent-curated-keyed"} & set(config.variants))
             ]
             if offline:
                 raise MemdirError(
@@ -516,6 +532,7 @@ class Runner:
                     question_id=q.id,
                     variant=cell.variant,
                     record=record,
+                    core_memory=CORE_MEMORY_IN_SEARCH,
                 )
                 out.extra["choice"] = map_choice(out.answer or "", list(q.options))
             else:
@@ -528,6 +545,7 @@ class Runner:
                     variant=cell.variant,
                     record=record,
                     profile=built.search_profile,
+                    core_memory=CORE_MEMORY_IN_SEARCH,
                 )
             choice = out.extra.get("choice")
             scored_answer = _letter(choice) if isinstance(choice, int) else (out.answer or "")
@@ -535,7 +553,13 @@ class Runner:
             citations = out.citations
         elif built.search_profile == "shell":
             out = await shell_search(
-                model, store, q.question, question_id=q.id, variant=cell.variant, record=record
+                model,
+                store,
+                q.question,
+                question_id=q.id,
+                variant=cell.variant,
+                record=record,
+                core_memory=CORE_MEMORY_IN_SEARCH,
             )
             out_answer, citations = out.answer or "", out.citations
             scored_answer = out_answer
@@ -554,6 +578,7 @@ class Runner:
                 variant=cell.variant,
                 record=record,
                 profile=built.search_profile,
+                core_memory=CORE_MEMORY_IN_SEARCH,
             )
             out_answer, citations = out.answer or "", out.citations
             scored_answer = out_answer

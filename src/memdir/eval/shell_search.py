@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from memdir.agents import RunRecord, get_role, parse_answer
 from memdir.agents.output import RoleOutput
+from memdir.agents.roles import search_turn
 from memdir.agents.run import run_role
 from memdir.models import Model
 from memdir.store import spec
@@ -20,14 +21,21 @@ from memdir.tools.profiles import Harness
 
 
 async def shell_search(
-    model: Model, store: Store, question: str, *, question_id: str, variant: str, record: RunRecord
+    model: Model,
+    store: Store,
+    question: str,
+    *,
+    question_id: str,
+    variant: str,
+    record: RunRecord,
+    core_memory: bool = True,
 ) -> RoleOutput:
+    """`core_memory` as for `agents.run.search`: the study's runner leaves it out."""
     role = get_role("search", variant, "shell")
     with scratch_copy(store) as scratch:
         harness = Harness(scratch, "shell", role=role.name, question=question_id, variant=variant)
         ids = {"variant": variant, "question": question_id}
-        ep = await run_role(
-            model, harness, role, record, ids, core_memory=spec.context(scratch).text, question=question
-        )
+        core = spec.context(scratch).text if core_memory else None
+        ep = await run_role(model, harness, role, record, ids, search_turn=search_turn(question, core))
     parsed = parse_answer(ep.final)
     return RoleOutput(role.name, model.name, ep.final, parsed.answer, parsed.citations, ep)

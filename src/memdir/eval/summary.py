@@ -72,6 +72,13 @@ def caching(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     return out | {"caching_efficiency": None if eff is None else round(eff, 6)}
 
 
+def prompt_kb_mean(rows: list[dict[str, Any]]) -> float | None:
+    """The mean size of the first search prompt as sent, over the questions that sent one (a
+    model's; the offline baselines send none); each question's own is in its answer row."""
+    sizes = [r["search"]["prompt_kb"] for r in rows if r["search"].get("prompt_kb") is not None]
+    return round(sum(sizes) / len(sizes), 3) if sizes else None
+
+
 F1_READ_AS_CORRECT = 0.5
 
 
@@ -158,7 +165,7 @@ def summarize_run(config: _Config, cells: list[Any], rows: list[dict[str, Any]])
                 "attribution": _summary(summarize(mine, "attribution", defective)) if mine else None,
                 "f1": _summary(summarize(mine, "f1", defective)) if mine else None,
                 "evidence_hit": _summary(summarize(mine, "evidence_hit", defective)) if mine else None,
-                "search": search_means(mine),
+                "search": {**search_means(mine), "prompt_kb": prompt_kb_mean(mine)},
                 "judge_health": judge_summary(mine),
                 "caching": caching(mine),
                 "build": {k: v for k, v in cell.build.items() if k != "seconds"},

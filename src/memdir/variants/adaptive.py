@@ -211,7 +211,7 @@ async def ingest_shaped(
     *,
     shape: Shape = "curate",
     threshold_kb: float = SWITCH_KB,
-    variant: str = "agent-curated",
+    variant: str = "agent-curated-keyed",
     record: RunRecord | None = None,
     profile: str | None = None,
     feedback: Feedback = "none",

@@ -11,7 +11,9 @@
 - reorg-preserve / reorg-condense: the dump, then a model restructures it in passes; every
   fact line of the dump is looked for in the result (`diff --facts`) and the outcome recorded.
 - agent-curated: built from empty by the management role, chunk by chunk (the study's agentic
-  episode, whatever the model).
+  episode, whatever the model), its prompt teaching the paper's taxonomy principles only.
+- agent-curated-keyed (memdir's, not the study's): the same episode, its prompt adding memdir's
+  conventions (keyed facts, one live value per key, partition by person then attribute).
 - split-curated (memdir's, not the study's): built from empty by split curation, chunk by chunk:
   one schema-held extraction call, validation, the offline curator's filing (docs/curation.md).
 
@@ -114,7 +116,9 @@ async def reorg_condense(ctx: BuildContext) -> Built:
     return await _reorg(ctx, "condense")
 
 
-async def agent_curated(ctx: BuildContext) -> Built:
+async def _curated(ctx: BuildContext, variant: str) -> Built:
+    """Built from empty by the management role's agentic episode, chunk by chunk; the variant
+    names its prompt (`roles.KEYED_VARIANTS`): the study's taxonomy rules, or memdir's own."""
     builder_profile, search_profile = ctx.profiles()
     store = open_store(ctx.store_dir, create=True, init=True)
     chunks = ctx.sample.chunks()
@@ -123,13 +127,21 @@ async def agent_curated(ctx: BuildContext) -> Built:
             ctx.model,
             store,
             chunk,
-            variant="agent-curated",
+            variant=variant,
             record=ctx.record,
             profile=builder_profile,
             curation="agentic",
         )
         ctx.tick(i, len(chunks))
-    return Built("agent-curated", store, search_profile)
+    return Built(variant, store, search_profile)
+
+
+async def agent_curated(ctx: BuildContext) -> Built:
+    return await _curated(ctx, "agent-curated")
+
+
+async def agent_curated_keyed(ctx: BuildContext) -> Built:
+    return await _curated(ctx, "agent-curated-keyed")
 
 
 async def split_curated(ctx: BuildContext) -> Built:
@@ -174,6 +186,7 @@ VARIANTS: dict[str, ConversationVariant] = {
         ConversationVariant("reorg-preserve", reorg_preserve, needs_model=True),
         ConversationVariant("reorg-condense", reorg_condense, needs_model=True),
         ConversationVariant("agent-curated", agent_curated),
+        ConversationVariant("agent-curated-keyed", agent_curated_keyed, study=False),
         ConversationVariant("split-curated", split_curated, needs_model=True, study=False),
     )
 }
