@@ -181,29 +181,29 @@ def ingest_cmd(
         raise click.ClickException(f"{exc} (calls so far are in {record.path})") from None
     ingest_ledger.record(store, turns)  # a second ingest of these turns adds nothing
     _shape_lines(shaped, store)
+    undo = f"operation {op.id}: undo it whole with 'memdir revert {root} --operation {op.id}'"
     result = shaped.ingest
     if result is None:  # a dump batch: no model call
         click.echo(usage_line(model))
         if shaped.wrote_nothing:
             click.echo("warning: every turn was already in the dump; nothing was written", err=True)
-    undo = f"operation {op.id}: undo it whole with 'memdir revert {root} --operation {op.id}'"
             raise SystemExit(1)
+        click.echo(undo)
         return
     click.echo(f"{result.summary()} into {store.root}")
     if (split_line := split_totals(result.outputs)) is not None:
         click.echo(split_line)
     click.echo(usage_line(model))
-        click.echo(undo)
     click.echo(f"call log: {record.path}")
     if feedback != "none":
         click.echo(feedback_totals(record.entries).line())
+    if not result.changed_nothing:
+        click.echo(undo)
     if result.unchanged:
         click.echo(
             f"warning: {len(result.unchanged)} of {len(result.chunks)} chunk(s) changed nothing in the "
             f"store; their episodes (replies and tool calls) are in {record.path}",
             err=True,
-    if not result.changed_nothing:
-        click.echo(undo)
         )
     if result.changed_nothing:
         raise SystemExit(1)
