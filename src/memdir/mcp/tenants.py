@@ -263,4 +263,6 @@ def _editing(path: str | os.PathLike[str]) -> OsLock:
     revoked token back (nor a revoke drop a new one)."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    return OsLock(p.parent / f".{p.name}.lock")
+    lock = p.parent / f".{p.name}.lock"
+    os.close(os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))  # like the file: owner only
+    return OsLock(lock)

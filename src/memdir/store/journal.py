@@ -76,7 +76,7 @@ from memdir.store.journal_format import (
 from memdir.store.journal_land import READ_WAIT, journal_lock, land_pending
 from memdir.store.journal_repair import repair
 from memdir.store.paths import STATE_DIR
-from memdir.store.safefs import SafeRoot
+from memdir.store.safefs import SafeRoot, private_dirs
 
 __all__ = ["BASELINE", "MEMORY_PREFIX", "RECOVERED", "FileChange", "Journal", "JournalStep"]
 
@@ -140,7 +140,8 @@ class Journal:
         """Create the journal and commit the store as it is now as step 0 (the baseline)."""
         if self.exists:
             return
-        self.git_dir.mkdir(parents=True, exist_ok=True)
+        private_dirs(self.git_dir.parent)  # `.memdir/`, if the journal is the first to need it
+        self.git_dir.mkdir(exist_ok=True)
         self.git("init", "-q")
         (self.git_dir / "info").mkdir(exist_ok=True)
         (self.git_dir / "info" / "exclude").write_text(".*\n", encoding="utf-8")

@@ -23,6 +23,11 @@ from memdir.store.paths import MAX_DEPTH, PREFIX, unplain
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 TMP_PREFIX = ".memdir-tmp-"
+# Memory is private: a file memdir creates is its owner's alone, as is a folder, whatever the
+# umask (a container's is often 0). A file it rewrites keeps the mode it had, and a folder that
+# exists keeps its own: the owner of an existing store chose those (docs/serving.md).
+FILE_MODE = 0o600
+DIR_MODE = 0o700
 # Descriptors one folder removal holds at most; a folder met deeper than this is first moved up
 # into the folder being removed, so a tree of any depth is removed without running out of them.
 REMOVE_WINDOW = 64
@@ -121,9 +126,14 @@ class SafeRoot:
                 except FileNotFoundError:
                     if not create:
                         raise
-                    with contextlib.suppress(FileExistsError):
-                        os.mkdir(part, 0o755, dir_fd=fd)
+                    made = True
+                    try:
+                        os.mkdir(part, DIR_MODE, dir_fd=fd)
+                    except FileExistsError:
+                        made = False  # made meanwhile by another writer: theirs, its mode too
                     nfd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                    if made:
+                        os.fchmod(nfd, DIR_MODE)  # mkdir's mode passed through the umask
                 os.close(fd)
                 fd = nfd
         except OSError as exc:
@@ -184,10 +194,11 @@ class SafeRoot:
                 raise ExistsError(f"{shown} already exists; use str_replace or insert to change it")
             tmp = TMP_PREFIX + secrets.token_hex(8)
             fd = os.open(
-                tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=d
+                tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE, dir_fd=d
             )
             try:
                 with os.fdopen(fd, "wb") as fh:
+                    os.fchmod(fh.fileno(), FILE_MODE if st is None else stat.S_IMODE(st.st_mode))
                     fh.write(data)
                     fh.flush()
                     os.fsync(fh.fileno())
@@ -363,6 +374,27 @@ class Reader:
         if self._fd >= 0:
             os.close(self._fd)
         self._fd, self._folder = -1, None
+
+
+def private_dirs(path: Path) -> None:
+    """`path` and its missing parents made, each DIR_MODE exactly; folders that exist are left
+    as they are (what the SDK's memory helper does for its root)."""
+    missing: list[Path] = []
+    while not os.path.lexists(path):
+        missing.append(path)
+        if path.parent == path:
+            break
+        path = path.parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, DIR_MODE)
+        except FileExistsError:
+            continue  # made meanwhile by another process: its mode is its maker's
+        fd = os.open(folder, _DIR_FLAGS)
+        try:
+            os.fchmod(fd, DIR_MODE)
+        finally:
+            os.close(fd)
 
 
 def remove_tree(parent: int, name: str) -> None:

@@ -32,7 +32,7 @@ from memdir.store.paths import (
     parse_memory_path,
     unplain,
 )
-from memdir.store.safefs import TMP_PREFIX, Found, SafeRoot, Unread
+from memdir.store.safefs import TMP_PREFIX, Found, SafeRoot, Unread, private_dirs
 from memdir.store.safefs import unread as _unread
 
 ChangeKind = Literal["create", "modify", "delete", "rename"]
@@ -92,7 +92,7 @@ class Store:
     ) -> None:
         root_path = Path(root)
         if create:
-            root_path.mkdir(parents=True, exist_ok=True)
+            private_dirs(root_path)  # a new root is its owner's alone (safefs.DIR_MODE)
         if not root_path.is_dir():
             raise NotFoundError(f"memory root {str(root)!r} does not exist; run 'memdir init {root}' first")
         self.confine = Confinement(root_path)
@@ -108,7 +108,7 @@ class Store:
     def state_dir(self) -> Path:
         """Where derived state lives (index, journal, lock): hidden from every agent tool."""
         path = self.root / STATE_DIR
-        path.mkdir(exist_ok=True)
+        private_dirs(path)  # it holds copies of every file (the journal, the index)
         return path
 
     @staticmethod

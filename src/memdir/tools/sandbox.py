@@ -130,6 +130,7 @@ def run(workdir: Path, command: str, limits: ShellLimits, uid: int | None = None
         proc = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             start_new_session=True, cwd="/", pass_fds=(info_w,),
+            umask=0o077,  # what the command makes is private, as the store's own writes (safefs.FILE_MODE)
         )  # fmt: skip
     except BaseException:
         os.close(info_r)
