@@ -20,7 +20,6 @@ price card.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ from memdir.bench.alfworld import SEED, Game, chains, load_games
 from memdir.bench.alfworld_env import STEP_CAP, AlfworldEnv, Observation
 from memdir.errors import MemdirError
 from memdir.models import Model, ModelError, PriceCard, Usage
+from memdir.skills.fate import entry_texts, fate
 from memdir.skills.folder import ChainFolder, TaskRow
 from memdir.skills.novice import Novice
 from memdir.skills.policy import OfflinePolicy
@@ -64,12 +64,6 @@ class ChainCell:
     aborted: bool = False  # a model call failed: the cell plays no more tasks
 
 
-def _hashes(store: Store | None) -> dict[str, str]:
-    if store is None:
-        return {}
-    return {e.path.text: hashlib.sha1(e.disk.read_bytes()).hexdigest() for e in store.files()}
-
-
 def store_size(store: Store | None) -> tuple[int, float]:
     """(entry files, kilobytes) of a store as the paper's Table 8 counts them: its entries, not
     memdir's index files (MEMORY.md), so the episode log of 140 tasks is 140 files, as
@@ -78,19 +72,6 @@ def store_size(store: Store | None) -> tuple[int, float]:
         return 0, 0.0
     files = [e for e in store.files() if e.path.name != MEMORY_INDEX]
     return len(files), round(sum(e.size for e in files) / 1024, 3)
-
-
-def fate(early: dict[str, str], late: dict[str, str]) -> dict[str, int]:
-    """What became of the files present at 25% of the chain, by the end."""
-    out = {"untouched": 0, "edited": 0, "deleted": 0}
-    for path, digest in early.items():
-        if path not in late:
-            out["deleted"] += 1
-        elif late[path] == digest:
-            out["untouched"] += 1
-        else:
-            out["edited"] += 1
-    return out
 
 
 class TextEnv:
@@ -277,9 +258,9 @@ async def play_task(
         return None
     early_at = max(1, round(len(spec.games) * EARLY_FRACTION))
     if index == early_at:
-        cell.early = _hashes(cell.variant.store)
+        cell.early = entry_texts(cell.variant.store)  # the paper's checkpoint (Figure 8)
     if index == len(spec.games):
-        row["early_fate"] = fate(cell.early or {}, _hashes(cell.variant.store))
+        row["early_fate"] = fate(cell.early or {}, entry_texts(cell.variant.store))
     folder.tasks.append([row])
     return row
 

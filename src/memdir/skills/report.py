@@ -18,6 +18,7 @@ from typing import Any
 from memdir.agents.runfolder import current_names, read_manifest
 from memdir.bench.alfworld import FAMILY_ORDER
 from memdir.errors import MemdirError
+from memdir.skills.fate import fate_lines
 from memdir.skills.folder import TASKS, ChainFolder
 from memdir.store.atomic import write_atomic
 
@@ -279,14 +280,7 @@ def write_report(run: Path) -> list[dict[str, Any]]:
             f"{c['served_per_task']} | {c['served_tokens_per_task']} | {c['deploy_tokens_per_task']} | "
             f"{c['store_files']} | {c['store_kb']} | {wall[c['variant']]} |"
         )
-    lines += ["", "## Fate of early files (present at 25% of each chain, at its end)", ""]
-    lines += ["| variant | untouched | edited | deleted |", "|---|---|---|---|"]
-    for c in cells:
-        if c["variant"] != "no-store":
-            f = c["early_file_fate"]
-            lines.append(
-                f"| {c['variant']} | {f.get('untouched', 0)} | {f.get('edited', 0)} | {f.get('deleted', 0)} |"
-            )
+    lines += fate_lines(cells)
     healthy = [c for c in cells if c.get("store_health")]
     if healthy:
         lines += ["", "## Store health at the end of the chain (`memdir stats`; mean over chains)", ""]
