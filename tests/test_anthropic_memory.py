@@ -137,10 +137,11 @@ def test_sdk_prefix_bug_is_refused(tmp_path: Path) -> None:
 
 
 def test_names_that_are_not_memory_files_get_a_suggestion(tmp_path: Path) -> None:
-    ours = MemdirMemoryTool(tmp_path / "m")
-    err, text = run(ours, [{"command": "create", "path": "/memories/User Notes.txt", "file_text": "x"}])[0]
+    strict = MemdirMemoryTool(tmp_path / "s", lenient=False)  # lenient: mapped (test_memory_names.py)
+    err, text = run(strict, [{"command": "create", "path": "/memories/User Notes.txt", "file_text": "x"}])[0]
     assert err and "/memories/user-notes.md" in text
-    assert not (tmp_path / "m" / "User Notes.txt").exists()
+    assert not (tmp_path / "s" / "User Notes.txt").exists()
+    ours = MemdirMemoryTool(tmp_path / "m")
     err, _ = run(ours, [{"command": "create", "path": "/memories/user-notes.md", "file_text": "x"}])[0]
     assert not err
 

@@ -14,9 +14,14 @@ The adapter bridges the two so the same calls have the same effect on the text C
   `name` = the file stem and `description` = the text's first line with a word in it (heading
   marks removed, cut to 100 characters). A file that opens with a frontmatter block is checked
   as written. `insert` drops trailing newlines of `insert_text` as the SDK does.
-Always: only kebab-case `.md` files are memory (any other name is refused with the path to
-use instead), and paths are checked segment by segment, so `/memoriesX/a.md`, which the SDK's
-own helper accepts, is refused.
+- Lenient mode: a file name that is not a memory file name (`user_preferences.txt`, `notes`,
+  `UserPrefs.md`) is mapped to the one it stands for (`user-preferences.md`), by the rule
+  `validate` uses (`frontmatter.memory_name`, docs/conventions.md "File names"), in every
+  command, so Claude's own name keeps reaching the file; the reply names the stored path. A
+  path the store already holds under the name given (a folder, a file written outside the
+  tools) is taken as it is. With `lenient=False` such a name is refused, with the name to use.
+Always: paths are checked segment by segment, so `/memoriesX/a.md`, which the SDK's own helper
+accepts, is refused, and the store holds only names `validate` accepts.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ from anthropic.types.beta import (
 
 from memdir.errors import ToolError
 from memdir.store import frontmatter
-from memdir.store.frontmatter import KEBAB, MEMORY_INDEX
+from memdir.store.frontmatter import MEMORY_INDEX, is_memory_name, memory_name
 from memdir.store.paths import parse_memory_path
 from memdir.tools.guards import Guards
 from memdir.tools.profiles import Harness
@@ -62,13 +67,6 @@ def synthesize_frontmatter(path: str, text: str) -> str:
     if not desc:
         desc = "Notes: " + mp.stem.replace("-", " ")
     return frontmatter.dump(mp.stem, desc) + text
-
-
-def _suggest(path: str) -> str:
-    head, _, name = path.rpartition("/")
-    stem = name[:-3] if name.endswith(".md") else name.rsplit(".", 1)[0] if "." in name else name
-    slug = re.sub(r"[^a-z0-9]+", "-", stem.lower()).strip("-") or "notes"
-    return f"{head}/{slug}.md"
 
 
 class HarnessSource(Protocol):
@@ -122,18 +120,28 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
             raise AnthropicToolError(result.text)
         return result.text
 
-    def _check_name(self, path: str) -> None:
+    def _path(self, path: str, *, new: bool = False) -> str:
+        """The store path Claude's `path` names: itself when it is a memory file name (or the
+        store holds it under that name, unless `new`); else, in lenient mode, the memory file
+        name it maps to (`frontmatter.memory_name`); refused otherwise."""
         try:
             mp = parse_memory_path(path)
         except ToolError as exc:
             raise AnthropicToolError(f"Error: {exc}") from None
-        if mp.name == MEMORY_INDEX:
-            return
-        if not mp.name.endswith(".md") or not KEBAB.match(mp.stem):
+        if mp.is_root or is_memory_name(mp.name) or (not new and self.store.exists(mp)):
+            return mp.text
+        name = memory_name(mp.name)
+        if name is None:
             raise AnthropicToolError(
-                "Error: memory files are markdown with kebab-case names; "
-                f"use {_suggest(mp.text)} instead of {mp.text}"
+                f"Error: {mp.text} has no letter or digit (a-z, 0-9) to name a memory file by; memory "
+                "files are kebab-case markdown: use a name like /memories/notes.md"
             )
+        mapped = mp.parent.child(name).text
+        if not self.lenient:
+            raise AnthropicToolError(
+                f"Error: memory files are markdown with kebab-case names; use {mapped} instead of {mp.text}"
+            )
+        return mapped
 
     def _fm_lines(self, path: str) -> int:
         """Lines the frontmatter occupies in `path` (0 for a folder, a missing file, or none)."""
@@ -144,7 +152,7 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
 
     # -- the six commands ----------------------------------------------------------------
     def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
-        path = command.path
+        path = self._path(command.path)
         try:
             is_file = (
                 not parse_memory_path(path).is_root
@@ -183,54 +191,57 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
         return header + "\n" + _renumber(body, fm)
 
     def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
-        self._check_name(command.path)
+        path = self._path(command.path, new=True)
         text = command.file_text
-        name = parse_memory_path(command.path).name
+        name = parse_memory_path(path).name
         if self.lenient and name != MEMORY_INDEX and frontmatter.split(text)[1] == 0:
-            text = synthesize_frontmatter(command.path, text)
-        self._run("create", {"path": command.path, "file_text": text})
-        return f"Created {command.path}" + (
-            " (frontmatter added: name and description)" if text != command.file_text else ""
+            text = synthesize_frontmatter(path, text)
+        self._run("create", {"path": path, "file_text": text})
+        notes = (
+            [f"the memory file name for {command.path}, which reaches it too"] if path != command.path else []
         )
+        if text != command.file_text:
+            notes.append("frontmatter added: name and description")
+        return f"Created {path}" + (f" ({'; '.join(notes)})" if notes else "")
 
     def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
-        out = self._run(
-            "str_replace", {"path": command.path, "old_str": command.old_str, "new_str": command.new_str}
-        )
+        path = self._path(command.path)
+        out = self._run("str_replace", {"path": path, "old_str": command.old_str, "new_str": command.new_str})
         head, _, snippet = out.partition("\n")
         where = "in the frontmatter" if "(frontmatter," in head else ""
-        return f"Edited {command.path}{' ' + where if where else ''}:\n" + _renumber(
-            snippet, self._fm_lines(command.path)
-        )
+        return f"Edited {path}{' ' + where if where else ''}:\n" + _renumber(snippet, self._fm_lines(path))
 
     def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
-        fm = self._fm_lines(command.path)
+        path = self._path(command.path)
+        fm = self._fm_lines(path)
         try:
-            total = len(split_lines(self.store.read_text(command.path))) - fm
+            total = len(split_lines(self.store.read_text(path))) - fm
         except ToolError as exc:
             raise AnthropicToolError(f"Error: {exc}") from None
         line = command.insert_line
         if line < 0 or line > total:
             raise AnthropicToolError(
-                f"Error: insert_line {line} is out of range; {command.path} has {total} lines, use 0-{total} "
+                f"Error: insert_line {line} is out of range; {path} has {total} lines, use 0-{total} "
                 "(0 = the top, before line 1)"
             )
         out = self._run(
-            "insert",
-            {"path": command.path, "insert_line": line + fm, "insert_text": _one_block(command.insert_text)},
+            "insert", {"path": path, "insert_line": line + fm, "insert_text": _one_block(command.insert_text)}
         )
-        return f"Inserted after line {line} of {command.path}:\n" + _renumber(out.partition("\n")[2], fm)
+        return f"Inserted after line {line} of {path}:\n" + _renumber(out.partition("\n")[2], fm)
 
     def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
-        return self._run("delete", {"path": command.path})
+        return self._run("delete", {"path": self._path(command.path)})
 
     def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
         """Move; in lenient mode a file whose frontmatter name was its old stem takes the new stem
         in the same journal step, so the store stays valid (Claude does not know about `name`)."""
         store = self.store
+        old_path = self._path(command.old_path)
+        folder = store.exists(old_path) and store.is_dir(old_path)  # a folder's new name is a folder's
+        new_path = command.new_path if folder else self._path(command.new_path, new=True)
         with store.step("rename", **{**self.harness.meta, **self.meta}):
-            out = self._run("rename", {"old_path": command.old_path, "new_path": command.new_path})
-            old, new = parse_memory_path(command.old_path), parse_memory_path(command.new_path)
+            out = self._run("rename", {"old_path": old_path, "new_path": new_path})
+            old, new = parse_memory_path(old_path), parse_memory_path(new_path)
             if self.lenient and store.exists(new) and not store.is_dir(new) and old.stem != new.stem:
                 text = store.read_text(new)
                 fm = frontmatter.split(text)[1]

@@ -11,6 +11,7 @@ deep is read line by line like broken YAML, and `validate` reports it, so no wri
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,27 @@ from memdir.store import safeyaml
 
 KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MEMORY_INDEX = "MEMORY.md"
+
+
+def is_memory_name(filename: str) -> bool:
+    """A name `validate` takes for a memory file: `MEMORY.md`, or a kebab-case stem and `.md`."""
+    return filename == MEMORY_INDEX or (filename.endswith(".md") and bool(KEBAB.match(filename[:-3])))
+
+
+def memory_name(filename: str) -> str | None:
+    """The memory file name `filename` maps to (docs/conventions.md, "File names"): itself when
+    it is one; else its stem (the name less its last extension) with accents dropped, words
+    split at case changes and joined by '-', lowercase, and `.md`: `user_preferences.txt` ->
+    `user-preferences.md`. None when no letter or digit of `a-z0-9` is left to name it by."""
+    if is_memory_name(filename):
+        return filename
+    stem = filename.rsplit(".", 1)[0] if "." in filename.lstrip(".") else filename
+    plain = unicodedata.normalize("NFKD", stem).encode("ascii", "ignore").decode("ascii")
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", plain)
+    slug = re.sub(r"[^a-z0-9]+", "-", words.lower()).strip("-")
+    return f"{slug}.md" if slug else None
+
+
 _FENCE = re.compile(r"^---[ \t]*$")
 NOT_A_MAPPING = "frontmatter is not a 'key: value' mapping"
 # What `safeyaml` refuses. Unlike other broken YAML (`description: Alice: vegan`, read leniently
@@ -268,9 +290,10 @@ def validate(text: str, filename: str) -> list[str]:
     errors.extend(p for p in fm.problems if p.startswith("duplicate") or p in (NOT_A_MAPPING, *REFUSALS))
     if not is_index:
         if not KEBAB.match(stem):
+            better = memory_name(filename)
             errors.append(
                 f"file name '{filename}' is not kebab-case; use lowercase words joined by '-', "
-                "e.g. 'travel-plans.md'"
+                + (f"e.g. '{better}'" if better else "e.g. 'travel-plans.md'")
             )
         name = fm.data.get("name")
         if name is None:
