@@ -140,3 +140,9 @@ def test_evidence_hits_count_episode_locators(tmp_path: Path) -> None:
     q = Question("q", "recall", "?", "a cat", evidence=("E2",))
     assert evidence_hit(store, ["/memories/people/alice.md > # Alice > ## Pets"], q) == 1.0
     assert evidence_hit(store, ["/memories/people/alice.md > # Alice > ## Diet"], q) == 0.0
+
+
+def test_spoken_dates_write_valid_iso_days_only() -> None:
+    assert cv.spoken_dates("on 2023-05-07, then 2023-13-01 and 12023-05-07 and 2023-05-07-2") == (
+        "on 7 May 2023, then 2023-13-01 and 12023-05-07 and 2023-05-07-2"
+    )

@@ -148,3 +148,17 @@ def test_the_sections_shown_keep_to_the_byte_budget(tmp_path: Path) -> None:
     assert all(s.lines == (long_line,) and s.end == s.start for s in shown)  # whole lines
     (tiny,) = top_sections(store, "Where does Rex the beagle chase balls?", budget=100)
     assert tiny.size == 100 and long_line.startswith(tiny.lines[0])  # a first line cut to the budget
+
+
+def test_an_answer_gives_days_as_people_write_them(tmp_path: Path) -> None:
+    """A 1.5B model copies the notes' ISO days into its answer; the answer says `2 May 2024`
+    (the form a person reads and LoCoMo's golds are written in), an impossible day is left."""
+    store = _store(tmp_path)
+
+    def since(messages: list[ChatMessage]) -> str:
+        answer = "vegan since 2024-05-02 (not 2024-02-30)"
+        return json.dumps({"answer": answer, "citations": ["/memories/people/alice.md:7"]})
+
+    out = asyncio.run(read_search(get_model("scripted", script=[since]), store, "Since when is Alice vegan?"))
+    assert out.answer == "vegan since 2 May 2024 (not 2024-02-30)"
+    assert out.citations == ["/memories/people/alice.md:7"]

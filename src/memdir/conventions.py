@@ -24,6 +24,7 @@ nothing from memdir, and everything else imports it. The rules are docs/conventi
 
 from __future__ import annotations
 
+import datetime
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -143,6 +144,29 @@ def fact_identity(line: str) -> Fact | None:
     """The identity of the fact on `line`, or None when the line carries no locator."""
     locs = locators(line)
     return (locs, normalize(line)) if locs else None
+
+
+# -- dates -----------------------------------------------------------------------------
+
+_ISO_DAY = re.compile(r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?![\d-])")
+
+
+def spoken_date(day: datetime.date) -> str:
+    """A day as people write it in answers (`7 May 2023`): the store keeps ISO days, which sort
+    and supersede, but an answer is read by a person and scored against golds in this form."""
+    return f"{day.day} {day:%B} {day.year}"
+
+
+def spoken_dates(text: str) -> str:
+    """`text` with every valid ISO day written as `spoken_date` does; anything else unchanged."""
+
+    def one(m: re.Match[str]) -> str:
+        try:
+            return spoken_date(datetime.date(int(m[1]), int(m[2]), int(m[3])))
+        except ValueError:
+            return m[0]
+
+    return _ISO_DAY.sub(one, text)
 
 
 # -- keyed facts (dated supersede) -----------------------------------------------------

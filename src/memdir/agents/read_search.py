@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args
 
 from memdir.agents.answer import parse_answer
@@ -25,7 +25,7 @@ from memdir.agents.loop import ANSWER_SCHEMA, Episode
 from memdir.agents.output import RoleOutput
 from memdir.agents.record import RunRecord
 from memdir.agents.roles import Role, render
-from memdir.conventions import parse_citation
+from memdir.conventions import parse_citation, spoken_dates
 from memdir.errors import MemdirError
 from memdir.models import Model, price_card
 from memdir.models.base import ChatMessage, GenerateConfig, reply_text
@@ -171,6 +171,8 @@ async def read_search(
     out = await model.generate(messages, [], config)
     reply = out.message.content
     parsed = parse_answer(reply)
+    # A small model copies the notes' ISO days; the answer is for a person (prompts/read_search.md)
+    parsed = replace(parsed, answer=spoken_dates(parsed.answer))
     kept = [c for c in (within_shown(c, shown) for c in parsed.citations) if c is not None]
     dropped = len(parsed.citations) - len(kept)
     files = len({s.path for s in shown})

@@ -32,7 +32,7 @@ from memdir.agents.offline import navigate
 from memdir.agents.offline.navigate import ATTRIBUTE_CUES, Entry
 from memdir.agents.offline.speakers import is_assistant
 from memdir.agents.offline.text import STOPWORDS, WORD, stem, terms
-from memdir.conventions import LOCATOR, TURN, parse_keyed
+from memdir.conventions import LOCATOR, TURN, parse_keyed, spoken_date
 from memdir.tools.profiles import Harness
 from memdir.words import sentences
 
@@ -311,6 +311,5 @@ def extract(line: str, question: str) -> str:
     q = set(terms(question)) - set(terms(speaker_of(line) or ""))
     best = max(sentences(body) or [body], key=lambda s: (len(q & set(terms(s))), -len(s)))
     if date and DATE_Q.search(question):
-        d = datetime.date.fromisoformat(date.group(1))
-        return f"{d.day} {d:%B} {d.year}"  # the session's date, in the form golds are written
+        return spoken_date(datetime.date.fromisoformat(date.group(1)))  # the session's date
     return best
