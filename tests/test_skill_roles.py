@@ -110,10 +110,11 @@ def test_model_roles_guide_play_and_curate_a_chain(tmp_path: Path) -> None:
     )  # fmt: skip
     assert [r["success"] for r in rows] == [True, True] and [r["model"] for r in rows] == ["scripted"] * 2
     assert rows[1]["served"] == ["/memories/skills/place.md"] and rows[0]["served"] == []
-    # The guidance is in the executor's system prompt; each observation lists the admissible actions.
+    # The guidance is in the executor's system prompt; the admissible actions are not listed (the
+    # paper's setting; --show-admissible lists them), the system prompt gives the command forms.
     system = prompts[0][0].content
     assert guide["answer"] in system and "Task: " + rows[1]["task"] in prompts[0][1].content
-    assert "Admissible actions: " in prompts[0][1].content
+    assert "Admissible actions: " not in prompts[0][1].content and "`go to cabinet 1`" in system
     # Deployment = guidance + execution calls; build = the curator's calls; both priced.
     assert rows[0]["deploy_usage"]["calls"] == 1 + len(first) and rows[1]["deploy_usage"]["calls"] == 2 + len(
         second

@@ -126,8 +126,8 @@ def test_manage_trajectory_distils_a_skill(tmp_path: Path) -> None:
     assert isinstance(api, ScriptedAPI)
     system, user = api.requests[0][0][0].content, api.requests[0][0][1].content
     assert "Outcome gate" in system and NOTES_RULE in system and "Task attempt E1 (outcome: success)" in user
-    values = {"core_memory": "", "chunk": "", "chunk_id": "E1", "outcome": "failure"}
-    no_notes = render(get_role("management_skills"), **values, notes_rule="- Write procedures only.")
+    values = {"core_memory": "", "chunk": "", "chunk_id": "E1", "outcome": "failure", "served": "(none)"}
+    no_notes = render(get_role("management_skills"), **values, outcome_rules="- Write procedures only.")
     assert NOTES_RULE not in no_notes[0]
 
 

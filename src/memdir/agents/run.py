@@ -241,6 +241,14 @@ async def _closed_book(
     return RoleOutput(role.name, model.name, ep.final, parsed.answer, parsed.citations, ep)
 
 
+# The fixed line that closes the GS user turn, after the task: the search agent writing guidance
+# is asked, as the study's search agent is after its question, to ground what it says in cited entries.
+GS_INSTRUCTION = (
+    "Write the guidance for this task from the entries that clearly apply, and cite every entry it "
+    "rests on by its path, e.g. [/memories/skills/heat.md]; your final JSON's `citations` lists them all."
+)
+
+
 async def guidance(
     model: Model,
     store: Store,
@@ -250,14 +258,16 @@ async def guidance(
     record: RunRecord | None = None,
     profile: str | None = None,
 ) -> RoleOutput:
-    """Guidance synthesis (skill setting, GS variant): task-specific advice written from the store."""
+    """Guidance synthesis (skill setting, GS variant): task-specific advice written from the store.
+    The user turn is the task and the fixed line `GS_INSTRUCTION`, no core-memory block: the search
+    agent reaches the entries, indexes included, through its read-only tools."""
     require_model("guidance", model)
     role = get_role("guidance", profile=profile)
     harness = Harness(
         store, role.profile or "search", role=role.name, task=task_id, variant="curated-skills-mem-gs"
     )
     ids = {"variant": "curated-skills-mem-gs", "task": task_id}
-    ep = await run_role(model, harness, role, record, ids, core_memory=spec.context(store).text, task=task)
+    ep = await run_role(model, harness, role, record, ids, task=task, gs_instruction=GS_INSTRUCTION)
     parsed = parse_answer(ep.final)
     return RoleOutput(role.name, model.name, ep.final, parsed.answer, parsed.citations, ep)
 

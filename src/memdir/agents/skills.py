@@ -39,6 +39,17 @@ NOTES_RULE = (
     "rejects, what went wrong). Keep notes apart from procedures, and say in each note when it applies."
 )
 NO_NOTES_RULE = "- Write procedures only; do not keep notes about failed attempts."
+# The outcome gate, stated only to the variants the paper gates (skills+mem and its GS form);
+# there the store enforces it too (tools/guards.py, `outcome_gate`).
+GATE_RULE = (
+    "- Outcome gate: only a successful attempt may create a procedure or extend one. A failed "
+    "attempt never adds a step to a procedure."
+)
+# What the management agent reads when the executor was served nothing (the paper's C.6: the
+# management agent's input holds the entries that were served, so it can mend the ones that misled).
+NOTHING_SERVED = "(nothing was served before this attempt)"
+# How the execution agent is told to act when the environment gives no rule of its own.
+PLAIN_ACTIONS = "Reply with the action alone, in the environment's own command words."
 
 
 class Environment(Protocol):
@@ -70,6 +81,11 @@ class Trajectory:
         return "\n".join(lines)
 
 
+def outcome_rules(*, notes: bool, gate: bool) -> str:
+    """The management prompt's rules on outcomes: the gate where it applies, then notes or not."""
+    return "\n".join([GATE_RULE] * gate + [NOTES_RULE if notes else NO_NOTES_RULE])
+
+
 def parse_action(text: str) -> str:
     """The action in a reply: the first non-empty line, without 'Action:' or '>' markers."""
     for line in text.strip().splitlines():
@@ -89,12 +105,16 @@ async def execute(
     max_steps: int = MAX_STEPS,
     record: RunRecord | None = None,
     variant: str | None = None,
+    actions_rule: str = PLAIN_ACTIONS,
 ) -> Trajectory:
-    """Attempt one task: one model call per environment step, the conversation appended each time."""
+    """Attempt one task: one model call per environment step, the conversation appended each time.
+    `actions_rule` tells the agent how to phrase an action (the environment's, skills/chain.py)."""
     require_model("execution", model)
     role = get_role("execution")
     first = env.reset()
-    system, user = render(role, guidance=guidance or "(none)", task=task, observation=first)
+    system, user = render(
+        role, guidance=guidance or "(none)", task=task, observation=first, actions_rule=actions_rule
+    )
     messages = [ChatMessage("system", system), ChatMessage("user", user)]
     traj = Trajectory(episode, task, first)
     config = GenerateConfig(max_tokens=role.output_cap, temperature=role.temperature)
@@ -154,14 +174,19 @@ async def manage_trajectory(
     traj: Trajectory,
     *,
     notes: bool = True,
+    outcome_gate: bool | None = None,
+    served: str = NOTHING_SERVED,
     record: RunRecord | None = None,
     profile: str | None = None,
     variant: str | None = None,
 ) -> RoleOutput:
     """Distil one attempt into the store: skills only (curated skills) or skills and notes (+mem).
 
-    The harness carries the attempt's outcome in its meta, so a store that enforces the outcome
-    gate (`Guards(outcome_gate=True)`) can refuse a failed attempt's additions to a procedure.
+    `served` is what the executor was given before the attempt (entries under their paths, or
+    GS guidance), part of the agent's input as in the paper (C.6). `outcome_gate` (default: with
+    notes, as the paper gates skills+mem only) states the gate in the prompt; the harness carries
+    the attempt's outcome in its meta, so a store that enforces the gate
+    (`Guards(outcome_gate=True)`) refuses a failed attempt's additions to a procedure.
     """
     require_model("management_skills", model)
     variant = variant or ("curated-skills-mem" if notes else "curated-skills")
@@ -180,6 +205,7 @@ async def manage_trajectory(
         chunk=traj.render(),
         chunk_id=f"E{traj.episode}",
         outcome=outcome,
-        notes_rule=NOTES_RULE if notes else NO_NOTES_RULE,
+        outcome_rules=outcome_rules(notes=notes, gate=notes if outcome_gate is None else outcome_gate),
+        served=served.strip() or NOTHING_SERVED,
     )
     return RoleOutput(role.name, model.name, ep.final, episode=ep)

@@ -35,6 +35,10 @@ class Episode:
     intro: str
     steps: list[tuple[str, str]] = field(default_factory=list)
     won: bool = False
+    # Actions sent that were not among the admissible commands of the state they were sent in:
+    # the invalid-action rate the paper reports (19-40% for its executors, which were not shown
+    # the admissible list). An executor that only sends listed actions scores 0.
+    invalid_actions: int = 0
 
     @property
     def n_steps(self) -> int:
@@ -69,6 +73,7 @@ class AlfworldEnv:
             str(game.path), request_infos=infos, wrappers=[demangler(), infos_wrapper]
         )
         self.episode: Episode | None = None
+        self._admissible: frozenset[str] = frozenset()  # of the current state
 
     def reset(self) -> Observation:
         state = self._env.reset()
@@ -77,6 +82,7 @@ class AlfworldEnv:
         if not task:
             raise MemdirError(f"game {self.game.id} did not state a task: {feedback[:200]!r}")
         self.episode = Episode(self.game, task.strip(), intro.strip())
+        self._admissible = frozenset(state.admissible_commands)
         return Observation(feedback, sorted(state.admissible_commands))
 
     def step(self, action: str) -> Observation:
@@ -85,7 +91,9 @@ class AlfworldEnv:
             raise MemdirError("call reset() before step()")
         if ep.won or ep.n_steps >= self.step_cap:
             raise MemdirError(f"the episode is over ({ep.n_steps} steps, won={ep.won}); reset to play again")
+        ep.invalid_actions += action not in self._admissible
         state, _, done = self._env.step(action)
+        self._admissible = frozenset(state.admissible_commands)
         text = str(state.feedback).strip()
         ep.steps.append((action, text))
         ep.won = bool(state["won"])

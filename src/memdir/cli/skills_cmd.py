@@ -22,31 +22,35 @@ def _retriever(tool_set: str) -> Any:
 def _roles(
     model: str, curator_model: str | None, tool_set: str, record: Any,
     base_url: str | None = None, tool_protocol: str | None = None, round_cap: int | None = None,
+    search_model: str | None = None,
 ) -> tuple[Any, Any]:  # fmt: skip
-    """(executor, Roles): an offline policy's name for a role means its no-model baseline."""
+    """(executor, Roles): an offline policy's name for a role means its no-model baseline. One
+    name is one model: a role named like another shares its client (and its --round-cap)."""
     from memdir.models import ModelError, get_model
     from memdir.skills.chain import OFFLINE_POLICIES
     from memdir.skills.variants import Roles
     from memdir.tools.profiles import TOOL_SETS
 
     manage_profile, search_profile = TOOL_SETS[tool_set]
-    curator_name = curator_model or model
+    built: dict[str, Any] = {}
+
+    def build(name: str) -> Any:
+        if name in OFFLINE_POLICIES:
+            return None
+        if name not in built:
+            built[name] = get_model(name, base_url=base_url, tool_protocol=tool_protocol)
+            built[name].api.round_cap = round_cap
+        return built[name]
+
     try:
-
-        def build(name: str) -> Any:
-            built = get_model(name, base_url=base_url, tool_protocol=tool_protocol)
-            built.api.round_cap = round_cap
-            return built
-
-        executor = None if model in OFFLINE_POLICIES else build(model)
-        curator = None if curator_name in OFFLINE_POLICIES else (
-            executor if curator_name == model else build(curator_name)
-        )  # fmt: skip
+        executor = build(model)
+        curator = build(curator_model or model)
+        searcher = build(search_model or model)
     except ModelError as exc:
         raise MemdirError(str(exc)) from None
-    for m in {m for m in (executor, curator) if m is not None}:
+    for m in built.values():
         _ready(m)
-    roles = Roles(curator, executor, record, manage_profile, search_profile)
+    roles = Roles(curator, searcher, record, manage_profile, search_profile)
     return executor, roles
 
 
@@ -58,7 +62,7 @@ def _ready(model: Any) -> None:
     try:
         model.api.check_ready()
     except ModelError as exc:
-        raise MemdirError(f"--model/--curator-model {model.name}: {exc}") from None
+        raise MemdirError(f"--model/--search-model/--curator-model {model.name}: {exc}") from None
 
 
 @click.command("skills")
@@ -71,8 +75,22 @@ def _ready(model: Any) -> None:
     "--model",
     default="offline",
     show_default=True,
-    help="Execution and search model. No-model baselines: 'offline' (procedures built "
-    "in, learns where things are) and 'offline-novice' (must learn the procedures from memory too).",
+    help="Execution model (and search model unless --search-model). No-model baselines: 'offline' "
+    "(procedures built in, learns where things are) and 'offline-novice' (must learn the procedures "
+    "from memory too).",
+)
+@click.option(
+    "--search-model",
+    default=None,
+    help="Model of the search agent, apart from the executor (the paper runs gpt-4.1 and "
+    "gpt-4.1-mini executors against a gpt-5.4-mini search agent): it chooses the entries served, or "
+    "writes GS guidance (default: --model; 'offline' is the lexical retriever, a baseline).",
+)
+@click.option(
+    "--show-admissible",
+    is_flag=True,
+    help="List the admissible actions in every observation the model executor reads (off by "
+    "default, as in the paper; it changes the invalid-action rate the report gives).",
 )
 @click.option(
     "--curator-model",
@@ -108,6 +126,8 @@ def _ready(model: Any) -> None:
 def skills_cmd(
     variants: str,
     model: str,
+    search_model: str | None,
+    show_admissible: bool,
     curator_model: str | None,
     protocol: str,
     n_tasks: int | None,
@@ -123,8 +143,8 @@ def skills_cmd(
 ) -> None:
     """Run task chains for each variant and write a run folder with summary, report and plots.
 
-    `--model` plays the tasks and, as the search agent, chooses the entries served (or writes GS
-    guidance); `--curator-model` curates the skill stores.
+    `--model` plays the tasks; `--search-model` (default: `--model`), as the search agent, chooses
+    the entries served (or writes GS guidance); `--curator-model` curates the skill stores.
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -149,12 +169,14 @@ def skills_cmd(
     if card is None:
         raise MemdirError(f"no price card {price_card!r}; see memdir/models/prices.json")
     retriever = _retriever(tool_set)
-    player, roles = _roles(model, curator_model, tool_set, None, base_url, tool_protocol, round_cap)
+    player, roles = _roles(
+        model, curator_model, tool_set, None, base_url, tool_protocol, round_cap, search_model
+    )
     if runner is not None:
         from memdir.agents.cluster import model_specs, require_ray
 
         require_ray()  # no extra, or a model no worker can build: refused before any write
-        model_specs({m.name: m for m in (player, roles.curator) if m is not None})
+        model_specs({m.name: m for m in (player, roles.curator, roles.searcher) if m is not None})
     roles.record = RunRecord(out / "record.jsonl")  # after the checks: a refused run writes nothing
     total = sum(len(c) for c in chains(load_games(), protocol, n_tasks))
     solved: dict[str, int] = dict.fromkeys(names, 0)
@@ -172,15 +194,20 @@ def skills_cmd(
         run_chains(
             out, names, model=player or model, roles=roles, price_card=card, protocol=protocol,
             n_tasks=n_tasks, retriever=retriever, on_task=on_task, runner=runner,
+            show_admissible=show_admissible,
         )  # fmt: skip
-    cells = write_report(out)
+    from memdir.skills.folder import ChainFolder
     from memdir.skills.report import load_aborted
 
+    # Every cell aborted at its first task leaves no row to report: say why, not that the folder has none.
+    played = ChainFolder(out).tasks.path.is_file()
+    cells = write_report(out) if played else []
     failed = [a for a in load_aborted(out) if a["variant"] in names and a["model"] == model]
     click.echo(f"{total} tasks x {len(names)} variants in {time.perf_counter() - start:.0f} s")
     for c in cells:
         click.echo(f"  {c['variant']:<22} success {100 * c['success']:.1f}%  mean steps {c['mean_steps']}")
-    click.echo(f"report: {out / 'report.md'}")
+    if played:
+        click.echo(f"report: {out / 'report.md'}")
     if failed:
         raise MemdirError(
             "aborted (model calls failed; these cells are not reported): "

@@ -12,9 +12,12 @@ kernel, agents/runfolder.py).
 The executor is an offline policy (model `offline`: the procedures built in, only locations to
 learn; model `offline-novice`: the procedures must be learned from memory too; both baselines)
 or the execution agent over a model; the curator and the guidance writer are models when
-`Roles` names them. Model calls go to `record.jsonl`; a row's deploy cost is the execution and
-guidance calls of its task, its build cost the curator's calls, both priced with the run's
-price card.
+`Roles` names them (the search model apart from the executor, as the paper runs gpt-4.1 and
+gpt-4.1-mini executors against one search agent). Model calls go to `record.jsonl`; a row's
+deploy cost is its search bill (the search agent choosing entries or writing GS guidance) plus
+its execution bill, each also kept apart, and its build cost the curator's calls, all priced
+with the run's price card. A row counts the executor's invalid actions (sent while not
+admissible); the admissible actions are shown at every step only with `show_admissible`.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from memdir.agents.runfolder import read_manifest, require_same, write_manifest
-from memdir.agents.skills import execute
+from memdir.agents.skills import Trajectory, execute
 from memdir.bench.alfworld import SEED, Game, chains, load_games
 from memdir.bench.alfworld_env import STEP_CAP, AlfworldEnv, Observation
 from memdir.errors import MemdirError
@@ -39,7 +42,7 @@ from memdir.skills.folder import ChainFolder, TaskRow
 from memdir.skills.novice import Novice
 from memdir.skills.policy import OfflinePolicy
 from memdir.skills.retrieve import DEFAULT, Retriever
-from memdir.skills.variants import Roles, SkillVariant, make_variant
+from memdir.skills.variants import GATED, SKILL_VARIANTS, Roles, SkillVariant, make_variant
 from memdir.store.frontmatter import MEMORY_INDEX
 from memdir.store.journal import Journal
 from memdir.store.store import Store
@@ -74,17 +77,32 @@ def store_size(store: Store | None) -> tuple[int, float]:
     return len(files), round(sum(e.size for e in files) / 1024, 3)
 
 
+# How the execution agent is told to phrase actions: from the list shown at each step, or, as
+# the paper runs it (the list hidden), in ALFWorld's command forms.
+SHOWN_ACTIONS = "Each observation ends with the admissible actions: reply with exactly one of them."
+ALFWORLD_ACTIONS = (
+    "Commands take forms such as `go to cabinet 1`, `open cabinet 1`, `close cabinet 1`, "
+    "`take apple 1 from countertop 2`, `put apple 1 in/on fridge 1`, `heat apple 1 with microwave 1`, "
+    "`cool apple 1 with fridge 1`, `clean apple 1 with sinkbasin 1`, `use desklamp 1`, "
+    "`examine apple 1`, `look` and `inventory`."
+)
+
+
 class TextEnv:
     """An ALFWorld game as the execution agent's environment: the chain's reset observation
-    first, then each step's text with the admissible actions listed (the prompt asks for one
-    of them, so the model must see them)."""
+    first, then each step's text; with `show_admissible` each also lists the admissible actions
+    (a named option, off by default: the paper's executors were not shown them, and its 19-40%
+    invalid actions depend on that)."""
 
-    def __init__(self, env: AlfworldEnv, first: Observation) -> None:
+    def __init__(self, env: AlfworldEnv, first: Observation, show_admissible: bool = False) -> None:
         self.env = env
         self.first = first
+        self.show_admissible = show_admissible
+        self.actions_rule = SHOWN_ACTIONS if show_admissible else ALFWORLD_ACTIONS
 
-    @staticmethod
-    def show(obs: Observation) -> str:
+    def show(self, obs: Observation) -> str:
+        if not self.show_admissible:
+            return obs.text
         return f"{obs.text}\nAdmissible actions: {', '.join(obs.admissible)}"
 
     def reset(self) -> str:
@@ -109,10 +127,12 @@ def run_chains(
     on_task: Callable[[TaskRow], None] | None = None,
     step_cap: int = STEP_CAP,
     runner: ChainRunner | None = None,
+    show_admissible: bool = False,
 ) -> list[TaskRow]:
     """Play every chain of `protocol` for every variant; returns (and appends) the task rows.
 
-    `model` is the executor: an offline policy's name (`OFFLINE_POLICIES`) or a :class:`Model`.
+    `model` is the executor: an offline policy's name (`OFFLINE_POLICIES`) or a :class:`Model`;
+    `show_admissible` lists the admissible actions in each observation a model executor reads.
     `runner` plays the cells elsewhere (skills/ray_executor.py); by default all cells of a chain
     advance in lockstep here.
     """
@@ -120,7 +140,7 @@ def run_chains(
         _run_chains(
             out, variants, model=model, roles=roles or Roles(), price_card=price_card, protocol=protocol,
             n_tasks=n_tasks, games=games, retriever=retriever, on_task=on_task, step_cap=step_cap,
-            runner=runner,
+            runner=runner, show_admissible=show_admissible,
         )
     )  # fmt: skip
 
@@ -139,6 +159,7 @@ async def _run_chains(
     on_task: Callable[[TaskRow], None] | None,
     step_cap: int,
     runner: ChainRunner | None,
+    show_admissible: bool,
 ) -> list[TaskRow]:
     executor = None if isinstance(model, str) and model in OFFLINE_POLICIES else model
     if isinstance(executor, str):
@@ -154,7 +175,10 @@ async def _run_chains(
     chain_list = chains(games if games is not None else load_games(), protocol, n_tasks)
     out.mkdir(parents=True, exist_ok=True)
     folder = ChainFolder(out)
-    _write_manifest(folder, variants, model_name, roles, price_card, protocol, n_tasks, chain_list, retriever)
+    _write_manifest(
+        folder, variants, model_name, roles, price_card, protocol, n_tasks, chain_list, retriever,
+        show_admissible,
+    )  # fmt: skip
     folder.tasks.repair()  # a row cut by a kill of an earlier run: cut, so the next row starts a line
     folder.aborted.repair()
     policy = OFFLINE_POLICIES[model_name]() if executor is None else OfflinePolicy()
@@ -165,7 +189,7 @@ async def _run_chains(
             store_dir = None if v == "no-store" else folder.store_dir(v, ci + 1)
             if store_dir is not None and store_dir.exists() and any(store_dir.iterdir()):
                 raise MemdirError(f"{store_dir} already holds a store; use a fresh --out folder")
-            cells.append(CellSpec(v, ci + 1, chain, model_name, protocol, step_cap))
+            cells.append(CellSpec(v, ci + 1, chain, model_name, protocol, step_cap, show_admissible))
     if runner is not None:
         return runner.run_chains(folder, cells, play, retriever, on_task)
     rows: list[TaskRow] = []
@@ -199,6 +223,7 @@ class CellSpec:
     model: str  # the executor's name, as the rows name it
     protocol: str
     step_cap: int = STEP_CAP
+    show_admissible: bool = False  # a model executor reads the admissible actions at each step
 
 
 class ChainRunner(Protocol):
@@ -218,7 +243,8 @@ class ChainRunner(Protocol):
 def open_cell(folder: ChainFolder, spec: CellSpec, retriever: Retriever, roles: Roles) -> ChainCell:
     """A cell's variant over its store, created in the run folder (no store for no-store)."""
     store_dir = None if spec.variant == "no-store" else folder.store_dir(spec.variant, spec.chain)
-    store = open_store(store_dir, create=True, guards=Guards(outcome_gate=True)) if store_dir else None
+    gate = Guards(outcome_gate=SKILL_VARIANTS[spec.variant].outcome_gate)  # skills+mem and GS only
+    store = open_store(store_dir, create=True, guards=gate) if store_dir else None
     return ChainCell(make_variant(spec.variant, store, retriever, roles), spec.chain, store_dir)
 
 
@@ -245,7 +271,7 @@ async def play_task(
 ) -> TaskRow | None:  # fmt: skip
     """One task of one cell, its row appended to tasks.jsonl; None when the cell is aborted."""
     try:
-        row = await play.run(env, cell, index, game, spec.model, spec.protocol, load_s)
+        row = await play.run(env, cell, index, game, spec.model, spec.protocol, load_s, spec.show_admissible)
     except ModelError as exc:
         # The study's rule: a cell whose model calls fail is aborted whole, never reported
         # partially; the other cells go on.
@@ -286,6 +312,7 @@ class TaskPlayer:
         model: str,
         protocol: str,
         load_s: float,
+        show_admissible: bool = False,
     ) -> TaskRow:
         start = time.perf_counter()
         variant = cell.variant
@@ -295,7 +322,8 @@ class TaskPlayer:
         task = episode.task
         served = await variant.serve(index, task, game.family)
         t_served = time.perf_counter()
-        deploy = served.usage
+        search = served.usage  # the search agent's calls: choosing entries, or writing GS guidance
+        execution = Usage()
         if self.executor is None:
             self.policy.play(env, obs, served.pairs())
             hint_sources = self.policy.hints.sources if self.policy.hints else []
@@ -303,14 +331,14 @@ class TaskPlayer:
             if learned and learned not in hint_sources:
                 hint_sources = [*hint_sources, learned]
         else:
-            traj = await execute(
-                self.executor, TextEnv(env, obs), task, episode=index, guidance=served.text(),
-                record=self.roles.record, variant=variant.name,
-            )  # fmt: skip
-            deploy = deploy + traj.usage
+            traj = await self._execute(
+                TextEnv(env, obs, show_admissible), task, index, served.text(), variant
+            )
+            execution = traj.usage
             hint_sources = []
         t_played = time.perf_counter()
-        build = await variant.record(index, episode)
+        deploy = search + execution
+        build = await variant.record(index, episode, served)
         files, kb = store_size(variant.store)
         # The store's snapshot after this task: the journal commit its last write made.
         snapshot = Journal(variant.store.root).head() if variant.store is not None else None
@@ -322,11 +350,23 @@ class TaskPlayer:
             "hint_sources": hint_sources, "store_files": files, "store_kb": kb, "snapshot": snapshot,
             "deploy_usage": deploy.as_dict(), "build_usage": build.as_dict(),
             "deploy_cost_usd": round(self.cost(deploy), 6), "build_cost_usd": round(self.cost(build), 6),
+            "search_usage": search.as_dict(), "search_cost_usd": round(self.cost(search), 6),
+            "execution_usage": execution.as_dict(), "execution_cost_usd": round(self.cost(execution), 6),
+            "invalid_actions": episode.invalid_actions,
             "seconds": {"load": round(load_s, 3), "reset_serve": round(t_served - start, 3),
                         "play": round(t_played - t_served, 3),
                         "record": round(time.perf_counter() - t_played, 3)},
         }  # fmt: skip
         return row
+
+    async def _execute(
+        self, env: TextEnv, task: str, index: int, served: str, variant: SkillVariant
+    ) -> Trajectory:
+        assert self.executor is not None
+        return await execute(
+            self.executor, env, task, episode=index, guidance=served, record=self.roles.record,
+            variant=variant.name, actions_rule=env.actions_rule,
+        )  # fmt: skip
 
 
 def _round_cap(roles: Roles) -> int | None:
@@ -337,7 +377,7 @@ def _round_cap(roles: Roles) -> int | None:
 
 def _write_manifest(
     folder: ChainFolder, variants: list[str], model: str, roles: Roles, card: PriceCard | None, protocol: str,
-    n_tasks: int | None, chain_list: list[list[Game]], retriever: Retriever,
+    n_tasks: int | None, chain_list: list[list[Game]], retriever: Retriever, show_admissible: bool = False,
 ) -> None:  # fmt: skip
     """The run's settings; variants run into the folder before are kept, and so is its start."""
     old = read_manifest(folder.manifest)
@@ -351,7 +391,12 @@ def _write_manifest(
         "benchmark": "alfworld valid_seen (140 games)",
         "model": model,
         "curator_model": roles.curator.name if roles.curator else OFFLINE_MODEL,
-        "guidance_model": roles.searcher.name if roles.searcher else OFFLINE_MODEL,
+        "search_model": roles.searcher.name if roles.searcher else OFFLINE_MODEL,
+        "guidance_model": roles.searcher.name
+        if roles.searcher
+        else OFFLINE_MODEL,  # the GS writer: the search model
+        "show_admissible": show_admissible,
+        "outcome_gate": list(GATED),
         "tool_set": {"manage": roles.manage_profile, "search": roles.search_profile},
         "price_card": card.name if card else None,
         "protocol": protocol,

@@ -50,6 +50,13 @@ class TaskRow(TypedDict):
     build_cost_usd: float
     seconds: dict[str, float]
     early_fate: NotRequired[dict[str, int]]
+    # Deployment split into its two bills (the paper's Table 16), and the executor's invalid
+    # actions; rows written before these existed lack them.
+    search_usage: NotRequired[dict[str, Any]]
+    search_cost_usd: NotRequired[float]
+    execution_usage: NotRequired[dict[str, Any]]
+    execution_cost_usd: NotRequired[float]
+    invalid_actions: NotRequired[int]
 
 
 class ChainFolder:

@@ -18,6 +18,7 @@ from typing import Any
 from memdir.agents.runfolder import current_names, read_manifest
 from memdir.bench.alfworld import FAMILY_ORDER
 from memdir.errors import MemdirError
+from memdir.skills.bills import bill_lines, bills, plot_search_cost
 from memdir.skills.fate import fate_lines
 from memdir.skills.folder import TASKS, ChainFolder
 from memdir.store.atomic import write_atomic
@@ -91,6 +92,7 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "deploy_tokens_per_task": round(sum(_tokens(r.get("deploy_usage")) for r in rs) / len(rs), 1),
             "build_tokens": sum(_tokens(r.get("build_usage")) for r in rs),
             "early_file_fate": dict(fates),
+            **bills(rs),
             "wall_seconds": round(sum(sum(r["seconds"].values()) for r in rs), 1),
         })  # fmt: skip
     return cells
@@ -199,6 +201,7 @@ def plot(run: Path, rows: list[dict[str, Any]]) -> list[str]:
     fig.savefig(run / "store_size.png", dpi=110)
     plt.close(fig)
     names.append("store_size.png")
+    names.append(plot_search_cost(run, rows, variants, _style))
     return names
 
 
@@ -280,6 +283,7 @@ def write_report(run: Path) -> list[dict[str, Any]]:
             f"{c['served_per_task']} | {c['served_tokens_per_task']} | {c['deploy_tokens_per_task']} | "
             f"{c['store_files']} | {c['store_kb']} | {wall[c['variant']]} |"
         )
+    lines += bill_lines(cells)
     lines += fate_lines(cells)
     healthy = [c for c in cells if c.get("store_health")]
     if healthy:

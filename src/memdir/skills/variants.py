@@ -13,13 +13,15 @@
 * ``curated-skills-mem-gs``: the same store, but the search agent writes task-specific guidance
   instead of serving files (offline: :mod:`memdir.skills.guidance`).
 
-With a model as searcher (`Roles.searcher`), the curated variants' entries are chosen by the
-search agent (strictly for skills+mem) and served whole; offline, by the lexical retriever.
+With a model as searcher (`Roles.searcher`, the search model, apart from the executor), the
+entries of the episode log and the curated variants are chosen by the search agent (strictly
+for skills+mem) and served whole, its calls the task's search bill; offline, by the lexical
+retriever. The curator reads what was served beside the trajectory (the paper's C.6).
 
-The outcome gate (only a successful attempt may create or extend a procedure) is enforced by
-the store the chain opens (`Guards(outcome_gate=True)`), not only asked of the curator. Every
-write goes through a `manage`-type harness with `role`, `task` and `outcome` meta, so each tool
-call is one journal step.
+The outcome gate (only a successful attempt may create or extend a procedure) is the paper's
+for skills+mem and its GS form (`outcome_gate`): there it is enforced by the store the chain
+opens (`Guards(outcome_gate=True)`), not only asked of the curator. Every write goes through a
+`manage`-type harness with `role`, `task` and `outcome` meta, so each tool call is one journal step.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from memdir.agents.record import RunRecord
-from memdir.agents.skills import Trajectory, manage_trajectory
+from memdir.agents.skills import NOTHING_SERVED, Trajectory, manage_trajectory
 from memdir.bench.alfworld import parse_goal
 from memdir.bench.alfworld_env import Episode
 from memdir.errors import MemdirError
@@ -88,12 +90,25 @@ class Served:
             return self.guidance.strip()
         return "\n\n".join(f"### {d.path}\n{d.text.strip()}" for d in self.docs)
 
+    def for_curator(self) -> str:
+        """What was served, as the management agent reads it after the attempt: the entries
+        whole under their paths, or the guidance with the entries it was written from."""
+        if self.guidance is not None:
+            cited = ", ".join(self.cited) or "no entry"
+            return (
+                f"Guidance (written from {cited}):\n{self.guidance.strip()}"
+                if self.guidance.strip()
+                else NOTHING_SERVED
+            )
+        return self.text() or NOTHING_SERVED
+
 
 class SkillVariant:
     """A variant of the skill setting; this base is no-store, the floor every other variant is
     compared with."""
 
     name = "no-store"
+    outcome_gate = False  # the paper gates skills+mem (and its GS form) only
 
     def __init__(
         self, store: Store | None = None, retriever: Retriever = DEFAULT, roles: Roles | None = None
@@ -108,9 +123,19 @@ class SkillVariant:
     async def serve(self, index: int, task: str, family: str) -> Served:
         return Served()
 
-    async def record(self, index: int, episode: Episode) -> Usage:
-        """Integrate the finished episode; returns what the model calls cost (zero offline)."""
+    async def record(self, index: int, episode: Episode, served: Served | None = None) -> Usage:
+        """Integrate the finished episode (and what was served before it); returns what the
+        model calls cost (zero offline)."""
         return Usage()
+
+    async def _select(self, index: int, task: str, *, strict: bool, k: int) -> Served:
+        """The search agent (a model) chooses the entries; they are served whole."""
+        assert self.store is not None and self.roles.searcher is not None
+        docs, usage = await select(
+            self.roles.searcher, self.store, task, strict=strict, k=k, variant=self.name, index=index,
+            record=self.roles.record, profile=self.roles.search_profile,
+        )  # fmt: skip
+        return Served(docs, usage=usage)
 
     # -- helpers for the store-backed variants -------------------------------------------
     def _manage(self, index: int, role: str, episode: Episode) -> Harness:
@@ -134,9 +159,11 @@ class EpisodeLog(SkillVariant):
     name = "episode-log"
 
     async def serve(self, index: int, task: str, family: str) -> Served:
+        if self.roles.searcher is not None:  # the log's search bill, climbing as the log grows
+            return await self._select(index, task, strict=False, k=TOP_K)
         return Served(self.retriever(self.search, task, TOP_K))
 
-    async def record(self, index: int, episode: Episode) -> Usage:
+    async def record(self, index: int, episode: Episode, served: Served | None = None) -> Usage:
         h = self._manage(index, "recorder", episode)
         self._folder(h, "episodes")
         name = episode_name(index, episode)
@@ -155,7 +182,8 @@ def trajectory(index: int, episode: Episode) -> Trajectory:
 
 
 class CuratedSkills(SkillVariant):
-    """Procedures behind the outcome gate, by the curator model or the offline distiller."""
+    """Procedures, by the curator model or the offline distiller (which distils successes only;
+    a curator model is not gated here, as in the paper)."""
 
     name = "curated-skills"
     notes = False
@@ -165,21 +193,13 @@ class CuratedSkills(SkillVariant):
             return await self._select(index, task, strict=False, k=TOP_K)
         return Served(self.retriever(self.search, task, TOP_K))
 
-    async def _select(self, index: int, task: str, *, strict: bool, k: int) -> Served:
-        """The search agent (a model) chooses the entries; they are served whole."""
-        assert self.store is not None and self.roles.searcher is not None
-        docs, usage = await select(
-            self.roles.searcher, self.store, task, strict=strict, k=k, variant=self.name, index=index,
-            record=self.roles.record, profile=self.roles.search_profile,
-        )  # fmt: skip
-        return Served(docs, usage=usage)
-
-    async def record(self, index: int, episode: Episode) -> Usage:
+    async def record(self, index: int, episode: Episode, served: Served | None = None) -> Usage:
         roles = self.roles
         if roles.curator is not None:
             assert self.store is not None
             out = await manage_trajectory(
                 roles.curator, self.store, trajectory(index, episode), notes=self.notes,
+                outcome_gate=self.outcome_gate, served=(served or Served()).for_curator(),
                 record=roles.record, profile=roles.manage_profile, variant=self.name,
             )  # fmt: skip
             return out.episode.usage if out.episode else Usage()
@@ -221,6 +241,7 @@ class CuratedSkillsMem(CuratedSkills):
 
     name = "curated-skills-mem"
     notes = True
+    outcome_gate = True
 
     async def serve(self, index: int, task: str, family: str) -> Served:
         if self.roles.searcher is not None:
@@ -292,6 +313,7 @@ SKILL_VARIANTS: dict[str, type[SkillVariant]] = {
     v.name: v for v in (SkillVariant, EpisodeLog, CuratedSkills, CuratedSkillsMem, CuratedSkillsMemGS)
 }
 VARIANT_NAMES = tuple(SKILL_VARIANTS)
+GATED = tuple(name for name, v in SKILL_VARIANTS.items() if v.outcome_gate)  # the paper's outcome gate
 
 
 def make_variant(
