@@ -9,6 +9,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from typing import Any
 
 from anthropic import Anthropic
@@ -65,6 +67,8 @@ def main() -> None:
     ap.add_argument("--root", default="./memory")
     ap.add_argument("--model", default="claude-sonnet-5")
     args = ap.parse_args()
+    if not os.environ.get("ANTHROPIC_API_KEY"):  # checked before Memory(...) makes the store
+        sys.exit("anthropic_agent.py: set ANTHROPIC_API_KEY in the environment; nothing was created")
     print(run(Anthropic(), Memory(args.root), args.message, model=args.model))
 
 

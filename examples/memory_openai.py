@@ -9,12 +9,15 @@ The key is read from the environment only. For vLLM, Ollama or llama.cpp, name t
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 from memdir import Memory
 
+MODEL = "openai/gpt-5-mini"
 
-def main(root: str, model: Any = "openai/gpt-5-mini") -> str:
+
+def main(root: str, model: Any = MODEL) -> str:
     memory = Memory(root)
     added = memory.add(
         [
@@ -29,5 +32,16 @@ def main(root: str, model: Any = "openai/gpt-5-mini") -> str:
     return answer.answer
 
 
+def ready(model: str) -> None:
+    """Refuse a model that cannot be called (no key) in one line, before anything is created."""
+    from memdir.models import ModelError, get_model
+
+    try:
+        get_model(model).api.check_ready()
+    except ModelError as exc:
+        sys.exit(f"{Path(sys.argv[0]).name}: {exc}; nothing was created")
+
+
 if __name__ == "__main__":
+    ready(MODEL)
     main(sys.argv[1] if len(sys.argv) > 1 else "./memory")

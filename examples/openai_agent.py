@@ -8,6 +8,8 @@ Works with any OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp): pass --base
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from typing import Any
 
 from openai import OpenAI
@@ -51,7 +53,14 @@ def main() -> None:
     ap.add_argument("--model", default="gpt-5-mini")
     ap.add_argument("--base-url", default=None)
     args = ap.parse_args()
-    print(run(OpenAI(base_url=args.base_url), Memory(args.root), args.message, model=args.model))
+    key, base_url = os.environ.get("OPENAI_API_KEY"), args.base_url or os.environ.get("OPENAI_BASE_URL")
+    if not key and not base_url:  # checked before Memory(...) makes the store
+        sys.exit(
+            "openai_agent.py: set OPENAI_API_KEY in the environment (or give --base-url, a local "
+            "OpenAI-compatible server); nothing was created"
+        )
+    client = OpenAI(api_key=key or "unused", base_url=base_url)  # a local server takes any key
+    print(run(client, Memory(args.root), args.message, model=args.model))
 
 
 if __name__ == "__main__":
