@@ -245,8 +245,9 @@ _QUESTION = re.compile(
 )
 _LISTED = re.compile(r"\t(/memories/\S+?\.md)(?=\s|$)", re.M)
 _TURN_LINE = re.compile(
-    r"^- (?P<date>\d{4}-\d{2}-\d{2}): (?P<speaker>[^:]+): (?P<text>.*) \[(?P<loc>S\d+T\d+)\]$"
+    r"^- (?:(?P<date>\d{4}-\d{2}-\d{2}): )?(?P<speaker>[^:]+): (?P<text>.*) \[(?P<loc>S\d+T\d+)\]$"
 )
+_SESSION_HEADING = re.compile(r"^# Session \d+ \((?P<date>\d{4}-\d{2}-\d{2})\)$")  # the dump's
 
 
 def question_key(q: Question) -> Key:
@@ -322,14 +323,17 @@ def answer_turns(texts: Iterable[str], key: Key, category: str) -> str | None:
     patterns, values = PHRASINGS[attribute]
     said: list[tuple[str, str]] = []
     for text in texts:
+        session_date = ""  # the dump dates a turn by its session's heading, unless its line says
         for line in shown_lines(text):
+            if h := _SESSION_HEADING.match(line):
+                session_date = h["date"]
             m = _TURN_LINE.match(line)
             if not m or m["speaker"] != subject:
                 continue
             for p in patterns:
                 v = p.match(m["text"])
                 if v and v["v"] in values:
-                    said.append((m["date"], v["v"]))
+                    said.append((m["date"] or session_date, v["v"]))
                     break
     if not said:
         return None
