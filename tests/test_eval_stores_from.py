@@ -122,3 +122,24 @@ def test_cli_stores_from_takes_the_source_builder(run_a: Path, tmp_path: Path) -
         cli, [*base, "--stores-from", str(tmp_path / "nowhere"), "-o", str(tmp_path / "x")]
     )
     assert bad.exit_code != 0 and "not a run folder" in bad.output
+
+
+@pytest.mark.slow
+def test_ray_workers_take_the_source_stores_as_the_local_run_does(run_a: Path, tmp_path: Path) -> None:
+    """A Ray worker's runner finds each store's recorded digest in the manifest the driver wrote."""
+    ray = pytest.importorskip(
+        "ray", reason="the optional 'ray' extra is not installed (pip install '.[ray]')"
+    )
+    from memdir.eval.ray_executor import RayExecutor
+
+    cfg = config(stores_from=str(run_a), limit=None)
+    local = run_eval(cfg, tmp_path / "local", progress=False, models={})
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, object_store_memory=200 * 1024 * 1024)
+    try:
+        remote = run_eval(cfg, tmp_path / "ray", progress=False, models={}, executor=RayExecutor())
+    finally:
+        ray.shutdown()
+    assert remote == local
+    for variant in ("foldered", "verbatim-dump"):
+        a = run_a / "stores" / "generated" / SAMPLE / variant
+        assert files(tmp_path / "ray" / "stores" / "generated" / SAMPLE / variant) == files(a)
