@@ -77,3 +77,24 @@ def test_a_skill_store_counts_its_entries_not_its_indexes(tmp_path: Path) -> Non
     files, kb = store_size(store)
     assert files == 3
     assert kb == round(sum(e.size for e in store.files() if e.path.name != "MEMORY.md") / 1024, 3)
+
+
+def test_the_offline_searcher_dates_a_dump_turn_by_its_session(tmp_path: Path) -> None:
+    """The dump's lines leave the session's date to the heading; the offline searcher's answer
+    to a 'when' question still reads it there (conv-50 temporal F1 was .36 with a date on every
+    line, .01 when the heading's date went unread)."""
+    from memdir.agents.offline.searcher import LexicalSearcher
+    from memdir.eval.lexical import locomo_f1
+    from memdir.tools.profiles import Harness
+
+    sample = load_sample("locomo", "conv-50")
+    store = open_store(tmp_path / "dump", create=True)
+    write_dump(store, sample)
+    temporal = [q for q in sample.questions if q.category == "temporal"]
+    f1 = [
+        locomo_f1(
+            LexicalSearcher(Harness(store, "search")).search(q.question).answer, q.gold, q.category_code
+        )
+        for q in temporal
+    ]
+    assert sum(f1) / len(f1) >= 0.3

@@ -48,6 +48,10 @@ CHUNK_TURN = re.compile(rf"^\[(?P<loc>{TURN})\] (?P<rest>.*)$")  # a turn as a c
 DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 # The speaker a turn line names: `- 2023-05-01: Alice: text [S1T2]` (keyed lines hold a `|`).
 SPEAKER = re.compile(r"^(?:[-*]\s+)?(?:\d{4}-\d{2}-\d{2}:\s*)?(?P<speaker>[A-Za-z][\w .'-]{0,40}?):\s+")
+# A verbatim dump's session heading: its turn lines carry the date only where it is not this one
+# (variants/dump.py, the paper's line format), so a turn read there is dated by it.
+SESSION_HEADING = re.compile(r"^# Session \d+ \((?P<date>\d{4}-\d{2}-\d{2})\)$")
+SESSION_DESCRIPTION = re.compile(r"^Session \d+, (?P<date>\d{4}-\d{2}-\d{2}), ")  # as a listing shows it
 SECTION_HIT = re.compile(r"^\d+\. (?P<path>/memories/\S+?\.md) lines? (?P<a>\d+)(?:-(?P<b>\d+))?", re.M)
 CHUNK_TOOLS = ("bm25_chunk_retrieve", "hybrid_chunk_retrieve")
 TOP_FILES = 3
@@ -84,6 +88,7 @@ class LexicalSearcher:
         self.calls: list[dict[str, Any]] = []
         self.sizes: dict[str, int] = {}  # file sizes the listings showed
         self.opened: set[str] = set()  # files a keyed section was read from
+        self.session_dates: dict[str, str] = {}  # a dump's session file: the date its heading gives
         self._seen: dict[tuple[str, tuple[tuple[str, Any], ...]], tuple[str, bool]] = {}
 
     def _call(self, name: str, **args: Any) -> tuple[str, bool]:
@@ -143,9 +148,18 @@ class LexicalSearcher:
             best = max((ln for ln in hits if ln.path == path), key=lambda x: x.score, default=None)
             for ln in self._read(path, best.n if best else None):
                 found.setdefault((ln.path, ln.n), ln)
-        lines = list(found.values())
+        lines = [self._dated(ln) for ln in found.values()]
         self._score(lines, question, q_terms)
         return sorted(lines, key=lambda x: (-x.score, -_date_key(x.text), x.path, x.n))
+
+    def _dated(self, ln: Line) -> Line:
+        """A dump's turn line without a date of its own, dated by its session's heading (seen in
+        any read of its file), as a fact line shows it: `- date: Speaker: text [S1T2]`."""
+        date = self.session_dates.get(ln.path)
+        if date is None or DATE.match(ln.text.lstrip("-* ")) or speaker_of(ln.text) is None:
+            return ln
+        said = re.sub(r"^[-*]\s+", "", ln.text)
+        return Line(ln.path, ln.n, f"- {date}: {said}", ln.score)
 
     def _once(self, name: str, **args: Any) -> tuple[str, bool]:
         """A signpost read once per searcher (the chooser retrieves several probes in a row)."""
@@ -158,6 +172,9 @@ class LexicalSearcher:
         text, err = self._once("view", path=folder)
         entries = [] if err else navigate.parse_listing(text)
         self.sizes.update({e.path: e.size for e in entries if not e.is_dir})
+        for e in entries:
+            if not e.is_dir and (d := SESSION_DESCRIPTION.match(e.description)):
+                self.session_dates.setdefault(e.path, d["date"])
         return entries
 
     def _from_chunks(self, tool: str, question: str, q_terms: list[str]) -> list[Line]:
@@ -227,8 +244,7 @@ class LexicalSearcher:
         self.opened.add(path)
         return self._numbered(path, *self._call("view", path=path, start_line=start, end_line=end))
 
-    @staticmethod
-    def _numbered(path: str, text: str, err: bool) -> list[Line]:
+    def _numbered(self, path: str, text: str, err: bool) -> list[Line]:
         if err:
             return []
         out: list[Line] = []
@@ -236,6 +252,8 @@ class LexicalSearcher:
             m = NUMBERED.match(row)
             if m:
                 out.append(Line(path, int(m["n"]), m["text"]))
+                if head := SESSION_HEADING.match(m["text"]):
+                    self.session_dates[path] = head["date"]
         return out
 
     def _score(self, lines: list[Line], question: str, q_terms: list[str]) -> None:
