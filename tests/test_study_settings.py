@@ -21,6 +21,8 @@ from memdir.eval.runner import RunConfig, run_eval
 from memdir.models import RetryPolicy, Usage, get_model, price_card
 
 SAMPLE = "gen-s3-p2-n4-t3-a2-c1"
+PLACE = "pick_and_place_simple-ToiletPaper-None-ToiletPaperHanger-406/trial_T20190908_122858_883968"
+KEYCHAIN = "look_at_obj_in_light-KeyChain-None-DeskLamp-327/trial_T20190906_202601_548273"
 MINI, NANO = "openai/gpt-5.4-mini", "openai/gpt-5.4-nano"
 # One reply every role can read: the builder's episode ends on it, the search answers with it
 # (an answer line with no citation), and both judges parse it.
@@ -210,7 +212,7 @@ def test_the_cli_takes_efforts_and_cards_per_role(tmp_path: Path) -> None:
         "judge": (None, "gpt-5.4-nano"),
     }
     bad = CliRunner().invoke(cli, [*args, "--out", str(tmp_path / "bad"), "--reasoning-effort", "judge=max"])
-    assert bad.exit_code != 0 and "unknown reasoning effort judge=max" in bad.output
+    assert bad.exit_code != 0 and "unknown reasoning effort max" in bad.output
     assert not (tmp_path / "bad").exists()
 
 
@@ -276,3 +278,64 @@ def test_a_role_model_travels_to_a_worker_with_its_effort() -> None:
     assert spec.reasoning_effort == "high"
     assert spec.build().config.reasoning_effort == "high"  # what the worker calls with
     assert ModelSpec.of(MINI, get_model(MINI)).build().config.reasoning_effort is None
+
+
+@pytest.mark.slow
+def test_the_skill_chain_prices_its_search_and_execution_bills_apart(tmp_path: Path) -> None:
+    pytest.importorskip("alfworld", reason="the optional 'alfworld' extra is not installed")
+    from memdir.bench.alfworld import load_games
+    from memdir.bench.alfworld_env import AlfworldEnv
+    from memdir.skills.chain import run_chains
+    from memdir.skills.policy import OfflinePolicy
+    from memdir.skills.variants import Roles
+
+    by_id = {g.id: g for g in load_games()}
+    games = [by_id[g] for g in (PLACE, KEYCHAIN)]
+    actions = []
+    for game in games:
+        with AlfworldEnv(game) as env:
+            actions.append([a for a, _ in OfflinePolicy().run(env).steps])
+    executor = get_model("scripted/exec", script=[*actions[0], *actions[1]]).with_settings(
+        reasoning_effort="high"
+    )
+    chosen = json.dumps({"answer": "the place procedure", "citations": []})
+    searcher = get_model("scripted/search", script=[chosen, chosen])
+    mini, nano, gpt41 = (price_card(n) for n in ("gpt-5.4-mini", "gpt-5.4-nano", "gpt-4.1"))
+    assert mini is not None and nano is not None and gpt41 is not None
+    out = tmp_path / "run"
+    rows = run_chains(
+        out, ["curated-skills-mem"], model=executor, roles=Roles(searcher=searcher), price_card=mini,
+        games=games, role_cards={"search": nano, "execution": gpt41},
+    )  # fmt: skip
+    searched = 0
+    for row, played in zip(rows, actions, strict=True):
+        search, execution = Usage.from_dict(row["search_usage"]), Usage.from_dict(row["execution_usage"])
+        searched += search.calls
+        assert execution.calls == len(played)
+        assert row["search_cost_usd"] == pytest.approx(nano.cost(search), abs=1e-6)
+        assert row["execution_cost_usd"] == pytest.approx(gpt41.cost(execution), abs=1e-6)
+        assert row["deploy_cost_usd"] == pytest.approx(
+            row["search_cost_usd"] + row["execution_cost_usd"], abs=2e-6
+        )
+    assert searched >= 1 and rows[-1]["search_cost_usd"] > 0  # the search bill, at nano's rates
+    roles = json.loads((out / "manifest.json").read_text())["roles"]
+    assert roles == {
+        "execution": {
+            "model": "scripted/exec",
+            "reasoning_effort": "high",
+            "effort_sent": False,  # the scripted provider takes no reasoning control
+            "price_card": "gpt-4.1",
+        },
+        "search": {
+            "model": "scripted/search",
+            "reasoning_effort": None,
+            "effort_sent": False,
+            "price_card": "gpt-5.4-nano",
+        },
+        "curator": {
+            "model": "offline",
+            "reasoning_effort": None,
+            "effort_sent": False,
+            "price_card": "gpt-5.4-mini",
+        },
+    }

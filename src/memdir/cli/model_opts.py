@@ -14,7 +14,7 @@ import click
 from click.core import ParameterSource
 
 from memdir.agents.record import RunRecord
-from memdir.models import Model, ModelError, get_model, price_card
+from memdir.models import REASONING_EFFORTS, Model, ModelError, get_model, price_card
 from memdir.models.protocols import PROTOCOLS
 from memdir.models.scripted import load_script
 from memdir.store.store import Store
@@ -81,6 +81,13 @@ def reasoning_effort_option(
     def parse(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str | None]:
         bare, named = per_role(values, roles, {"agents": agents}, "--reasoning-effort")
         given = ({**dict.fromkeys(agents, bare)} if bare is not None else {}) | named
+        bad = sorted({v for v in given.values() if v not in (*REASONING_EFFORTS, "off")})
+        if bad:
+            levels = ", ".join([*REASONING_EFFORTS, "off"])
+            raise click.BadParameter(
+                f"unknown reasoning effort {', '.join(bad)}; levels: {levels}",
+                param_hint="--reasoning-effort",
+            )
         return {r: None if v == "off" else v for r, v in given.items()}
 
     return click.option(

@@ -9,8 +9,18 @@ from typing import Any
 import click
 
 from memdir.cli.executor_opts import check_executor, executor_options
-from memdir.cli.model_opts import endpoint_options, round_cap_option, tool_set_option
+from memdir.cli.model_opts import (
+    endpoint_options,
+    price_card_option,
+    reasoning_effort_option,
+    round_cap_option,
+    tool_set_option,
+)
 from memdir.errors import MemdirError
+from memdir.skills.chain import SKILL_ROLES
+
+# The study's reasoning effort for every agent (Table 11); a model without the control gets none.
+SKILL_EFFORT: dict[str, str | None] = dict.fromkeys(SKILL_ROLES, "high")
 
 
 def _retriever(tool_set: str) -> Any:
@@ -22,7 +32,7 @@ def _retriever(tool_set: str) -> Any:
 def _roles(
     model: str, curator_model: str | None, tool_set: str, record: Any,
     base_url: str | None = None, tool_protocol: str | None = None, round_cap: int | None = None,
-    search_model: str | None = None,
+    search_model: str | None = None, efforts: dict[str, str | None] | None = None,
 ) -> tuple[Any, Any]:  # fmt: skip
     """(executor, Roles): an offline policy's name for a role means its no-model baseline. One
     name is one model: a role named like another shares its client (and its --round-cap)."""
@@ -50,8 +60,15 @@ def _roles(
         raise MemdirError(str(exc)) from None
     for m in built.values():
         _ready(m)
-    roles = Roles(curator, searcher, record, manage_profile, search_profile)
-    return executor, roles
+    effort = {**SKILL_EFFORT, **(efforts or {})}
+
+    def played(m: Any, role: str) -> Any:  # each role sent its own effort, counted on its model
+        return None if m is None else m.with_settings(reasoning_effort=effort[role])
+
+    roles = Roles(
+        played(curator, "curator"), played(searcher, "search"), record, manage_profile, search_profile
+    )
+    return played(executor, "execution"), roles
 
 
 def _ready(model: Any) -> None:
@@ -98,7 +115,8 @@ def _ready(model: Any) -> None:
     help="Model of the management agent that curates skills (default: --model; 'offline' is the "
     "mechanical distiller, a baseline).",
 )
-@click.option("--price-card", default="gpt-5.4-mini", show_default=True, help="Rate card that prices tokens.")
+@price_card_option(SKILL_ROLES, "gpt-5.4-mini")
+@reasoning_effort_option(SKILL_ROLES, SKILL_ROLES, "high for every agent")
 @click.option(
     "--protocol",
     type=click.Choice(["full", "three"]),
@@ -133,7 +151,8 @@ def skills_cmd(
     n_tasks: int | None,
     tool_set: str,
     out: Path,
-    price_card: str,
+    price_card: tuple[str, dict[str, str]],
+    reasoning_effort: dict[str, str | None],
     base_url: str | None,
     tool_protocol: str | None,
     round_cap: int | None,
@@ -151,6 +170,7 @@ def skills_cmd(
     from memdir.agents.record import RunRecord
     from memdir.bench.alfworld import chains, load_games
     from memdir.models import price_card as find_card
+    from memdir.models import role_cards
     from memdir.skills.chain import run_chains
     from memdir.skills.folder import TaskRow
     from memdir.skills.report import write_report
@@ -165,12 +185,22 @@ def skills_cmd(
         from memdir.skills.ray_executor import RayChainRunner
 
         runner = RayChainRunner(address, cells_at_once=cells_at_once)
-    card = find_card(price_card)
-    if card is None:
-        raise MemdirError(f"no price card {price_card!r}; see memdir/models/prices.json")
+    try:
+        cards = role_cards(*price_card, SKILL_ROLES)  # the search, execution and curation bills apart
+    except ValueError as exc:
+        raise MemdirError(f"--price-card: {exc}") from None
+    card = find_card(price_card[0])  # every role not priced apart (checked just above)
     retriever = _retriever(tool_set)
     player, roles = _roles(
-        model, curator_model, tool_set, None, base_url, tool_protocol, round_cap, search_model
+        model,
+        curator_model,
+        tool_set,
+        None,
+        base_url,
+        tool_protocol,
+        round_cap,
+        search_model,
+        reasoning_effort,
     )
     if runner is not None:
         from memdir.agents.cluster import model_specs, require_ray
@@ -194,7 +224,7 @@ def skills_cmd(
         run_chains(
             out, names, model=player or model, roles=roles, price_card=card, protocol=protocol,
             n_tasks=n_tasks, retriever=retriever, on_task=on_task, runner=runner,
-            show_admissible=show_admissible,
+            show_admissible=show_admissible, role_cards={r: cards[r] for r in price_card[1]},
         )  # fmt: skip
     from memdir.skills.folder import ChainFolder
     from memdir.skills.report import load_aborted

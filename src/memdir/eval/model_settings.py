@@ -13,14 +13,13 @@ from __future__ import annotations
 from typing import Any
 
 from memdir.errors import MemdirError
-from memdir.models import Model, PriceCard, role_cards
+from memdir.models import REASONING_EFFORTS, Model, PriceCard, role_cards
 
 ROLES = ("builder", "search", "judge")
 AGENTS = ("builder", "search")
 # The study's reasoning effort per role (Table 11); None: none is sent.
 STUDY_EFFORT: dict[str, str | None] = {"builder": "high", "search": "high", "judge": "low"}
-# The levels a provider takes (OpenAI's reasoning_effort; Anthropic's thinking budget by level).
-EFFORTS = ("none", "minimal", "low", "medium", "high")
+EFFORTS = REASONING_EFFORTS
 JUDGE_TEMPERATURE = 0.0
 
 

@@ -1,6 +1,7 @@
 """Model providers and their accounting. Stands alone: imports nothing of memdir but `tokens`."""
 
 from memdir.models.base import (
+    REASONING_EFFORTS,
     CallRecord,
     ChatMessage,
     GenerateConfig,
@@ -26,6 +27,7 @@ from memdir.models.usage import (
 )
 
 __all__ = [
+    "REASONING_EFFORTS",
     "Bounds",
     "CallRecord",
     "ChatMessage",

@@ -19,6 +19,9 @@ from typing import Any, Literal
 from memdir.models.usage import Usage
 
 Role = Literal["system", "user", "assistant", "tool"]
+# The reasoning-effort levels a provider takes (OpenAI's `reasoning_effort`; Anthropic's
+# thinking budget by level, models/anthropic.py).
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high")
 StopReason = Literal["stop", "tool_calls", "max_tokens", "other"]
 
 

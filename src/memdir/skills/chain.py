@@ -15,9 +15,10 @@ or the execution agent over a model; the curator and the guidance writer are mod
 `Roles` names them (the search model apart from the executor, as the paper runs gpt-4.1 and
 gpt-4.1-mini executors against one search agent). Model calls go to `record.jsonl`; a row's
 deploy cost is its search bill (the search agent choosing entries or writing GS guidance) plus
-its execution bill, each also kept apart, and its build cost the curator's calls, all priced
-with the run's price card. A row counts the executor's invalid actions (sent while not
-admissible); the admissible actions are shown at every step only with `show_admissible`.
+its execution bill, each also kept apart, and its build cost the curator's calls, each priced
+with its role's card (`role_cards`; the run's price card for a role not named). A row counts
+the executor's invalid actions (sent while not admissible); the admissible actions are shown at
+every step only with `show_admissible`.
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ from memdir.tools.guards import Guards
 from memdir.tools.wiring import open_store
 
 OFFLINE_MODEL = "offline"
+# The skill setting's roles, each billed apart (the paper's Tables 16-17 price the search and
+# execution bills apart; the curator's is the build cost), each at its card (`role_cards`).
+SKILL_ROLES = ("execution", "search", "curator")
 OFFLINE_POLICIES: dict[str, type[OfflinePolicy]] = {"offline": OfflinePolicy, "offline-novice": Novice}
 EARLY_FRACTION = 0.25
 
@@ -128,6 +132,7 @@ def run_chains(
     step_cap: int = STEP_CAP,
     runner: ChainRunner | None = None,
     show_admissible: bool = False,
+    role_cards: dict[str, PriceCard] | None = None,
 ) -> list[TaskRow]:
     """Play every chain of `protocol` for every variant; returns (and appends) the task rows.
 
@@ -140,7 +145,7 @@ def run_chains(
         _run_chains(
             out, variants, model=model, roles=roles or Roles(), price_card=price_card, protocol=protocol,
             n_tasks=n_tasks, games=games, retriever=retriever, on_task=on_task, step_cap=step_cap,
-            runner=runner, show_admissible=show_admissible,
+            runner=runner, show_admissible=show_admissible, role_cards=role_cards or {},
         )
     )  # fmt: skip
 
@@ -160,6 +165,7 @@ async def _run_chains(
     step_cap: int,
     runner: ChainRunner | None,
     show_admissible: bool,
+    role_cards: dict[str, PriceCard],
 ) -> list[TaskRow]:
     executor = None if isinstance(model, str) and model in OFFLINE_POLICIES else model
     if isinstance(executor, str):
@@ -177,12 +183,12 @@ async def _run_chains(
     folder = ChainFolder(out)
     _write_manifest(
         folder, variants, model_name, roles, price_card, protocol, n_tasks, chain_list, retriever,
-        show_admissible,
+        show_admissible, role_settings(executor, roles, price_card, role_cards),
     )  # fmt: skip
     folder.tasks.repair()  # a row cut by a kill of an earlier run: cut, so the next row starts a line
     folder.aborted.repair()
     policy = OFFLINE_POLICIES[model_name]() if executor is None else OfflinePolicy()
-    play = TaskPlayer(policy, executor, roles, price_card)
+    play = TaskPlayer(policy, executor, roles, price_card, role_cards)
     cells = []
     for ci, chain in enumerate(chain_list):
         for v in variants:
@@ -299,9 +305,12 @@ class TaskPlayer:
     executor: Model | None
     roles: Roles
     card: PriceCard | None
+    role_cards: dict[str, PriceCard] = field(default_factory=dict)  # a role priced apart
 
-    def cost(self, usage: Usage) -> float:
-        return self.card.cost(usage) if self.card is not None and usage.calls else 0.0
+    def cost(self, usage: Usage, role: str | None = None) -> float:
+        """Dollars of `usage` at `role`'s card (`card` for a role not priced apart)."""
+        card = self.role_cards.get(role, self.card) if role is not None else self.card
+        return card.cost(usage) if card is not None and usage.calls else 0.0
 
     async def run(
         self,
@@ -349,9 +358,11 @@ class TaskPlayer:
             "served_tokens": count_tokens(served.text()),
             "hint_sources": hint_sources, "store_files": files, "store_kb": kb, "snapshot": snapshot,
             "deploy_usage": deploy.as_dict(), "build_usage": build.as_dict(),
-            "deploy_cost_usd": round(self.cost(deploy), 6), "build_cost_usd": round(self.cost(build), 6),
-            "search_usage": search.as_dict(), "search_cost_usd": round(self.cost(search), 6),
-            "execution_usage": execution.as_dict(), "execution_cost_usd": round(self.cost(execution), 6),
+            "deploy_cost_usd": round(self.cost(search, "search") + self.cost(execution, "execution"), 6),
+            "build_cost_usd": round(self.cost(build, "curator"), 6),
+            "search_usage": search.as_dict(), "search_cost_usd": round(self.cost(search, "search"), 6),
+            "execution_usage": execution.as_dict(),
+            "execution_cost_usd": round(self.cost(execution, "execution"), 6),
             "invalid_actions": episode.invalid_actions,
             "seconds": {"load": round(load_s, 3), "reset_serve": round(t_served - start, 3),
                         "play": round(t_played - t_served, 3),
@@ -375,9 +386,28 @@ def _round_cap(roles: Roles) -> int | None:
     return min((c for c in caps if c is not None), default=None)
 
 
+def role_settings(
+    executor: Model | None, roles: Roles, card: PriceCard | None, role_cards: dict[str, PriceCard]
+) -> dict[str, Any]:
+    """Each role's model, the reasoning effort asked of it (`Model.with_settings`) and whether
+    the model takes one, and its price card (docs/study.md, Configuration of record (Table 11))."""
+    out: dict[str, Any] = {}
+    for role, m in zip(SKILL_ROLES, (executor, roles.searcher, roles.curator), strict=True):
+        priced = role_cards.get(role, card)
+        effort = m.config.reasoning_effort if m is not None else None
+        out[role] = {
+            "model": m.name if m is not None else OFFLINE_MODEL,
+            "reasoning_effort": effort,
+            "effort_sent": bool(m is not None and effort is not None and m.api.takes_reasoning_effort()),
+            "price_card": priced.name if priced is not None else None,
+        }
+    return out
+
+
 def _write_manifest(
     folder: ChainFolder, variants: list[str], model: str, roles: Roles, card: PriceCard | None, protocol: str,
     n_tasks: int | None, chain_list: list[list[Game]], retriever: Retriever, show_admissible: bool = False,
+    roles_record: dict[str, Any] | None = None,
 ) -> None:  # fmt: skip
     """The run's settings; variants run into the folder before are kept, and so is its start."""
     old = read_manifest(folder.manifest)
@@ -399,6 +429,7 @@ def _write_manifest(
         "outcome_gate": list(GATED),
         "tool_set": {"manage": roles.manage_profile, "search": roles.search_profile},
         "price_card": card.name if card else None,
+        "roles": roles_record,
         "protocol": protocol,
         "n_tasks": n_tasks,
         "seed": SEED,

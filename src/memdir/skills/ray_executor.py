@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,7 @@ class ChainTask:
     search_profile: str
     card: PriceCard | None
     retriever: Retriever
+    role_cards: dict[str, PriceCard] = field(default_factory=dict)
 
 
 def play_cell(task: ChainTask) -> list[TaskRow]:
@@ -63,7 +64,7 @@ def play_cell(task: ChainTask) -> list[TaskRow]:
     record = RunRecord(task.record) if task.record is not None else None
     roles = Roles(model(task.curator), model(task.searcher), record, task.manage_profile, task.search_profile)
     policy = OFFLINE_POLICIES[task.cell.model]() if executor is None else OfflinePolicy()
-    play = TaskPlayer(policy, executor, roles, task.card)
+    play = TaskPlayer(policy, executor, roles, task.card, task.role_cards)
     folder = ChainFolder(Path(task.out))
     return asyncio.run(play_chain(play, folder, task.cell, task.retriever, roles))
 
@@ -105,6 +106,7 @@ class RayChainRunner:
                 search_profile=roles.search_profile,
                 card=play.card,
                 retriever=retriever,
+                role_cards=play.role_cards,
             )
             for cell in cells
         ]
