@@ -143,3 +143,16 @@ def test_ray_workers_take_the_source_stores_as_the_local_run_does(run_a: Path, t
     for variant in ("foldered", "verbatim-dump"):
         a = run_a / "stores" / "generated" / SAMPLE / variant
         assert files(tmp_path / "ray" / "stores" / "generated" / SAMPLE / variant) == files(a)
+
+
+def test_the_source_builder_is_never_made(run_a: Path, tmp_path: Path) -> None:
+    """No client for a builder that builds nothing: the manifest's roles name it, unsent."""
+    import asyncio
+
+    from memdir.eval.runner import Runner
+
+    runner = Runner(config(stores_from=str(run_a), limit=1), tmp_path / "b", progress=False)
+    asyncio.run(runner.run())
+    assert "scripted/builder" not in runner.models
+    builder = json.loads((tmp_path / "b" / "manifest.json").read_text())["roles"]["builder"]
+    assert builder["model"] == "scripted/builder" and builder["effort_sent"] is False

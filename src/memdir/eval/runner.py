@@ -342,7 +342,7 @@ class Runner:
         and each role's price card (docs/study.md, Configuration of record (Table 11))."""
         c = self.config
         names = {"builder": c.builder_model, "search": c.search_model, "judge": c.judge}
-        models = {n: self.model(n) for n in names.values() if n != "offline"}
+        models = {n: self.model(n) for n in self.model_names()}  # a source's builder is never made
         return manifest_roles(names, models, c.reasoning_effort, self.cards)
 
     def model_settings(self) -> dict[str, Any]:
