@@ -149,6 +149,9 @@ def test_a_model_without_a_reasoning_control_is_sent_none_and_the_manifest_says_
     run_eval(cfg, tmp_path / "run", progress=False, models=models(standin, "openai/gpt-4.1"))
     assert all("reasoning_effort" not in s.body for s in standin.seen)
     assert [s.body.get("temperature") for s in standin.seen] == [None, 0.0, 0.0]  # search, then the judge
+    row = json.loads((tmp_path / "run" / "answers.jsonl").read_text())
+    assert row["variant"] == "closed-book" and row["attribution"] == pytest.approx(0.7)  # attributed too
+    assert row["judge"]["labels"] == {"correctness": "correct", "attribution": "scored"}
     roles = json.loads((tmp_path / "run" / "manifest.json").read_text())["roles"]
     assert roles["search"]["reasoning_effort"] == "high" and roles["search"]["effort_sent"] is False
     assert roles["builder"] == {
