@@ -66,7 +66,10 @@ async def test_stdio_manage_profile_round_trip(root: Path) -> None:
         assert not r.is_error
         r = await client.call_tool("rename", {"old_path": "/memories/people", "new_path": "/memories/family"})
         assert not r.is_error
-        assert snapshot(root) == {**before, "family/alice.md": ALICE.replace("vegan", "vegetarian").encode()}
+        after = snapshot(root)
+        index = after.pop("family/MEMORY.md")  # made by the server's index keeping, moved along
+        assert after == {**before, "family/alice.md": ALICE.replace("vegan", "vegetarian").encode()}
+        assert b"\n# family\n\n- [alice.md](alice.md): " in index
         r = await client.call_tool(
             "str_replace", {"path": "/memories/family/alice.md", "old_str": "absent", "new_str": "x"}
         )
@@ -75,7 +78,7 @@ async def test_stdio_manage_profile_round_trip(root: Path) -> None:
         assert r.is_error and "'..' segments are not allowed" in text(r)
         r = await client.call_tool("view", {"path": "/memoriesX/a.md"})
         assert r.is_error and "outside memory" in text(r)
-        assert snapshot(root) == {**before, "family/alice.md": ALICE.replace("vegan", "vegetarian").encode()}
+        assert snapshot(root) == {**after, "family/MEMORY.md": index}
 
 
 async def test_stdio_search_profile_cannot_write(root: Path) -> None:

@@ -149,7 +149,7 @@ class _Core:
         key = (profile, reorganize)
         if key not in self._harnesses:
             meta = {**self.meta, "reorganize": True} if reorganize else self.meta
-            self._harnesses[key] = Harness(self.store, profile, **meta)
+            self._harnesses[key] = Harness(self.store, profile, keep_indexes=True, **meta)
         return self._harnesses[key]
 
     def tools(self, profile: Profile = "manage", format: Format = "openai") -> list[dict[str, Any]]:

@@ -94,7 +94,7 @@ def tool_cmd(root: str, profile: str | None, role: str | None, name: str, args_j
     command line holds at most 128 KiB per argument, and a file_text may be far larger.
     """
     args = _arguments(args_json)
-    harness = Harness(_store(root), profile or _profile_for(name), role=role or "cli")
+    harness = Harness(_store(root), profile or _profile_for(name), keep_indexes=True, role=role or "cli")
     result = harness.call(name, args)
     click.echo(result.text)
     sys.exit(1 if result.is_error else 0)

@@ -81,7 +81,8 @@ def _harness(memory: Harness | HarnessSource | str | os.PathLike[str]) -> Harnes
     if isinstance(memory, Harness):
         return memory
     if isinstance(memory, str | os.PathLike):
-        return Harness(open_store(memory, create=True, init=True, guards=Guards()), "manage", role="api")
+        store = open_store(memory, create=True, init=True, guards=Guards())
+        return Harness(store, "manage", keep_indexes=True, role="api")
     return memory.harness("manage")
 
 

@@ -111,13 +111,13 @@ def build_server(
 async def serve_stdio(store: Store, profile: str, **meta: Any) -> None:
     from mcp.server.stdio import stdio_server
 
-    server = build_server(Harness(store, profile, **{"role": "mcp", **meta}))
+    server = build_server(Harness(store, profile, keep_indexes=True, **{"role": "mcp", **meta}))
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 
 
 def http_app(store: Store, profile: str, host: str = "127.0.0.1", **meta: Any) -> Any:
-    server = build_server(Harness(store, profile, **{"role": "mcp", **meta}))
+    server = build_server(Harness(store, profile, keep_indexes=True, **{"role": "mcp", **meta}))
     return server.streamable_http_app(
         streamable_http_path="/mcp", host=host, max_sessions=MAX_SESSIONS, session_idle_timeout=SESSION_IDLE_S
     )

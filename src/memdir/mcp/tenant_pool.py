@@ -186,6 +186,7 @@ class TenantPool:
         harness = Harness(
             tenant.store,
             entry.profile,
+            keep_indexes=True,
             role="mcp",
             tenant=entry.tenant,
             reorganize=True if entry.reorganize else None,

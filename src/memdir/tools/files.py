@@ -10,11 +10,16 @@ that teach the store's conventions (docs/conventions.md).
 
 from __future__ import annotations
 
+import re
+
 from memdir.errors import EditError, FrontmatterError, NotFoundError, PathError
 from memdir.store import frontmatter
+from memdir.store.frontmatter import MEMORY_INDEX
+from memdir.store.index_upkeep import Event
 from memdir.store.paths import MemoryPath, parse_memory_path
 from memdir.tools import outputs
 from memdir.tools.base import ToolContext, tool
+from memdir.tools.index_keeping import keeping, land, reply
 from memdir.tools.preconditions import (
     PARAM,
     PARAM_TEXT,
@@ -125,10 +130,15 @@ def _check_frontmatter(mp: MemoryPath, new_text: str, old_text: str | None = Non
 def create(ctx: ToolContext, path: str, file_text: str) -> str:
     mp = _md_path(path, "created")
     _check_frontmatter(mp, file_text)
-    ctx.store.create(mp, file_text)
+    said = land(
+        ctx,
+        Event("create", mp, text=file_text),
+        lambda: ctx.store.create(mp, file_text),
+        lambda: ({mp.text: file_text.encode("utf-8")}, [("create", mp.text, None)]),
+    )
     ctx.touch(mp)
     ctx.data = file_state(mp, file_text)
-    return f"Created {mp.text} ({len(split_lines(file_text))} lines)."
+    return f"Created {mp.text} ({len(split_lines(file_text))} lines).{reply(said)}"
 
 
 def _snippet(text: str, first: int, last: int) -> str:
@@ -188,11 +198,11 @@ def str_replace(
     at = hits[0]
     new_text = text[:at] + new_str + text[at + len(old_str) :]
     _check_frontmatter(mp, new_text, text)
-    ctx.store.write(mp, new_text)
+    said = _rewrite(ctx, mp, text, new_text)
     ctx.data = file_state(mp, new_text)
     first = line_of_offset(new_text, at)
     last = first + new_str.count("\n")
-    return f"Edited {mp.text} ({where}, line {first}):\n{_snippet(new_text, first, last)}"
+    return f"Edited {mp.text} ({where}, line {first}):\n{_snippet(new_text, first, last)}{_after(said)}"
 
 
 @tool(
@@ -244,12 +254,12 @@ def insert(
         tail = tail[:-1]
     new_text = head + block + tail
     _check_frontmatter(mp, new_text, text)
-    ctx.store.write(mp, new_text)
+    said = _rewrite(ctx, mp, text, new_text)
     ctx.data = file_state(mp, new_text)
     added = len(split_lines(block))
     return (
         f"Inserted {added} line(s) after line {insert_line} of {mp.text}:\n"
-        f"{_snippet(new_text, insert_line + 1, insert_line + added)}"
+        f"{_snippet(new_text, insert_line + 1, insert_line + added)}{_after(said)}"
     )
 
 
@@ -274,12 +284,18 @@ def delete(ctx: ToolContext, path: str, expected_sha256: str | None = None) -> s
         if not ctx.store.exists(mp):
             raise NotFoundError(f"{mp.text} does not exist; nothing was deleted")
         read_checked(ctx, mp, expected)
-    gone = ctx.store.delete(mp)
+    gone: list[str] = []
+
+    def target() -> tuple[dict[str, bytes | None], list[tuple[str, str, str | None]]]:
+        files = [e.path.text for e in ctx.store.walk(mp) if not e.is_dir] if is_dir else [mp.text]
+        return dict.fromkeys(files), [("delete", f, None) for f in files]
+
+    said = land(ctx, Event("delete", mp, is_dir=is_dir), lambda: gone.extend(ctx.store.delete(mp)), target)
     ctx.touch(mp)
     ctx.data = {"path": mp.text, "kind": "directory" if is_dir else "file", "deleted": gone}
     if is_dir:
-        return f"Deleted folder {mp.text} and the {len(gone)} file(s) in it."
-    return f"Deleted {mp.text}."
+        return f"Deleted folder {mp.text} and the {len(gone)} file(s) in it.{reply(said)}"
+    return f"Deleted {mp.text}.{reply(said)}"
 
 
 @tool(
@@ -323,17 +339,92 @@ def rename(ctx: ToolContext, old_path: str, new_path: str, expected_sha256: str 
         ctx.meter.bytes_read += len(data)
         digest = sha256_hex(data)
         require_current(omp.text, digest, expected)
-    ctx.store.rename(omp, nmp)
+    said, renamed = _move(ctx, omp, nmp, data)
     ctx.touch(omp)
     ctx.touch(nmp)
     if data is None:
         ctx.data = {"kind": "directory", "old_path": omp.text, "new_path": nmp.text}
-        return f"Moved folder {omp.text} to {nmp.text}."
+        return f"Moved folder {omp.text} to {nmp.text}.{reply(said)}"
     ctx.data = {"kind": "file", "old_path": omp.text, "new_path": nmp.text, "sha256": digest}
-    name = frontmatter.parse(data.decode("utf-8", "replace")).name
-    msg = f"Renamed {omp.text} to {nmp.text}. Its frontmatter name is {name!r}"
+    name = renamed or frontmatter.parse(data.decode("utf-8", "replace")).name
+    now = " now" if renamed else ""
+    msg = f"Renamed {omp.text} to {nmp.text}. Its frontmatter name is{now} {name!r}"
     if nmp.name != "MEMORY.md" and name != nmp.stem:
         msg += f"; change it to '{nmp.stem}' with str_replace so it matches the file stem."
     else:
         msg += "."
-    return msg
+    return msg + reply(said)
+
+
+def _rewrite(ctx: ToolContext, mp: MemoryPath, text: str, new_text: str) -> list[str]:
+    """`mp` rewritten to `new_text`, with its index entry's description kept true."""
+    return land(
+        ctx,
+        Event("modify", mp, text=new_text, old_text=text),
+        lambda: ctx.store.write(mp, new_text),
+        lambda: ({mp.text: new_text.encode("utf-8")}, [("modify", mp.text, None)]),
+    )
+
+
+def _name_follows(ctx: ToolContext, omp: MemoryPath, nmp: MemoryPath, text: str) -> str | None:
+    """With index keeping, a moved file whose frontmatter name was its old stem takes the new
+    one in the same step, so the store stays valid (`validate`: the name equals the stem); the
+    new text, checked as every write is, or None when the name stays."""
+    if not keeping(ctx) or omp.stem == nmp.stem:
+        return None
+    if MEMORY_INDEX in (omp.name, nmp.name) or frontmatter.parse(text).name != omp.stem:
+        was = set(frontmatter.validate(text, omp.name))
+        errors = [e for e in frontmatter.validate(text, nmp.name) if e not in was]
+        if errors:  # e.g. an index (no name) moved to a note's path: the store would be invalid
+            raise FrontmatterError(f"{nmp.text}: " + "; ".join(errors) + ". Nothing was moved.")
+        return None
+    fm_lines = frontmatter.split(text)[1]
+    lines = text.split("\n")
+    for i in range(1, max(fm_lines - 1, 1)):
+        if re.fullmatch(rf"name:\s*['\"]?{re.escape(omp.stem)}['\"]?\s*", lines[i]):
+            lines[i] = f"name: {nmp.stem}"
+            named = "\n".join(lines)
+            _check_frontmatter(nmp, named, text)
+            return named
+    return None
+
+
+def _after(said: list[str]) -> str:
+    """A reply's index sentence on its own line, after a snippet."""
+    return "\n" + reply(said).strip() if said else ""
+
+
+def _move(
+    ctx: ToolContext, omp: MemoryPath, nmp: MemoryPath, data: bytes | None
+) -> tuple[list[str], str | None]:
+    """`omp` moved to `nmp` (`data`: a file's bytes, None for a folder), indexes kept; and the
+    frontmatter name the file took (`_name_follows`), if it took one."""
+    if data is not None:
+        text = data.decode("utf-8", "replace")
+        named = _name_follows(ctx, omp, nmp, text)
+        event = Event("rename", omp, nmp, text=text)
+        own: dict[str, bytes | None] = {omp.text: None, nmp.text: data}
+        rows: list[tuple[str, str, str | None]] = [("rename", omp.text, nmp.text)]
+        if named is None:
+            return land(ctx, event, lambda: ctx.store.rename(omp, nmp), lambda: (own, rows)), None
+        own[nmp.text] = named.encode("utf-8")
+        rows.append(("modify", nmp.text, None))
+
+        def move_and_name() -> None:
+            ctx.store.rename(omp, nmp)
+            ctx.store.write(nmp, named)
+
+        return land(ctx, event, move_and_name, lambda: (own, rows)), nmp.stem
+    files = [e.path for e in ctx.store.walk(omp) if not e.is_dir]
+    event = Event("rename", omp, nmp, is_dir=True, holds_md=any(f.name.endswith(".md") for f in files))
+
+    def target() -> tuple[dict[str, bytes | None], list[tuple[str, str, str | None]]]:
+        out: dict[str, bytes | None] = {}
+        moved: list[tuple[str, str, str | None]] = []
+        for f in files:
+            new = MemoryPath(nmp.parts + f.parts[len(omp.parts) :]).text
+            out[f.text], out[new] = None, ctx.store.read_bytes(f)
+            moved.append(("rename", f.text, new))
+        return out, moved
+
+    return land(ctx, event, lambda: ctx.store.rename(omp, nmp), target), None

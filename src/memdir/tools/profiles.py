@@ -14,6 +14,7 @@ from typing import Any
 from memdir.errors import MemdirError, ToolError
 from memdir.store.store import Store
 from memdir.tools.base import REGISTRY, Meter, ToolResult, ToolSpec, run_tool
+from memdir.tools.index_keeping import KEEP_INDEXES
 
 MANAGE = ("view", "create", "str_replace", "insert", "delete", "rename", "grep")
 SEARCH = ("view", "grep", "toc", "section_read")
@@ -88,12 +89,24 @@ class Harness:
     """One store served through one profile; meters every call and keeps the totals."""
 
     def __init__(
-        self, store: Store, profile: str = "manage", *, config: dict[str, Any] | None = None, **meta: Any
+        self,
+        store: Store,
+        profile: str = "manage",
+        *,
+        config: dict[str, Any] | None = None,
+        keep_indexes: bool = False,
+        **meta: Any,
     ) -> None:
+        """`keep_indexes` is memdir's index keeping (`tools/index_keeping.py`): each write also
+        keeps the folders' `MEMORY.md` indexes, so the store stays a valid memory after every
+        call. The product's harnesses turn it on; the study's roles leave it off (the paper's
+        stores have no such indexes), so its runs keep the study's exact tool contracts."""
         self.store = store
         self.profile = profile
         self.specs = {s.name: s for s in profile_specs(profile)}
         self.config = dict(config or {})  # tool settings, e.g. {"shell": ShellLimits(timeout=10)}
+        if keep_indexes:
+            self.config[KEEP_INDEXES] = True
         self.meta = {k: v for k, v in meta.items() if v is not None}
         self.meter = Meter()
         self._meter_lock = threading.Lock()  # the MCP server runs calls in parallel threads

@@ -19,6 +19,7 @@ from memdir.store.workcopy import Outcome as CarryOutcome
 from memdir.store.workcopy import WorkCopy
 from memdir.tools import sandbox
 from memdir.tools.base import ToolContext, tool
+from memdir.tools.index_keeping import settle
 from memdir.tools.sandbox import Outcome, ShellLimits
 
 MAX_COMMAND_BYTES = 120_000  # Linux refuses a single argument over 128 KiB (MAX_ARG_STRLEN)
@@ -76,7 +77,9 @@ def bash(ctx: ToolContext, command: str) -> str:
         raise
     for path in carried.changed_md:
         ctx.touch(path)
-    return _render(outcome, limits, carried, _frontmatter_problems(ctx, carried.changed_md))
+    said = settle(ctx)  # with index keeping on: the folders' MEMORY.md follow the command's writes
+    text = _render(outcome, limits, carried, _frontmatter_problems(ctx, carried.changed_md))
+    return text + (f"\n[indexes kept: {'; '.join(said)}]" if said else "")
 
 
 def _frontmatter_problems(ctx: ToolContext, paths: list[str]) -> list[str]:
