@@ -22,11 +22,9 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-import yaml
-
 from memdir.agents import landing
 from memdir.errors import MemdirError
-from memdir.store import frontmatter, spec
+from memdir.store import folder_index, frontmatter, spec
 from memdir.store.frontmatter import KEBAB, MEMORY_INDEX
 from memdir.store.operations import operation
 from memdir.store.paths import ROOT, MemoryPath
@@ -185,12 +183,8 @@ def _holds_notes(folder: MemoryPath, folders: dict[MemoryPath, list[tuple[str, s
 
 
 def _index(folder: MemoryPath, notes: list[tuple[str, str]], kids: list[MemoryPath]) -> str:
-    title = "Memory" if folder.is_root else folder.name
     what = "Root index of this memory (adopted notes)" if folder.is_root else f"Index of {folder.text}"
-    lines = [f"- [{n}]({n}): {d}" for n, d in sorted(notes)]
-    lines += [f"- [{k.name}/]({k.name}/{MEMORY_INDEX}): folder" for k in kids]
-    head = "---\n" + yaml.safe_dump({"description": what}, allow_unicode=True, width=10_000) + "---\n"
-    return f"{head}# {title}\n\n" + "\n".join(lines) + "\n"
+    return folder_index.render(folder, list(notes), [k.name for k in kids], what=what)
 
 
 def _hidden(store: Store) -> list[str]:
