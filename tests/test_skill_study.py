@@ -35,6 +35,24 @@ def test_the_gs_user_turn_is_the_task_and_one_fixed_line(tmp_path: Path) -> None
     assert "cite" in GS_INSTRUCTION.lower()
 
 
+def test_the_entry_picking_search_prompt_has_no_core_memory(tmp_path: Path) -> None:
+    """skill_search, like every search of the study, gets its system prompt and the task: no
+    core-memory block, though the store's root holds a file the convention makes core memory."""
+    from memdir.agents.run import select_entries
+
+    store = open_store(tmp_path / "mem", create=True)
+    spec.init(store)
+    with store.step("seed"):
+        store.create("/memories/skills/heat.md", "---\ndescription: heat\n---\n# Heat\n- go to microwave\n")
+    assert "<core_memory>" in spec.context(store).text  # the block the product would load
+    model = get_model("scripted", script=['{"answer": "heat", "citations": ["/memories/skills/heat.md"]}'])
+    task = "heat some apple and put it in garbagecan."
+    asyncio.run(select_entries(model, store, task, strict=True, k=2, variant="curated-skills", task_id="1"))
+    ((messages, _, _),) = model.api.requests  # type: ignore[attr-defined]
+    assert all("<core_memory>" not in m.content for m in messages)
+    assert messages[-1].content == f"Task: {task}"
+
+
 def test_the_outcome_gate_is_stated_only_to_the_gated_variants() -> None:
     from memdir.agents.skills import GATE_RULE, NO_NOTES_RULE, NOTES_RULE, outcome_rules
 

@@ -291,14 +291,15 @@ async def select_entries(
     record: RunRecord | None = None,
     profile: str | None = None,
 ) -> RoleOutput:
-    """The skill setting's search agent: which whole entries to serve for `task` (its citations)."""
+    """The skill setting's search agent: which whole entries to serve for `task` (its citations).
+    As every search of the study (and the GS turn, `guidance`), its user turn is the task with no
+    core-memory block: the agent reaches the entries, indexes included, through its read-only tools."""
     require_model("skill_search", model)
     role = get_role("skill_search", profile=profile)
     harness = Harness(store, role.profile or "search", role=role.name, task=task_id, variant=variant)
     ids = {"variant": variant, "task": task_id}
     rule = STRICT_RULE if strict else LOOSE_RULE
-    core = spec.context(store).text
-    ep = await run_role(model, harness, role, record, ids, core_memory=core, task=task, strict_rule=rule, k=k)
+    ep = await run_role(model, harness, role, record, ids, task=task, strict_rule=rule, k=k)
     parsed = parse_answer(ep.final)
     return RoleOutput(role.name, model.name, ep.final, parsed.answer, parsed.citations, ep)
 
