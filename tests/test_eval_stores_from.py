@@ -156,3 +156,52 @@ def test_the_source_builder_is_never_made(run_a: Path, tmp_path: Path) -> None:
     assert "scripted/builder" not in runner.models
     builder = json.loads((tmp_path / "b" / "manifest.json").read_text())["roles"]["builder"]
     assert builder["model"] == "scripted/builder" and builder["effort_sent"] is False
+
+
+def test_a_source_builder_that_also_searches_is_recorded_as_not_played(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The study's grid searches a builder's stores with that same model too: the search role is
+    sent its effort, the builder, which this run never calls, is recorded with none asked or sent."""
+    from agent_helpers import StandIn
+    from memdir.models import RetryPolicy
+
+    mini = "openai/gpt-5.4-mini"
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-000000000000")
+    reply = {
+        "id": "chatcmpl-1",
+        "model": "gpt-5.4-mini",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "{}"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5},
+    }
+    standin = StandIn().start()
+    standin.replies = [(200, reply)] * 50
+    try:
+        fast = RetryPolicy(max_retries=1, initial_delay=0.01, max_delay=0.05)
+        models = {mini: get_model(mini, base_url=standin.url + "/v1", retry=fast)}
+        source = tmp_path / "source"
+        run_eval(
+            config(variants=["verbatim-dump"], builder_model=mini, limit=1),
+            source,
+            progress=False,
+            models=models,
+        )
+        assert standin.seen == []  # the dump is written without a model
+        cfg = config(
+            variants=["verbatim-dump"],
+            builder_model=mini,
+            search_model=mini,
+            stores_from=str(source),
+            limit=1,
+        )
+        run_eval(cfg, tmp_path / "grid", progress=False, models=models)
+    finally:
+        standin.stop()
+    assert standin.seen and all(s.body.get("reasoning_effort") == "high" for s in standin.seen)  # search only
+    roles = json.loads((tmp_path / "grid" / "manifest.json").read_text())["roles"]
+    assert roles["search"]["effort_sent"] is True
+    builder = roles["builder"]
+    assert (
+        builder["model"] == mini and builder["effort_sent"] is False and builder["reasoning_effort"] is None
+    )
+    assert "--stores-from" in builder["not_played"]

@@ -57,20 +57,27 @@ def manifest_roles(
     models: dict[str, Model],
     efforts: dict[str, str | None],
     cards: dict[str, PriceCard],
+    not_played: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Each role's settings as the manifest records them: its model, the reasoning effort asked
-    and whether the model is sent it, the judge's temperature, and its price card."""
+    and whether the model is sent it, the judge's temperature, and its price card. A role this
+    run never plays (`not_played`: role -> why; the builder under `--stores-from`) is asked no
+    effort and sent none, and says why, even when its model plays another role of the run."""
+    idle = not_played or {}
     out: dict[str, Any] = {}
     for role in ROLES:
         name = names[role]
         model = models.get(name)
         takes = model is not None and not model.is_offline and model.api.takes_reasoning_effort()
+        effort = None if role in idle else efforts.get(role)
         entry: dict[str, Any] = {
             "model": name,
-            "reasoning_effort": efforts.get(role),
-            "effort_sent": bool(takes and efforts.get(role) is not None),
+            "reasoning_effort": effort,
+            "effort_sent": bool(takes and effort is not None),
             "price_card": cards[role].name,
         }
+        if role in idle:
+            entry["not_played"] = idle[role]
         if role == "judge":
             entry["temperature"] = JUDGE_TEMPERATURE
         out[role] = entry

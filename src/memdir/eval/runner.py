@@ -343,7 +343,9 @@ class Runner:
         c = self.config
         names = {"builder": c.builder_model, "search": c.search_model, "judge": c.judge}
         models = {n: self.model(n) for n in self.model_names()}  # a source's builder is never made
-        return manifest_roles(names, models, c.reasoning_effort, self.cards)
+        source = self.source
+        idle = {"builder": f"its stores are taken --stores-from {source.run}"} if source is not None else {}
+        return manifest_roles(names, models, c.reasoning_effort, self.cards, idle)
 
     def model_settings(self) -> dict[str, Any]:
         """How each model of the run is reached: its tool protocol and server (never a key)."""
