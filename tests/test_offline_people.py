@@ -244,3 +244,21 @@ def test_a_persons_own_line_beats_a_line_that_mentions_them(tmp_path: Path) -> N
     answer = mem.ask("What did Alice adopt?")
     assert answer.answer == "I adopted a puppy named Rex."
     assert answer.citations[0].text == "/memories/notes.md:7"
+
+
+def test_a_move_in_a_month_is_filed_as_home_and_an_index_line_is_never_the_answer(tmp_path: Path) -> None:
+    """Met on a first walk-through: "I just moved to Lisbon in May" kept no home ("May" read as the
+    modal, a cut fragment), and "Where does the user live?" was answered with the people index's
+    entry `maya/: Maya (the user)`."""
+    mem = Memory(tmp_path / "mem")
+    mem.add(
+        [{"role": "user", "content": "Hi, I'm Maya. I just moved to Lisbon in May and I'm vegetarian."}],
+        date=DAY,
+    )
+    facts = (tmp_path / "mem" / "people" / "maya" / "facts.md").read_text(encoding="utf-8")
+    assert f"- maya | home: Lisbon (since {DAY}) [S1T1]" in facts
+    assert junk_reason("Lisbon in May") is None and junk_reason("Lisbon in may") == "fragment"
+    answer = mem.ask("Where does Maya live?")
+    assert answer.answer == "Lisbon" and answer.citations[0].path == f"{PEOPLE}/maya/facts.md"
+    for question in ("Where does the user live?", "Who is the user?"):
+        assert all(not c.path.endswith("/MEMORY.md") for c in mem.ask(question).citations), question

@@ -84,7 +84,7 @@ def junk_reason(value: str, *, whole: bool = False) -> str | None:
         return "demonstrative"
     if not terms(" ".join(words)):
         return "stopwords only"
-    if first in _OPEN or (not whole and (last in _CLOSE or last in PRONOUNS)):
+    if first in _OPEN or (not whole and (last in _CLOSE or last in PRONOUNS) and not _named_last(value)):
         return "fragment"
     if not whole and _REFERRING & set(words[1:]):
         return "pronoun"
@@ -93,6 +93,13 @@ def junk_reason(value: str, *, whole: bool = False) -> str | None:
     if not whole and _anaphoric(value):
         return "anaphoric"
     return None
+
+
+def _named_last(value: str) -> bool:
+    """The value ends in a capitalized word after its first ("Lisbon in May", "dinner with
+    Will"): a name or a month, not the modal or the function word it is spelt like."""
+    raw = re.findall(r"[\w'’]+", value)
+    return len(raw) > 1 and raw[-1][:1].isupper() and raw[-1] != "I"
 
 
 def _anaphoric(value: str) -> bool:

@@ -81,7 +81,9 @@ _LEAD = re.compile(
 _TRAIL = re.compile(
     r"(?:\s+(?:more|better|way better|a lot|lots|so much|very much|again|yet|today|lately|dude|man|"
     r"bro|honestly|in general|currently|now|though|tho|lol|haha|yesterday|recently|a while ago|"
-    r"(?:last|next) (?:week|month|year|weekend|night|summer|winter|spring|fall)))+$",
+    r"(?:last|next) (?:week|month|year|weekend|night|summer|winter|spring|fall)|"
+    r"(?:in|last|this|since) (?:January|February|March|April|May|June|July|August|September|"
+    r"October|November|December)(?: \d{4})?))+$",
     re.I,
 )
 # Words just before a trigger that make it a question, a supposition or a denial, not a fact.

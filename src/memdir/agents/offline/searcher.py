@@ -33,6 +33,7 @@ from memdir.agents.offline.navigate import ATTRIBUTE_CUES, Entry
 from memdir.agents.offline.speakers import is_assistant
 from memdir.agents.offline.text import STOPWORDS, WORD, stem, terms
 from memdir.conventions import LOCATOR, TURN, parse_keyed, spoken_date
+from memdir.store.hybrid import is_navigation
 from memdir.tools.profiles import Harness
 from memdir.words import sentences
 
@@ -286,7 +287,9 @@ class LexicalSearcher:
 
     def search(self, question: str) -> SearchResult:
         lines = self.retrieve(question)
-        said = [ln for ln in lines if ln.score > 0]
+        # a folder index's line points at content and is never the answer (an index entry such as
+        # `maya/: Maya (the user)` answered "Where does the user live?")
+        said = [ln for ln in lines if ln.score > 0 and not is_navigation(ln.path)]
         people = [ln for ln in said if not is_assistant(speaker_of(ln.text) or "")]
         if not said:
             return SearchResult("The store does not say.", [], lines, self.calls)
