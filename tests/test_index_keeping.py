@@ -9,16 +9,21 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from mcp import Client, StdioServerParameters
+from tests import landing_kills as lk
 
 from memdir.api.memory import Memory
 from memdir.cli.main import cli
 from memdir.store import spec
+from memdir.store.journal import Journal
 from memdir.store.paths import STATE_DIR
 from memdir.store.store import Store
 from memdir.tools.guards import Guards
@@ -260,3 +265,66 @@ def test_the_shell_keeps_indexes_after_its_writes(tmp_path: Path) -> None:
     # The study's Shell profile writes only what the command writes.
     ok(Harness(store, "shell"), "bash", command=f"mkdir x && {lisbon.replace('lisbon', 'a')} > x/a.md")
     assert violations(store) == [("/memories/x", "dir-index")]
+
+
+# -- a kill at any write point (the audit-hook kills of tests/landing_kills.py) ----------------
+LISBON = {"path": "/memories/places/europe/lisbon.md", "file_text": note("lisbon", "Lisbon")}
+
+
+def child(root: str) -> None:
+    """A create into a new folder with index keeping, killed at write point $KILL_AT."""
+    lk._counter.kill_at = int(os.environ.get(lk.KILL_AT, "0"))
+    sys.addaudithook(lk._hook)
+    store = open_store(root)
+    store.observers.append(lk._Arm(("create",)))
+    result = Harness(store, "manage", keep_indexes=True).call("create", LISBON)
+    assert not result.is_error, result.text
+    lk.settle(store)
+    Path(os.environ[lk.POINTS_FILE]).write_text(f"{lk._counter.seen}\n")
+
+
+def _run(root: Path, kill_at: int, tmp: Path) -> subprocess.CompletedProcess[bytes]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(lk.REPO / "src"), str(lk.REPO)]),
+        lk.KILL_AT: str(kill_at),
+        lk.POINTS_FILE: str(tmp / "points"),
+    }
+    code = "import sys; from tests.test_index_keeping import child; child(sys.argv[1])"
+    return subprocess.run([sys.executable, "-c", code, str(root)], env=env, capture_output=True)
+
+
+@pytest.mark.slow
+def test_a_create_killed_at_any_write_point_leaves_a_valid_store_old_or_new(tmp_path: Path) -> None:
+    template = tmp_path / "template"
+    spec.init(open_store(template, create=True))
+    before = lk.plain(template)
+    probe = tmp_path / "probe"
+    shutil.copytree(template, probe, symlinks=True)
+    assert _run(probe, 0, tmp_path).returncode == 0
+    after = lk.plain(probe)
+    assert set(after) - set(before) == {
+        "places/MEMORY.md",
+        "places/europe/MEMORY.md",
+        "places/europe/lisbon.md",
+    }
+    points = int((tmp_path / "points").read_text())
+    assert points >= 6  # the intent record, two folders, two indexes, the file, the journal
+    seen: set[str] = set()
+    for n in range(1, points + 1):
+        root = tmp_path / f"kill{n}"
+        shutil.copytree(template, root, symlinks=True)
+        assert _run(root, n, tmp_path).returncode == -signal.SIGKILL
+        steps = len(Journal(root).steps())
+        nxt = Harness(open_store(root), "manage", keep_indexes=True)  # the next writer
+        ok(nxt, "create", path="/memories/later.md", file_text=note("later", "A later note"))
+        lk.settle(nxt.store)
+        now = lk.plain(root)
+        now.pop("later.md")
+        state = "old" if now == before else "new" if now == after else "half"
+        assert state != "half", (n, sorted(now))
+        seen.add(state)
+        assert violations(nxt.store) == []
+        tools = [s.tool for s in Journal(root).steps()[steps - 1 :]]
+        assert "recovered" not in tools, (n, tools)
+    assert seen == {"old", "new"}
