@@ -105,6 +105,8 @@ def test_an_ingest_lists_as_one_operation_of_its_steps(tmp_path: Path) -> None:
     assert [s["step"] for s in json.loads(out)] == ingest["steps"]
     code, out = _invoke("history", str(root))
     assert code == 0 and op_id in out and "chat.jsonl" in out and "--operation ID" in out
+    (row,) = [line for line in out.splitlines() if op_id in line]
+    assert "ingest chat.jsonl" in row  # piped, the label is not folded onto lines of its own
     code, out = _invoke("history", str(root), "--operation", "zzzz")
     assert code == 1 and "no operation 'zzzz'" in out
 

@@ -117,7 +117,8 @@ def history_cmd(root: str, as_json: bool, limit: int | None, by_step: bool, op_r
     for o in ops:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(o.first.time))
         table.add_row(o.id, o.operation.kind, when, o.span(), str(len(o.paths())), o.operation.label)
-    Console().print(table)
+    # piped or logged, no terminal gives a width: a label folded to 12 columns reads as noise
+    Console(width=None if sys.stdout.isatty() else 160).print(table)
     click.echo(
         f"steps of one: memdir history {root} --operation ID; undo one: memdir revert {root} --operation ID"
     )
