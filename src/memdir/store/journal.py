@@ -278,3 +278,27 @@ class Journal:
             yield sha, data
         writer.join()
         proc.wait()
+
+    def blob_chunks(self, sha: str, chunk: int = 1 << 20) -> Iterator[bytes]:
+        """The content of one blob, `chunk` bytes at a time, through `git cat-file blob`: a
+        page of a big file as it was (`store/window.py`) costs a chunk, not the file."""
+        self._landed()
+        proc = subprocess.Popen(
+            ["git", "cat-file", "blob", sha],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=_clean_env(self.git_dir, self.root),
+            cwd=self.root,
+        )
+        assert proc.stdout is not None
+        out = proc.stdout
+        try:
+            yield from iter(lambda: os.read(out.fileno(), chunk), b"")
+        finally:  # also when the reader stops early: git then ends on its broken pipe
+            out.close()
+            code = proc.wait()
+        if code != 0:
+            raise MemdirError(
+                f"journal: the file content {sha} is missing from the journal's objects, so this "
+                "snapshot cannot be read whole"
+            )

@@ -19,7 +19,7 @@ from pydantic import TypeAdapter, ValidationError
 from memdir.errors import MemdirError, NotFoundError
 from memdir.eval.folder import AnswerRow, RunFolder
 from memdir.skills.folder import TASKS, ChainFolder, TaskRow
-from memdir.store.paths import ROOT, MemoryPath, parse_memory_path
+from memdir.store.paths import ROOT, MemoryPath
 from memdir.store.store import Store
 from memdir.ui.listing import child_folders
 from memdir.ui.sources import Source, Sources
@@ -127,12 +127,6 @@ class Malformed:
     reason: str
 
 
-@dataclass
-class Rows:
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    malformed: list[Malformed] = field(default_factory=list)
-
-
 ROW_TYPES: dict[str, Any] = {"answers.jsonl": AnswerRow, TASKS: TaskRow}
 
 
@@ -169,32 +163,3 @@ def _json_type(value: Any) -> str:
 
 def _shown_hint(hint: Any) -> str:
     return hint.__name__ if isinstance(hint, type) else str(hint).replace("typing.", "")
-
-
-def read_rows(run: Run, table: str) -> Rows:
-    """The rows of a run's JSONL table a page can show, and the lines it cannot, each with its
-    line number and why: a line that is not a JSON object or whose fields have other types than
-    the study writes (`row_problem`). One bad row must not cost the page. A last line cut short
-    by an interruption (no newline yet) is passed over, as the study's own reader does
-    (agents/runfolder.py): it may still be being written."""
-    text = run.store.read_text(parse_memory_path(f"/memories/{table}"))
-    row_type = ROW_TYPES.get(table)
-    out = Rows()
-    lines = text.split("\n")
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError:
-            if number < len(lines):  # a complete line: damage, not a write in progress
-                out.malformed.append(Malformed(number, "not JSON"))
-            continue
-        problem = row_problem(row, row_type) if row_type is not None else None
-        if problem is None and not isinstance(row, dict):
-            problem = f"a JSON {_json_type(row)}, not an object"
-        if problem is not None:
-            out.malformed.append(Malformed(number, problem))
-        else:
-            out.rows.append(row)
-    return out

@@ -8,6 +8,8 @@ the present.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from memdir.errors import NotFoundError
 from memdir.store.journal import Journal, JournalStep
 from memdir.store.paths import PREFIX
@@ -34,12 +36,10 @@ def files_at(journal: Journal, step: JournalStep) -> dict[str, str]:
     return {f"{PREFIX}/{p}": sha for p, sha in journal.files_at(step.commit).items()}
 
 
-def read_at(journal: Journal, step: JournalStep, path: str) -> bytes:
-    """The bytes of `path` as it was after `step`."""
-    files = files_at(journal, step)
+def read_at(journal: Journal, step: JournalStep, path: str, files: dict[str, str]) -> Iterator[bytes]:
+    """The bytes of `path` as it was after `step` (`files`: `files_at` of that step), a chunk
+    at a time: a page of it is read as the live file page reads (`store/window.py`)."""
     sha = files.get(path)
     if sha is None:
         raise NotFoundError(f"{path} did not exist after step {step.index}")
-    for _sha, data in journal.blobs([sha]):
-        return data
-    raise NotFoundError(f"{path}: its content is missing from the journal")
+    return journal.blob_chunks(sha)

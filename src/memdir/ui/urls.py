@@ -66,9 +66,10 @@ class Urls:
     def health(self) -> str:
         return f"{self.base}/health"
 
-    def history(self, operation: str | None = None) -> str:
-        """The history, one row per operation; with `operation`, that operation's steps."""
-        return f"{self.base}/history" + _q(operation=operation)
+    def history(self, operation: str | None = None, start: int | None = None) -> str:
+        """The history, one row per operation; with `operation`, that operation's steps;
+        `start`: the page from that row on (0 is the newest)."""
+        return f"{self.base}/history" + _q(operation=operation, **{"from": start or None})
 
     def step(self, index: int) -> str:
         return f"{self.base}/step/{index}"

@@ -19,16 +19,22 @@ from memdir.ui.pages import page, state
 from memdir.ui.scratch import Scratch
 from memdir.ui.views_store import crumbs, show_file, source
 
+PAGE_ROWS = 100  # operations, or one operation's steps, per history page
+
 
 def history(request: Request) -> Response:
     """One row per operation (an ingest, an add, a consolidate, one tool call...), newest first,
-    as `memdir history` lists them; `?operation=ID` lists that operation's steps."""
+    as `memdir history` lists them; `?operation=ID` lists that operation's steps, newest first.
+    Either list is shown PAGE_ROWS at a time (`from`: the row a page starts at, 0 first): one
+    chat's ingest can take a thousand steps, and a page draws only its own rows. The journal is
+    read once per request, one `git log` parsed and grouped in a single pass."""
     src, _store, urls = source(request)
     ui = state(request)
     journal = ui.sources.journal(src.sid)
     steps = journal.steps()
     groups = journal_operations.group(steps)
     ref = request.query_params.get("operation")
+    at = params.optional_number(request.query_params.get("from"), "from") or 0
     chosen = None
     if ref is not None:
         try:
@@ -39,6 +45,13 @@ def history(request: Request) -> Response:
     head = journal.head()
     if steps and head is not None and chosen is None:  # the replay behind the plots, once per head
         fates = _scratch(request).growth_data(journal, head, src.label)["fate"]
+    rows: list[Any] = chosen.steps if chosen else groups
+    total = len(rows)
+    if at and at >= total:
+        what = "steps in this operation" if chosen else "operations"
+        raise NotFoundError(f"there are {total} {what}; no page starts at row {at + 1} (open the first page)")
+    shown = rows[::-1][at : at + PAGE_ROWS]  # newest first
+    op = chosen.id if chosen else None
     return page(
         request,
         "history.html",
@@ -46,9 +59,16 @@ def history(request: Request) -> Response:
         title=f"{src.label}: history" + (f" of operation {chosen.id}" if chosen else ""),
         src=src,
         urls=urls,
-        operations=list(reversed(groups)),
+        operations=[] if chosen else shown,
         chosen=chosen,
-        steps=list(reversed(chosen.steps)) if chosen else [],
+        steps=shown if chosen else [],
+        rows_page={
+            "first": at + 1,
+            "last": at + len(shown),
+            "total": total,
+            "previous": urls.history(op, max(0, at - PAGE_ROWS)) if at > 0 else None,
+            "next": urls.history(op, at + PAGE_ROWS) if at + PAGE_ROWS < total else None,
+        },
         count=len(steps),
         plots=PLOTS if steps and chosen is None else (),
         tab="history",
@@ -152,10 +172,10 @@ def step_file(request: Request) -> Response:
         raise PathError("name a file: ?path=/memories/...")
     mp = parse_memory_path(raw)
     files = snapshots.files_at(journal, st)
-    data = snapshots.read_at(journal, st, mp.text)
 
     def read(start: int) -> Window:
-        return window_of([data], start, shown=mp.text, errors="replace")
+        chunks = snapshots.read_at(journal, st, mp.text, files)
+        return window_of(chunks, start, shown=mp.text, errors="replace")
 
     return show_file(
         request,

@@ -15,6 +15,7 @@ from memdir.bench import DataUnavailable, Sample, UnknownSample, load_sample
 from memdir.errors import MemdirError, NotFoundError, PathError
 from memdir.skills.folder import TASKS
 from memdir.store.paths import parse_memory_path
+from memdir.ui import params, table_page
 from memdir.ui import runs as runs_mod
 from memdir.ui.pages import page, state
 from memdir.ui.render import render_markdown
@@ -54,16 +55,19 @@ def run(request: Request) -> Response:
                 image_src=lambda src: _asset_url(r.name, src),
             ).html
         )
-    table = runs_mod.read_rows(r, TASKS) if r.kind == "skills" else runs_mod.Rows()
-    rows = table.rows
+    table = (
+        table_page.read_page(r.store, parse_memory_path(f"/memories/{TASKS}"), 0, PAGE_ROWS)
+        if r.kind == "skills"
+        else table_page.TablePage(0)
+    )
     return page(
         request,
         "run.html",
         title=f"run {r.name}",
         r=r,
         report=report,
-        rows=rows[:PAGE_ROWS],
-        more=max(0, len(rows) - PAGE_ROWS),
+        rows=table.rows,
+        more=table.more,
         malformed=table.malformed,
         chain_sid=lambda row: runs_mod.store_id(r.name, str(row.get("variant")), f"chain-{row.get('chain')}"),
         urls=Urls,
@@ -90,38 +94,46 @@ def asset(request: Request) -> Response:
 
 
 def answers(request: Request) -> Response:
+    """A page of the run's answers: only its rows are parsed and kept (`ui/table_page.py`);
+    the filters' choices are the run's cells (its stores) and the manifest's variants, so no
+    row past the page is read for them."""
     r = _open(request)
     if r.kind != "eval":
         raise NotFoundError(f"{r.name} is a skill run; its tasks are on its own page")
-    table = runs_mod.read_rows(r, "answers.jsonl")
-    rows = table.rows
     variant = request.query_params.get("variant") or ""
     conversation = request.query_params.get("conversation") or ""
-    shown = [
-        row
-        for row in rows
-        if (not variant or row.get("variant") == variant)
-        and (not conversation or row.get("conversation") == conversation)
-    ]
-    try:
-        at = max(0, int(request.query_params.get("from") or 0))
-    except ValueError:
-        at = 0
+    at = params.optional_number(request.query_params.get("from"), "from") or 0
+    table = table_page.read_page(
+        r.store,
+        parse_memory_path("/memories/answers.jsonl"),
+        at,
+        PAGE_ROWS,
+        {"variant": variant, "conversation": conversation},
+    )
     stores = {s.label: s.sid for s in r.stores}
+    cells = [label.split("/") for label in stores]
+    listed = r.manifest.get("variants")
+    variants = {c[2] for c in cells if len(c) == 3} | {str(row.get("variant")) for row in table.rows}
+    if isinstance(listed, list):
+        variants |= {v for v in listed if isinstance(v, str)}
+    conversations = {c[1] for c in cells if len(c) == 3} | {
+        str(row.get("conversation")) for row in table.rows
+    }
     return page(
         request,
         "answers.html",
         title=f"run {r.name}: answers",
         r=r,
-        rows=shown[at : at + PAGE_ROWS],
-        total=len(shown),
+        rows=table.rows,
+        total=table.total,
+        shown=len(table.rows) + len(table.malformed),
         malformed=table.malformed,
         at=at,
         step=PAGE_ROWS,
         variant=variant,
         conversation=conversation,
-        variants=sorted({str(row.get("variant")) for row in rows}),
-        conversations=sorted({str(row.get("conversation")) for row in rows}),
+        variants=sorted(variants),
+        conversations=sorted(conversations),
         cell_sid=lambda row: stores.get(
             f"{row.get('benchmark')}/{row.get('conversation')}/{row.get('variant')}"
         ),
