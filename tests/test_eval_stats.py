@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memdir.eval.stats import comparisons, paired, sign_p, sign_test, summarize
+from memdir.eval.stats import comparisons, summarize
+from memdir.sign_test import paired, sign_p, sign_test
 
 
 def test_sign_test_counts_wins_losses_ties_and_drops_unscored() -> None:

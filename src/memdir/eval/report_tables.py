@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-SIDEDNESS = {"greater": "one-sided", "two-sided": "two-sided"}
+from memdir.sign_test import SIDEDNESS_LABELS
 
 
 def paired_table(summary: dict[str, Any]) -> list[str]:
@@ -29,7 +29,7 @@ def paired_table(summary: dict[str, Any]) -> list[str]:
         name = f"{r['conversation']} / {r['variant']}" if many else r["variant"]
         lines.append(
             f"| {name} | {r['against']} | {r['wins']} | {r['losses']} | {r['ties']} | "
-            f"{SIDEDNESS.get(r['sidedness'], r['sidedness'])} | {r['p_value']:.3f} |"
+            f"{SIDEDNESS_LABELS.get(r['sidedness'], r['sidedness'])} | {r['p_value']:.3f} |"
         )
     return lines
 

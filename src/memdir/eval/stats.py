@@ -1,12 +1,9 @@
 """Paired comparisons and score summaries.
 
-Two variants answered the same items; per item one wins, loses or ties. The sign test asks
-whether wins and losses split unevenly beyond chance: an exact binomial test at p = 0.5 over
-the non-tied items (scipy `binomtest`); ties carry no information and are dropped. Each
-comparison names its sidedness, as the paper does: one-sided (`greater`) where the claim has a
-direction fixed in advance (a store beats no store: Appendix D.1's 9 wins and 3 losses give
-p = .073, one-sided), two-sided where either variant may come out ahead (a reorganized store
-against the dump). `COMPARISONS` lists the report's.
+Two variants answered the same questions; the sign test (`memdir/sign_test.py`, the one
+definition the skill setting's report shares) compares them, one-sided where the claim has a
+direction fixed in advance (a store beats the closed-book floor), two-sided where either may come
+out ahead (a reorganized store against the dump). `COMPARISONS` lists the report's.
 
 Summaries report every score twice, over all items and without the items whose gold is known
 to be defective (LoCoMo conv-50 has four), since the paper reports both.
@@ -16,41 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from scipy.stats import binomtest
-
-Sidedness = Literal["two-sided", "greater"]  # greater: one-sided, A beats B
-
-
-@dataclass(frozen=True)
-class SignTest:
-    wins: int
-    losses: int
-    ties: int
-    p_value: float
-    sidedness: Sidedness = "two-sided"
-
-    @property
-    def n(self) -> int:
-        return self.wins + self.losses + self.ties
-
-
-def sign_p(wins: int, losses: int, sidedness: Sidedness = "two-sided") -> float:
-    """The sign test's p-value for `wins` against `losses` (ties dropped); 1 with none decided."""
-    decided = wins + losses
-    return 1.0 if decided == 0 else float(binomtest(wins, decided, 0.5, alternative=sidedness).pvalue)
-
-
-def sign_test(
-    a: Mapping[str, float | None], b: Mapping[str, float | None], sidedness: Sidedness = "two-sided"
-) -> SignTest:
-    """A against B over the item ids both scored (None = not scored, left out)."""
-    pairs = [(x, y) for k, x in a.items() if x is not None and (y := b.get(k)) is not None]
-    wins = sum(1 for x, y in pairs if x > y)
-    losses = sum(1 for x, y in pairs if x < y)
-    ties = len(pairs) - wins - losses
-    return SignTest(wins, losses, ties, sign_p(wins, losses, sidedness), sidedness)
+from memdir.sign_test import Sidedness, paired
 
 
 @dataclass(frozen=True)
@@ -87,21 +52,6 @@ def summarize(rows: Iterable[Mapping[str, Any]], key: str, defective: Iterable[s
         clean=_score([r.get(key) for r in items if r["question_id"] not in bad]),
         by_category={c: _score(v) for c, v in sorted(per_cat.items())},
     )
-
-
-def paired(
-    rows: Iterable[Mapping[str, Any]],
-    key: str,
-    variant_a: str,
-    variant_b: str,
-    sidedness: Sidedness = "two-sided",
-) -> SignTest:
-    """Sign test between two variants' rows of one answers table."""
-    by_variant: dict[str, dict[str, float | None]] = {variant_a: {}, variant_b: {}}
-    for r in rows:
-        if r["variant"] in by_variant:
-            by_variant[r["variant"]][str(r["question_id"])] = r.get(key)
-    return sign_test(by_variant[variant_a], by_variant[variant_b], sidedness)
 
 
 # The conversational report's paired comparisons, every variant against each baseline on

@@ -21,6 +21,7 @@ from memdir.errors import MemdirError
 from memdir.skills.bills import bill_lines, bills, plot_search_cost
 from memdir.skills.fate import fate_lines
 from memdir.skills.folder import TASKS, ChainFolder
+from memdir.skills.paired import comparisons, paired_lines
 from memdir.store.atomic import write_atomic
 
 ORDER = ("no-store", "episode-log", "curated-skills", "curated-skills-mem", "curated-skills-mem-gs")
@@ -235,7 +236,7 @@ def write_report(run: Path) -> list[dict[str, Any]]:
     # wall time apart (timings.json), so the summary of the same chains is the same bytes
     # whichever executor played them, however loaded the machine was
     timings = {"cells": [{"variant": c["variant"], "wall_seconds": c.pop("wall_seconds")} for c in cells]}
-    summary = {"cells": cells, "aborted": aborted}
+    summary = {"cells": cells, "aborted": aborted, "paired": comparisons(rows, ORDER)}
     write_atomic(run / "summary.json", (json.dumps(summary, indent=1) + "\n").encode())
     write_atomic(run / "timings.json", (json.dumps(timings, indent=1) + "\n").encode())
     wall = {t["variant"]: t["wall_seconds"] for t in timings["cells"]}
@@ -283,6 +284,7 @@ def write_report(run: Path) -> list[dict[str, Any]]:
             f"{c['served_per_task']} | {c['served_tokens_per_task']} | {c['deploy_tokens_per_task']} | "
             f"{c['store_files']} | {c['store_kb']} | {wall[c['variant']]} |"
         )
+    lines += paired_lines(summary["paired"])
     lines += bill_lines(cells)
     lines += fate_lines(cells)
     healthy = [c for c in cells if c.get("store_health")]
