@@ -11,8 +11,10 @@ and, where Debian's chromium exists, the browser's own time from navigation to t
 
 `--bounds` measures instead the three pages issue 33 (defect 9) found unbounded, each on a fresh
 server: the start page of a store whose root holds one 12 MB markdown file (core memory), the
-page of a 60 MB file, and a 20,000-entry folder's page; per page, the time of one request, the
-page's size, and the server's peak resident memory (VmHWM) and its growth over the request.
+page of a 60 MB file, and a 20,000-entry folder's page; and the three its follow-up paged: an
+operation of 1,100 steps, a 60 MB file at a past step, a 50 MB answers.jsonl; per page, the
+time of one request, the page's size, and the server's peak resident memory (VmHWM) and its
+growth over the request.
 `--baseline REV` serves the same stores with that commit's code too (its `src/`, extracted by
 `git archive`), so the before and after figures come from one run on one machine.
 
@@ -22,6 +24,7 @@ page's size, and the server's peak resident memory (VmHWM) and its growth over t
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import subprocess
 import sys
@@ -32,13 +35,17 @@ from typing import Any
 from _common import REPO, baseline_tree, build_store, env, stats_ms, table, timed, write_json
 
 TARGET_S = 1.0
+OP_STEPS = 1_100  # one chat's ingest (store/operations.py)
+ANSWERS_MB = 50
 
 
-def start(root: Path, src: Path | None = None) -> tuple[subprocess.Popen[bytes], str]:
-    """`memdir ui ROOT` by the code in `src` (the working tree's by default)."""
+def start(root: Path, src: Path | None = None, runs: bool = False) -> tuple[subprocess.Popen[bytes], str]:
+    """`memdir ui ROOT` (`--runs ROOT` with `runs`) by the code in `src` (the working tree's by
+    default)."""
     code = {} if src is None else {"PYTHONPATH": str(src)}
+    where = ["--runs", str(root)] if runs else [str(root)]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "memdir", "ui", str(root), "--port", "0"],
+        [sys.executable, "-m", "memdir", "ui", *where, "--port", "0"],
         env={**env(), "PYTHONUNBUFFERED": "1", **code},
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -135,13 +142,58 @@ def bounds_stores(tmp: Path) -> dict[str, tuple[Path, str]]:
             f"---\nname: n{i:05d}\ndescription: Note {i} of a folder far over the fanout cap\n---\n# {i}\n"
         )
     out["20,000-entry folder: its page"] = (wide, "/s/store/tree?path=/memories/wide")
+    out.update(paging_stores(tmp, fact))
     return out
+
+
+def paging_stores(tmp: Path, fact: str) -> dict[str, tuple[Path, str]]:
+    """The pages the follow-ups of issues 33 and 34 paged: one operation of OP_STEPS steps (one
+    chat's ingest), a 60 MB file at a past step (the baseline), a run's ANSWERS_MB answers.jsonl.
+    A run's page is served with --runs."""
+    sys.path.insert(0, str(REPO / "src"))
+    from memdir.api.memory import Memory
+    from memdir.store import operations
+    from memdir.store.journal import Journal
+    from memdir.store.journal_operations import group
+
+    hist = tmp / "history"
+    (hist / "notes").mkdir(parents=True)
+    (hist / "notes" / "big.md").write_text(
+        "---\nname: big\ndescription: A 60 MB note.\n---\n# Big\n\n" + fact * (60_000_000 // len(fact))
+    )
+    with Memory(hist) as mem, operations.operation(hist, "ingest", "ingest chat.jsonl"):
+        for i in range(OP_STEPS):
+            text = f"---\nname: n{i:04d}\ndescription: note {i}\n---\n# Note {i}\n\n{fact}"
+            done = mem.call("create", {"path": f"/memories/chat/n{i:04d}.md", "file_text": text})
+            if done.is_error:
+                raise RuntimeError(f"building the history store: {done.text}")
+    (op,) = [g.id for g in group(Journal(hist).steps()) if g.operation.kind == "ingest"]
+    runs = tmp / "runs"
+    (runs / "study").mkdir(parents=True)
+    (runs / "study" / "manifest.json").write_text('{"benchmark": "locomo", "variants": ["dump"]}')
+    row = json.dumps(
+        {
+            "benchmark": "locomo",
+            "conversation": "conv-26",
+            "variant": "dump",
+            "question": "q " * 150,
+            "f1": 0.5,
+        }
+    )
+    with (runs / "study" / "answers.jsonl").open("w") as f:
+        for _ in range(ANSWERS_MB * 1_000_000 // (len(row) + 1)):
+            f.write(row + "\n")
+    return {
+        f"{OP_STEPS:,}-step operation: its history page": (hist, f"/s/store/history?operation={op}"),
+        "60 MB file at a past step: its page": (hist, "/s/store/step/0/file?path=/memories/notes/big.md"),
+        f"{ANSWERS_MB} MB answers.jsonl: its page (runs)": (runs, "/run/answers?name=study"),
+    }
 
 
 def measure_bound(root: Path, page: str, src: Path | None) -> dict[str, Any]:
     import httpx
 
-    proc, base = start(root, src)
+    proc, base = start(root, src, runs=page.startswith("/run"))
     try:
         client = httpx.Client(timeout=900)
         client.get(base + "/static/ui.css").raise_for_status()
@@ -188,7 +240,7 @@ def bounds(args: argparse.Namespace) -> None:
         from rich.console import Console
 
         cols = ("page", "code", "s", "page KiB", "peak RSS MB", "RSS growth MB")
-        Console().print(table("memdir ui: pages issue 33 found unbounded", cols, rows))
+        Console().print(table("memdir ui: pages found unbounded (issue 33 and its follow-ups)", cols, rows))
         args.out.mkdir(parents=True, exist_ok=True)
         write_json(args.out / "ui_bounds.json", {"baseline": args.baseline, **results})
     finally:
@@ -198,7 +250,9 @@ def bounds(args: argparse.Namespace) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument(
-        "--bounds", action="store_true", help="the 12 MB core file, 60 MB file and 20,000-entry folder"
+        "--bounds",
+        action="store_true",
+        help="the 12 MB core file, 60 MB file, 20,000-entry folder, an operation, a past file, answers",
     )
     ap.add_argument("--baseline", help="with --bounds: also serve the stores with this commit's code")
     ap.add_argument("--files", type=int, default=10_000)
