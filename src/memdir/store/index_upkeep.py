@@ -246,7 +246,8 @@ class _Planner:
             if e.path.parent == p:  # the moved folder's own index: a heading of its name follows it
                 out = [f"# {q.name}" if ln == f"# {p.name}" else ln for ln in out]
             if out != lines:
-                self.put(e.path.parent, out, f"retargeted the paths in {e.path.text}")
+                moved = MemoryPath(q.parts + e.path.parts[len(p.parts) :])
+                self.put(e.path.parent, out, f"retargeted the paths in {moved.text}")
 
     def describe(self, p: MemoryPath, old_text: str | None, text: str | None) -> None:
         """A changed description carried into the entry memdir wrote for the file."""
