@@ -119,13 +119,17 @@ def test_facts_are_filed_keyed_with_dated_supersede_and_events_as_distilled_line
     facts = (people / "caroline" / "facts.md").read_text()
     assert f"- caroline | job: a teacher (since {DAY2}) [S2T1]" in facts
     assert f"- ~~caroline | job: counselor~~ ({DAY1} until {DAY2}) [S1T5]" in facts
-    assert f"- caroline | work: keen on counseling for transgender people (since {DAY1}) [S1T5]" in facts
-    assert "- melanie | busy: swamped with the kids & work" in (people / "melanie" / "facts.md").read_text()
+    # keyed kinds under a key that is not single-valued, or a value that does not fit it, are
+    # distilled lines: kept, superseding nothing (agents/split/keys.py)
+    assert "| work:" not in facts and not (people / "melanie" / "facts.md").exists()
+    text = _files(store)
+    assert f"- {DAY1}: Caroline | preference: keen on counseling for transgender people [S1T5]" in text
+    assert f"- {DAY1}: Melanie | fact: swamped with the kids & work [S1T2]" in text
+    assert result.outputs[0].extra["keyed_withheld"] == 2
     day_files = [p for p in (people / "caroline").rglob(f"{DAY1}.md")]
     event = f"- {DAY1}: Caroline | event: went to a LGBTQ support group [S1T3]"
     assert sum(p.read_text().count(event) for p in day_files) == 1
     # every turn is kept verbatim beside what was distilled from it
-    text = _files(store)
     for turn in SESSION1 + SESSION2:
         assert f"{turn.speaker}: {turn.text} [{turn.locator}]" in text
     assert result.outputs[1].extra["superseded"] == 1 and result.unchanged == []
@@ -229,7 +233,10 @@ def test_the_cli_curates_split_and_says_what_was_kept_and_dropped(tmp_path: Path
     args = ["ingest", "--root", str(root), "--model", "scripted", "--script", str(script)]
     res = CliRunner().invoke(cli, [*args, "--curation", "split", str(chat)])
     assert res.exit_code == 0, res.output
-    assert "split curation: 10 fact(s) proposed, 5 kept (4 keyed, 1 distilled lines written)" in res.output
+    assert (
+        "split curation: 10 fact(s) proposed, 5 kept (2 keyed, 3 distilled lines written, 2 key(s) withheld)"
+        in res.output
+    )
     assert "dropped: 1 " in res.output and "value not in turn" in res.output
     assert "caroline | job: a teacher" in (root / "people" / "caroline" / "facts.md").read_text()
     refused = CliRunner().invoke(
@@ -356,3 +363,64 @@ def test_split_files_the_user_by_name_and_never_the_assistant_as_a_person(tmp_pa
     said = _files(store)
     assert "assistant: Nice to meet you, Alice." in said  # kept, as context beside the user's turn
     assert result.outputs[0].extra["assistant_facts_dropped"] == 1
+
+
+def test_a_wrong_key_supersedes_nothing_and_the_fact_is_kept_as_a_distilled_line(tmp_path: Path) -> None:
+    """The 1.5B model's measured misfiling (issue 32): an event named as Caroline's `job`. Keyed,
+    the next real job would strike out a support-group visit. The filer withholds the key (the
+    value carries no cue of a job), writes the fact as a distilled line, and counts it."""
+    reply = {"facts": [fact(["S1T3"], "Caroline", "fact", "job", "went to a LGBTQ support group yesterday")]}
+    store = new_store(tmp_path / "mem")
+    model = get_model("scripted", script=[json.dumps(reply)])
+    record = RunRecord(tmp_path / "calls.jsonl")
+    result = asyncio.run(ingest(model, store, SESSION1, curation="split", record=record))
+    text = _files(store)
+    assert "| job:" not in text
+    distilled = f"- {DAY1}: Caroline | fact: went to a LGBTQ support group yesterday [S1T3]"
+    assert text.count(distilled) == 1
+    extra = result.outputs[0].extra
+    assert extra["keyed_written"] == 0 and extra["distilled_written"] == 1 and extra["keyed_withheld"] == 1
+    entry = next(e for e in read_record(tmp_path / "calls.jsonl") if e["kind"] == "split_curation")
+    assert entry["keyed_withheld"] == 1
+    assert "1 keyed withheld" in result.outputs[0].text
+
+
+def test_a_real_job_change_still_supersedes_under_any_name_of_the_key(tmp_path: Path) -> None:
+    turns = [
+        Turn("S1T1", "Caroline", "I started as a nurse at the clinic.", DAY1),
+        Turn("S2T1", "Caroline", "Big news, I work as a teacher now!", DAY2),
+    ]
+    replies = [
+        {"facts": [fact(["S1T1"], "Caroline", "fact", "job", "nurse")]},
+        {"facts": [fact(["S2T1"], "Caroline", "fact", "occupation", "a teacher")]},
+    ]
+    store = new_store(tmp_path / "mem")
+    model = get_model("scripted", script=[json.dumps(r) for r in replies])
+    result = asyncio.run(ingest(model, store, turns, curation="split"))
+    facts = (store.root / "people" / "caroline" / "facts.md").read_text()
+    assert f"- ~~caroline | job: nurse~~ ({DAY1} until {DAY2}) [S1T1]" in facts
+    assert f"- caroline | job: a teacher (since {DAY2}) [S2T1]" in facts
+    assert "occupation" not in facts
+    assert [o.extra["keyed_withheld"] for o in result.outputs] == [0, 0]
+    assert result.outputs[1].extra["superseded"] == 1
+
+
+def test_only_a_single_valued_key_whose_value_fits_it_is_keyed() -> None:
+    from memdir.agents.split.keys import keyed_attribute
+
+    cases = [
+        ("job", "counselor", "I work as a counselor now.", "job"),
+        ("career", "a nurse", "I started as a nurse at the clinic.", "job"),
+        ("job", "swamped with the kids & work", "I'm swamped with the kids & work. Anything new?", None),
+        ("job", "went to a LGBTQ support group", "I went to a LGBTQ support group yesterday.", None),
+        ("lives in", "Lisbon", "Hi, I'm Alice. I live in Lisbon.", "home"),
+        ("city", "Lisbon", "I moved to Lisbon in May.", "home"),
+        ("diet", "vegan", "I went vegan last year.", "diet"),
+        ("major", "computer science", "I'm majoring in computer science.", "study"),
+        ("favorite food", "pizza", "My favorite food is pizza.", None),  # a liking, not a diet
+        ("preference", "tea", "I prefer tea.", None),  # one liking never ends another
+        ("busy", "swamped with the kids", "I'm swamped with the kids.", None),  # no single-valued key
+        ("home", "a LGBTQ support group", "I went to a LGBTQ support group.", None),
+    ]
+    got = [keyed_attribute(attr, value, text) for attr, value, text, _ in cases]
+    assert got == [want for *_, want in cases]

@@ -160,7 +160,14 @@ async def split_curated(ctx: BuildContext) -> Built:
         )
         split.append(out.extra)
         ctx.tick(i, len(chunks))
-    keys = ("facts_proposed", "facts_kept", "keyed_written", "distilled_written", "model_calls")
+    keys = (
+        "facts_proposed",
+        "facts_kept",
+        "keyed_written",
+        "keyed_withheld",
+        "distilled_written",
+        "model_calls",
+    )
     totals = {k: sum(int(str(e.get(k, 0))) for e in split) for k in keys}
     return Built("split-curated", store, search_profile, {"split_curation": totals})
 

@@ -48,7 +48,8 @@ async def curate_chunk(
         )
     summary = (
         f"split curation: {len(ex.facts)} fact(s) proposed, {len(checked.kept)} kept "
-        f"({filed.keyed} keyed, {filed.distilled} distilled, {filed.superseded} superseded), "
+        f"({filed.keyed} keyed, {filed.distilled} distilled, {filed.superseded} superseded, "
+        f"{filed.withheld} keyed withheld), "
         f"{sum(checked.dropped.values())} dropped; {filed.verbatim} turn(s) kept verbatim"
     )
     if ex.error:
@@ -65,6 +66,7 @@ def _counts(
         **checked.counts(len(ex.facts) + ex.malformed),
         "malformed": ex.malformed,
         "keyed_written": filed.keyed,
+        "keyed_withheld": filed.withheld,
         "distilled_written": filed.distilled,
         "superseded": filed.superseded,
         "verbatim_written": filed.verbatim,
@@ -91,10 +93,12 @@ def split_totals(outputs: list[RoleOutput]) -> str | None:
     seconds = sorted(float(e["seconds"]) for e in split)
     keys = ("facts_proposed", "facts_kept", "keyed_written", "distilled_written", "tokens_in", "tokens_out")
     total = {k: sum(int(e[k]) for e in split) for k in keys}
+    withheld = sum(int(e.get("keyed_withheld", 0)) for e in split)
     why = ", ".join(f"{n} {reason}" for reason, n in dropped.most_common()) or "none"
     return (
         f"split curation: {total['facts_proposed']} fact(s) proposed, {total['facts_kept']} kept "
-        f"({total['keyed_written']} keyed, {total['distilled_written']} distilled lines written); "
+        f"({total['keyed_written']} keyed, {total['distilled_written']} distilled lines written, "
+        f"{withheld} key(s) withheld); "
         f"dropped: {why}; {total['tokens_in']:,} tokens in, {total['tokens_out']:,} out; "
         f"median {seconds[len(seconds) // 2]:.1f} s per chunk"
     )

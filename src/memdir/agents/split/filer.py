@@ -9,9 +9,11 @@ the journal records the chunk as one step, as `consolidate` and `landing` do for
 
 - kinds `fact`, `preference`, `relation`: the live keyed line of (subject, attribute) in the
   subject's `facts.md`, superseding a different value with the turn's date
-  (docs/conventions.md, "Dated supersede"). A second value of one key within a chunk is not a
-  change of value over time (two hobbies named in one breath), so it is filed as a distilled
-  line instead of striking the first;
+  (docs/conventions.md, "Dated supersede"), when the attribute is single-valued and the value
+  fits it (`keys.py`: a wrong key strikes a true value through); otherwise a distilled line,
+  counted as withheld. A second value of one key within a chunk is not a change of value over
+  time (two hobbies named in one breath), so it is filed as a distilled line instead of
+  striking the first;
 - kinds `event`, `plan`: a distilled line, `- DATE: SUBJECT | KIND: VALUE [LOC]`
   (`conventions.distilled_line`), in the subject's file for the cited turn's topic and day;
 - then every turn of the chunk verbatim, as the offline curator keeps them: a small extractor
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 
 from memdir.agents.offline.curator import Curator
 from memdir.agents.offline.speakers import is_assistant, is_user
+from memdir.agents.split.keys import keyed_attribute
 from memdir.agents.split.validate import Fact
 from memdir.conventions import distilled_line, key_of, neutralize_locators
 from memdir.stream import Chunk
@@ -39,6 +42,7 @@ class Filed:
     distilled: int = 0
     verbatim: int = 0
     superseded: int = 0
+    withheld: int = 0  # keyed kinds filed distilled: their key may not supersede (keys.py)
     tool_calls: int = 0
     assistant: int = 0  # facts about the assistant, who is never a person (docs/conventions.md)
 
@@ -56,11 +60,13 @@ def file_chunk(harness: Harness, chunk: Chunk, facts: list[Fact], **meta: object
                 filed.assistant += 1
                 continue
             subject = user if is_user(f.subject) else f.subject
-            key = key_of(subject, f.attribute)
-            if f.kind in KEYED_KINDS and key not in keyed_here:
-                keyed_here.add(key)
+            keyed = f.kind in KEYED_KINDS
+            attribute = keyed_attribute(f.attribute, f.value, f.turn.text) if keyed else None
+            filed.withheld += keyed and attribute is None
+            if attribute is not None and key_of(subject, attribute) not in keyed_here:
+                keyed_here.add(key_of(subject, attribute))
                 before = curator.result.keyed_written
-                curator.file_keyed(subject, f.attribute, f.value, f.turn)
+                curator.file_keyed(subject, attribute, f.value, f.turn)
                 filed.keyed += curator.result.keyed_written - before
             else:
                 day = f.date or f.turn.date
