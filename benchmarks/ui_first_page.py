@@ -19,6 +19,9 @@ growth over the request.
 `git archive`), so the before and after figures come from one run on one machine.
 
     python benchmarks/ui_first_page.py --bounds [--baseline REV]
+
+`--journal-scale` times the history's journal read (one `git log`, parsed and grouped into
+operations) at 550, 1,100 and 2,200 steps of one operation: linear if its time per step holds.
 """
 
 from __future__ import annotations
@@ -247,6 +250,42 @@ def bounds(args: argparse.Namespace) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def journal_scale(args: argparse.Namespace) -> None:
+    """The history page's journal read (one `git log`, parsed and grouped into operations) at
+    550, 1,100 and 2,200 steps of one operation: its time per step holds if it is linear."""
+    sys.path.insert(0, str(REPO / "src"))
+    from memdir.api.memory import Memory
+    from memdir.store import operations
+    from memdir.store.journal import Journal
+    from memdir.store.journal_operations import group
+
+    tmp = Path(tempfile.mkdtemp(prefix="memdir-bench-ui-journal-"))
+    root, n, rows, out = tmp / "mem", 0, [], {}
+    try:
+        with Memory(root) as mem, operations.operation(root, "ingest", "ingest chat.jsonl"):
+            for size in (OP_STEPS // 2, OP_STEPS, OP_STEPS * 2):
+                while n < size:
+                    text = f"---\nname: n{n:04d}\ndescription: note {n}\n---\n# Note {n}\n\n- fact {n}\n"
+                    done = mem.call("create", {"path": f"/memories/chat/n{n:04d}.md", "file_text": text})
+                    if done.is_error:
+                        raise RuntimeError(f"building the history store: {done.text}")
+                    n += 1
+                journal = Journal(root)
+                journal.steps()  # the steps still in the step log land first: reading is timed
+                took = [timed(lambda j=journal: group(j.steps()))[0] for _ in range(args.reps)]
+                got = stats_ms(took)
+                out[size] = got
+                rows.append((f"{size:,}", f"{got['median_ms']:.0f}", f"{got['median_ms'] / size:.3f}"))
+        from rich.console import Console
+
+        cols = ("steps", "read + group median ms", "ms per step")
+        Console().print(table("memdir ui: the history's journal read", cols, rows))
+        args.out.mkdir(parents=True, exist_ok=True)
+        write_json(args.out / "ui_journal_scale.json", out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument(
@@ -255,6 +294,7 @@ def main() -> None:
         help="the 12 MB core file, 60 MB file, 20,000-entry folder, an operation, a past file, answers",
     )
     ap.add_argument("--baseline", help="with --bounds: also serve the stores with this commit's code")
+    ap.add_argument("--journal-scale", action="store_true", help="the history's journal read at 3 sizes")
     ap.add_argument("--files", type=int, default=10_000)
     ap.add_argument("--baseline-files", type=int, default=200)  # the generator needs 172+
     ap.add_argument("--reps", type=int, default=20)
@@ -263,6 +303,9 @@ def main() -> None:
     args = ap.parse_args()
     if args.bounds:
         bounds(args)
+        return
+    if args.journal_scale:
+        journal_scale(args)
         return
     if args.quick:
         args.files, args.reps = 1_000, 5

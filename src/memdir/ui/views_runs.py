@@ -126,7 +126,6 @@ def answers(request: Request) -> Response:
         r=r,
         rows=table.rows,
         total=table.total,
-        shown=len(table.rows) + len(table.malformed),
         malformed=table.malformed,
         at=at,
         step=PAGE_ROWS,
