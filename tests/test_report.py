@@ -31,7 +31,8 @@ def test_report_from_summary_alone(tmp_path: Path) -> None:
     assert f"| verbatim-dump | partial | 4 | {corr:.1f} |" in report
     kb = dump["search"]["bytes_read"] / 1024
     assert (
-        f"| verbatim-dump | {dump['search']['tool_calls']:.1f} | 0.0 | {kb:.1f} | 1.00x | 0 | 0 | 0 | — | 0.000 |"
+        f"| verbatim-dump | {dump['search']['tool_calls']:.1f} | 0.0 | {kb:.1f} | 1.00x "
+        "| 0 | 0 | 0 | — | 0.000 |"
         in report
     )
     assert f"| {dump['store']['files']} | {dump['store']['sections']} |" in report
