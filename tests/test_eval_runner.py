@@ -89,7 +89,7 @@ def test_run_folder_and_summary_keys(full_run: tuple[Path, dict[str, Any]]) -> N
     assert cells["foldered"]["n_questions"] == 0
     assert cells["closed-book"]["store"] is None and cells["closed-book"]["correctness"]["all"]["mean"] == 0.0
     dump = cells["verbatim-dump"]
-    assert dump["status"] == "ok" and dump["n_questions"] == 8 and dump["store"]["files"] == 5
+    assert dump["status"] == "ok" and dump["n_questions"] == 8 and dump["store"]["files"] == 4
     assert dump["search"]["bytes_read"] > 0 and dump["search"]["cost_usd"] == 0.0
     assert cells["agent-curated"]["build"]["tool_calls"] > 0
     times = {t["variant"]: t for t in json.loads((out / "timings.json").read_text())["cells"]}
