@@ -192,3 +192,20 @@ def test_an_overlong_line_is_named_not_held(tmp_path: Path) -> None:
     assert isinstance(page, table_page.TablePage)
     assert len(page.rows) == 2 and [(m.line, m.reason) for m in page.malformed] == [(2, "longer than 1 MiB")]
     assert peak < 4 * 2**20, f"an 8 MiB line peaked at {peak / 2**20:.1f} MiB"  # two chunks and a row
+
+
+def test_a_past_file_whose_content_is_gone_says_so(tmp_path: Path) -> None:
+    """The streamed read still reports a blob the journal lost (power loss, a hand edit), as
+    the whole read did: an error page naming it, not an empty file."""
+    root = tmp_path / "mem"
+    with Memory(root) as mem:
+        call(mem, "create", {"path": "/memories/gone.md", "file_text": note("gone", "a fact")})
+    journal = Journal(root)
+    last = journal.steps()[-1]
+    sha = journal.files_at(last.commit)["gone.md"]
+    loose = journal.git_dir / "objects" / sha[:2] / sha[2:]
+    assert loose.is_file()
+    loose.unlink()
+    client = TestClient(build_app(Sources([Source("store", "mem", root)])), base_url=LOCAL)
+    r = client.get(f"/s/store/step/{last.index}/file", params={"path": "/memories/gone.md"})
+    assert r.status_code == 400 and f"the file content {sha} is missing" in r.text
