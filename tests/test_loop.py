@@ -264,7 +264,15 @@ def test_prompts_render_and_reorganize_versions_differ_by_one_rule() -> None:
     s_system, _ = render(get_role("search"), core_memory="", question="q")
     assert '"citations"' in s_system and "only from the store" in s_system
     for name in ("closed_book", "folder", "execution", "guidance"):
-        values = {"core_memory": "", "question": "q", "task": "t", "guidance": "g", "observation": "o"}
+        values = {
+            "core_memory": "",
+            "question": "q",
+            "task": "t",
+            "guidance": "g",
+            "observation": "o",
+            "actions_rule": "a",
+            "gs_instruction": "i",
+        }
         assert render(get_role(name), **values)[0]
     with pytest.raises(MemdirError, match="needs a value"):
         render(get_role("search"), core_memory="")
