@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memdir.eval.report import write_report
-from memdir.eval.runner import RunConfig, run_eval
+from memdir.study.eval.report import write_report
+from memdir.study.eval.runner import RunConfig, run_eval
 
 ROOT = Path(__file__).resolve().parents[1]
 VARIANTS = ["chunk-retrieval", "verbatim-dump", "agent-curated"]

@@ -42,10 +42,10 @@ from memdir.agents.run import manage_chunk, search
 from memdir.analytics.health import health
 from memdir.analytics.integrity import check
 from memdir.analytics.stats import store_stats
-from memdir.bench import load_sample
-from memdir.bench.types import Sample, parse_sessions
-from memdir.eval.lexical import offline_correctness
 from memdir.models import Model, get_model
+from memdir.study.bench import load_sample
+from memdir.study.bench.types import Sample, parse_sessions
+from memdir.study.eval.lexical import offline_correctness
 from memdir.tools.wiring import open_store
 
 PANEL = ("fanout_max", "b1_mean", "b2", "b3", "b4")

@@ -18,7 +18,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from memdir.bench.generated import generate
+from memdir.study.bench.generated import generate
 
 
 def main() -> None:

@@ -33,15 +33,15 @@ from rich.console import Console
 from rich.table import Table
 
 from memdir.agents import manage_chunk, search
-from memdir.bench import load_sample
-from memdir.eval.judges import judge_correctness
-from memdir.eval.runner import _JudgeModel
 from memdir.models import ChatMessage, GenerateConfig, Model, Usage, get_model
 from memdir.models.local import QWEN_CODER_1_5B, LocalServer, missing_reason
 from memdir.store import spec
 from memdir.store.store import Store
+from memdir.study.bench import load_sample
+from memdir.study.eval.judges import judge_correctness
+from memdir.study.eval.runner import _JudgeModel
+from memdir.study.variants.dump import write_dump
 from memdir.tools.wiring import open_store
-from memdir.variants.dump import write_dump
 
 
 def _episode(

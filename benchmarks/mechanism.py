@@ -4,7 +4,7 @@ The design rules of docs/study.md (1-5) come from a mechanism model of the store
 rebuilds that model on the generated benchmark, so the rules are checked against memdir's
 tools and meter instead of being quoted. Per corpus size it writes three stores in temp dirs:
 
-- `verbatim-dump`: `memdir.variants.dump.write_dump`, searched by scan: the root listing, then
+- `verbatim-dump`: `memdir.study.variants.dump.write_dump`, searched by scan: the root listing, then
   `view` of every session file. Its answer is parsed from the turns with the benchmark's own
   phrasings, so the scan finds everything there is (an upper bound on what a scan answers).
 - `sharded`, routed by (subject, attribute): `/memories/people/<subject>/<attribute>.md`, one
@@ -62,14 +62,14 @@ from _common import REPO, bar_chart, machine, table, write_json
 from rich.console import Console
 
 from memdir.analytics.integrity import check
-from memdir.bench.generated import ATTRIBUTES, REPLIES, generate
-from memdir.bench.types import Fact, Question, Sample
 from memdir.conventions import key_of, keyed_facts
 from memdir.store import frontmatter
 from memdir.store.store import Store
 from memdir.stream import Turn
+from memdir.study.bench.generated import ATTRIBUTES, REPLIES, generate
+from memdir.study.bench.types import Fact, Question, Sample
+from memdir.study.variants.dump import turn_line, write_dump
 from memdir.tools.profiles import Harness
-from memdir.variants.dump import turn_line, write_dump
 
 SIZES = (10, 40, 160)
 QUICK_SIZES = (10, 40)

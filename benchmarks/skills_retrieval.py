@@ -2,7 +2,7 @@
 
 A synthetic ALFWorld-like store (N episode files under /memories/episodes, one skill file per
 family, notes per object, a MEMORY.md in every folder) is searched with the task texts of
-`--tasks` random tasks through each tool set's retrieval (`memdir.skills.retrieve.RETRIEVALS`):
+`--tasks` random tasks through each tool set's retrieval (`memdir.study.skills.retrieve.RETRIEVALS`):
   center        grep through the `search` profile, then `view` per file
   center-bm25   bm25_full_search through `search-bm25`, then `view` per file
   shell         grep -rwoiE and cat through the sandboxed `bash` tool
@@ -28,8 +28,8 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from memdir.skills.retrieve import RETRIEVALS
 from memdir.store import spec
+from memdir.study.skills.retrieve import RETRIEVALS
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store
 

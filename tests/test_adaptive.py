@@ -13,7 +13,6 @@ from click.testing import CliRunner
 from agent_helpers import new_store, snapshot
 from memdir.agents.ingest import NoOpWarning, ingest
 from memdir.analytics.integrity import diff_facts
-from memdir.bench.generated import load
 from memdir.cli.main import cli
 from memdir.errors import MemdirError
 from memdir.models import Model, get_model
@@ -21,8 +20,9 @@ from memdir.models.scripted import answer, call
 from memdir.store.journal import Journal
 from memdir.store.store import Store
 from memdir.stream import Turn, dump_turns
-from memdir.variants.adaptive import STATE_FILE, ShapedResult, ingest_shaped, layout, read_state
-from memdir.variants.dump import (
+from memdir.study.bench.generated import load
+from memdir.study.variants.adaptive import STATE_FILE, ShapedResult, ingest_shaped, layout, read_state
+from memdir.study.variants.dump import (
     is_session_file,
     parse_session,
     read_dump,

@@ -11,9 +11,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from memdir.bench.types import Question, Sample
 from memdir.cli.main import cli
-from memdir.eval.retrieval import (
+from memdir.store.embed import embedder_missing
+from memdir.store.index import SearchIndex
+from memdir.stream import Turn
+from memdir.study.bench.types import Question, Sample
+from memdir.study.eval.retrieval import (
     chunk_level,
     counted,
     dump,
@@ -23,9 +26,6 @@ from memdir.eval.retrieval import (
     rank_chunks,
     section_level,
 )
-from memdir.store.embed import embedder_missing
-from memdir.store.index import SearchIndex
-from memdir.stream import Turn
 
 FILLER = ("I went for a walk by the river.", "Lovely, the weather was warm.", "My sister called me.")
 SPECIAL = {
@@ -149,7 +149,7 @@ def test_dense_and_hybrid_share_one_build(tmp_path: Path) -> None:
 
 
 def test_cli_json_on_a_locomo_conversation(tmp_path: Path) -> None:
-    from memdir.bench import DataUnavailable, locomo
+    from memdir.study.bench import DataUnavailable, locomo
 
     try:
         locomo.load("conv-26")

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from memdir import conventions as cv
-from memdir.bench.types import Question
-from memdir.eval.citations import resolve
-from memdir.eval.runner import evidence_hit
-from memdir.skills.serving import cited_files
 from memdir.store import spec
 from memdir.stream import Turn, turn_from_dict
+from memdir.study.bench.types import Question
+from memdir.study.eval.citations import resolve
+from memdir.study.eval.runner import evidence_hit
+from memdir.study.skills.serving import cited_files
 from memdir.tools.wiring import open_store
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "memdir"

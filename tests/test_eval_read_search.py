@@ -13,9 +13,9 @@ from click.testing import CliRunner
 
 from memdir.cli.main import cli
 from memdir.errors import MemdirError
-from memdir.eval.runner import RunConfig, run_eval
 from memdir.models import get_model
 from memdir.models.scripted import answer
+from memdir.study.eval.runner import RunConfig, run_eval
 
 SAMPLE = "gen-s3-p2-n4-t3-a2-c1"
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from memdir.eval.report import render
-from memdir.eval.stats import comparisons
-from memdir.eval.summary import caching
 from memdir.models.usage import Usage, episode_bounds
+from memdir.study.eval.report import render
+from memdir.study.eval.stats import comparisons
+from memdir.study.eval.summary import caching
 
 
 def row(variant: str, q: int, correct: float, rounds: list[Usage] | None = None) -> dict[str, object]:

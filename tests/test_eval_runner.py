@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from memdir.cli.main import cli
-from memdir.eval.runner import RunConfig, run_eval
 from memdir.models import get_model
+from memdir.study.eval.runner import RunConfig, run_eval
 
 SAMPLE = "gen-s3-p2-n4-t3-a2-c1"  # 8 questions
 VARIANTS = ["closed-book", "chunk-retrieval", "verbatim-dump", "foldered", "agent-curated"]
@@ -134,7 +134,7 @@ def test_other_settings_in_the_same_folder_are_refused(full_run: tuple[Path, dic
 def test_a_run_folder_from_before_the_tool_set_rename_resumes(tmp_path: Path) -> None:
     """Manifests and summaries written before the rename say `harness`; they are read as `tool_set`."""
     from memdir.errors import MemdirError
-    from memdir.eval.report import write_report
+    from memdir.study.eval.report import write_report
 
     out = tmp_path / "old"
     run_eval(config(variants=["verbatim-dump"], limit=2), out, progress=False)
@@ -299,7 +299,7 @@ def test_an_llm_judge_scores_correctness_and_attribution(tmp_path: Path) -> None
     agree = sum((r["correctness"] == 1.0) == (r["f1"] >= 0.5) for r in rows) / 2
     assert health["verdicts"] == 4 and health["unparsed"] == 0
     assert health["judge_f1_agreement"] == agree and health["agreement_n"] == 2
-    from memdir.eval.report import write_report
+    from memdir.study.eval.report import write_report
 
     assert "## The judge against offline F1" in write_report(tmp_path / "run").read_text()
 
@@ -326,9 +326,9 @@ def test_multiple_choice_is_scored_by_the_chosen_letter(tmp_path: Path) -> None:
     from dataclasses import replace
 
     from memdir.agents import RunRecord
-    from memdir.bench import load_sample
-    from memdir.eval.runner import ConversationCell, Runner
-    from memdir.variants import VARIANTS, BuildContext
+    from memdir.study.bench import load_sample
+    from memdir.study.eval.runner import ConversationCell, Runner
+    from memdir.study.variants import VARIANTS, BuildContext
 
     sample = load_sample("generated", SAMPLE)
     q = next(q for q in sample.questions if q.category == "current")
@@ -373,10 +373,10 @@ def test_closed_book_multiple_choice_sees_the_options_and_its_letter_is_scored(t
     from dataclasses import replace
 
     from memdir.agents import RunRecord
-    from memdir.bench import load_sample
-    from memdir.eval.runner import ConversationCell, Runner
     from memdir.models.scripted import answer
-    from memdir.variants import Built
+    from memdir.study.bench import load_sample
+    from memdir.study.eval.runner import ConversationCell, Runner
+    from memdir.study.variants import Built
 
     sample = load_sample("generated", SAMPLE)
     q = next(q for q in sample.questions if q.category == "current")

@@ -12,9 +12,9 @@ from click.testing import CliRunner
 
 from memdir.cli.main import cli
 from memdir.errors import MemdirError
-from memdir.eval.runner import RunConfig, run_eval
 from memdir.models import get_model
 from memdir.models.scripted import answer, call
+from memdir.study.eval.runner import RunConfig, run_eval
 
 SAMPLE = "gen-s3-p2-n4-t3-a2-c1"
 
@@ -130,7 +130,7 @@ def test_ray_workers_take_the_source_stores_as_the_local_run_does(run_a: Path, t
     ray = pytest.importorskip(
         "ray", reason="the optional 'ray' extra is not installed (pip install '.[ray]')"
     )
-    from memdir.eval.ray_executor import RayExecutor
+    from memdir.study.eval.ray_executor import RayExecutor
 
     cfg = config(stores_from=str(run_a), limit=None)
     local = run_eval(cfg, tmp_path / "local", progress=False, models={})
@@ -149,7 +149,7 @@ def test_the_source_builder_is_never_made(run_a: Path, tmp_path: Path) -> None:
     """No client for a builder that builds nothing: the manifest's roles name it, unsent."""
     import asyncio
 
-    from memdir.eval.runner import Runner
+    from memdir.study.eval.runner import Runner
 
     runner = Runner(config(stores_from=str(run_a), limit=1), tmp_path / "b", progress=False)
     asyncio.run(runner.run())

@@ -17,10 +17,10 @@ from memdir.analytics.integrity import check
 from memdir.cli.main import cli
 from memdir.conventions import fact_identity, locators, turn_numbers
 from memdir.errors import MemdirError
-from memdir.eval.citations import resolve
-from memdir.skills.retrieve import grep_retrieve
 from memdir.store.store import Store
 from memdir.stream import MAX_TURN_BYTES, Turn
+from memdir.study.eval.citations import resolve
+from memdir.study.skills.retrieve import grep_retrieve
 from memdir.tools.profiles import Harness
 from memdir.tools.view import MAX_VIEW_BYTES
 from memdir.tools.wiring import open_store

@@ -20,8 +20,6 @@ from tests.test_search_tools import STREAM, note
 
 from memdir.agents.offline.searcher import LexicalSearcher
 from memdir.cli.main import cli
-from memdir.eval.runner import RunConfig, run_eval
-from memdir.skills.retrieve import retrieval
 from memdir.store import spec
 from memdir.store.chunks import build_chunk_store
 from memdir.store.embed import configured, embedder_missing
@@ -29,6 +27,8 @@ from memdir.store.hybrid import search_sections
 from memdir.store.index import SearchIndex
 from memdir.store.store import Store
 from memdir.store.units import MAX_UNIT_CHARS, split_units
+from memdir.study.eval.runner import RunConfig, run_eval
+from memdir.study.skills.retrieve import retrieval
 from memdir.tools.profiles import Harness, profile_specs
 from memdir.tools.wiring import open_store
 

@@ -19,19 +19,29 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 # layer -> the memdir layers it may import (besides itself). Top-level modules (errors, tokens,
 # stream, conventions, cache) are shared leaves anyone may import; `memdir/__init__.py` only re-exports.
+PRODUCT = {"store", "tools", "models", "analytics", "agents", "api", "mcp", "integrations"}
 ALLOWED: dict[str, set[str]] = {
     "store": set(),
     "tools": {"store", "analytics"},
     "models": set(),
     "analytics": {"store"},
-    "bench": {"store"},
     "agents": {"store", "tools", "models", "analytics"},
-    "variants": {"store", "tools", "models", "agents", "analytics", "bench"},
-    "skills": {"store", "tools", "models", "agents", "analytics", "bench", "variants"},
-    "eval": {"store", "tools", "models", "agents", "analytics", "bench", "variants", "skills"},
     "integrations": {"store", "tools"},
     "mcp": {"store", "tools"},
-    "api": {"store", "tools", "models", "agents", "integrations", "mcp", "bench", "variants"},
+    "api": {"store", "tools", "models", "agents", "integrations", "mcp"},
+    # the study (memdir.study, docs/study.md) sits on the product; its rooms import downward
+    "study.runfolder": {"store"},
+    "study.cluster": {"models"},
+    "study.bench": {"store"},
+    "study.variants": {"store", "tools", "models", "agents", "analytics", "study.bench"},
+    "study.skills": {
+        *("store", "tools", "models", "agents", "analytics"),
+        *("study.bench", "study.variants", "study.runfolder", "study.cluster"),
+    },
+    "study.eval": {
+        *("store", "tools", "models", "agents", "analytics"),
+        *("study.bench", "study.variants", "study.skills", "study.runfolder", "study.cluster"),
+    },
     "cli": {"*"},
     "ui": {"*"},  # an outer layer like cli (the web UI over the store, its health and history)
 }
@@ -44,6 +54,7 @@ LEAVES = {
     "words",
     "fact_quality",
     "sign_test",  # the sign test both studies report with (its docstring says why a leaf)
+    "study",  # memdir/study/__init__.py, a docstring only; its rooms are checked as study.<room>
     "__init__",
     "__main__",
 }
@@ -152,7 +163,10 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 
 def layer(name: str) -> str:
+    """A module's room: `memdir.<room>`, or `study.<room>` inside the study."""
     parts = name.split(".")
+    if len(parts) > 2 and parts[1] == "study":
+        return f"study.{parts[2]}"
     return parts[1] if len(parts) > 1 else "__init__"
 
 
@@ -182,6 +196,20 @@ def string_imports(src: Path) -> list[str]:
 def test_layers_import_only_downward() -> None:
     problems = layer_problems(SRC)
     assert not problems, "imports against the architecture:\n" + "\n".join(problems)
+
+
+def test_the_product_imports_nothing_from_the_study() -> None:
+    """The product (store, tools, agents, models, analytics, api, mcp, integrations) works with
+    the study deleted: what both need lives in the product, and only the study, cli and ui (the
+    outer layers, which show runs) may reach into memdir.study."""
+    problems = [
+        f"{name} imports {target}"
+        for name, targets in sorted(graph(SRC, "memdir").items())
+        if layer(name) in PRODUCT
+        for target in sorted(targets)
+        if layer(target).startswith("study")
+    ]
+    assert not problems, "the product reaches into the study:\n" + "\n".join(problems)
 
 
 def test_nothing_imports_cli_mcp_or_api() -> None:

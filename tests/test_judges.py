@@ -11,10 +11,12 @@ from typing import Any
 
 import pytest
 
-from memdir.bench.types import Question
-from memdir.eval import judges
-from memdir.eval.citations import NOT_FOUND, lexical_support, resolve, resolve_all
-from memdir.eval.lexical import (
+from memdir.store import spec
+from memdir.store.store import Store
+from memdir.study.bench.types import Question
+from memdir.study.eval import judges
+from memdir.study.eval.citations import NOT_FOUND, lexical_support, resolve, resolve_all
+from memdir.study.eval.lexical import (
     exact_match,
     f1_multi,
     f1_score,
@@ -22,8 +24,6 @@ from memdir.eval.lexical import (
     normalize_answer,
     offline_correctness,
 )
-from memdir.store import spec
-from memdir.store.store import Store
 from memdir.tools.wiring import open_store
 
 ALICE = """---
@@ -313,7 +313,7 @@ DATA = Path(os.environ.get("MEMDIR_DATA") or Path(__file__).resolve().parents[2]
 def test_every_real_gold_scores_one_against_itself_under_the_locomo_rules(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from memdir.bench import locomo, realtalk
+    from memdir.study.bench import locomo, realtalk
 
     monkeypatch.setenv("MEMDIR_DATA", str(DATA))
     monkeypatch.setenv("MEMDIR_OFFLINE", "1")

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from memdir.bench import DEFAULTS, load_sample, locomo, personamem, realtalk
-from memdir.bench.data import DataUnavailable, UnknownSample, locate
-from memdir.bench.evidence import parse_evidence
 from memdir.stream import MAX_CHARS, MAX_TURNS, Turn, chunk_stream
+from memdir.study.bench import DEFAULTS, load_sample, locomo, personamem, realtalk
+from memdir.study.bench.data import DataUnavailable, UnknownSample, locate
+from memdir.study.bench.evidence import parse_evidence
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("MEMDIR_DATA") or REPO.parent / "shared" / "data")

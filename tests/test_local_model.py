@@ -19,12 +19,12 @@ from tests.test_mcp import stdio
 from agent_helpers import new_store, snapshot
 from local_helpers import ALICE, BOB, LOCAL_TIER
 from memdir.agents import RunRecord, get_role, parse_answer, render, run_loop
-from memdir.eval.citations import resolve_all
-from memdir.eval.judges import judge_correctness
 from memdir.models import ChatMessage, GenerateConfig, Model, ToolInfo, get_model
 from memdir.models.local import QWEN_CODER_1_5B, LocalServer
 from memdir.store import frontmatter, spec
 from memdir.stream import Chunk, Turn
+from memdir.study.eval.citations import resolve_all
+from memdir.study.eval.judges import judge_correctness
 from memdir.tools.profiles import Harness
 
 pytestmark = LOCAL_TIER
@@ -118,7 +118,7 @@ def test_search_episode_opens_the_store_and_cites_a_file_that_holds_the_answer(
 
 
 def test_judge_verdict_parses(model: Model) -> None:
-    from memdir.eval.runner import _JudgeModel
+    from memdir.study.eval.runner import _JudgeModel
 
     verdict = asyncio.run(
         judge_correctness(_JudgeModel(model), "What diet does Alice follow?", "vegan", "Alice is vegan.")

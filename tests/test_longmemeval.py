@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from memdir.bench import BENCHMARKS, DEFAULTS, load_sample, longmemeval
-from memdir.bench.data import DataUnavailable, UnknownSample
 from memdir.conventions import turn_numbers
 from memdir.errors import MemdirError
+from memdir.study.bench import BENCHMARKS, DEFAULTS, load_sample, longmemeval
+from memdir.study.bench.data import DataUnavailable, UnknownSample
 
 
 def turn(role: str, content: str, has_answer: bool | None = None) -> dict[str, Any]:

@@ -16,11 +16,11 @@ from memdir.agents import RunRecord, choose_option, manage_chunk, parse_answer, 
 from memdir.agents.offline import Curator, keyed_facts
 from memdir.analytics.integrity import check
 from memdir.cli.main import cli
-from memdir.eval.runner import RunConfig, run_eval
 from memdir.models import get_model
 from memdir.store import spec
 from memdir.store.spec import DEFAULT_FANOUT_CAP
 from memdir.stream import Turn, chunk_stream, load_turns
+from memdir.study.eval.runner import RunConfig, run_eval
 from memdir.tools.profiles import Harness
 
 CONVERSATION = [

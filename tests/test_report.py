@@ -6,8 +6,8 @@ import json
 import shutil
 from pathlib import Path
 
-from memdir.eval.report import check_text, dump_ratio, write_report
-from memdir.eval.runner import RunConfig, run_eval
+from memdir.study.eval.report import check_text, dump_ratio, write_report
+from memdir.study.eval.runner import RunConfig, run_eval
 
 SAMPLE = "gen-s3-p2-n4-t3-a2-c1"
 
@@ -32,8 +32,7 @@ def test_report_from_summary_alone(tmp_path: Path) -> None:
     kb = dump["search"]["bytes_read"] / 1024
     assert (
         f"| verbatim-dump | {dump['search']['tool_calls']:.1f} | 0.0 | {kb:.1f} | 1.00x "
-        "| 0 | 0 | 0 | — | 0.000 |"
-        in report
+        "| 0 | 0 | 0 | — | 0.000 |" in report
     )
     assert f"| {dump['store']['files']} | {dump['store']['sections']} |" in report
     assert "reorg-condense: **skipped**: reorg-condense needs a model" in report

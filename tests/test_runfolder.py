@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from conftest import flock_held
-from memdir.agents import runfolder
-from memdir.agents.runfolder import JsonlTable, current_names, require_same, write_manifest
 from memdir.errors import MemdirError
-from memdir.skills.folder import ChainFolder
 from memdir.store.oslock import LockTimeout
+from memdir.study import runfolder
+from memdir.study.runfolder import JsonlTable, current_names, require_same, write_manifest
+from memdir.study.skills.folder import ChainFolder
 
 
 def rows_of(n: int, cell: str = "a") -> list[dict[str, Any]]:

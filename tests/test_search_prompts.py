@@ -17,11 +17,11 @@ from memdir import Memory
 from memdir.agents import RunRecord
 from memdir.agents.answer import parse_answer
 from memdir.agents.roles import CITE_EVERY_CLAIM, _load, get_role, render
-from memdir.bench import load_sample
-from memdir.eval.runner import RunConfig, run_eval
 from memdir.models import get_model, price_card
 from memdir.models.scripted import answer
-from memdir.variants import ALL, VARIANTS, BuildContext
+from memdir.study.bench import load_sample
+from memdir.study.eval.runner import RunConfig, run_eval
+from memdir.study.variants import ALL, VARIANTS, BuildContext
 
 SAMPLE = "gen-s3-p2-n4-t3-a2-c1"  # 4 sessions, 8 questions
 REPLY = '{"answer": "vegan", "citations": ["/memories/session-01.md:6"]}'

@@ -17,8 +17,8 @@ from memdir.agents.record import RunRecord
 from memdir.agents.roles import get_role, render
 from memdir.models import ChatMessage, get_model, price_card
 from memdir.models.scripted import answer, call
-from memdir.skills.variants import Roles
 from memdir.store import spec
+from memdir.study.skills.variants import Roles
 from memdir.tools.wiring import open_store
 
 
@@ -54,7 +54,7 @@ def test_the_entry_picking_search_prompt_has_no_core_memory(tmp_path: Path) -> N
 
 
 def test_the_outcome_gate_is_stated_only_to_the_gated_variants() -> None:
-    from memdir.agents.skills import GATE_RULE, NO_NOTES_RULE, NOTES_RULE, outcome_rules
+    from memdir.study.skills.execution import GATE_RULE, NO_NOTES_RULE, NOTES_RULE, outcome_rules
 
     role = get_role("management_skills")
     values = dict(core_memory="", chunk="x", chunk_id="E1", outcome="failure", served="(none)")
@@ -66,8 +66,8 @@ def test_the_outcome_gate_is_stated_only_to_the_gated_variants() -> None:
 
 alfworld = pytest.importorskip("alfworld", reason="the optional 'alfworld' extra is not installed")
 
-from memdir.skills.chain import run_chains  # noqa: E402
-from memdir.skills.report import write_report  # noqa: E402
+from memdir.study.skills.chain import run_chains  # noqa: E402
+from memdir.study.skills.report import write_report  # noqa: E402
 from test_skill_roles import KEYCHAIN, PLACE, PLACE_SKILL, winning_actions  # noqa: E402
 
 CARD = price_card("gpt-5.4-mini")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from agent_helpers import new_store, snapshot
 from memdir.agents import RunRecord, get_role, render
-from memdir.agents.skills import NOTES_RULE, execute, manage_trajectory, parse_action
 from memdir.models import get_model
 from memdir.models.scripted import ScriptedAPI, answer, call
+from memdir.study.skills.execution import NOTES_RULE, execute, manage_trajectory, parse_action
 
 
 class KeyRoom:
@@ -75,7 +75,7 @@ def test_execution_stops_at_the_step_cap() -> None:
 def test_execution_stops_when_the_same_action_gets_the_same_observation() -> None:
     """The local model sent "examine armchair 1" step after step: after REPEAT_STOP identical
     steps nothing new can happen at temperature 0, and the attempt ends with that reason."""
-    from memdir.agents.skills import REPEAT_STOP
+    from memdir.study.skills.execution import REPEAT_STOP
 
     env = KeyRoom()
     model = get_model("scripted", script=["look", *(["wait"] * 20)])
@@ -92,7 +92,7 @@ def test_execution_stops_when_nothing_it_sees_is_new() -> None:
     """The local model took and put objects in turn for 27 steps, never one step five times
     running: after NO_PROGRESS_STOP steps that each repeated a seen (action, observation), the
     attempt ends as `no_progress`; a step with something new resets the count."""
-    from memdir.agents.skills import NO_PROGRESS_STOP
+    from memdir.study.skills.execution import NO_PROGRESS_STOP
 
     script = ["look", "wait"] * 4 + ["take key from table"] + ["look", "wait"] * 10
     record = RunRecord(None)
@@ -139,7 +139,7 @@ def test_parse_action() -> None:
 
 def test_an_empty_store_serves_nothing_without_asking_the_model(tmp_path: Path) -> None:
     """The first task of a chain: the store holds only MEMORY.md, so there is nothing to cite."""
-    from memdir.skills.serving import guide, select
+    from memdir.study.skills.serving import guide, select
 
     store = new_store(tmp_path / "mem")
     model = get_model("scripted", script=[])  # any call would fail the test
@@ -156,6 +156,6 @@ def test_an_empty_store_serves_nothing_without_asking_the_model(tmp_path: Path) 
     assert [e["kind"] for e in record.entries] == ["serve_skipped", "serve_skipped"]
     with store.step("seed"):
         store.create("/memories/open-locked-door.md", SKILL)
-    from memdir.skills.serving import has_entries
+    from memdir.study.skills.serving import has_entries
 
     assert has_entries(store)

@@ -12,7 +12,10 @@ from pathlib import Path
 import pytest
 
 from memdir.errors import MemdirError
-from memdir.skills.retrieve import (
+from memdir.store import spec
+from memdir.store.embed import embedder_missing
+from memdir.store.store import Store
+from memdir.study.skills.retrieve import (
     DEFAULT,
     RETRIEVALS,
     bm25_retrieve,
@@ -22,9 +25,6 @@ from memdir.skills.retrieve import (
     retrieval,
     shell_retrieve,
 )
-from memdir.store import spec
-from memdir.store.embed import embedder_missing
-from memdir.store.store import Store
 from memdir.tools.profiles import Harness
 from memdir.tools.sandbox import _probe
 from memdir.tools.wiring import open_store

@@ -260,10 +260,10 @@ def test_memory_add_takes_curation(tmp_path: Path) -> None:
 def test_the_split_curated_variant_needs_a_model_and_agent_curated_stays_agentic(tmp_path: Path) -> None:
     import pytest
 
-    from memdir.bench import load_sample
     from memdir.models.base import Model
     from memdir.models.scripted import answer
-    from memdir.variants import VARIANTS, BuildContext, VariantUnavailable, parse_variants
+    from memdir.study.bench import load_sample
+    from memdir.study.variants import VARIANTS, BuildContext, VariantUnavailable, parse_variants
 
     sample = load_sample("generated", "gen-s3-p2-n4-t3-a2-c1")
 

@@ -9,13 +9,20 @@ from pathlib import Path
 import pytest
 
 from memdir.agents import FolderingError, RunRecord
-from memdir.bench import load_sample
 from memdir.models import get_model, price_card
 from memdir.models.scripted import answer, call
 from memdir.store import frontmatter, spec
 from memdir.store.store import Store
-from memdir.variants import VARIANTS, BuildContext, Built, VariantUnavailable, build_cost, parse_variants
-from memdir.variants.dump import turn_line
+from memdir.study.bench import load_sample
+from memdir.study.variants import (
+    VARIANTS,
+    BuildContext,
+    Built,
+    VariantUnavailable,
+    build_cost,
+    parse_variants,
+)
+from memdir.study.variants.dump import turn_line
 
 SAMPLE = "gen-s3-p2-n4-t3-a2-c1"  # 4 sessions, 12 turns
 

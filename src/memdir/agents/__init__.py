@@ -19,7 +19,6 @@ from memdir.agents.run import (
     search,
     search_many,
 )
-from memdir.agents.skills import Environment, Trajectory, execute, manage_trajectory
 
 __all__ = [
     "CURATIONS",
@@ -28,7 +27,6 @@ __all__ = [
     "ConsolidationReport",
     "CostCap",
     "Curation",
-    "Environment",
     "Episode",
     "FolderingError",
     "IngestResult",
@@ -37,17 +35,14 @@ __all__ = [
     "Role",
     "RoleOutput",
     "RunRecord",
-    "Trajectory",
     "choose_option",
     "closed_book",
     "consolidate",
-    "execute",
     "folder",
     "get_role",
     "guidance",
     "ingest",
     "manage_chunk",
-    "manage_trajectory",
     "parse_answer",
     "read_record",
     "render",

@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     from memdir.agents.read_search import Search
     from memdir.integrations.anthropic_memory import MemdirMemoryTool
     from memdir.models import Model
-    from memdir.variants.adaptive import Shape
+    from memdir.study.variants.adaptive import Shape
 
 Format = Literal["openai", "openai-responses", "anthropic", "mcp"]  # tools/schemas.FORMATS
 T = TypeVar("T")
@@ -237,7 +237,7 @@ class _Core:
         return Citation(text, r.path or "", r.start, r.end, r.section, r.ok)
 
     async def _add(self, data: Input, model: str | Model | None, how: _AddOptions) -> AddResult:
-        from memdir.variants.adaptive import SWITCH_KB, ingest_shaped
+        from memdir.study.variants.adaptive import SWITCH_KB, ingest_shaped
 
         self._open()
         given, source, skipped = to_turns(

@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
-from memdir.bench import DEFAULTS, load_sample
-from memdir.bench.types import Sample
+from memdir.study.bench import DEFAULTS, load_sample
+from memdir.study.bench.types import Sample
 
 
 def describe(sample: Sample) -> dict[str, Any]:

@@ -16,14 +16,14 @@ from memdir.cli.model_opts import (
     tool_set_option,
 )
 from memdir.errors import MemdirError
-from memdir.eval.model_settings import AGENTS, ROLES
+from memdir.study.eval.model_settings import AGENTS, ROLES
 
 
 def _sessions(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """`--sessions` checked before anything runs, normalized to "A-B"."""
     if value is None:
         return None
-    from memdir.bench.types import parse_sessions
+    from memdir.study.bench.types import parse_sessions
 
     try:
         first, last = parse_sessions(value)
@@ -145,10 +145,10 @@ def eval_cmd(
 ) -> None:
     """Build every variant's store, answer the benchmark's questions over it, judge, and write
     manifest.json, answers.jsonl, calls.jsonl, summary.json, report.md and plots to OUT."""
-    from memdir.bench import DEFAULTS
-    from memdir.eval.report import correctness_table, write_report
-    from memdir.eval.runner import RunConfig, run_eval
-    from memdir.variants import parse_variants
+    from memdir.study.bench import DEFAULTS
+    from memdir.study.eval.report import correctness_table, write_report
+    from memdir.study.eval.runner import RunConfig, run_eval
+    from memdir.study.variants import parse_variants
 
     if questions is not None and limit is not None and questions != limit:
         raise click.UsageError(f"--questions {questions} and --limit {limit} disagree; give --questions only")
@@ -157,7 +157,7 @@ def eval_cmd(
         convs = [c.strip() for c in (conversation or DEFAULTS[benchmark]).split(",") if c.strip()]
         builder = builder_model or model
         if stores_from is not None:  # the stores are the source run's: so is their builder
-            from memdir.eval.stores_from import StoreSource
+            from memdir.study.eval.stores_from import StoreSource
 
             builder = builder_model or StoreSource.open(stores_from).builder_model
         config = RunConfig(
@@ -181,8 +181,8 @@ def eval_cmd(
         models = build_models([builds, config.search_model, judge], base_url, tool_protocol, round_cap)
         cells = None
         if on_ray:
-            from memdir.agents.cluster import model_specs, require_ray
-            from memdir.eval.ray_executor import RayExecutor
+            from memdir.study.cluster import model_specs, require_ray
+            from memdir.study.eval.ray_executor import RayExecutor
 
             require_ray()  # no extra, or a model no worker can build: refused before any write
             model_specs(models)

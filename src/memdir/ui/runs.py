@@ -17,10 +17,10 @@ from typing import Any, get_type_hints
 from pydantic import TypeAdapter, ValidationError
 
 from memdir.errors import MemdirError, NotFoundError
-from memdir.eval.folder import AnswerRow, RunFolder
-from memdir.skills.folder import TASKS, ChainFolder, TaskRow
 from memdir.store.paths import ROOT, MemoryPath
 from memdir.store.store import Store
+from memdir.study.eval.folder import AnswerRow, RunFolder
+from memdir.study.skills.folder import TASKS, ChainFolder, TaskRow
 from memdir.ui.listing import child_folders
 from memdir.ui.sources import Source, Sources
 

@@ -11,10 +11,10 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import Response
 
-from memdir.bench import DataUnavailable, Sample, UnknownSample, load_sample
 from memdir.errors import MemdirError, NotFoundError, PathError
-from memdir.skills.folder import TASKS
 from memdir.store.paths import parse_memory_path
+from memdir.study.bench import DataUnavailable, Sample, UnknownSample, load_sample
+from memdir.study.skills.folder import TASKS
 from memdir.ui import params, table_page
 from memdir.ui import runs as runs_mod
 from memdir.ui.pages import page, state

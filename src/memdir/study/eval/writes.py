@@ -1,0 +1,234 @@
+"""Write quality: what a curator wrote into a store, scored against the stream it read, with no
+model (`memdir bench writes`; the definitions are docs/metrics.md, "Write quality").
+
+Every other figure of the study is an answer after a search agent, so a bad store and a bad
+searcher look the same there. These figures read the store alone:
+
+- its **fact lines** (lines citing a locator, `analytics.facts.fact_lines`) split into
+  **verbatim turn lines** (a free-text line whose claim has content F1 >= `VERBATIM` against a
+  turn it cites, the turn's text alone or with its speaker's name) and **distilled lines**
+  (keyed facts, lines of the `SUBJECT | KIND: VALUE` grammar, events, summaries: every other
+  fact line);
+- **precision**: the share of lines that are *good*: supported by the turns they cite
+  (`fact_quality.is_supported` against those turns' texts and the speakers' names) and not junk
+  (`fact_quality.junk_reason` of the value of a keyed or `KIND` line; of the claim, judged as a
+  whole line, for a free-text line). A line citing a locator that names no turn of the stream is *forged*, and
+  unsupported;
+- **fact recall** against a reference (LoCoMo's observations): an observation is kept when a
+  fact line cites one of its evidence turns and has content F1 >= `KEPT` with it.
+
+The rules themselves (content words, junk, support, content F1) are `memdir.fact_quality`,
+the ones the curators validate their own writes by, so a curator is judged by the rule it was
+built to keep.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from memdir.analytics.facts import FactLine, fact_lines
+from memdir.conventions import KeyedFact, normalize, parse_distilled, parse_keyed
+from memdir.fact_quality import SUPPORTED, content_f1, is_supported, junk_reason
+from memdir.store.store import Store
+from memdir.stream import Turn
+from memdir.study.bench.locomo import Observation
+
+VERBATIM = 0.9  # content F1 of a line's claim against a cited turn at which the line *is* the turn
+KEPT = 0.3  # content F1 of a line's claim against an observation at which the line keeps it
+GROUPS = ("all", "distilled", "verbatim")
+EXAMPLES = 5  # junk and unsupported lines shown per store, to read what went wrong
+
+_DATE = r"(?:\d{4}-\d{2}-\d{2}|unknown)"
+_DATED = re.compile(rf"\((?:since\s+)?{_DATE}(?:\s+until\s+{_DATE})?\)|\b\d{{4}}-\d{{2}}-\d{{2}}\b", re.I)
+_PUNCT = re.compile(r"\||:(?=\s|$)")
+
+
+def claim_of(text: str) -> str:
+    """What a fact line says: its text without locators, list and emphasis marks (`normalize`),
+    dates (`(since D)`, `(D until D)`, bare ISO days) and the keyed-fact punctuation (`|`, a
+    colon ending a word), case folded."""
+    plain = _PUNCT.sub(" ", _DATED.sub(" ", normalize(text)))
+    return " ".join(plain.split())
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One fact line, judged."""
+
+    line: FactLine
+    claim: str
+    kind: str  # "verbatim" | "distilled"
+    grammar: str | None  # "keyed" (dated supersede), "kind" (`SUBJECT | KIND: VALUE`), None: free text
+    forged: bool  # cites a locator naming no turn of the stream
+    supported: bool
+    junk: str | None  # junk_reason of the value
+
+    @property
+    def good(self) -> bool:
+        return self.supported and self.junk is None
+
+    def shown(self) -> str:
+        return f"{self.line.path}:{self.line.lineno}: {self.line.text.strip()}"
+
+
+def judge(line: FactLine, turns: Mapping[str, Turn], names: Sequence[str]) -> Verdict:
+    """The verdict on one fact line, given the stream's turns by locator and its speakers."""
+    cited = [turns[loc] for loc in line.locators if loc in turns]
+    forged = len(cited) < len(line.locators)
+    claim = claim_of(line.text)
+    kf = parse_keyed(line.path, line.lineno, line.text) or parse_distilled(line.text)
+    if kf is not None:
+        # the attribute (or kind) is the filer's label ("job" for "I work as a nurse"): what must
+        # occur in the turns is who and what, the subject and the value
+        said, value = f"{kf.subject} {kf.value}", kf.value
+        kind = "distilled"
+    else:
+        said = value = claim
+        whole = (
+            c for t in cited for c in (content_f1(claim, t.text), content_f1(claim, f"{t.speaker} {t.text}"))
+        )
+        kind = "verbatim" if any(f >= VERBATIM for f in whole) else "distilled"
+    sources = [t.text for t in cited] + list(names)
+    supported = not forged and is_supported(said, sources, SUPPORTED)
+    junk = junk_reason(value, whole=kf is None)
+    grammar = "keyed" if isinstance(kf, KeyedFact) else "kind" if kf is not None else None
+    return Verdict(line, claim, kind, grammar, forged, supported, junk)
+
+
+def store_fact_lines(store: Store) -> list[FactLine]:
+    """Every fact line of every markdown file of the store, in path order."""
+    found: list[FactLine] = []
+    for entry in store.files():
+        found.extend(fact_lines(entry.path.text, store.read_text(entry.path)))
+    return found
+
+
+@dataclass
+class WriteScore:
+    """Counts, so scores of several stores add up (pooled figures are ratios of sums)."""
+
+    lines: Counter[str] = field(default_factory=Counter)  # group -> fact lines
+    good: Counter[str] = field(default_factory=Counter)  # group -> supported and not junk
+    supported: Counter[str] = field(default_factory=Counter)
+    forged: int = 0
+    keyed: int = 0  # lines of the keyed grammar (dated supersede)
+    kind_lines: int = 0  # lines of the distilled-line grammar, `- DATE: SUBJECT | KIND: VALUE [LOC]`
+    junk: Counter[str] = field(default_factory=Counter)  # reason -> distilled lines
+    observations: int = 0  # reference facts scored against (0: no reference, recall undefined)
+    kept: Counter[str] = field(default_factory=Counter)  # group -> observations kept
+    examples: dict[str, list[str]] = field(default_factory=dict)  # "junk" / "unsupported" -> lines
+
+    @property
+    def junk_lines(self) -> int:
+        return sum(self.junk.values())
+
+    def recall(self, group: str) -> float | None:
+        return self.kept[group] / self.observations if self.observations else None
+
+    def precision(self, group: str) -> float | None:
+        return self.good[group] / self.lines[group] if self.lines[group] else None
+
+    def junk_rate(self) -> float | None:
+        return self.junk_lines / self.lines["distilled"] if self.lines["distilled"] else None
+
+    def __add__(self, other: WriteScore) -> WriteScore:
+        examples = {
+            k: self.examples.get(k, []) + other.examples.get(k, []) for k in {*self.examples, *other.examples}
+        }
+        return WriteScore(
+            self.lines + other.lines,
+            self.good + other.good,
+            self.supported + other.supported,
+            self.forged + other.forged,
+            self.keyed + other.keyed,
+            self.kind_lines + other.kind_lines,
+            self.junk + other.junk,
+            self.observations + other.observations,
+            self.kept + other.kept,
+            examples,
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        """Counts and the ratios derived from them (None where a ratio has no denominator)."""
+        return {
+            "fact_lines": {g: self.lines[g] for g in GROUPS},
+            "good_lines": {g: self.good[g] for g in GROUPS},
+            "supported_lines": {g: self.supported[g] for g in GROUPS},
+            "forged_lines": self.forged,
+            "keyed_lines": self.keyed,
+            "kind_lines": self.kind_lines,
+            "junk_lines": self.junk_lines,
+            "junk_reasons": dict(sorted(self.junk.items())),
+            "junk_rate": _round(self.junk_rate()),
+            "precision": {g: _round(self.precision(g)) for g in GROUPS},
+            "observations": self.observations,
+            "kept": {g: self.kept[g] for g in GROUPS},
+            "recall": {g: _round(self.recall(g)) for g in GROUPS},
+            "examples": self.examples,
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> WriteScore:
+        return cls(
+            Counter(d["fact_lines"]),
+            Counter(d["good_lines"]),
+            Counter(d["supported_lines"]),
+            int(d["forged_lines"]),
+            int(d["keyed_lines"]),
+            int(d.get("kind_lines", 0)),
+            Counter(d["junk_reasons"]),
+            int(d["observations"]),
+            Counter(d["kept"]),
+            {k: list(v) for k, v in d.get("examples", {}).items()},
+        )
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 4)
+
+
+def score(
+    lines: Iterable[FactLine],
+    turns: Iterable[Turn],
+    observations: Sequence[Observation] | None = None,
+    speakers: Sequence[str] = (),
+) -> WriteScore:
+    """Score a store's fact lines against the stream it was built from and, when given, the
+    reference facts (None: no reference, recall is left undefined)."""
+    by_loc = {t.locator: t for t in turns}
+    names = sorted({*speakers, *(t.speaker for t in by_loc.values())})
+    verdicts = [judge(line, by_loc, names) for line in lines]
+    out = WriteScore(examples={"junk": [], "unsupported": []})
+    citing: dict[str, list[Verdict]] = {}
+    for v in verdicts:
+        for group in ("all", v.kind):
+            out.lines[group] += 1
+            out.good[group] += v.good
+            out.supported[group] += v.supported
+        out.forged += v.forged
+        out.keyed += v.grammar == "keyed"
+        out.kind_lines += v.grammar == "kind"
+        if v.kind == "distilled" and v.junk is not None:
+            out.junk[v.junk] += 1
+            _example(out.examples["junk"], f"{v.junk}: {v.shown()}")
+        if not v.supported:
+            _example(out.examples["unsupported"], ("forged: " if v.forged else "") + v.shown())
+        for loc in v.line.locators:
+            citing.setdefault(loc, []).append(v)
+    for obs in observations or ():
+        out.observations += 1
+        near = {id(v): v for loc in obs.evidence for v in citing.get(loc, ())}.values()
+        hits = {v.kind for v in near if content_f1(v.claim, obs.text) >= KEPT}
+        for group in ("distilled", "verbatim"):
+            out.kept[group] += group in hits
+        out.kept["all"] += bool(hits)
+    return out
+
+
+def _example(found: list[str], text: str) -> None:
+    if len(found) < EXAMPLES:
+        found.append(text)
