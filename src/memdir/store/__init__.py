@@ -1,0 +1,40 @@
+"""The store: the canonical markdown tree on disk and the only code that writes it.
+
+Everything else derives from these files or serves them. Writes go through `Store.step()`
+(one tool call = one step, under the per-store writer lock; the step's changes go to the
+observers the Store was handed when built, and a Store's first step sweeps the temp files
+killed writers left). A bare `Store(root)` writes files and nothing else; `tools/wiring.py`
+builds one with its index, journal and guards. Derived state lives in `<root>/.memdir/`.
+
+- Confinement: `paths.py` parses `/memories/...` and refuses every way out (`..` in any
+  spelling, hidden segments, NUL, lone surrogates, over-long names, more than `MAX_DEPTH` (32)
+  folder levels; every walk stops there and reports what it left unread); `safefs.py` does all
+  I/O through descriptor chains opened `O_NOFOLLOW` (iterative walk and removal, bounded
+  descriptors); `listing_walk.py` the walk behind a listing; `window.py` a page of a file's
+  lines in bounded memory.
+- Files: `store.py` (`Store`, `Store.step`); `atomic.py` (atomic writes, the writer lock on
+  `oslock.py`, the one file lock: an flock per holder, reentrant in a thread); `frontmatter.py`
+  (lenient, no YAML 1.1 retyping) over `safeyaml.py` (the one YAML loader: no aliases, no deep
+  nesting); `outline.py` (headings with line ranges); `spec.py` (the Agent Memory convention:
+  validate, core memory, init); `folder_index.py` (a folder's `MEMORY.md` as memdir writes it);
+  `index_upkeep.py` (the indexes one write needs); `descriptions.py` (listing descriptions and
+  their cache); `citations.py` (the one citation resolver, for `Memory.ask` and the study).
+- Landing and recovery: `landing_intent.py` (the intent record a many-file landing writes
+  first, rolled forward after a kill; docs/reliability.md); `scratch.py` (throwaway copies under
+  `.memdir/scratch/`, swept once their process is gone); `workcopy.py` + `mirror.py` (the
+  shell's private working copy and the link-safe, content-digest mirror carrying its changes
+  back); `moves.py` (a span of steps' renames composed, so findings follow a moved file);
+  `operations.py` (the operation each step belongs to); `ingest_ledger.py` (where a batch of
+  turns goes in the stream; turns already ingested left out by a ledger of digests).
+- Search (docs/retrieval.md): `index.py` (BM25 on tantivy plus a SQLite manifest in
+  `.memdir/index/`, deletable; a query is the OR of its terms, so no text is a syntax error;
+  tool writes are noted by the observer and committed by the next search; outside edits caught
+  by `watch.py`, inotify, or the stat walk `scan.py`); `analysis.py` (the one analyzer);
+  `chunks.py` (the chunk-retrieval store); `per_root.py` (one open index or cache per root,
+  least recently used closed first); by section: `units.py`, `unit_index.py`, `embed.py`
+  (all-MiniLM-L6-v2 on CPU, the `embed` extra) and `hybrid.py` (bm25, dense, hybrid by RRF).
+- History: the journal, one git commit per writing step in `.memdir/journal.git`, written in
+  process with libgit2, logged before the call returns and committed just after by a committer
+  process; objects fsynced before the ref moves (`journal.py` and `journal_*.py`: format,
+  observer, tree, log, committer, landing, baseline, reconcile, repair, operations).
+"""
