@@ -1,6 +1,13 @@
 """Benchmark loaders: each turns a source into a :class:`Sample` (turns with locators, chunks,
-questions). This package imports nothing of memdir but `memdir.stream` and `memdir.errors`, so
-builders and the eval runner can use it without pulling in the harness.
+questions with evidence, defective-gold flags).
+
+LoCoMo, REALTALK, PersonaMem, LongMemEval (one sample per question; its data is not shipped,
+and the loader says where to put it) and a generated benchmark (`generated.py`); the skill
+setting's ALFWorld in `alfworld.py` (the 140 games, families, chain orders) and
+`alfworld_env.py` (one game, with the environment's own success signal). Data comes from
+`MEMDIR_DATA`, else a pinned download cache (`data.py`). The loaders import only leaves
+(`memdir.stream`, `memdir.errors`, `memdir.conventions`) and the product's chat-log readers,
+so builders and the eval runner can use them without pulling in the harness.
 """
 
 from __future__ import annotations
