@@ -2,9 +2,9 @@
 own trajectories; task i sees only a store built from tasks 1..i-1.
 
 - `chain.py`: a `ChainCell` per variant and chain; the executor is an offline policy
-  (`offline`, `offline-novice`) or a model (`execution.py`, the ALFWorld execution role); a cell whose model calls fail is aborted
-  whole; each row names the journal snapshot after its task and prices deploy and build usage
-  per task. `ray_executor.py`: one chain per Ray task, played in order.
+  (`offline`, `offline-novice`) or a model (`execution.py`, the ALFWorld execution role); a
+  cell whose model calls fail is aborted whole; each row names the journal snapshot after its
+  task and prices deploy and build usage per task. `ray_executor.py`: one chain per Ray task, played in order.
 - `variants.py`: the `SkillVariant`s (no-store, episode-log, curated skills, skills+mem, GS),
   each serving before a task and recording after it through `Roles` (a curator and a search
   model, or their offline baselines `distill.py` and `guidance.py`); the outcome gate, on
