@@ -1,4 +1,11 @@
-"""Memory variants: builders that turn one conversation into one store, with their cost."""
+"""Memory variants: builders that turn one conversation into one store, with their cost.
+
+`VARIANTS` (`builders.py`) holds a `ConversationVariant` (name and builder) each: closed-book,
+chunk-retrieval, verbatim-dump (`dump.py`), foldered, reorg-preserve, reorg-condense,
+agent-curated, and memdir's own chunk-retrieval-hybrid (run only when named). Each records its
+build cost (`base.py`); foldered is verified move-only, reorg-* checked against the dump with
+`diff --facts`; a variant that needs a model is skipped offline with the reason.
+"""
 
 from memdir.study.variants.base import BuildContext, Built, VariantUnavailable, build_cost
 from memdir.study.variants.builders import VARIANTS, ConversationVariant
