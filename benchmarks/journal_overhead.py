@@ -26,8 +26,8 @@ rounds); results go to baseline.json.
 Why a group commit: a step's commit writes four or more git objects, each a new file, and a
 new file cost ~0.2 ms here (measured beside a Python loose-object writer: the same), so the
 commit in the call cost ~1-2.5 ms of the 3 ms budget at 1,000 files. A step now appends one
-record to the step log before its call returns (`store/journal_log.py`: acknowledged means
-logged) and a committer process commits it just after (`store/journal_commitd.py`). A thread
+record to the step log before its call returns (`store/journal/log.py`: acknowledged means
+logged) and a committer process commits it just after (`store/journal/commitd.py`). A thread
 did not work: it took the GIL back at each of the writer's small system calls and made a plain
 write in the same process 3x slower; the process runs on the other core. A
 writer killed with records logged leaves them to the next writer, which commits each as its
@@ -58,7 +58,7 @@ from memdir.store.index import SearchIndex
 from memdir.store.journal import Journal
 
 try:
-    from memdir.store.journal_observer import JournalObserver
+    from memdir.store.journal.observer import JournalObserver
 except ImportError:  # a --baseline child running a commit from before the observer had its module
     from memdir.store.journal import JournalObserver  # type: ignore[attr-defined,no-redef]
 from memdir.store.store import Step, Store

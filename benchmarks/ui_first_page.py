@@ -157,7 +157,7 @@ def paging_stores(tmp: Path, fact: str) -> dict[str, tuple[Path, str]]:
     from memdir.api.memory import Memory
     from memdir.store import operations
     from memdir.store.journal import Journal
-    from memdir.store.journal_operations import group
+    from memdir.store.journal.operations import group
 
     hist = tmp / "history"
     (hist / "notes").mkdir(parents=True)
@@ -257,7 +257,7 @@ def journal_scale(args: argparse.Namespace) -> None:
     from memdir.api.memory import Memory
     from memdir.store import operations
     from memdir.store.journal import Journal
-    from memdir.store.journal_operations import group
+    from memdir.store.journal.operations import group
 
     tmp = Path(tempfile.mkdtemp(prefix="memdir-bench-ui-journal-"))
     root, n, rows, out = tmp / "mem", 0, [], {}

@@ -20,7 +20,7 @@ from agent_helpers import StandIn, fixture
 from memdir import AsyncMemory, MemdirError, Memory, NoOpWarning
 from memdir.models import get_model
 from memdir.models.scripted import answer, call
-from memdir.store import journal_commitd
+from memdir.store.journal import commitd as journal_commitd
 
 
 def _fm(name: str, body: str = "x\n") -> str:
@@ -52,7 +52,7 @@ def _committers() -> list[int]:
             cmdline = (entry / "cmdline").read_bytes()
         except OSError:
             continue  # gone meanwhile
-        if int(fields[1]) == me and fields[0] != "Z" and b"journal_commitd" in cmdline:
+        if int(fields[1]) == me and fields[0] != "Z" and b"journal.commitd" in cmdline:
             found.append(int(entry.name))
     return found
 

@@ -26,8 +26,8 @@ from tests.workers import (
 )
 
 from memdir.store.journal import Journal
-from memdir.store.journal_land import LOCK
-from memdir.store.journal_log import HEADER, RECORDS
+from memdir.store.journal.land import LOCK
+from memdir.store.journal.log import HEADER, RECORDS
 from memdir.tools.base import ToolResult
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store

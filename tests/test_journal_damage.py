@@ -21,7 +21,7 @@ from memdir.agents.revert import RevertError, revert
 from memdir.api.memory import Memory
 from memdir.errors import MemdirError
 from memdir.store.journal import Journal
-from memdir.store.journal_repair import NOTE
+from memdir.store.journal.repair import NOTE
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store
 

@@ -154,7 +154,7 @@ def test_a_broken_journal_does_not_fail_the_tool_call_and_keeps_the_step(tmp_pat
     """The step is logged before the call returns, so a journal git cannot read (its HEAD
     overwritten) neither fails the call nor loses the step: once HEAD is mended, the first
     read commits it."""
-    from memdir.store.journal_log import StepLog
+    from memdir.store.journal.log import StepLog
 
     root = tmp_path / "s"
     root.mkdir()

@@ -12,7 +12,7 @@ from tests.conftest import REPO
 
 from memdir.agents.landing import git_blob
 from memdir.store.journal import Journal
-from memdir.store.journal_observer import JournalObserver
+from memdir.store.journal.observer import JournalObserver
 from memdir.store.store import Store
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store

@@ -175,7 +175,7 @@ def logged_versions(root: Path) -> list[tuple[int, int | None]]:
     raw, before any reader of the journal commits them."""
     import pygit2
 
-    from memdir.store.journal_log import StepLog
+    from memdir.store.journal.log import StepLog
 
     git_dir = root / ".memdir" / "journal.git"
     try:

@@ -1,6 +1,6 @@
 """The store's past, read from its journal: the steps, and any step's snapshot as files.
 
-The journal (`store/journal.py`) commits every writing step, so the store as it was after step
+The journal (`store/journal/`) commits every writing step, so the store as it was after step
 N is that commit's tree. A snapshot is materialized into a private folder, not read through
 the live store: a past view must never be able to write the present.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 from memdir.api.results import Change, Operation, Step
 from memdir.errors import MemdirError
 from memdir.store.journal import Journal, JournalStep
-from memdir.store.journal_operations import group
+from memdir.store.journal.operations import group
 
 
 def as_step(js: JournalStep) -> Step:

@@ -16,7 +16,7 @@ store's guarantees without re-implementing them. `AsyncMemory` is the same objec
 that already runs an event loop.
 
 A Memory holds what a store keeps open (its search index, description cache and journal) and,
-once it has written, this process's committer process (store/journal_commitd.py); `close()`
+once it has written, this process's committer process (store/journal/commitd.py); `close()`
 (or the end of a `with` block) lets all of them go, after the journal has every step.
 """
 
@@ -50,7 +50,8 @@ from memdir.api.results import (
 )
 from memdir.errors import MemdirError, NoOpWarning
 from memdir.models import Usage
-from memdir.store import journal_commitd, spec
+from memdir.store import spec
+from memdir.store.journal import commitd as journal_commitd
 from memdir.store.citations import resolve
 from memdir.store.ingest_ledger import DERIVED, place, record
 from memdir.store.journal import Journal

@@ -15,7 +15,7 @@ from memdir.store import spec
 from memdir.store.store import Store
 
 if TYPE_CHECKING:
-    from memdir.store.journal_format import JournalStep
+    from memdir.store.journal.format import JournalStep
 
 
 def _store(root: str) -> Store:
@@ -83,7 +83,7 @@ def history_cmd(root: str, as_json: bool, limit: int | None, by_step: bool, op_r
     revert, one tool call made outside any of them) with its steps and the files it changed;
     --steps lists every journaled step (step 0 the baseline), --operation ID one operation's steps."""
     from memdir.store.journal import Journal
-    from memdir.store.journal_operations import find, group
+    from memdir.store.journal.operations import find, group
 
     steps = Journal(_store(root).root).steps()
     if op_ref is not None:

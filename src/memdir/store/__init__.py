@@ -35,6 +35,6 @@ builds one with its index, journal and guards. Derived state lives in `<root>/.m
   (all-MiniLM-L6-v2 on CPU, the `embed` extra) and `hybrid.py` (bm25, dense, hybrid by RRF).
 - History: the journal, one git commit per writing step in `.memdir/journal.git`, written in
   process with libgit2, logged before the call returns and committed just after by a committer
-  process; objects fsynced before the ref moves (`journal.py` and `journal_*.py`: format,
+  process; objects fsynced before the ref moves (`journal/`: repository, format,
   observer, tree, log, committer, landing, baseline, reconcile, repair, operations).
 """

@@ -5,7 +5,7 @@ undoing it by step means finding its first step by hand. So every step carries t
 belongs to: an id, a kind (`ingest`, `add`, `consolidate`, `adopt`, `episode`, `revert`, or
 `call` for a tool call made outside any operation) and a short label (`ingest chat.jsonl`,
 `add 3 turns`). `Store.step` stamps it into the step's meta, the journal writes it as trailers
-(`journal_format.py`) and `journal_operations.py` groups the steps back (docs/metrics.md,
+(`journal/format.py`) and `journal/operations.py` groups the steps back (docs/metrics.md,
 "History").
 
 The operation in force is a context variable keyed by memory root, so it follows the work into

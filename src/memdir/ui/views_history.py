@@ -11,7 +11,7 @@ from starlette.responses import RedirectResponse, Response
 from memdir.analytics import integrity
 from memdir.analytics.growth_plots import PLOTS
 from memdir.errors import MemdirError, NotFoundError, PathError
-from memdir.store import journal_operations
+from memdir.store.journal import operations as journal_operations
 from memdir.store.paths import ROOT, parse_memory_path
 from memdir.store.window import Window, window_of
 from memdir.ui import params, snapshots

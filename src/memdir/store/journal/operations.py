@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memdir.errors import MemdirError
-from memdir.store.journal_format import BASELINE, JournalStep
+from memdir.store.journal.format import BASELINE, JournalStep
 from memdir.store.operations import Operation
 
 MIN_REF = 4  # hex digits of an id a person must give, as for a commit

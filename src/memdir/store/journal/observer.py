@@ -1,11 +1,11 @@
 """The journal's writer side: the store observer that logs one step per writing tool call.
 
 A step reads the paths it changed once, appends them as one record to the step log
-(`journal_log.py`) under the writer lock, and pokes its process's committer
-(`journal_commitd.py`), which makes the commit just after the call returns. Before the tool
+(`log.py`) under the writer lock, and pokes its process's committer
+(`commitd.py`), which makes the commit just after the call returns. Before the tool
 writes, it first commits what a killed writer left and sets the in-flight mark; the whole-tree
-check (`journal_reconcile.py`) runs inside the first step of a process on a small store, and on
-a thread of its own otherwise. The reader side, and the commit trailers, are `journal.py`.
+check (`reconcile.py`) runs inside the first step of a process on a small store, and on
+a thread of its own otherwise. The reader side, and the commit trailers, are `repository.py`.
 """
 
 from __future__ import annotations
@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING
 
 import pygit2
 
-from memdir.store.journal import Journal
-from memdir.store.journal_commitd import poke
-from memdir.store.journal_format import MEMORY_PREFIX, message, rolled_forward
-from memdir.store.journal_land import catch_up, journal_lock, land_pending
-from memdir.store.journal_log import Record, StepLog
-from memdir.store.journal_reconcile import CRASH, Background, check, recover
-from memdir.store.journal_repair import drop_note, noted, take_note
-from memdir.store.journal_tree import STAT_CACHE, apply, capture, commit, head_tree, in_flight, mark
+from memdir.store.journal.repository import Journal
+from memdir.store.journal.commitd import poke
+from memdir.store.journal.format import MEMORY_PREFIX, message, rolled_forward
+from memdir.store.journal.land import catch_up, journal_lock, land_pending
+from memdir.store.journal.log import Record, StepLog
+from memdir.store.journal.reconcile import CRASH, Background, check, recover
+from memdir.store.journal.repair import drop_note, noted, take_note
+from memdir.store.journal.tree import STAT_CACHE, apply, capture, commit, head_tree, in_flight, mark
 from memdir.store.safefs import SafeRoot, Unread
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ SYNC_CACHE_BYTES = 256 * 1024  # a stat cache this small (~3,000 files): the che
 
 class JournalObserver:
     """Logs one step per writing tool call, for the committer process to commit
-    (`journal_commitd.py`); opens nothing until the first write."""
+    (`commitd.py`); opens nothing until the first write."""
 
     def __init__(self, store: Store) -> None:
         self.store = store

@@ -23,10 +23,10 @@ from pathlib import Path
 import pygit2
 
 from memdir.store.atomic import WriterLock
-from memdir.store.journal_format import MEMORY_PREFIX, FileChange, recovered_message, why_skipped
-from memdir.store.journal_land import catch_up, journal_lock
-from memdir.store.journal_log import StepLog
-from memdir.store.journal_tree import (
+from memdir.store.journal.format import MEMORY_PREFIX, FileChange, recovered_message, why_skipped
+from memdir.store.journal.land import catch_up, journal_lock
+from memdir.store.journal.log import StepLog
+from memdir.store.journal.tree import (
     RACY_NS,
     TREE,
     Staged,

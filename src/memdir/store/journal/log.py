@@ -1,5 +1,5 @@
 """The journal's step log: each writing step's record, appended before its tool call returns and
-made into its git commit just after, by the committer process (`journal_commitd.py`).
+made into its git commit just after, by the committer process (`commitd.py`).
 
 Why a log: a step's commit writes four or more git objects (its blobs, the folders above them,
 the commit), each a new file, and a new file cost 0.2-0.6 ms here, more than the rest of the
@@ -18,9 +18,9 @@ journal's, inside `journal.git`, so it goes wherever the journal goes.
 A path whose value is None has no plain file now (deleted, a folder, a link: the message names
 what was skipped). Writers append under the writer lock, at the file's end, so the records of
 several processes queue in step order; committers land them under the journal lock
-(`journal_land.py`). A writer killed mid-append leaves a short or corrupt last record: that step
+(`land.py`). A writer killed mid-append leaves a short or corrupt last record: that step
 was never acknowledged, and the in-flight mark makes the next writer cut it and reconcile its
-files as a `recovered` step. Just before HEAD moves to a record's commit (`journal_tree.commit`'s
+files as a `recovered` step. Just before HEAD moves to a record's commit (`tree.commit`'s
 hook) the header names that commit in one write, so whoever reads the log next knows from HEAD
 whether the move happened: a record is committed exactly once, whatever moment a kill came.
 Not fsynced: a killed process loses nothing the kernel has accepted, and a record a power cut
@@ -39,8 +39,8 @@ from pathlib import Path
 
 import pygit2
 
-from memdir.store.journal_format import rolled_forward
-from memdir.store.journal_tree import Captured, apply, commit, head_tree, staged_from
+from memdir.store.journal.format import rolled_forward
+from memdir.store.journal.tree import Captured, apply, commit, head_tree, staged_from
 
 RECORDS = "memdir-steps.log"
 HEADER = struct.Struct("<QQ20s")

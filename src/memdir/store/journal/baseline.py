@@ -1,6 +1,6 @@
 """The journal's step 0: the store as it was before its first journaled step, in one pack.
 
-A step writes its few objects one by one (`journal_tree.py`); a baseline writes one blob per
+A step writes its few objects one by one (`tree.py`); a baseline writes one blob per
 file, and 100,000 loose objects took 67-81 s here. `git fast-import` takes the same bytes on
 its stdin and writes them as one pack with the commit on the branch HEAD names. The bytes are
 still read by memdir, through the store's link-safe descriptors, so git opens no file of the
@@ -18,8 +18,8 @@ from pathlib import Path
 import pygit2
 
 from memdir.errors import MemdirError
-from memdir.store.journal_format import baseline_message, why_skipped
-from memdir.store.journal_tree import IDENTITY, StatCache, head_tree, look
+from memdir.store.journal.format import baseline_message, why_skipped
+from memdir.store.journal.tree import IDENTITY, StatCache, head_tree, look
 from memdir.store.safefs import SafeRoot, Unread
 
 

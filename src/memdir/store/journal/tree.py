@@ -5,14 +5,14 @@ is read once through the store's link-safe descriptors (`SafeRoot.read`, which r
 and hard-linked files), hashed into a blob, and spliced into the trees above it; every other
 tree is reused by id. So a step costs its own paths and their folders, not the store's size,
 and git's index file is never read or written (at 50,000 files, reading and writing it was
-most of a step's cost). The commit goes onto HEAD under the journal lock (`journal_land.py`),
+most of a step's cost). The commit goes onto HEAD under the journal lock (`land.py`),
 so several processes append in turn.
 
 Each object file (and its folder) is fsynced as libgit2 writes it, so it is on disk before the
 ref that names it moves: a power cut could otherwise leave HEAD naming a commit that was never
-written, which stopped every later step (issue 33; `journal_repair.py` mends a journal damaged
+written, which stopped every later step (issue 33; `repair.py` mends a journal damaged
 so before). The ref itself is not fsynced: one lost after a power cut leaves the journal a step
-behind the files, which the next process's whole-tree check commits (`journal_reconcile.py`).
+behind the files, which the next process's whole-tree check commits (`reconcile.py`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import pygit2
 
 from memdir.errors import MemdirError, NotFoundError
 from memdir.store.atomic import write_atomic
-from memdir.store.journal_format import MEMORY_PREFIX, FileChange, found, why_skipped
+from memdir.store.journal.format import MEMORY_PREFIX, FileChange, found, why_skipped
 from memdir.store.safefs import SafeRoot, Unread, printable
 
 BLOB = pygit2.enums.FileMode.BLOB

@@ -5,13 +5,13 @@ It lives in `<root>/.memdir/journal.git` with the memory root as its work tree; 
 agents never see the journal. Like the index it is derived: the files are the truth. It stays
 a plain git repository: `git --git-dir <root>/.memdir/journal.git log` reads it.
 
-Steps are committed in process with libgit2 (`journal_tree.py`), where git processes took
+Steps are committed in process with libgit2 (`tree.py`), where git processes took
 ~10 ms a step here (75 ms on the loaded machine), and off the call's path: a step appends its
-record to the step log (`journal_log.py`, from the store observer in `journal_observer.py`)
+record to the step log (`log.py`, from the store observer in `observer.py`)
 before its call returns, and the committer process makes the commit from it just after
-(`journal_commitd.py`, `journal_land.py`: in step order, under the journal lock); a reader
+(`commitd.py`, `land.py`: in step order, under the journal lock); a reader
 first commits whatever is still logged. The baseline goes
-through one `git fast-import` (`journal_baseline.py`). The readers below drive the git CLI
+through one `git fast-import` (`baseline.py`). The readers below drive the git CLI
 with a clean environment, so a user's git config, hooks or `GIT_*` variables cannot change
 what is read. Each commit message names the tool and carries trailers:
 
@@ -32,9 +32,9 @@ The first step on a store without a journal first commits the store as it is (to
 `baseline`, step 0), so every later step is a true difference. A step commits only the paths
 it changed, and its record is logged before the tool call returns: every acknowledged write is
 in the journal, committed or logged, and a logged step left by a killed writer is committed,
-with its own tool and meta, by whoever next takes the journal lock (`journal_land.py`).
+with its own tool and meta, by whoever next takes the journal lock (`land.py`).
 
-What no step recorded is found by the whole-tree check (`journal_reconcile.py`):
+What no step recorded is found by the whole-tree check (`reconcile.py`):
   * a writer killed after writing files but before logging the step leaves the one-byte
     in-flight mark set; the next step, in any process, first commits the difference as a
     `recovered` step (`Memdir-Recovered: a writer stopped ...`), before it writes anything;
@@ -63,8 +63,8 @@ from pathlib import Path
 import pygit2
 
 from memdir.errors import MemdirError
-from memdir.store.journal_baseline import baseline
-from memdir.store.journal_format import (
+from memdir.store.journal.baseline import baseline
+from memdir.store.journal.format import (
     BASELINE,
     JOURNAL_DIR,
     MEMORY_PREFIX,
@@ -73,8 +73,8 @@ from memdir.store.journal_format import (
     JournalStep,
     parse_message,
 )
-from memdir.store.journal_land import READ_WAIT, journal_lock, land_pending
-from memdir.store.journal_repair import repair
+from memdir.store.journal.land import READ_WAIT, journal_lock, land_pending
+from memdir.store.journal.repair import repair
 from memdir.store.paths import STATE_DIR
 from memdir.store.safefs import SafeRoot, private_dirs
 

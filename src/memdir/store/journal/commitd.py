@@ -8,7 +8,7 @@ nothing with the writer but the log and the journal lock, and runs on the other 
 
 A writer process starts one committer, lazily, at its first logged step, and writes the git
 dir of each step it logs to the committer's stdin (`poke`); the committer lands that journal's
-log (`journal_land.land_pending`). At end of input (the writer exited, or was killed) it lands
+log (`land.land_pending`). At end of input (the writer exited, or was killed) it lands
 what it was told about and ends, so nothing waits on a writer that is gone. If no committer can
 run, `poke` says so and the writer lands the step itself, as before the log.
 """
@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _child: subprocess.Popen[bytes] | None = None
-_CODE = "import sys; sys.path.insert(0, sys.argv[1]); from memdir.store.journal_commitd import main; main()"
+_CODE = "import sys; sys.path.insert(0, sys.argv[1]); from memdir.store.journal.commitd import main; main()"
 
 
 def poke(git_dir: Path) -> bool:
@@ -74,7 +74,7 @@ def stop(timeout: float = 30.0) -> None:
 
 
 def _spawn() -> subprocess.Popen[bytes] | None:
-    package_parent = str(Path(__file__).resolve().parents[2])
+    package_parent = str(Path(__file__).resolve().parents[3])
     try:
         return subprocess.Popen(
             [sys.executable, "-c", _CODE, package_parent],
@@ -97,7 +97,7 @@ os.register_at_fork(after_in_child=_forget_after_fork)
 
 def main() -> None:
     """The committer's loop: one git dir per line of stdin."""
-    from memdir.store.journal_land import land_pending
+    from memdir.store.journal.land import land_pending
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C meant for the writer; stdin's end stops us
     repos: dict[str, pygit2.Repository] = {}

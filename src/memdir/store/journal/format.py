@@ -1,6 +1,6 @@
 """What a journal commit says: its message (subject and `Memdir-*` trailers) and how a reader
-parses it back into a `JournalStep`. Both the writer (`journal_observer.py`) and the readers
-(`journal.py`) use these, so the format has one definition."""
+parses it back into a `JournalStep`. Both the writer (`observer.py`) and the readers
+(`repository.py`) use these, so the format has one definition."""
 
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ def _one_line(value: object) -> str:
 
 
 def message(step: Step, skipped: list[Unread] | None = None) -> str:
-    """The commit message of a step: a subject line, then trailers (see `journal.py`)."""
+    """The commit message of a step: a subject line, then trailers (see `repository.py`)."""
     n = len(step.changes)
     lines = [f"{step.tool}: {n} change{'s' if n != 1 else ''}", "", f"Memdir-Tool: {_one_line(step.tool)}"]
     for key in META_KEYS:

@@ -2,12 +2,12 @@
 
 Power loss can leave the journal's ref naming a commit whose object never reached the disk, a
 ref or HEAD file that is empty or holds garbage (a new file's bytes not yet written), or
-snapshot objects gone. Objects are fsynced before the ref moves (`journal_tree.py`), so a step
+snapshot objects gone. Objects are fsynced before the ref moves (`tree.py`), so a step
 can no longer publish a commit the disk does not hold, but a journal damaged before, or by
 hand, must still not stop the store: `repair`, run by whoever next lands the step log
-(`journal_land.catch_up`, under the journal lock), finds the newest commit whose objects and
+(`land.catch_up`, under the journal lock), finds the newest commit whose objects and
 first-parent history are whole, points the ref at it (or, with none, lets the next commit be a
-new root), and leaves a note. The next writer (`journal_observer.py`) commits the files as they
+new root), and leaves a note. The next writer (`observer.py`) commits the files as they
 are then as a `recovered` step whose message carries the note, warns once with it, and drops
 it, so the damage is reported once, and in the history itself (docs/reliability.md).
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 import pygit2
 
 from memdir.store.atomic import write_atomic
-from memdir.store.journal_log import HEADER, RECORDS
+from memdir.store.journal.log import HEADER, RECORDS
 
 NOTE = "memdir-damage"  # what the last repair found and did, until a writer commits it
 DEFAULT_BRANCH = "refs/heads/master"

@@ -3,9 +3,9 @@
 The journal lock (`<git dir>/memdir-journal.lock`, an flock) says who may move HEAD. Whoever
 holds it lands every record the log still holds before making any commit of its own, so the
 history keeps step order whoever lands: the committer process a writer pokes after each step
-(`journal_commitd.py`), a writer whose predecessor was killed, the whole-tree check, or a
+(`commitd.py`), a writer whose predecessor was killed, the whole-tree check, or a
 reader that finds records waiting (`land_pending`), in this process or any other. Landing is
-idempotent (the log's header, `journal_log.py`), so two landers in turn never commit a record
+idempotent (the log's header, `log.py`), so two landers in turn never commit a record
 twice.
 """
 
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pygit2
 
-from memdir.store.journal_log import StepLog, land
-from memdir.store.journal_repair import repair
+from memdir.store.journal.log import StepLog, land
+from memdir.store.journal.repair import repair
 from memdir.store.oslock import lock_fd
 
 LOCK = "memdir-journal.lock"
