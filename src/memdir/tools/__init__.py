@@ -1,10 +1,11 @@
 """The harness: the tools a role (or an agent builder, or an MCP client) calls on a store.
 
 A *profile* is the tools one role gets (`profiles.PROFILES`); a *tool set* is the study's pair
-of build and search profiles (`TOOL_SETS`, `--tool-set`; memdir adds `center-hybrid`); a
-`Harness` serves one profile over one store and is the one entry point for calls. A tool error
-(`ToolError`) is text for the model saying what to do; every check runs before the single
-atomic write, so a failed call leaves the store byte-identical.
+of build and search profiles (`TOOL_SETS`, `--tool-set`, `tool_set` in run manifests and
+summaries; memdir adds `center-hybrid`); a `Harness` serves one profile over one store and is
+the one entry point for calls. A tool error (`ToolError`) is text for the model saying what to
+do; every check runs before the single atomic write, so a failed call leaves the store
+byte-identical.
 
 - `base.py`: the `@tool` decorator (one definition per tool, its schema from the signature;
   title, annotations, extension parameters left out of the study's schemas, output schema),
