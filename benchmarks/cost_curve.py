@@ -41,7 +41,13 @@ def main() -> None:
     for n in (int(x) for x in args.sizes.split(",")):
         sid = f"gen-s{args.seed}-n{n}"
         start = time.perf_counter()
-        cfg = RunConfig("generated", [sid], args.variants.split(","), "offline", "offline")
+        cfg = RunConfig(
+            benchmark="generated",
+            conversations=[sid],
+            variants=args.variants.split(","),
+            builder_model="offline",
+            search_model="offline",
+        )
         summary = run_eval(cfg, out / sid)
         write_report(out / sid)
         wall = time.perf_counter() - start

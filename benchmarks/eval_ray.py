@@ -46,7 +46,13 @@ def main() -> None:
     convs = conversations(n)
 
     def config() -> RunConfig:
-        return RunConfig("generated", convs, VARIANTS, "offline", "offline")
+        return RunConfig(
+            benchmark="generated",
+            conversations=convs,
+            variants=VARIANTS,
+            builder_model="offline",
+            search_model="offline",
+        )
 
     import ray
 

@@ -83,7 +83,14 @@ def ensure_run(runs: Path, sid: str) -> Path:
     """The run folder of `sid`, run first (offline) when it has no summary yet."""
     folder = runs / sid
     if not (folder / "summary.json").exists():
-        run_eval(RunConfig("generated", [sid], list(VARIANTS), "offline", "offline"), folder)
+        config = RunConfig(
+            benchmark="generated",
+            conversations=[sid],
+            variants=list(VARIANTS),
+            builder_model="offline",
+            search_model="offline",
+        )
+        run_eval(config, folder)
     return folder
 
 

@@ -390,3 +390,11 @@ def test_closed_book_multiple_choice_sees_the_options_and_its_letter_is_scored(t
     sent = "\n".join(m.content for m in messages)
     assert "(a) a zebra-striped submarine" in sent and f"(b) {q.gold}" in sent and tools == []
     assert row["answer"] == f"(b) {q.gold}" and row["correctness"] == 1.0 and row["attribution"] is None
+
+
+def test_run_config_is_built_by_keywords_only() -> None:
+    """Builder and search model, judge and tool set are all strings: a position would swap them
+    silently, so a RunConfig names every setting."""
+    with pytest.raises(TypeError, match="positional"):
+        RunConfig("generated", [SAMPLE], VARIANTS, "offline", "offline")  # type: ignore[misc]
+    assert config().search_model == "offline"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -22,6 +23,14 @@ DATA = Path(os.environ.get("MEMDIR_DATA") or REPO.parent / "shared" / "data")
 needs_locomo = pytest.mark.skipif(
     not (DATA / "locomo" / "locomo10.json").is_file(),
     reason=f"LoCoMo not found at {DATA}/locomo/locomo10.json; set MEMDIR_DATA to the shared data folder",
+)
+# A run's settings without a question asked: the slice's own checks need nothing else.
+QUICK: dict[str, Any] = dict(
+    benchmark="locomo",
+    conversations=["conv-50"],
+    variants=[],
+    builder_model="offline",
+    search_model="offline",
 )
 
 
@@ -55,9 +64,9 @@ def test_a_slice_is_a_range_or_one_session() -> None:
         parse_sessions("x")
     with pytest.raises(MemdirError, match="count from 1"):
         parse_sessions("0-3")
-    assert RunConfig("locomo", ["conv-50"], [], "offline", "offline", sessions=" 2 ").sessions == "2-2"
+    assert RunConfig(**QUICK, sessions=" 2 ").sessions == "2-2"
     with pytest.raises(MemdirError, match="not A-B or N"):
-        RunConfig("locomo", ["conv-50"], [], "offline", "offline", sessions="1..2")
+        RunConfig(**QUICK, sessions="1..2")
 
 
 # -- Sample.sliced on the real data ---------------------------------------------------------

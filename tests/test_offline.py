@@ -302,7 +302,13 @@ def test_fanout_stays_under_the_cap_by_going_a_level_down(tmp_path: Path) -> Non
 def test_curated_store_reads_less_than_the_dump_on_a_generated_conversation(tmp_path: Path) -> None:
     """Partitioned by person, topic and day, the curated store's search reads fewer bytes per
     question than the verbatim dump's, on the same questions, with the same searcher."""
-    cfg = RunConfig("generated", ["gen-s42-n10"], ["verbatim-dump", "agent-curated"], "offline", "offline")
+    cfg = RunConfig(
+        benchmark="generated",
+        conversations=["gen-s42-n10"],
+        variants=["verbatim-dump", "agent-curated"],
+        builder_model="offline",
+        search_model="offline",
+    )
     cells = {c["variant"]: c for c in run_eval(cfg, tmp_path / "run", progress=False)["cells"]}
     dump, curated = cells["verbatim-dump"], cells["agent-curated"]
     assert curated["n_questions"] == dump["n_questions"] > 0

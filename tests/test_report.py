@@ -14,11 +14,11 @@ SAMPLE = "gen-s3-p2-n4-t3-a2-c1"
 
 def test_report_from_summary_alone(tmp_path: Path) -> None:
     cfg = RunConfig(
-        "generated",
-        [SAMPLE],
-        ["closed-book", "verbatim-dump", "reorg-condense"],
-        "offline",
-        "offline",
+        benchmark="generated",
+        conversations=[SAMPLE],
+        variants=["closed-book", "verbatim-dump", "reorg-condense"],
+        builder_model="offline",
+        search_model="offline",
         limit=4,
     )
     summary = run_eval(cfg, tmp_path / "run", progress=False)

@@ -49,7 +49,15 @@ def system_of(variant: str | None) -> str:
 
 def run_dump_cell(tmp_path: Path, variant: str = "verbatim-dump") -> tuple[Any, dict[str, Any], list[Any]]:
     model = get_model("scripted/search", script=[answer(REPLY), answer(REPLY)])
-    cfg = RunConfig("generated", [SAMPLE], [variant], "offline", "scripted/search", limit=2, in_flight=1)
+    cfg = RunConfig(
+        benchmark="generated",
+        conversations=[SAMPLE],
+        variants=[variant],
+        builder_model="offline",
+        search_model="scripted/search",
+        limit=2,
+        in_flight=1,
+    )
     out = tmp_path / "run"
     summary = run_eval(cfg, out, progress=False, models={"scripted/search": model})
     rows = [json.loads(x) for x in (out / "answers.jsonl").read_text().splitlines()]
@@ -78,7 +86,14 @@ def test_an_eval_cell_on_the_dump_sends_no_core_memory(tmp_path: Path) -> None:
 
 
 def test_offline_search_sends_no_prompt_and_says_so(tmp_path: Path) -> None:
-    cfg = RunConfig("generated", [SAMPLE], ["verbatim-dump"], "offline", "offline", limit=1)
+    cfg = RunConfig(
+        benchmark="generated",
+        conversations=[SAMPLE],
+        variants=["verbatim-dump"],
+        builder_model="offline",
+        search_model="offline",
+        limit=1,
+    )
     summary = run_eval(cfg, tmp_path / "run", progress=False)
     assert summary["cells"][0]["search"]["prompt_kb"] is None
 

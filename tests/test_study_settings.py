@@ -77,12 +77,12 @@ def test_each_role_sends_its_reasoning_effort_and_the_judge_temperature_zero(
     standin: StandIn, tmp_path: Path
 ) -> None:
     cfg = RunConfig(
-        "generated",
-        [SAMPLE],
-        ["agent-curated"],
-        MINI,
-        MINI,
-        NANO,
+        benchmark="generated",
+        conversations=[SAMPLE],
+        variants=["agent-curated"],
+        builder_model=MINI,
+        search_model=MINI,
+        judge=NANO,
         sessions="1",
         limit=1,
         in_flight=1,
@@ -144,7 +144,13 @@ def test_a_model_without_a_reasoning_control_is_sent_none_and_the_manifest_says_
     standin: StandIn, tmp_path: Path
 ) -> None:
     cfg = RunConfig(
-        "generated", [SAMPLE], ["closed-book"], "offline", "openai/gpt-4.1", "openai/gpt-4.1", limit=1
+        benchmark="generated",
+        conversations=[SAMPLE],
+        variants=["closed-book"],
+        builder_model="offline",
+        search_model="openai/gpt-4.1",
+        judge="openai/gpt-4.1",
+        limit=1,
     )
     run_eval(cfg, tmp_path / "run", progress=False, models=models(standin, "openai/gpt-4.1"))
     assert all("reasoning_effort" not in s.body for s in standin.seen)
@@ -165,21 +171,21 @@ def test_a_model_without_a_reasoning_control_is_sent_none_and_the_manifest_says_
 def test_efforts_and_cards_refuse_unknown_roles_and_levels(tmp_path: Path) -> None:
     with pytest.raises(MemdirError, match="unknown reasoning effort judge=extreme"):
         RunConfig(
-            "generated",
-            [SAMPLE],
-            ["closed-book"],
-            "offline",
-            "offline",
+            benchmark="generated",
+            conversations=[SAMPLE],
+            variants=["closed-book"],
+            builder_model="offline",
+            search_model="offline",
             reasoning_effort={"judge": "extreme"},
         )
     with pytest.raises(MemdirError, match="no role curator"):
         run_eval(
             RunConfig(
-                "generated",
-                [SAMPLE],
-                ["closed-book"],
-                "offline",
-                "offline",
+                benchmark="generated",
+                conversations=[SAMPLE],
+                variants=["closed-book"],
+                builder_model="offline",
+                search_model="offline",
                 role_cards={"curator": "gpt-4.1"},
             ),
             tmp_path / "run",

@@ -86,8 +86,11 @@ EVAL_SEARCHES = ("agentic", "read")
 CORE_MEMORY_IN_SEARCH = False
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RunConfig:
+    """A run's settings, named at every construction: eleven of them are strings or lists a
+    position would swap silently (builder and search model, judge and tool set)."""
+
     benchmark: str
     conversations: list[str]
     variants: list[str]
