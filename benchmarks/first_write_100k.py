@@ -26,13 +26,13 @@ from pathlib import Path
 from _common import REPO, env, make_store, table
 from rich.console import Console
 
-from memdir.store.journal.observer import JournalObserver
+from memdir.store.journal import JournalObserver
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store
 
 CHILD = """
 import json, sys, time
-from memdir.store.journal.observer import JournalObserver
+from memdir.store.journal import JournalObserver
 from memdir.store.store import Store
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store

@@ -58,9 +58,9 @@ from memdir.store.index import SearchIndex
 from memdir.store.journal import Journal
 
 try:
-    from memdir.store.journal.observer import JournalObserver
-except ImportError:  # a --baseline child running a commit from before the observer had its module
-    from memdir.store.journal import JournalObserver  # type: ignore[attr-defined,no-redef]
+    from memdir.store.journal import JournalObserver
+except ImportError:  # a --baseline child running a commit from before the journal's subpackage
+    from memdir.store.journal_observer import JournalObserver  # type: ignore[no-redef]
 from memdir.store.store import Step, Store
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store

@@ -156,8 +156,7 @@ def paging_stores(tmp: Path, fact: str) -> dict[str, tuple[Path, str]]:
     sys.path.insert(0, str(REPO / "src"))
     from memdir.api.memory import Memory
     from memdir.store import operations
-    from memdir.store.journal import Journal
-    from memdir.store.journal.operations import group
+    from memdir.store.journal import Journal, group
 
     hist = tmp / "history"
     (hist / "notes").mkdir(parents=True)
@@ -256,8 +255,7 @@ def journal_scale(args: argparse.Namespace) -> None:
     sys.path.insert(0, str(REPO / "src"))
     from memdir.api.memory import Memory
     from memdir.store import operations
-    from memdir.store.journal import Journal
-    from memdir.store.journal.operations import group
+    from memdir.store.journal import Journal, group
 
     tmp = Path(tempfile.mkdtemp(prefix="memdir-bench-ui-journal-"))
     root, n, rows, out = tmp / "mem", 0, [], {}

@@ -29,7 +29,7 @@ from anthropic.tools.memory import BetaLocalFilesystemMemoryTool
 from rich.console import Console
 from rich.table import Table
 
-from memdir.store.journal.observer import JournalObserver
+from memdir.store.journal import JournalObserver
 from memdir.store.store import Store
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store

@@ -20,7 +20,7 @@ from agent_helpers import StandIn, fixture
 from memdir import AsyncMemory, MemdirError, Memory, NoOpWarning
 from memdir.models import get_model
 from memdir.models.scripted import answer, call
-from memdir.store.journal import commitd as journal_commitd
+from memdir.store.journal import stop_committer
 
 
 def _fm(name: str, body: str = "x\n") -> str:
@@ -58,7 +58,7 @@ def _committers() -> list[int]:
 
 
 def test_a_with_block_leaves_no_committer_and_every_step_journaled(tmp_path: Path) -> None:
-    journal_commitd.stop()  # a committer another test of this process left
+    stop_committer()  # a committer another test of this process left
     with Memory(tmp_path / "m") as memory:
         for i in range(3):
             assert not memory.call(

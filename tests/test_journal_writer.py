@@ -11,8 +11,7 @@ from pathlib import Path
 from tests.conftest import REPO
 
 from memdir.agents.landing import git_blob
-from memdir.store.journal import Journal
-from memdir.store.journal.observer import JournalObserver
+from memdir.store.journal import Journal, JournalObserver
 from memdir.store.store import Store
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store

@@ -19,8 +19,7 @@ from memdir.api.memory import Memory
 from memdir.cli.main import cli
 from memdir.models import get_model
 from memdir.store import operations
-from memdir.store.journal import Journal
-from memdir.store.journal.operations import group
+from memdir.store.journal import Journal, group
 from memdir.stream import Turn, chunk_stream
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store

@@ -15,8 +15,7 @@ from starlette.testclient import TestClient
 
 from memdir.api.memory import Memory
 from memdir.store import operations
-from memdir.store.journal import Journal
-from memdir.store.journal.operations import group
+from memdir.store.journal import Journal, group
 from memdir.store.paths import parse_memory_path
 from memdir.store.store import Store
 from memdir.ui import table_page

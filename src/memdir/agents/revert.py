@@ -21,8 +21,7 @@ from typing import Any
 
 from memdir.agents.landing import Plan, apply, digests, git_blob, plan, read
 from memdir.errors import MemdirError
-from memdir.store.journal import MEMORY_PREFIX, Journal, JournalStep
-from memdir.store.journal.operations import OperationSteps, find, group, is_baseline
+from memdir.store.journal import MEMORY_PREFIX, Journal, JournalStep, OperationSteps, find, group, is_baseline
 from memdir.store.operations import LABEL_KEY, operation
 from memdir.store.store import Store
 

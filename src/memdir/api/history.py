@@ -13,8 +13,7 @@ from pathlib import Path
 
 from memdir.api.results import Change, Operation, Step
 from memdir.errors import MemdirError
-from memdir.store.journal import Journal, JournalStep
-from memdir.store.journal.operations import group
+from memdir.store.journal import Journal, JournalStep, group
 
 
 def as_step(js: JournalStep) -> Step:

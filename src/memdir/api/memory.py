@@ -51,10 +51,9 @@ from memdir.api.results import (
 from memdir.errors import MemdirError, NoOpWarning
 from memdir.models import Usage
 from memdir.store import spec
-from memdir.store.journal import commitd as journal_commitd
 from memdir.store.citations import resolve
 from memdir.store.ingest_ledger import DERIVED, place, record
-from memdir.store.journal import Journal
+from memdir.store.journal import Journal, stop_committer
 from memdir.store.operations import operation
 from memdir.tools.base import Meter, ToolResult
 from memdir.tools.guards import Guards
@@ -142,7 +141,7 @@ class _Core:
         _JOURNALED.discard(self)
         release_store(self.store)
         if not _JOURNALED:
-            journal_commitd.stop()
+            stop_committer()
 
     def harness(self, profile: Profile = "manage", *, reorganize: bool = False) -> Harness:
         """The harness for `profile`; `reorganize=True` marks its writes for the preservation guard."""

@@ -15,7 +15,7 @@ from memdir.store import spec
 from memdir.store.store import Store
 
 if TYPE_CHECKING:
-    from memdir.store.journal.format import JournalStep
+    from memdir.store.journal import JournalStep
 
 
 def _store(root: str) -> Store:
@@ -82,8 +82,7 @@ def history_cmd(root: str, as_json: bool, limit: int | None, by_step: bool, op_r
     """List ROOT's history: one line per operation (an ingest, an add, a consolidate, an adopt, a
     revert, one tool call made outside any of them) with its steps and the files it changed;
     --steps lists every journaled step (step 0 the baseline), --operation ID one operation's steps."""
-    from memdir.store.journal import Journal
-    from memdir.store.journal.operations import find, group
+    from memdir.store.journal import Journal, find, group
 
     steps = Journal(_store(root).root).steps()
     if op_ref is not None:

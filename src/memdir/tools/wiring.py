@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 
 from memdir.store import spec
-from memdir.store.journal.observer import observer as journal_observer
+from memdir.store.journal import journal_observer
 from memdir.store.store import ObserverFactory, Store
 from memdir.tools.guards import GuardedStore, Guards
 

@@ -11,7 +11,7 @@ from starlette.responses import RedirectResponse, Response
 from memdir.analytics import integrity
 from memdir.analytics.growth_plots import PLOTS
 from memdir.errors import MemdirError, NotFoundError, PathError
-from memdir.store.journal import operations as journal_operations
+from memdir.store.journal import find, group
 from memdir.store.paths import ROOT, parse_memory_path
 from memdir.store.window import Window, window_of
 from memdir.ui import params, snapshots
@@ -32,13 +32,13 @@ def history(request: Request) -> Response:
     ui = state(request)
     journal = ui.sources.journal(src.sid)
     steps = journal.steps()
-    groups = journal_operations.group(steps)
+    groups = group(steps)
     ref = request.query_params.get("operation")
     at = params.optional_number(request.query_params.get("from"), "from") or 0
     chosen = None
     if ref is not None:
         try:
-            chosen = journal_operations.find(groups, ref)
+            chosen = find(groups, ref)
         except MemdirError as exc:
             raise NotFoundError(str(exc)) from None
     fates = None

@@ -39,7 +39,7 @@ def journal_lock(git_dir: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]
 def catch_up(repo: pygit2.Repository, log: StepLog) -> int:
     """Commit every logged step not yet committed, in order (the journal lock held), and leave
     the header saying that nothing before the log's end is waiting; how many were landed. A
-    head that cannot be read is first put back on the newest whole commit (`journal_repair`)."""
+    head that cannot be read is first put back on the newest whole commit (`repair.py`)."""
     repair(repo, Path(repo.path))
     records, end = log.scan(None if repo.head_is_unborn else str(repo.head.target))
     for record in records:

@@ -75,7 +75,7 @@ class JournalObserver:
             first = not self._head_checked  # a damaged head is found by the first step at the latest
             if crashed or first or noted(git_dir) or self.log.size() > TRIM_BYTES:
                 with journal_lock(git_dir):
-                    catch_up(repo, self.log)  # repairs a damaged head first (journal_repair.py)
+                    catch_up(repo, self.log)  # repairs a damaged head first (repair.py)
                     self.log.clear()  # all committed; a record cut by a kill goes with it
                     self._head_checked = True
                     note = take_note(git_dir)

@@ -3,7 +3,7 @@ step recorded (a writer killed between its file writes and its commit, an edit m
 still reach the journal.
 
 A check walks the store (`SafeRoot.scan`: bounded, link-safe) and reads again only the files
-the stat cache cannot vouch for (`journal_tree.StatCache`), so on an unchanged store it costs a
+the stat cache cannot vouch for (`tree.StatCache`), so on an unchanged store it costs a
 walk: 1-4 s at 100,000 files on the loaded 2-core machine of benchmarks/first_write_100k.py.
 Where that matters it runs on a thread of its own (`Background`): the walk and the hashing
 hold no lock; then, under the writer lock and the journal lock (so every step logged before

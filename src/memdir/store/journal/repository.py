@@ -197,7 +197,7 @@ class Journal:
         return steps
 
     def repair(self) -> str | None:
-        """Put a head that cannot be read back on the newest whole commit (`journal_repair`);
+        """Put a head that cannot be read back on the newest whole commit (`repair.py`);
         what was wrong and done, or None when nothing was (or it could not be done here)."""
         try:
             with journal_lock(self.git_dir, READ_WAIT):
