@@ -1,4 +1,4 @@
-"""Ingesting what users have (`memdir.study.bench.chatlog`): OpenAI messages, speaker/text records,
+"""Ingesting what users have (`memdir.chatlogs`): OpenAI messages, speaker/text records,
 LoCoMo and REALTALK files, read from real files and through `memdir ingest`, with locators
 derived as S<session>T<turn>, sessions from a field or a gap in time, and errors that name the
 line and the shapes read."""
@@ -16,11 +16,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from memdir.cli.main import cli
-from memdir.conventions import turn_numbers
-from memdir.stream import MAX_TURN_BYTES, RepairedTurnWarning, Turn, dump_turns, load_turns
-from memdir.study.bench import locomo, realtalk
-from memdir.study.bench.chatlog import (
+from memdir.chatlogs import (
     LeftOutWarning,
     chat_from_records,
     load_any,
@@ -28,6 +24,10 @@ from memdir.study.bench.chatlog import (
     read_chat,
     turns_from_records,
 )
+from memdir.cli.main import cli
+from memdir.conventions import turn_numbers
+from memdir.stream import MAX_TURN_BYTES, RepairedTurnWarning, Turn, dump_turns, load_turns
+from memdir.study.bench import locomo, realtalk
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("MEMDIR_DATA") or REPO.parent / "shared" / "data")

@@ -11,9 +11,9 @@ from typing import Any
 from click.testing import CliRunner
 
 from memdir.api.memory import Memory
+from memdir.chatlogs import read_chat
 from memdir.cli.main import cli
 from memdir.conventions import locators
-from memdir.study.bench.chatlog import read_chat
 
 MAR_1 = 1709287200.0  # 2024-03-01T10:00:00Z
 JUN_2 = 1717322400.0  # 2024-06-02T10:00:00Z

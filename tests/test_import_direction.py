@@ -19,20 +19,21 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 # layer -> the memdir layers it may import (besides itself). Top-level modules (errors, tokens,
 # stream, conventions, cache) are shared leaves anyone may import; `memdir/__init__.py` only re-exports.
-PRODUCT = {"store", "tools", "models", "analytics", "agents", "api", "mcp", "integrations"}
+PRODUCT = {"store", "tools", "models", "analytics", "agents", "api", "mcp", "integrations", "chatlogs"}
 ALLOWED: dict[str, set[str]] = {
     "store": set(),
     "tools": {"store", "analytics"},
     "models": set(),
+    "chatlogs": set(),  # chat logs as users have them, read into turns: only the leaves
     "analytics": {"store"},
     "agents": {"store", "tools", "models", "analytics"},
     "integrations": {"store", "tools"},
     "mcp": {"store", "tools"},
-    "api": {"store", "tools", "models", "agents", "integrations", "mcp"},
+    "api": {"store", "tools", "models", "agents", "integrations", "mcp", "chatlogs"},
     # the study (memdir.study, docs/study.md) sits on the product; its rooms import downward
     "study.runfolder": {"store"},
     "study.cluster": {"models"},
-    "study.bench": {"store"},
+    "study.bench": {"store", "chatlogs"},
     "study.variants": {"store", "tools", "models", "agents", "analytics", "study.bench"},
     "study.skills": {
         *("store", "tools", "models", "agents", "analytics"),

@@ -275,7 +275,7 @@ def load_turns(path: str | Path) -> list[Turn]:
     JSONL is read line by line, each line bounded by MAX_TURN_BYTES; a JSON list is bounded by
     MAX_JSON_LIST_BYTES and the text of each of its turns by MAX_TURN_BYTES. Every error is a ValueError
     naming the line (or item) and what to do; a repaired turn raises a RepairedTurnWarning.
-    Other shapes (chat messages, benchmark files) are `memdir.study.bench.chatlog.load_any`'s.
+    Other shapes (chat messages, benchmark files) are `memdir.chatlogs.load_any`'s.
     """
     with open(path, "rb") as fh:
         if first_byte(fh) != b"[":

@@ -14,9 +14,9 @@ from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, TypeAlias
 
+from memdir.chatlogs import ChatLog, chat_from_records, read_chat
 from memdir.errors import MemdirError
 from memdir.stream import MAX_TURN_BYTES, Turn, one_line_field, too_long
-from memdir.study.bench.chatlog import ChatLog, chat_from_records, read_chat
 
 Input: TypeAlias = "str | os.PathLike[str] | Sequence[Mapping[str, Any]] | Sequence[Turn]"
 

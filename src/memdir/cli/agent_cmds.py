@@ -20,6 +20,7 @@ from memdir.agents.ingest import NoOpWarning
 from memdir.agents.read_search import SEARCHES, read_search, resolve_search
 from memdir.agents.run import choose_option, search
 from memdir.agents.split import split_totals
+from memdir.chatlogs import parse_gap, read_chat
 from memdir.cli.mcp_config_cmd import memory_root
 from memdir.cli.model_opts import call_record, model_from_options, model_options, usage_line
 from memdir.errors import MemdirError
@@ -28,7 +29,6 @@ from memdir.store import ingest_ledger
 from memdir.store.operations import operation
 from memdir.store.store import Store
 from memdir.stream import RepairedTurnWarning
-from memdir.study.bench.chatlog import parse_gap, read_chat
 from memdir.study.variants.adaptive import SHAPES, SWITCH_KB, Shape, ShapedResult, ingest_shaped
 from memdir.tools.guards import Guards
 from memdir.tools.wiring import open_store

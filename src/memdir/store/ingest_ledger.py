@@ -1,7 +1,7 @@
 """Where a batch of turns goes in a store's stream: after the sessions the store already cites,
 without the turns it already holds, and never under a locator that names another turn.
 
-Derived locators (`S<session>T<turn>` numbered from 1 by `bench/chatlog.py`) are moved past the
+Derived locators (`S<session>T<turn>` numbered from 1 by `chatlogs/read.py`) are moved past the
 highest session any locator in the store cites, so a second conversation is not cited `[S1T1]`
 like the first (docs/conventions.md, "Source locators").
 
@@ -31,7 +31,7 @@ from memdir.stream import Turn
 
 LEDGER = "ingested.jsonl"
 DERIVED = frozenset({"openai-messages", "speaker-text", "chatgpt-export", "claude-export"})
-"""Formats whose locators `bench/chatlog.py` derives (from S1T1): each batch of them is moved
+"""Formats whose locators `chatlogs/read.py` derives (from S1T1): each batch of them is moved
 past the sessions the store already cites. The others carry their own."""
 
 

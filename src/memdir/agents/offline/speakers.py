@@ -6,7 +6,7 @@ matters for what users bring, not for the benchmarks:
 - the assistant is never a person: it states no fact about itself worth keeping, and a folder
   `people/assistant` would answer "What does Alice eat?" with "Nice to meet you, Alice.";
 - the user is a person, filed under their name once the log gives it: a message `name` (then it
-  is the turn's speaker already, `bench/messages.py`), or a self-introduction in the user's own
+  is the turn's speaker already, `chatlogs/messages.py`), or a self-introduction in the user's own
   turns ("I'm Alice", "my name is Alice", "call me Alice", "Alice here"). "I'm tired" is not a
   name: a name is capitalized, stands at the end of its clause, and is no common word.
 """

@@ -1,4 +1,5 @@
-"""Lenient parsing of LoCoMo/REALTALK evidence ids (`D5:3`) into locators (`S5T3`).
+"""Lenient parsing of LoCoMo/REALTALK evidence ids (`D5:3`) into locators (`S5T3`); a turn's own
+id is read strictly, with the turns (`memdir.chatlogs.dialogues.dia_locator`).
 
 The sources are messy: `"D8:6; D9:17"`, `"D12:3-D12:5"` (a range), `"D5:3."`, `"D30:05"`
 (zero-padded), `"D:11:26"` (stray colon), `"D13:45:D20:19"` (two ids run together) and a bare
@@ -40,11 +41,3 @@ def parse_evidence(items: Iterable[object]) -> list[str]:
                 out.setdefault(f"S{s}T{t}", None)
                 pos = one.end()
     return list(out)
-
-
-def dia_locator(dia_id: str) -> str:
-    """`D6:5` -> `S6T5` for a turn's own id (strict: a turn id must be clean)."""
-    m = re.fullmatch(r"D(\d+):(\d+)", dia_id.strip())
-    if not m:
-        raise ValueError(f"turn id {dia_id!r} is not of the form D<session>:<turn>")
-    return f"S{int(m.group(1))}T{int(m.group(2))}"

@@ -28,35 +28,18 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
+from memdir.chatlogs.dialogues import locomo_turns
 from memdir.conventions import turn_numbers
-from memdir.stream import Turn
 from memdir.study.bench.data import LOCOMO_URL, UnknownSample, locate
-from memdir.study.bench.evidence import dia_locator, parse_evidence
+from memdir.study.bench.evidence import parse_evidence
 from memdir.study.bench.types import Question, Sample
 
 DEFAULT = "conv-50"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 DEFECTIVE_ORDERS = {"conv-50": frozenset({20, 64, 112, 138})}
 SOURCE = "github.com/snap-research/LoCoMo, data/locomo10.json"
-
-
-def iso_date(stamp: str) -> str:
-    """`"11:53 am on 23 March, 2023"` -> `"2023-03-23"`."""
-    m = re.search(r"(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})", stamp)
-    if not m:
-        raise ValueError(f"LoCoMo session date {stamp!r} has no 'D Month, YYYY' part")
-    return datetime.strptime(f"{m.group(1)} {m.group(2)} {m.group(3)}", "%d %B %Y").date().isoformat()
-
-
-def turn_text(raw: dict[str, Any]) -> str:
-    text = str(raw.get("text", "")).strip()
-    caption = raw.get("blip_caption")
-    if caption:
-        text = f"{text} [shares a photo: {caption}]".strip()
-    return text
 
 
 def load_all() -> list[dict[str, Any]]:
@@ -79,17 +62,10 @@ def load(sample_id: str = DEFAULT, *, include_adversarial: bool = False) -> Samp
 
 
 def from_raw(raw: dict[str, Any], *, include_adversarial: bool = False) -> Sample:
+    """The sample: its turns as the product reads them (`memdir.chatlogs.dialogues`), its questions."""
     sid = str(raw["sample_id"])
     conv = raw["conversation"]
-    numbers = sorted(int(m.group(1)) for k in conv if (m := re.fullmatch(r"session_(\d+)", k)))
-    turns: list[Turn] = []
-    dates: dict[int, str | None] = {}
-    for n in numbers:
-        stamp = conv.get(f"session_{n}_date_time")
-        date = iso_date(stamp) if stamp else None
-        dates[n] = date
-        for t in conv[f"session_{n}"]:
-            turns.append(Turn(dia_locator(t["dia_id"]), str(t["speaker"]), turn_text(t), date))
+    turns, dates = locomo_turns(conv)
     defective = DEFECTIVE_ORDERS.get(sid, frozenset())
     questions: list[Question] = []
     for i, q in enumerate(raw["qa"]):

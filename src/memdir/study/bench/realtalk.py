@@ -13,13 +13,11 @@ chunks under the chunking rule of `memdir.stream`.
 from __future__ import annotations
 
 import json
-import re
-from datetime import datetime
 from typing import Any
 
-from memdir.stream import Turn
+from memdir.chatlogs.dialogues import realtalk_turns
 from memdir.study.bench.data import REALTALK_URL, UnknownSample, data_root, locate
-from memdir.study.bench.evidence import dia_locator, parse_evidence
+from memdir.study.bench.evidence import parse_evidence
 from memdir.study.bench.types import Question, Sample
 
 DEFAULT = "Chat_10_Fahim_Muhhamed"
@@ -39,11 +37,6 @@ CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "commonsense"}
 SOURCE = "github.com/danny911kr/REALTALK, data/Chat_*.json"
 
 
-def iso_date(stamp: str) -> str:
-    """`"29.12.2023, 00:51:12"` -> `"2023-12-29"`."""
-    return datetime.strptime(stamp.split(",")[0].strip(), "%d.%m.%Y").date().isoformat()
-
-
 def sample_ids() -> list[str]:
     here = data_root() / "realtalk"
     found = {p.stem for p in here.glob("Chat_*.json")} if here.is_dir() else set()
@@ -57,24 +50,9 @@ def load(sample_id: str = DEFAULT) -> Sample:
     return from_raw(sample_id, json.loads(path.read_text(encoding="utf-8")))
 
 
-def turn_text(raw: dict[str, Any]) -> str:
-    text = str(raw.get("clean_text") or raw.get("text") or "").strip()
-    caption = raw.get("blip_caption")
-    if caption:
-        text = f"{text} [shares a photo: {caption}]".strip()
-    return text
-
-
 def from_raw(sample_id: str, raw: dict[str, Any]) -> Sample:
-    numbers = sorted(int(m.group(1)) for k in raw if (m := re.fullmatch(r"session_(\d+)", k)))
-    turns: list[Turn] = []
-    dates: dict[int, str | None] = {}
-    for n in numbers:
-        stamp = raw.get(f"session_{n}_date_time")
-        dates[n] = iso_date(stamp) if stamp else None
-        for t in raw[f"session_{n}"]:
-            when = iso_date(t["date_time"]) if t.get("date_time") else dates[n]
-            turns.append(Turn(dia_locator(t["dia_id"]), str(t["speaker"]), turn_text(t), when))
+    """The chat: its turns as the product reads them (`memdir.chatlogs.dialogues`), its questions."""
+    turns, dates = realtalk_turns(raw)
     questions = [
         Question(
             id=f"{sample_id}-q{i + 1}",

@@ -6,11 +6,12 @@ The shapes read (docs/serving.md, "Feeding it conversations"), told apart by the
 - OpenAI-style messages `{role, content}`: JSONL, a JSON list, or `{"messages": [...]}`;
 - speaker/text records `{speaker, text}`: JSONL or a JSON list;
 - a LoCoMo file (a list of samples, or one, each with a `conversation` of `session_N` lists)
-  and a REALTALK chat file (`{name, session_N: [...]}`), read by their benchmark loaders;
-- a ChatGPT `conversations.json` or a Claude.ai export (`memdir.study.bench.exports`: a session per
+  and a REALTALK chat file (`{name, session_N: [...]}`), their turns read as the study's
+  benchmark loaders read them (`dialogues.py`);
+- a ChatGPT `conversations.json` or a Claude.ai export (`exports.py`: a session per
   conversation).
 
-Messages and records carry no locator; `memdir.study.bench.messages` derives one (`S<session>T<turn>`)
+Messages and records carry no locator; `messages.py` derives one (`S<session>T<turn>`)
 and says what it left out. The bounds are the stream's (docs/reliability.md, section 7): a line,
 or the text of a turn, at most MAX_TURN_BYTES; a file parsed whole at most MAX_JSON_LIST_BYTES.
 Every error is a ValueError naming the file and the line or item, what was found, and the shapes
@@ -26,6 +27,18 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from memdir.chatlogs.dialogues import locomo_turns, realtalk_turns
+from memdir.chatlogs.exports import CHATGPT, CLAUDE, export_kind, read_export
+from memdir.chatlogs.messages import (
+    EXPECTED,
+    TIME_FIELDS,
+    ChatLog,
+    LeftOutWarning,
+    from_records,
+    keys_of,
+    parse_gap,
+    unused,
+)
 from memdir.stream import (
     BOM,
     MAX_TURN_BYTES,
@@ -38,18 +51,6 @@ from memdir.stream import (
     read_json_document,
     repair_text,
     too_long,
-)
-from memdir.study.bench import locomo, realtalk
-from memdir.study.bench.exports import CHATGPT, CLAUDE, export_kind, read_export
-from memdir.study.bench.messages import (
-    EXPECTED,
-    TIME_FIELDS,
-    ChatLog,
-    LeftOutWarning,
-    from_records,
-    keys_of,
-    parse_gap,
-    unused,
 )
 
 FORMATS = ("memdir-turns", "openai-messages", "speaker-text", "locomo", "realtalk", CHATGPT, CLAUDE)
@@ -215,7 +216,7 @@ def _document(value: Any, path: str, gap: timedelta | None, sample: str | None) 
     raise ValueError(f"{path}: a JSON {type(value).__name__} is none of these shapes; {EXPECTED}")
 
 
-# -- benchmark files --------------------------------------------------------------------------
+# -- LoCoMo and REALTALK files ----------------------------------------------------------------
 
 
 def _locomo(samples: list[Any], path: str, gap: timedelta | None, sample: str | None) -> ChatLog:
@@ -233,9 +234,7 @@ def _locomo(samples: list[Any], path: str, gap: timedelta | None, sample: str | 
     if not isinstance(raw, dict) or not isinstance(raw.get("conversation"), dict):
         raise ValueError(f"{where}: a LoCoMo sample is an object with a conversation object; {EXPECTED}")
     try:
-        turns = locomo.from_raw(
-            {"sample_id": ids[index], "conversation": raw["conversation"], "qa": []}
-        ).turns
+        turns, _dates = locomo_turns(raw["conversation"])
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ValueError(f"{where}: a LoCoMo conversation, but {_reason(exc)}; {EXPECTED}") from None
     return ChatLog(_checked(turns, path), "locomo", notes=unused(gap, "the turns carry locators"))
@@ -243,7 +242,7 @@ def _locomo(samples: list[Any], path: str, gap: timedelta | None, sample: str | 
 
 def _realtalk(raw: dict[str, Any], path: str, gap: timedelta | None) -> ChatLog:
     try:
-        turns = realtalk.from_raw(Path(path).stem, {**raw, "qa": []}).turns
+        turns, _dates = realtalk_turns(raw)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ValueError(
             f"{path}: a REALTALK chat (session_N lists), but {_reason(exc)}; {EXPECTED}"

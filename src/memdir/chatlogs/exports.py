@@ -1,5 +1,5 @@
 """The two chat exports users have most: ChatGPT's `conversations.json` and Claude.ai's export,
-made messages that `memdir.study.bench.messages` turns into a stream like any other log.
+made messages that `messages.py` turns into a stream like any other log.
 
 Each conversation becomes one session, numbered in order of its creation (a ChatGPT export lists
 the newest first), so `S3T2` is the second message of the third conversation. Roles stay apart:
@@ -22,7 +22,7 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
-from memdir.study.bench.messages import ChatLog, _parse_time, _utc, from_records, unused
+from memdir.chatlogs.messages import ChatLog, _parse_time, _utc, from_records, unused
 
 CHATGPT = "chatgpt-export"
 CLAUDE = "claude-export"

@@ -1,5 +1,5 @@
 """Chat messages and records made turns: speakers, text, and locators derived from sessions and
-time (the conversion `memdir.study.bench.chatlog` applies to every shape without locators).
+time (the conversion `read.py` applies to every shape without locators).
 
 A message is OpenAI-style `{role, content}` (speaker: its `name`, else its role; content a string
 or a list of parts) or a record `{speaker, text}`. System and tool messages, and messages with no
