@@ -10,12 +10,16 @@ from pathlib import Path
 
 import pytest
 
+import memdir
+import memdir.api
 from memdir import AsyncMemory, Memory
 from memdir.agents.ingest import NoOpWarning
 from memdir.api import AddResult, Answer, Profile, SearchHit
 from memdir.errors import MemdirError
 from memdir.models import get_model
 from memdir.models.scripted import answer, call
+from memdir.store import journal
+from memdir.store import store as store_module
 from memdir.store.embed import embedder_missing
 from memdir.tools.profiles import PROFILES
 
@@ -125,6 +129,23 @@ def test_history_and_a_read_only_snapshot_of_a_past_step(tmp_path: Path) -> None
     assert memory.at(created.commit[:8]).step == created and memory.at(-1).step == steps[-1]
     with pytest.raises(MemdirError, match="no step 99"):
         memory.at(99)
+
+
+def test_a_step_and_its_changes_have_one_definition_from_the_store_to_the_api(tmp_path: Path) -> None:
+    # issue 35: `Change` and the journaled step were copied into api/results.py and the journal
+    assert memdir.api.Change is memdir.Change is store_module.Change
+    assert memdir.api.JournalStep is memdir.JournalStep is journal.JournalStep
+    assert not hasattr(memdir.api, "Step")  # the name belongs to the store's step in the making
+    memory = Memory(tmp_path / "m")
+    memory.call("create", {"path": "/memories/people/alice.md", "file_text": ALICE})
+    memory.call("rename", {"old_path": "/memories/people/alice.md", "new_path": "/memories/alice.md"})
+    steps, ops = memory.history(), memory.operations()
+    assert all(type(s) is journal.JournalStep for s in steps)
+    changes = [c for s in steps for c in s.changes]
+    assert changes and all(type(c) is store_module.Change for c in changes)
+    moved = store_module.Change("rename", "/memories/people/alice.md", "/memories/alice.md")
+    assert moved in steps[-1].changes
+    assert ops[-1].steps == (steps[-1],)
 
 
 def test_async_memory_and_the_sync_face_inside_a_loop(tmp_path: Path) -> None:

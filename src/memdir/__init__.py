@@ -9,13 +9,17 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from memdir.api import AddResult, Answer, AsyncMemory, Memory, SearchHit
     from memdir.errors import MemdirError, NoOpWarning
+    from memdir.store.journal import JournalStep
+    from memdir.store.store import Change
     from memdir.tools.guards import Guards
 
 __all__ = [
     "AddResult",
     "Answer",
     "AsyncMemory",
+    "Change",
     "Guards",
+    "JournalStep",
     "MemdirError",
     "Memory",
     "NoOpWarning",
@@ -27,7 +31,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     # Lazy, so `import memdir` (the CLI's version string) does not load the whole harness; each
     # name comes from the module that defines it, on first use.
-    if name in ("Memory", "AsyncMemory"):
+    if name in ("Memory", "AsyncMemory", "Change", "JournalStep"):
         from memdir import api
 
         return getattr(api, name)

@@ -11,27 +11,14 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memdir.api.results import Change, Operation, Step
+from memdir.api.results import Operation
 from memdir.errors import MemdirError
 from memdir.store.journal import Journal, JournalStep, group
 
 
-def as_step(js: JournalStep) -> Step:
-    meta = dict(js.meta)
-    return Step(
-        index=js.index,
-        commit=js.commit,
-        time=datetime.fromtimestamp(js.time, UTC),
-        tool=js.tool,
-        role=meta.get("role"),
-        meta=meta,
-        changes=tuple(Change(c.kind, c.path, c.new_path) for c in js.changes),
-    )
-
-
-def steps(journal: Journal) -> list[Step]:
+def steps(journal: Journal) -> list[JournalStep]:
     """Every step, oldest first ([] for a store nothing has written through memdir yet)."""
-    return [as_step(js) for js in journal.steps()]
+    return journal.steps()
 
 
 def operations(journal: Journal) -> list[Operation]:
@@ -39,12 +26,12 @@ def operations(journal: Journal) -> list[Operation]:
     out: list[Operation] = []
     for g in group(journal.steps()):
         op, first = g.operation, datetime.fromtimestamp(g.first.time, UTC)
-        steps = tuple(as_step(s) for s in g.steps)
+        steps = tuple(g.steps)
         out.append(Operation(op.id, op.kind, op.label, first, steps, tuple(sorted(g.paths()))))
     return out
 
 
-def pick(history: list[Step], ref: int | str) -> Step:
+def pick(history: list[JournalStep], ref: int | str) -> JournalStep:
     """The step `ref` names: its index (negative counts from the newest) or a commit prefix."""
     if not history:
         raise MemdirError("the store has no history yet; it starts with the first write through memdir")

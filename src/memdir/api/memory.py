@@ -46,14 +46,13 @@ from memdir.api.results import (
     Profile,
     SearchHit,
     SearchMode,
-    Step,
 )
 from memdir.errors import MemdirError, NoOpWarning
 from memdir.models import Usage
 from memdir.store import spec
 from memdir.store.citations import resolve
 from memdir.store.ingest_ledger import DERIVED, place, record
-from memdir.store.journal import Journal, stop_committer
+from memdir.store.journal import Journal, JournalStep, stop_committer
 from memdir.store.operations import operation
 from memdir.tools.base import Meter, ToolResult
 from memdir.tools.guards import Guards
@@ -200,7 +199,7 @@ class _Core:
             )
         return hits
 
-    def _history(self) -> list[Step]:
+    def _history(self) -> list[JournalStep]:
         self._open()
         return history.steps(Journal(self.store.root))
 
@@ -426,7 +425,7 @@ class Memory(_Core):
         every other model; the offline model's lexical searcher)."""
         return _run(self._ask(question, model, profile, search))
 
-    def history(self) -> list[Step]:
+    def history(self) -> list[JournalStep]:
         """Every step of the store's journal, oldest first (step 0: the store before its first
         journaled write). `operations()` groups them as `memdir history` does."""
         return self._history()
@@ -496,7 +495,7 @@ class AsyncMemory(_Core):
     ) -> Answer:
         return await self._ask(question, model, profile, search)
 
-    async def history(self) -> list[Step]:
+    async def history(self) -> list[JournalStep]:
         return await asyncio.to_thread(self._history)
 
     async def operations(self) -> list[Operation]:
@@ -519,7 +518,7 @@ class Snapshot:
     """The store as it was after one step: its files in a private folder, searchable and
     readable through the read-only tools, never writable."""
 
-    def __init__(self, step: Step, journal: Journal) -> None:
+    def __init__(self, step: JournalStep, journal: Journal) -> None:
         self.step = step
         self._dir = Path(tempfile.mkdtemp(prefix="memdir-at-"))
         self._cleanup = weakref.finalize(self, shutil.rmtree, self._dir, True)

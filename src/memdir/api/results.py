@@ -1,17 +1,21 @@
 """What the Python API returns: typed, frozen records, so an app reads fields, not dict keys.
 
 Each is built from the one record the rest of memdir already keeps (a section hit of
-`store/hybrid.py`, a role's `RoleOutput`, an ingest's `IngestResult`, a journal step); nothing
-here is measured twice.
+`store/hybrid.py`, a role's `RoleOutput`, an ingest's `IngestResult`); nothing here is measured
+twice. A past step and its changes are the store's own records (`JournalStep`, `Change`), not
+copies.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from memdir.models import Usage
+
+if TYPE_CHECKING:
+    from memdir.store.journal import JournalStep
 
 # The tools one role gets (tools/profiles.PROFILES; tests/test_api.py keeps the two in step).
 Profile = Literal[
@@ -112,26 +116,6 @@ class AddResult:
 
 
 @dataclass(frozen=True)
-class Change:
-    kind: str  # create | modify | delete | rename
-    path: str
-    new_path: str | None = None
-
-
-@dataclass(frozen=True)
-class Step:
-    """One step of the store's history: step 0 is the store before its first journaled write."""
-
-    index: int
-    commit: str
-    time: datetime
-    tool: str
-    role: str | None
-    meta: dict[str, str]
-    changes: tuple[Change, ...]
-
-
-@dataclass(frozen=True)
 class Operation:
     """What one call did, as the history groups it (store/operations.py): one ingest, one `add`,
     one consolidate, one adopt, one revert, or one tool call made outside any of them."""
@@ -140,5 +124,5 @@ class Operation:
     kind: str
     label: str
     time: datetime  # when its first step was journaled
-    steps: tuple[Step, ...]
+    steps: tuple[JournalStep, ...]
     files: tuple[str, ...]  # every path its steps changed, sorted

@@ -36,11 +36,13 @@ from memdir.store.safefs import TMP_PREFIX, Found, SafeRoot, Unread, private_dir
 from memdir.store.safefs import unread as _unread
 
 ChangeKind = Literal["create", "modify", "delete", "rename"]
+CHANGE_KINDS: tuple[ChangeKind, ...] = ("create", "modify", "delete", "rename")
 
 
 @dataclass(frozen=True)
 class Change:
-    """One file-level effect of a step; directory operations expand to their files."""
+    """One file-level effect of a step; directory operations expand to their files. The one
+    definition: the journal records these and the API returns them (`memdir.api.Change`)."""
 
     kind: ChangeKind
     path: str

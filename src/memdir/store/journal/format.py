@@ -7,14 +7,12 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memdir.store import operations
 from memdir.store.landing_intent import ROLLED_FORWARD
 from memdir.store.safefs import Found, Unread, printable, unread
-
-if TYPE_CHECKING:
-    from memdir.store.store import Step
+from memdir.store.store import CHANGE_KINDS, Change, Step
 
 JOURNAL_DIR = "journal.git"
 BASELINE = "baseline"
@@ -30,27 +28,26 @@ _TRAILER_KEYS = {v: k for k, v in OPERATION_TRAILERS.items()}
 MEMORY_PREFIX = "/memories/"
 
 
-@dataclass(frozen=True)
-class FileChange:
-    kind: str
-    path: str
-    new_path: str | None = None
-
-
 @dataclass
 class JournalStep:
-    """One commit of the journal: step 0 is the baseline, then one per writing tool call."""
+    """One commit of the journal: step 0 is the baseline, then one per writing tool call. The one
+    record of a past step: the history, the UI and the API (`memdir.api.JournalStep`) read it."""
 
     index: int
     commit: str
     time: int
     tool: str
     meta: dict[str, str] = field(default_factory=dict)
-    changes: list[FileChange] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
     raw: list[tuple[str, str, str]] = field(default_factory=list)  # (status, blob sha, path parts)
     skipped: list[Unread] = field(default_factory=list)  # entries left out of the commit, and why
     # the operation trailers (OPERATION_TRAILERS), apart from `meta`: what a caller passed
     operation_meta: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def role(self) -> str | None:
+        """The role whose tool call this was (`management`, `api`...), when it was named."""
+        return self.meta.get("role")
 
     @property
     def operation(self) -> operations.Operation:
@@ -114,7 +111,7 @@ def rolled_forward(message: str) -> bool:
     return f"\nMemdir-Meta-{ROLLED_FORWARD}: " in message
 
 
-def recovered_message(reason: str, changes: list[FileChange], skipped: list[Unread]) -> str:
+def recovered_message(reason: str, changes: list[Change], skipped: list[Unread]) -> str:
     """A step no tool call made: files the journal found differing from its newest snapshot."""
     n = len(changes)
     lines = [f"{RECOVERED}: {n} change{'s' if n != 1 else ''}", "", f"Memdir-Tool: {RECOVERED}"]
@@ -144,7 +141,8 @@ def parse_message(index: int, commit: str, time: int, body: str) -> JournalStep:
             step.tool = value
         elif name == "Change":
             kind, path, *rest = value.split("\t")
-            step.changes.append(FileChange(kind, path, rest[0] if rest else None))
+            if kind in CHANGE_KINDS:  # memdir writes no other kind; a hand-made line is left out
+                step.changes.append(Change(kind, path, rest[0] if rest else None))
         elif name == "Skipped":
             path, _, reason = value.partition("\t")
             step.skipped.append(Unread(path, reason))

@@ -23,7 +23,7 @@ from pathlib import Path
 import pygit2
 
 from memdir.store.atomic import WriterLock
-from memdir.store.journal.format import MEMORY_PREFIX, FileChange, recovered_message, why_skipped
+from memdir.store.journal.format import MEMORY_PREFIX, recovered_message, why_skipped
 from memdir.store.journal.land import catch_up, journal_lock
 from memdir.store.journal.log import StepLog
 from memdir.store.journal.tree import (
@@ -37,6 +37,7 @@ from memdir.store.journal.tree import (
     stage,
 )
 from memdir.store.safefs import SafeRoot
+from memdir.store.store import Change
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +111,7 @@ def check(
     staged.skipped[:0] = out.skipped
     for rel in sorted(tracked - files.keys()):
         staged.updates[rel] = None
-        staged.changes.append(FileChange("delete", MEMORY_PREFIX + rel))
+        staged.changes.append(Change("delete", MEMORY_PREFIX + rel))
     entries.update(staged.stats)
     return staged, StatCache("", taken, entries)
 

@@ -69,7 +69,6 @@ from memdir.store.journal.format import (
     JOURNAL_DIR,
     MEMORY_PREFIX,
     RECOVERED,
-    FileChange,
     JournalStep,
     parse_message,
 )
@@ -78,7 +77,7 @@ from memdir.store.journal.repair import repair
 from memdir.store.paths import STATE_DIR
 from memdir.store.safefs import SafeRoot, private_dirs
 
-__all__ = ["BASELINE", "MEMORY_PREFIX", "RECOVERED", "FileChange", "Journal", "JournalStep"]
+__all__ = ["BASELINE", "MEMORY_PREFIX", "RECOVERED", "Journal", "JournalStep"]
 
 _IDENTITY = {"name": "memdir", "email": "memdir@localhost"}
 

@@ -30,8 +30,9 @@ import pygit2
 
 from memdir.errors import MemdirError, NotFoundError
 from memdir.store.atomic import write_atomic
-from memdir.store.journal.format import MEMORY_PREFIX, FileChange, found, why_skipped
+from memdir.store.journal.format import MEMORY_PREFIX, found, why_skipped
 from memdir.store.safefs import SafeRoot, Unread, printable
+from memdir.store.store import Change
 
 BLOB = pygit2.enums.FileMode.BLOB
 TREE = pygit2.enums.FileMode.TREE
@@ -52,7 +53,7 @@ class Staged:
     """What a set of paths adds to a commit: blobs to splice in, and what was left out."""
 
     updates: Updates = field(default_factory=dict)
-    changes: list[FileChange] = field(default_factory=list)  # create / modify / delete, by path
+    changes: list[Change] = field(default_factory=list)  # create / modify / delete, by path
     skipped: list[Unread] = field(default_factory=list)
     stats: dict[str, tuple[int, int, str]] = field(default_factory=dict)  # for the stat cache
 
@@ -116,7 +117,7 @@ def staged_from(repo: pygit2.Repository, tree: pygit2.Tree | None, captured: Cap
             oid = pygit2.hash(got)
             if str(oid) != old:
                 out.updates[rel] = repo.create_blob(got)
-                out.changes.append(FileChange("modify" if old else "create", MEMORY_PREFIX + rel))
+                out.changes.append(Change("modify" if old else "create", MEMORY_PREFIX + rel))
             if st is not None:  # taken before the read: a file changed since is read again
                 out.stats[rel] = (st.st_size, st.st_mtime_ns, str(oid))
             continue
@@ -124,7 +125,7 @@ def staged_from(repo: pygit2.Repository, tree: pygit2.Tree | None, captured: Cap
             out.skipped.append(got)
         if old is not None:
             out.updates[rel] = None
-            out.changes.append(FileChange("delete", MEMORY_PREFIX + rel))
+            out.changes.append(Change("delete", MEMORY_PREFIX + rel))
     return out
 
 
