@@ -5,8 +5,10 @@ scored, summarized and reported from their run folder alone.
   `study/runfolder.py`), 8 questions in flight, resumable from per-cell build markers plus
   `answers.jsonl`, a failing cell aborted whole (its answers withdrawn); `progress.py` the
   progress bars; `stores_from.py` (`--stores-from RUN`: the cells' stores taken from another
-  run instead of built, Table 7's grid); `shell_search.py` (search under the shell tool set,
-  each question on its own scratch copy); the cells go through an executor, `LocalExecutor`
+  run instead of built, Table 7's grid); `asking.py` (the one way a cell's questions are put
+  to what its build left, chosen once: closed-book, the search or read search over the store,
+  or, under a profile that can write, `shell_search.py`: each question on its own scratch
+  copy); the cells go through an executor, `LocalExecutor`
   (asyncio, the default) or `ray_executor.py` (`--executor ray`, each cell a Ray task carrying
   only settings, over `study/cluster.py`).
 - Records: `summary.py` derives `summary.json` from the folder alone with no wall time in it

@@ -24,10 +24,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from memdir.agents import RunRecord, choose_option, closed_book, search
-from memdir.agents.read_search import read_search
+from memdir.agents import RunRecord
+from memdir.agents.output import RoleOutput
 from memdir.agents.record import bounds, effort
-from memdir.agents.run import map_choice, options_prompt
 from memdir.analytics.stats import store_stats
 from memdir.conventions import BARE
 from memdir.errors import MemdirError
@@ -44,6 +43,7 @@ from memdir.store.atomic import write_atomic
 from memdir.store.store import Store
 from memdir.study.bench import load_sample
 from memdir.study.bench.types import Question, Sample, parse_sessions
+from memdir.study.eval.asking import way_to_ask
 from memdir.study.eval.citations import resolve_all
 from memdir.study.eval.folder import TIMINGS, AnswerRow, RunFolder
 from memdir.study.eval.judges import JUDGE_CONFIG, judge_item
@@ -56,7 +56,6 @@ from memdir.study.eval.model_settings import (
     with_effort,
 )
 from memdir.study.eval.progress import ProgressBars
-from memdir.study.eval.shell_search import shell_search
 from memdir.study.eval.stores_from import STORELESS, StoreSource
 from memdir.study.eval.summary import summarize_run, timings_of
 from memdir.study.runfolder import read_manifest, require_same, write_manifest
@@ -80,10 +79,6 @@ IDENTITY = (
 )
 # A run names its search outright (no `auto`): the study's agentic episode, or the read search.
 EVAL_SEARCHES = ("agentic", "read")
-# The study's search agent gets its system prompt, the question and the fixed citation instruction:
-# no core-memory block for any variant, so the dump's root sessions are searched through the tools
-# (docs/study.md, Configuration of record). The product (`Memory.ask`, MCP, `memdir ask`) loads it.
-CORE_MEMORY_IN_SEARCH = False
 
 
 @dataclass(kw_only=True)
@@ -188,13 +183,15 @@ class _JudgeModel:
         return _Reply(out.message.content, {**out.usage.as_dict(), "model": self.model.name})
 
 
-def mc_prompt(question: str, options: list[str]) -> str:
-    """The multiple-choice question as `choose_option` puts it to a model (agents/run.py)."""
-    return options_prompt(question, options)
-
-
-def _letter(i: int) -> str:
-    return f"({string.ascii_lowercase[i]})"
+def answers(out: RoleOutput, options: tuple[str, ...]) -> tuple[str, str]:
+    """The answer scored and the answer shown: for a multiple-choice question the chosen letter,
+    and the letter with its option (an answer that chose none stands as it is)."""
+    answer = out.answer or ""
+    choice = out.extra.get("choice") if options else None
+    if not isinstance(choice, int):
+        return answer, answer
+    letter = f"({string.ascii_lowercase[choice]})"
+    return letter, f"{letter} {options[choice]}"
 
 
 def search_metrics(entries: list[dict[str, Any]], card: PriceCard | None) -> dict[str, Any]:
@@ -361,8 +358,7 @@ class Runner:
         return out
 
     def check_manifest(self) -> None:
-        """A new run writes its manifest; a resumed one must have the stored settings (under
-        today's names, see agents/runfolder.RENAMED)."""
+        """A new run writes its manifest; a resumed one must have the stored settings."""
         mine = self.config.identity()
         old = read_manifest(self.folder.manifest)
         if old is not None:
@@ -514,79 +510,13 @@ class Runner:
         q: Question,
         record: RunRecord,
     ) -> AnswerRow:
+        """One question asked the one way the built store is asked (eval/asking.py), judged, scored."""
         store = built.store
-        scored_answer: str
-        if store is None and q.options:  # closed-book, shown the options like every variant
-            out = await closed_book(
-                model, q.question, options=list(q.options), question_id=q.id, record=record
-            )
-            choice = out.extra.get("choice")
-            scored_answer = _letter(choice) if isinstance(choice, int) else (out.answer or "")
-            out_answer = f"{scored_answer} {q.options[choice]}" if isinstance(choice, int) else scored_answer
-            citations = out.citations
-        elif store is None:  # closed-book
-            out = await closed_book(model, q.question, question_id=q.id, record=record)
-            out_answer, citations = out.answer or "", out.citations
-            scored_answer = out_answer
-        elif q.options:
-            if built.search_profile == "shell":
-                out = await shell_search(
-                    model,
-                    store,
-                    mc_prompt(q.question, list(q.options)),
-                    question_id=q.id,
-                    variant=cell.variant,
-                    record=record,
-                    core_memory=CORE_MEMORY_IN_SEARCH,
-                )
-                out.extra["choice"] = map_choice(out.answer or "", list(q.options))
-            else:
-                out = await choose_option(
-                    model,
-                    store,
-                    q.question,
-                    list(q.options),
-                    question_id=q.id,
-                    variant=cell.variant,
-                    record=record,
-                    profile=built.search_profile,
-                    core_memory=CORE_MEMORY_IN_SEARCH,
-                )
-            choice = out.extra.get("choice")
-            scored_answer = _letter(choice) if isinstance(choice, int) else (out.answer or "")
-            out_answer = f"{scored_answer} {q.options[choice]}" if isinstance(choice, int) else scored_answer
-            citations = out.citations
-        elif built.search_profile == "shell":
-            out = await shell_search(
-                model,
-                store,
-                q.question,
-                question_id=q.id,
-                variant=cell.variant,
-                record=record,
-                core_memory=CORE_MEMORY_IN_SEARCH,
-            )
-            out_answer, citations = out.answer or "", out.citations
-            scored_answer = out_answer
-        elif self.config.search == "read":
-            out = await read_search(
-                model, store, q.question, question_id=q.id, variant=cell.variant, record=record
-            )
-            out_answer, citations = out.answer or "", out.citations
-            scored_answer = out_answer
-        else:
-            out = await search(
-                model,
-                store,
-                q.question,
-                question_id=q.id,
-                variant=cell.variant,
-                record=record,
-                profile=built.search_profile,
-                core_memory=CORE_MEMORY_IN_SEARCH,
-            )
-            out_answer, citations = out.answer or "", out.citations
-            scored_answer = out_answer
+        way = way_to_ask(built, self.config.search)
+        options = list(q.options or ())
+        out = await way(model, q.question, options, question_id=q.id, variant=cell.variant, record=record)
+        scored_answer, out_answer = answers(out, tuple(options))
+        citations = out.citations
         judging = {**JUDGE_CONFIG, "reasoning_effort": self.config.reasoning_effort["judge"]}
         scores = await judge_item(
             judge, store, q, scored_answer, citations, config=judging, attributed=out_answer

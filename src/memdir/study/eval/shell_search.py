@@ -12,7 +12,7 @@ from __future__ import annotations
 from memdir.agents import RunRecord, get_role, parse_answer
 from memdir.agents.output import RoleOutput
 from memdir.agents.roles import search_turn
-from memdir.agents.run import run_role
+from memdir.agents.run import map_choice, options_prompt, run_role
 from memdir.models import Model
 from memdir.store import spec
 from memdir.store.store import Store
@@ -24,18 +24,26 @@ async def shell_search(
     model: Model,
     store: Store,
     question: str,
+    options: list[str] | None = None,
     *,
+    profile: str = "shell",
     question_id: str,
     variant: str,
     record: RunRecord,
     core_memory: bool = True,
 ) -> RoleOutput:
-    """`core_memory` as for `agents.run.search`: the study's runner leaves it out."""
-    role = get_role("search", variant, "shell")
+    """`core_memory` as for `agents.run.search`: the study's runner leaves it out. With
+    `options`, the question is put with them, as `choose_option` puts it, and the chosen index is
+    `extra["choice"]`."""
+    role = get_role("search", variant, profile)
+    asked = options_prompt(question, options) if options else question
     with scratch_copy(store) as scratch:
-        harness = Harness(scratch, "shell", role=role.name, question=question_id, variant=variant)
+        harness = Harness(scratch, profile, role=role.name, question=question_id, variant=variant)
         ids = {"variant": variant, "question": question_id}
         core = spec.context(scratch).text if core_memory else None
-        ep = await run_role(model, harness, role, record, ids, search_turn=search_turn(question, core))
+        ep = await run_role(model, harness, role, record, ids, search_turn=search_turn(asked, core))
     parsed = parse_answer(ep.final)
-    return RoleOutput(role.name, model.name, ep.final, parsed.answer, parsed.citations, ep)
+    out = RoleOutput(role.name, model.name, ep.final, parsed.answer, parsed.citations, ep)
+    if options:
+        out.extra["choice"] = map_choice(out.answer or "", options)
+    return out

@@ -1,0 +1,121 @@
+"""How a cell's questions are put to what its build left: one way per cell, chosen once from the
+built store and the run's `search`, so the runner asks every cell the same way and scores
+whatever comes back.
+
+The choice rests on what the store and its profile are, never on a profile's name: no store is
+the closed-book floor; a search profile that can write (the shell's `bash`) answers each
+question on its own scratch copy, since the search role must never change the store it is judged
+on (eval/shell_search.py); otherwise the search role over the store with the build's profile, or
+memdir's read search when the run asks for it (`--search read`, open questions only: a
+multiple-choice question is always the choice role). A multiple-choice question's chosen index is
+`extra["choice"]` whichever way it was asked.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from memdir.agents import RunRecord, choose_option, closed_book, search
+from memdir.agents.output import RoleOutput
+from memdir.agents.read_search import read_search
+from memdir.models import Model
+from memdir.study.eval.shell_search import shell_search
+from memdir.study.variants import Built
+from memdir.tools.profiles import profile_specs
+
+# The study's search agent gets its system prompt, the question and the fixed citation instruction:
+# no core-memory block for any variant, so the dump's root sessions are searched through the tools
+# (docs/study.md, Configuration of record). The product (`Memory.ask`, MCP, `memdir ask`) loads it.
+CORE_MEMORY_IN_SEARCH = False
+
+
+class Ask(Protocol):
+    """One question put to the cell's built store (its options, if any, shown with it)."""
+
+    async def __call__(
+        self,
+        model: Model,
+        question: str,
+        options: list[str],
+        *,
+        question_id: str,
+        variant: str,
+        record: RunRecord,
+    ) -> RoleOutput: ...
+
+
+def way_to_ask(built: Built, search_kind: str) -> Ask:
+    """The one way this cell's questions are asked (the module docstring says why each)."""
+    store, profile = built.store, built.search_profile
+    if store is None:
+
+        async def floor(
+            model: Model,
+            question: str,
+            options: list[str],
+            *,
+            question_id: str,
+            variant: str,
+            record: RunRecord,
+        ) -> RoleOutput:
+            return await closed_book(
+                model, question, options=options or None, question_id=question_id, record=record
+            )
+
+        return floor
+    if profile is not None and not all(s.read_only for s in profile_specs(profile)):
+
+        async def on_scratch(
+            model: Model,
+            question: str,
+            options: list[str],
+            *,
+            question_id: str,
+            variant: str,
+            record: RunRecord,
+        ) -> RoleOutput:
+            return await shell_search(
+                model,
+                store,
+                question,
+                options,
+                profile=profile,
+                question_id=question_id,
+                variant=variant,
+                record=record,
+                core_memory=CORE_MEMORY_IN_SEARCH,
+            )
+
+        return on_scratch
+
+    async def over_store(
+        model: Model, question: str, options: list[str], *, question_id: str, variant: str, record: RunRecord
+    ) -> RoleOutput:
+        if options:
+            return await choose_option(
+                model,
+                store,
+                question,
+                options,
+                question_id=question_id,
+                variant=variant,
+                record=record,
+                profile=profile,
+                core_memory=CORE_MEMORY_IN_SEARCH,
+            )
+        if search_kind == "read":
+            return await read_search(
+                model, store, question, question_id=question_id, variant=variant, record=record
+            )
+        return await search(
+            model,
+            store,
+            question,
+            question_id=question_id,
+            variant=variant,
+            record=record,
+            profile=profile,
+            core_memory=CORE_MEMORY_IN_SEARCH,
+        )
+
+    return over_store
