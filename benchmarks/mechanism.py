@@ -61,6 +61,7 @@ from typing import Any
 from _common import REPO, bar_chart, machine, table, write_json
 from rich.console import Console
 
+from memdir.agents.dump_format import turn_line
 from memdir.analytics.integrity import check
 from memdir.conventions import key_of, keyed_facts
 from memdir.store import frontmatter
@@ -68,7 +69,7 @@ from memdir.store.store import Store
 from memdir.stream import Turn
 from memdir.study.bench.generated import ATTRIBUTES, REPLIES, generate
 from memdir.study.bench.types import Fact, Question, Sample
-from memdir.study.variants.dump import turn_line, write_dump
+from memdir.study.variants.dump import write_dump
 from memdir.tools.profiles import Harness
 
 SIZES = (10, 40, 160)

@@ -1,6 +1,6 @@
 """The adaptive shape's switch point (`memdir ingest --shape auto`), derived from the cost curve.
 
-`memdir.study.variants.adaptive.SWITCH_KB` is the size of the verbatim dump (KB of its session files)
+`memdir.agents.shape.SWITCH_KB` is the size of the verbatim dump (KB of its session files)
 past which a question on the dump costs more than twice what it costs on the curated store. This
 script recomputes it from the cost curve's run folders (`benchmarks/cost_curve.py`: the
 generated benchmark at 10 / 40 / 160 sessions, offline), so the constant can be checked against
@@ -45,13 +45,13 @@ from typing import Any
 from _common import REPO, machine, table, write_json
 from rich.console import Console
 
+from memdir.agents.dump_format import is_session_file
 from memdir.agents.loop import tool_infos
 from memdir.agents.roles import get_role, render
+from memdir.agents.shape import SWITCH_KB
 from memdir.store import spec
 from memdir.store.store import Store
 from memdir.study.eval.runner import RunConfig, run_eval
-from memdir.study.variants.adaptive import SWITCH_KB
-from memdir.study.variants.dump import is_session_file
 from memdir.tools.profiles import Harness
 
 SIZES = (10, 40, 160)
@@ -244,7 +244,7 @@ def main() -> None:
     console.print(say(by_input))
     derived = by_input["switch_kb"]
     verdict = derived is not None and abs(derived - SWITCH_KB) <= TOLERANCE_KB
-    console.print(f"SWITCH_KB in memdir.study.variants.adaptive: {SWITCH_KB} KB; derived here: {derived} KB")
+    console.print(f"SWITCH_KB in memdir.agents.shape: {SWITCH_KB} KB; derived here: {derived} KB")
     out = args.runs
     write_json(
         out / "shape_threshold.json",

@@ -11,7 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from agent_helpers import new_store, snapshot
+from memdir.agents.dump_format import is_session_file, parse_session, read_dump, session_text, turn_line
 from memdir.agents.ingest import NoOpWarning, ingest
+from memdir.agents.shape import STATE_FILE, ShapedResult, ingest_shaped, layout, read_state
 from memdir.analytics.integrity import diff_facts
 from memdir.cli.main import cli
 from memdir.errors import MemdirError
@@ -21,15 +23,7 @@ from memdir.store.journal import Journal
 from memdir.store.store import Store
 from memdir.stream import Turn, dump_turns
 from memdir.study.bench.generated import load
-from memdir.study.variants.adaptive import STATE_FILE, ShapedResult, ingest_shaped, layout, read_state
-from memdir.study.variants.dump import (
-    is_session_file,
-    parse_session,
-    read_dump,
-    session_text,
-    turn_line,
-    write_dump,
-)
+from memdir.study.variants.dump import write_dump
 
 SAMPLE = load("gen-s42-n10")
 THRESHOLD = 2.5  # KB: the 10-session stream passes it in its 5th session
@@ -205,7 +199,7 @@ def test_cli_says_where_each_batch_went_and_where_it_switched(tmp_path: Path) ->
 
     def run(*args: str) -> tuple[int, str]:
         CliRunner().invoke(cli, ["init", str(root)])
-        res = CliRunner().invoke(cli, ["ingest", "--root", str(root), "--model", "offline", *args])
+        res = CliRunner().invoke(cli, ["ingest", str(root), "--model", "offline", *args])
         return res.exit_code, res.output
 
     code, out = run("--shape", "auto", "--switch-kb", "2.5", str(files[0]))

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from memdir.agents import FolderingError, RunRecord
+from memdir.agents.dump_format import turn_line
 from memdir.models import get_model, price_card
 from memdir.models.scripted import answer, call
 from memdir.store import frontmatter, spec
@@ -22,7 +23,6 @@ from memdir.study.variants import (
     build_cost,
     parse_variants,
 )
-from memdir.study.variants.dump import turn_line
 
 SAMPLE = "gen-s3-p2-n4-t3-a2-c1"  # 4 sessions, 12 turns
 

@@ -67,9 +67,9 @@ if TYPE_CHECKING:
     from memdir.agents.feedback import Feedback
     from memdir.agents.output import RoleOutput
     from memdir.agents.read_search import Search
+    from memdir.agents.shape import Shape
     from memdir.integrations.anthropic_memory import MemdirMemoryTool
     from memdir.models import Model
-    from memdir.study.variants.adaptive import Shape
 
 Format = Literal["openai", "openai-responses", "anthropic", "mcp"]  # tools/schemas.FORMATS
 T = TypeVar("T")
@@ -236,7 +236,7 @@ class _Core:
         return Citation(text, r.path or "", r.start, r.end, r.section, r.ok)
 
     async def _add(self, data: Input, model: str | Model | None, how: _AddOptions) -> AddResult:
-        from memdir.study.variants.adaptive import SWITCH_KB, ingest_shaped
+        from memdir.agents.shape import SWITCH_KB, ingest_shaped
 
         self._open()
         given, source, skipped = to_turns(

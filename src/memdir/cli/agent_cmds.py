@@ -19,6 +19,7 @@ from memdir.agents.feedback import FEEDBACKS, Feedback, feedback_totals
 from memdir.agents.ingest import NoOpWarning
 from memdir.agents.read_search import SEARCHES, read_search, resolve_search
 from memdir.agents.run import choose_option, search
+from memdir.agents.shape import SHAPES, SWITCH_KB, Shape, ShapedResult, ingest_shaped
 from memdir.agents.split import split_totals
 from memdir.chatlogs import parse_gap, read_chat
 from memdir.cli.mcp_config_cmd import memory_root
@@ -29,7 +30,6 @@ from memdir.store import ingest_ledger
 from memdir.store.operations import operation
 from memdir.store.store import Store
 from memdir.stream import RepairedTurnWarning
-from memdir.study.variants.adaptive import SHAPES, SWITCH_KB, Shape, ShapedResult, ingest_shaped
 from memdir.tools.guards import Guards
 from memdir.tools.wiring import open_store
 

@@ -50,7 +50,7 @@ DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 # The speaker a turn line names: `- 2023-05-01: Alice: text [S1T2]` (keyed lines hold a `|`).
 SPEAKER = re.compile(r"^(?:[-*]\s+)?(?:\d{4}-\d{2}-\d{2}:\s*)?(?P<speaker>[A-Za-z][\w .'-]{0,40}?):\s+")
 # A verbatim dump's session heading: its turn lines carry the date only where it is not this one
-# (variants/dump.py, the paper's line format), so a turn read there is dated by it.
+# (agents/dump_format.py, the paper's line format), so a turn read there is dated by it.
 SESSION_HEADING = re.compile(r"^# Session \d+ \((?P<date>\d{4}-\d{2}-\d{2})\)$")
 SESSION_DESCRIPTION = re.compile(r"^Session \d+, (?P<date>\d{4}-\d{2}-\d{2}), ")  # as a listing shows it
 SECTION_HIT = re.compile(r"^\d+\. (?P<path>/memories/\S+?\.md) lines? (?P<a>\d+)(?:-(?P<b>\d+))?", re.M)

@@ -34,6 +34,14 @@ from typing import Any, Literal
 
 from memdir.agents import landing
 from memdir.agents.curation import Curation
+from memdir.agents.dump_format import (
+    DumpedSession,
+    Merge,
+    is_dump_index,
+    is_session_file,
+    merge_turns,
+    read_dump,
+)
 from memdir.agents.feedback import Feedback
 from memdir.agents.ingest import IngestResult, ingest
 from memdir.agents.output import RoleOutput
@@ -45,14 +53,6 @@ from memdir.models import Model
 from memdir.store import spec
 from memdir.store.store import Store
 from memdir.stream import Turn, chunk_stream
-from memdir.study.variants.dump import (
-    DumpedSession,
-    Merge,
-    is_dump_index,
-    is_session_file,
-    merge_turns,
-    read_dump,
-)
 from memdir.tools.guards import GuardedStore
 from memdir.tools.wiring import open_store
 
