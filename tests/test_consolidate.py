@@ -22,7 +22,7 @@ from memdir.agents.revert import RevertError, revert
 from memdir.cli.main import cli
 from memdir.errors import MemdirError
 from memdir.models import ChatMessage, get_model
-from memdir.models.scripted import Step, answer, call
+from memdir.models.scripted import ScriptedReply, answer, call
 from memdir.models.usage import price_cards
 from memdir.store.journal import Journal
 from memdir.store.store import Store
@@ -175,8 +175,8 @@ def test_a_dry_run_shows_the_diff_and_lands_nothing(tmp_path: Path) -> None:
     _untouched(store, before, head)
 
 
-def _also(edit: Callable[[], None], item: Step) -> Callable[[list[ChatMessage]], Step]:
-    def reply(messages: list[ChatMessage]) -> Step:
+def _also(edit: Callable[[], None], item: ScriptedReply) -> Callable[[list[ChatMessage]], ScriptedReply]:
+    def reply(messages: list[ChatMessage]) -> ScriptedReply:
         edit()
         return item
 

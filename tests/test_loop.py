@@ -18,9 +18,8 @@ from memdir.agents.record import summarize
 from memdir.agents.restructure import FolderingError, file_digests, verify_moves
 from memdir.errors import MemdirError
 from memdir.models import ChatMessage, Usage, get_model
-from memdir.models.scripted import ScriptedAPI, Step, answer, call
-from memdir.store.store import Step as StoreStep
-from memdir.store.store import Store
+from memdir.models.scripted import ScriptedAPI, ScriptedReply, answer, call
+from memdir.store.store import Step, Store
 from memdir.stream import Chunk, Turn
 from memdir.tools.profiles import Harness
 
@@ -36,16 +35,18 @@ def _run(coro: Any) -> Any:
 
 def test_dispatch_writes_through_the_harness_and_records_every_call(tmp_path: Path) -> None:
     store = new_store(tmp_path / "mem")
-    steps: list[StoreStep] = []
+    steps: list[Step] = []
 
     class Spy:  # a real observer: sees every journal step the store publishes
-        def on_step(self, store: Store, step: StoreStep) -> None:
+        def on_step(self, store: Store, step: Step) -> None:
             steps.append(step)
 
     store.observers.append(Spy())
     model = get_model("scripted", script=[
         call("create", path="/memories/people/alice.md", file_text=ALICE),
-        Step(tool_calls=[("view", {"path": "/memories/people/alice.md"}), ("grep", {"pattern": "tea"})]),
+        ScriptedReply(tool_calls=[
+            ("view", {"path": "/memories/people/alice.md"}), ("grep", {"pattern": "tea"}),
+        ]),
         answer("Wrote Alice's drink."),
     ])  # fmt: skip
     record = RunRecord(tmp_path / "calls.jsonl", run="t1")
@@ -149,7 +150,7 @@ class _Worker:
         self.n = 0
         self.summaries: list[list[ChatMessage]] = []
 
-    def __call__(self, messages: list[ChatMessage]) -> Step:
+    def __call__(self, messages: list[ChatMessage]) -> ScriptedReply:
         if messages[0].content == SUMMARIZER:
             self.summaries.append(messages)
             return answer(f"SUMMARY-{len(self.summaries)}: read big.md {self.n} times")

@@ -14,7 +14,7 @@ from agent_helpers import new_store
 from memdir.agents import NoOpWarning, RunRecord, get_role, ingest, read_record, render, run_loop
 from memdir.cli.main import cli
 from memdir.models import get_model
-from memdir.models.scripted import Step, answer, call
+from memdir.models.scripted import ScriptedReply, answer, call
 from memdir.stream import Turn
 from memdir.tools.profiles import Harness
 
@@ -48,7 +48,10 @@ def test_the_record_keeps_reply_text_and_parse_errors(tmp_path: Path) -> None:
     store = new_store(tmp_path / "mem")
     model = get_model(
         "scripted",
-        script=[Step(content="Let me look.", tool_calls=[("view", {"path": "/memories"})]), answer("done")],
+        script=[
+            ScriptedReply(content="Let me look.", tool_calls=[("view", {"path": "/memories"})]),
+            answer("done"),
+        ],
     )
     record = RunRecord(None)
     asyncio.run(run_loop(model, Harness(store, "search"), get_role("search"), "s", "u", record=record))
@@ -89,7 +92,7 @@ def test_ingest_cli_exits_non_zero_when_nothing_changed(tmp_path: Path) -> None:
     root = tmp_path / "mem"
     CliRunner().invoke(cli, ["init", str(root)])
     res = CliRunner().invoke(
-        cli, ["ingest", "--root", str(root), "--model", "scripted", "--script", str(script), str(turns)]
+        cli, ["ingest", str(root), "--model", "scripted", "--script", str(script), str(turns)]
     )
     assert res.exit_code == 1, res.output
     assert "0 changed the store, 1 changed nothing (1)" in res.output
@@ -104,7 +107,7 @@ def test_ask_warns_when_the_answer_opened_nothing(tmp_path: Path) -> None:
     script.write_text(json.dumps(['{"answer": "vegan", "citations": ["/memories/alice.md:5"]}']))
     res = CliRunner().invoke(
         cli,
-        ["ask", "--root", str(root), "--model", "scripted", "--script", str(script), "What does Alice eat?"],
+        ["ask", str(root), "--model", "scripted", "--script", str(script), "What does Alice eat?"],
     )
     assert res.exit_code == 0, res.output
     assert "answer: vegan" in res.output and "without opening any file" in res.output
@@ -154,7 +157,7 @@ def test_ingest_one_live_value_refuses_a_repeated_keyed_fact_and_the_model_sees_
     script.write_text(json.dumps(steps))
     root = tmp_path / "mem"
     CliRunner().invoke(cli, ["init", str(root)])
-    args = ["ingest", "--root", str(root), "--model", "scripted", "--script", str(script), "--one-live-value"]
+    args = ["ingest", str(root), "--model", "scripted", "--script", str(script), "--one-live-value"]
     res = CliRunner().invoke(cli, [*args, str(turns)])
     assert res.exit_code == 0, res.output
     assert (root / "alice.md").read_text() == GOOD_FILE

@@ -26,8 +26,9 @@ from memdir.tokens import count_tokens
 
 
 @dataclass
-class Step:
-    """One scripted reply: some text, some tool calls (name, args), or an exception to raise."""
+class ScriptedReply:
+    """One scripted reply: some text, some tool calls (name, args), or an exception to raise. Not
+    a store step (`store.store.Step`): what the model says, before any tool runs."""
 
     content: str = ""
     tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
@@ -36,16 +37,17 @@ class Step:
 
 
 ScriptItem: TypeAlias = (
-    "Step | str | tuple[str, dict[str, Any]] | BaseException | Callable[[list[ChatMessage]], ScriptItem]"
+    "ScriptedReply | str | tuple[str, dict[str, Any]] | BaseException"
+    " | Callable[[list[ChatMessage]], ScriptItem]"
 )
 
 
-def call(name: str, **args: Any) -> Step:
-    return Step(tool_calls=[(name, args)])
+def call(name: str, **args: Any) -> ScriptedReply:
+    return ScriptedReply(tool_calls=[(name, args)])
 
 
-def answer(text: str) -> Step:
-    return Step(content=text)
+def answer(text: str) -> ScriptedReply:
+    return ScriptedReply(content=text)
 
 
 def prompt_text(messages: list[ChatMessage]) -> str:
@@ -76,43 +78,43 @@ class ScriptedAPI(ModelAPI):
             raise ModelError(f"scripted model ran out of replies after {self._n}")
         item = self.script.pop(0)
         self._n += 1
-        if callable(item) and not isinstance(item, BaseException | Step):
+        if callable(item) and not isinstance(item, BaseException | ScriptedReply):
             item = item(messages)
-        step = _as_step(item)
-        if step.error is not None:
-            raise step.error
-        calls = [ToolCall(f"call_{self._n}_{i}", n, dict(a)) for i, (n, a) in enumerate(step.tool_calls)]
-        out_tokens = count_tokens(step.content + "".join(json.dumps(a) for _, a in step.tool_calls))
+        reply = _as_reply(item)
+        if reply.error is not None:
+            raise reply.error
+        calls = [ToolCall(f"call_{self._n}_{i}", n, dict(a)) for i, (n, a) in enumerate(reply.tool_calls)]
+        out_tokens = count_tokens(reply.content + "".join(json.dumps(a) for _, a in reply.tool_calls))
         if config.max_tokens is not None and out_tokens > config.max_tokens:
             out_tokens = config.max_tokens
             stop = "max_tokens"
         else:
-            stop = step.stop_reason or ("tool_calls" if calls else "stop")
+            stop = reply.stop_reason or ("tool_calls" if calls else "stop")
         usage = Usage(input_uncached=count_tokens(prompt_text(messages)), output=out_tokens)
-        return ModelOutput(ChatMessage("assistant", step.content, calls), stop, usage, self.model_name)  # type: ignore[arg-type]
+        return ModelOutput(ChatMessage("assistant", reply.content, calls), stop, usage, self.model_name)  # type: ignore[arg-type]
 
 
-def _as_step(item: Any) -> Step:
-    if isinstance(item, Step):
+def _as_reply(item: Any) -> ScriptedReply:
+    if isinstance(item, ScriptedReply):
         return item
     if isinstance(item, str):
-        return Step(content=item)
+        return ScriptedReply(content=item)
     if isinstance(item, BaseException):
-        return Step(error=item)
+        return ScriptedReply(error=item)
     if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
-        return Step(tool_calls=[(item[0], item[1])])
-    raise TypeError(f"cannot script {item!r}; use Step, a string, (name, args) or an exception")
+        return ScriptedReply(tool_calls=[(item[0], item[1])])
+    raise TypeError(f"cannot script {item!r}; use ScriptedReply, a string, (name, args) or an exception")
 
 
-def load_script(data: list[Any]) -> list[Step]:
+def load_script(data: list[Any]) -> list[ScriptedReply]:
     """A script from JSON: [{"tool_calls": [{"name": ..., "arguments": {...}}]}, {"content": "..."}]."""
-    steps: list[Step] = []
+    replies: list[ScriptedReply] = []
     for i, obj in enumerate(data):
         if isinstance(obj, str):
-            steps.append(Step(content=obj))
+            replies.append(ScriptedReply(content=obj))
             continue
         if not isinstance(obj, dict):
             raise ValueError(f"script item {i + 1} must be a string or an object with content/tool_calls")
         calls = [(c["name"], c.get("arguments", {})) for c in obj.get("tool_calls", [])]
-        steps.append(Step(content=obj.get("content", ""), tool_calls=calls))
-    return steps
+        replies.append(ScriptedReply(content=obj.get("content", ""), tool_calls=calls))
+    return replies

@@ -1,0 +1,35 @@
+"""One name, one thing (issue 35): a concept the store records is defined once, in the store, and
+every other layer uses that class; a different thing gets a different name."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "memdir"
+
+
+def _classes_named(name: str) -> list[str]:
+    found = []
+    for path in sorted(SRC.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found += [
+            str(path.relative_to(SRC))
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ClassDef) and node.name == name
+        ]
+    return found
+
+
+@pytest.mark.parametrize(
+    ("name", "home"),
+    [
+        ("Change", "store/store.py"),  # a file-level effect of a step
+        ("Step", "store/store.py"),  # one tool call's writes, in the making
+        ("JournalStep", "store/journal/format.py"),  # a step as the journal recorded it
+    ],
+)
+def test_a_store_record_is_defined_once_in_the_store(name: str, home: str) -> None:
+    assert _classes_named(name) == [home]
