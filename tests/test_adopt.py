@@ -103,5 +103,5 @@ def test_ingest_of_a_notes_folder_or_a_markdown_file_points_at_adopt(tmp_path: P
     mem = tmp_path / "mem"
     CliRunner().invoke(cli, ["init", str(mem)])
     for target in (root, root / "lisbon.md"):
-        res = CliRunner().invoke(cli, ["ingest", "--root", str(mem), "--model", "offline", str(target)])
+        res = CliRunner().invoke(cli, ["ingest", str(mem), "--model", "offline", str(target)])
         assert res.exit_code != 0 and "memdir adopt" in res.output, res.output

@@ -155,7 +155,7 @@ def test_cli_json_on_a_locomo_conversation(tmp_path: Path) -> None:
         locomo.load("conv-26")
     except DataUnavailable as exc:
         pytest.skip(str(exc))
-    args = ["bench", "retrieval", "-b", "locomo", "-c", "conv-26", "--questions", "5"]
+    args = ["study", "bench", "retrieval", "-b", "locomo", "-c", "conv-26", "--questions", "5"]
     args += ["--modes", "bm25-files,bm25", "--no-sections", "--json", "--no-progress", "--out", str(tmp_path)]
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 0, res.output

@@ -30,15 +30,15 @@ def test_init_validate_tool_context(tmp_path: Path) -> None:
     r = memdir("validate", str(root))
     assert r.returncode == 0 and "valid" in r.stdout
     args = json.dumps({"path": "/memories/people/alice.md", "file_text": fm("alice", body="vegan [S1T2]\n")})
-    r = memdir("tool", "--root", str(root), "create", args)
+    r = memdir("tool", str(root), "create", args)
     assert r.returncode == 0, r.stderr
-    r = memdir("tool", "--root", str(root), "view", '{"path": "/memories/people/alice.md"}')
+    r = memdir("tool", str(root), "view", '{"path": "/memories/people/alice.md"}')
     assert r.returncode == 0 and "     5\tvegan [S1T2]" in r.stdout
-    r = memdir("tool", "--root", str(root), "view", '{"path": "/etc/passwd"}')
+    r = memdir("tool", str(root), "view", '{"path": "/etc/passwd"}')
     assert r.returncode == 1 and "outside memory" in r.stdout
-    r = memdir("tool", "--root", str(root), "view", "{not json")
+    r = memdir("tool", str(root), "view", "{not json")
     assert r.returncode == 2 and "not JSON" in r.stderr
-    r = memdir("tool", "--root", str(root), "frobnicate", "{}")
+    r = memdir("tool", str(root), "frobnicate", "{}")
     assert r.returncode == 2 and "no tool named" in r.stderr
     assert (root / "people" / "MEMORY.md").is_file()  # the tool keeps the convention (docs/serving.md)
     assert memdir("validate", str(root)).returncode == 0
@@ -58,14 +58,14 @@ def test_init_validate_tool_context(tmp_path: Path) -> None:
 
 
 def test_errors_for_missing_root(tmp_path: Path) -> None:
-    r = memdir("tool", "--root", str(tmp_path / "absent"), "view", "{}")
+    r = memdir("tool", str(tmp_path / "absent"), "view", "{}")
     assert r.returncode == 2 and "does not exist" in r.stderr
-    r = memdir("serve", "--root", str(tmp_path), "--profile", "nope")
+    r = memdir("serve", str(tmp_path), "--profile", "nope")
     assert r.returncode == 2 and "nope" in r.stderr
 
 
 def test_demo_runs_offline(tmp_path: Path) -> None:
-    r = memdir("demo", "--root", str(tmp_path / "demo"))
+    r = memdir("demo", str(tmp_path / "demo"))
     assert r.returncode == 0, r.stderr
     assert "validate: valid" in r.stdout
     assert "not available in the 'search' profile" in r.stdout

@@ -1,5 +1,5 @@
-"""The command's topic modules are imported when one of their commands runs: the table in
-`cli/main.py` names what each registers, `memdir check` runs without the agents, numpy,
+"""The command's topic modules are imported when one of their commands runs: the tables in
+`cli/main.py` and `cli/study_cmds.py` name what each registers, `memdir check` runs without the agents, numpy,
 libgit2, tantivy or rich, and `memdir stats` without libgit2, tantivy or scikit-learn (a
 command's peak memory and time count every import)."""
 
@@ -15,27 +15,41 @@ import click
 from click.testing import CliRunner
 from tests.conftest import fm
 
-from memdir.cli.main import COMMAND_MODULES, cli, topic
+from memdir.cli.main import COMMAND_MODULES, cli
+from memdir.cli.study_cmds import STUDY_MODULES
+from memdir.cli.topics import topic
 
 
-def test_the_table_names_what_each_module_registers() -> None:
-    listed: list[str] = []
-    for module, names in COMMAND_MODULES:
-        group = click.Group()
-        topic(module).register(group)
-        assert sorted(group.commands) == sorted(names), module
-        listed.extend(names)
-    assert len(listed) == len(set(listed))
-    result = CliRunner().invoke(cli, ["--help"])
-    assert result.exit_code == 0
-    assert all(f"  {name} " in result.output for name in listed)
-    assert CliRunner().invoke(cli, ["no-such-command"]).exit_code == 2
+def test_the_tables_name_what_each_module_registers() -> None:
+    for table, argv in ((COMMAND_MODULES, ["--help"]), (STUDY_MODULES, ["study", "--help"])):
+        listed: list[str] = []
+        for module, names in table:
+            group = click.Group()
+            topic(module).register(group)
+            assert sorted(group.commands) == sorted(names), module
+            listed.extend(names)
+        assert len(listed) == len(set(listed))
+        result = CliRunner().invoke(cli, argv)
+        assert result.exit_code == 0
+        assert all(f"  {name} " in result.output for name in listed)
+        assert CliRunner().invoke(cli, [*argv[:-1], "no-such-command"]).exit_code == 2
 
 
-def test_every_topic_module_is_in_the_table() -> None:
+def test_every_topic_module_is_in_a_table() -> None:
     folder = Path(__file__).resolve().parents[1] / "src" / "memdir" / "cli"
     registering = {f.stem for f in folder.glob("*.py") if "\ndef register(" in f.read_text(encoding="utf-8")}
-    assert registering == {module for module, _ in COMMAND_MODULES}
+    assert registering == {module for module, _ in (*COMMAND_MODULES, *STUDY_MODULES)}
+
+
+def test_the_product_commands_are_listed_first_then_the_study() -> None:
+    """`memdir --help` lists what a user runs over a store; the study's commands are one group,
+    last, and none of them stands at the top level any more."""
+    listing = CliRunner().invoke(cli, ["--help"]).output.split("Commands:")[1].splitlines()
+    names = [line.split()[0] for line in listing if line.startswith("  ") and not line.startswith("   ")]
+    assert names[-1] == "study" and names[:-1] == sorted(names[:-1])
+    for gone in ("eval", "skills", "skills-report", "bench", "data"):
+        assert CliRunner().invoke(cli, [gone, "--help"]).exit_code == 2
+        assert gone not in names
 
 
 _PROBE = """

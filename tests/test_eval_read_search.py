@@ -60,7 +60,7 @@ def test_the_agentic_default_keeps_old_manifests_and_offline_read_is_refused(tmp
         _config(search="read", search_model="offline")
     res = CliRunner().invoke(
         cli,
-        ["eval", "-b", "generated", "-c", SAMPLE, "-v", "verbatim-dump", "--search", "read",
+        ["study", "eval", "-b", "generated", "-c", SAMPLE, "-v", "verbatim-dump", "--search", "read",
          "--out", str(tmp_path / "run"), "--no-progress"],
     )  # fmt: skip
     assert res.exit_code != 0 and "--search read" in res.output

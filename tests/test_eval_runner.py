@@ -131,51 +131,15 @@ def test_other_settings_in_the_same_folder_are_refused(full_run: tuple[Path, dic
         run_eval(config(tool_set="center-bm25"), full_run[0], progress=False)
 
 
-def test_a_run_folder_from_before_the_tool_set_rename_resumes(tmp_path: Path) -> None:
-    """Manifests and summaries written before the rename say `harness`; they are read as `tool_set`."""
-    from memdir.errors import MemdirError
-    from memdir.study.eval.report import write_report
-
-    out = tmp_path / "old"
-    run_eval(config(variants=["verbatim-dump"], limit=2), out, progress=False)
-
-    def old_names(d: dict[str, Any]) -> dict[str, Any]:
-        return {("harness" if k == "tool_set" else k): v for k, v in d.items()}
-
-    path = out / "manifest.json"
-    manifest = json.loads(path.read_text())
-    path.write_text(json.dumps({**manifest, "config": old_names(manifest["config"])}))
-    (cell,) = run_eval(config(variants=["verbatim-dump"]), out, progress=False)["cells"]
-    assert cell["status"] == "ok" and cell["n_questions"] == 8 and cell["tool_set"] == "center"
-    with pytest.raises(MemdirError, match=r"other settings.*'tool_set': \('center', 'center-bm25'\)"):
-        run_eval(config(variants=["verbatim-dump"], tool_set="center-bm25"), out, progress=False)
-    summary = json.loads((out / "summary.json").read_text())
-    (out / "summary.json").write_text(json.dumps({"cells": [old_names(c) for c in summary["cells"]]}))
-    assert "tool set `center`" in write_report(out).read_text()
-
-
-def test_harness_is_a_hidden_alias_of_tool_set(tmp_path: Path) -> None:
-    def run(*args: str) -> Any:
-        base = ["eval", "-b", "generated", "-c", SAMPLE, "-v", "closed-book", "--no-progress"]
-        return CliRunner().invoke(cli, [*base, *args])
-
-    new = run("--tool-set", "center-bm25", "--out", str(tmp_path / "new"))
-    old = run("--harness", "center-bm25", "--out", str(tmp_path / "old"))
-    assert new.exit_code == 0 == old.exit_code, new.output + old.output
-    assert new.output.splitlines()[:-1] == old.output.splitlines()[:-1]  # all but the report's path
-    configs = [json.loads((tmp_path / d / "manifest.json").read_text())["config"] for d in ("new", "old")]
-    assert configs[0] == configs[1] and configs[0]["tool_set"] == "center-bm25"
-    summaries = [(tmp_path / d / "summary.json").read_bytes() for d in ("new", "old")]
-    assert summaries[0] == summaries[1]
-    both = run("--tool-set", "center-bm25", "--harness", "center-bm25", "--out", str(tmp_path / "old"))
-    assert both.exit_code == 0, both.output
-    clash = run("--tool-set", "shell", "--harness", "center", "--out", str(tmp_path / "clash"))
-    assert clash.exit_code == 2 and "disagree" in clash.output and not (tmp_path / "clash").exists()
+def test_tool_set_names_the_profiles_in_the_manifest(tmp_path: Path) -> None:
+    base = ["study", "eval", "-b", "generated", "-c", SAMPLE, "-v", "closed-book", "--no-progress"]
+    res = CliRunner().invoke(cli, [*base, "--tool-set", "center-bm25", "--out", str(tmp_path / "run")])
+    assert res.exit_code == 0, res.output
+    config = json.loads((tmp_path / "run" / "manifest.json").read_text())["config"]
+    assert config["tool_set"] == "center-bm25" and "harness" not in config
     for command in ("eval", "skills"):
-        shown = CliRunner().invoke(cli, [command, "--help"]).output
+        shown = CliRunner().invoke(cli, ["study", command, "--help"]).output
         assert "--tool-set" in shown and "--harness" not in shown
-    skills = CliRunner().invoke(cli, ["skills", "--variants", "nope", "--harness", "shell", "--out", "x"])
-    assert "unknown variant" in str(skills.exception)  # --harness was parsed; the variant check refused
 
 
 def test_the_shell_tool_set_with_offline_roles_is_refused_up_front(tmp_path: Path) -> None:

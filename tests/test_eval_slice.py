@@ -43,7 +43,16 @@ def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 def eval_cli(out: Path, *extra: str) -> Result:
-    args = ["eval", "--benchmark", "locomo", "--conversation", "conv-50", "--variants", "verbatim-dump"]
+    args = [
+        "study",
+        "eval",
+        "--benchmark",
+        "locomo",
+        "--conversation",
+        "conv-50",
+        "--variants",
+        "verbatim-dump",
+    ]
     args += ["--model", "offline", "--judge", "offline", "--out", str(out), "--no-progress", *extra]
     return CliRunner().invoke(cli, args)
 
@@ -140,8 +149,8 @@ def test_cli_runs_a_slice_records_it_and_refuses_another_on_resume(tmp_path: Pat
     # so is no slice at all
     whole = eval_cli(out, "--questions", "3")
     assert whole.exit_code == 1 and "other settings" in whole.output
-    # the same slice resumes; --limit is still accepted as the old name of --questions
-    more = eval_cli(out, "--sessions", "1-2", "--limit", "4")
+    # the same slice resumes
+    more = eval_cli(out, "--sessions", "1-2", "--questions", "4")
     assert more.exit_code == 0, more.output
     assert sorted(r["order"] for r in answers(out)) == [2, 3, 72, 73]
 
@@ -163,6 +172,6 @@ def test_cli_bad_slices_say_what_to_do_and_write_nothing(tmp_path: Path, value: 
 
 
 def test_help_names_questions_and_sessions_not_limit() -> None:
-    res = CliRunner().invoke(cli, ["eval", "--help"])
+    res = CliRunner().invoke(cli, ["study", "eval", "--help"])
     assert res.exit_code == 0
     assert "--questions" in res.output and "--sessions" in res.output and "--limit" not in res.output

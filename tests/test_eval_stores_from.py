@@ -112,7 +112,7 @@ def test_a_source_of_other_settings_or_no_run_is_refused(run_a: Path, tmp_path: 
 
 def test_cli_stores_from_takes_the_source_builder(run_a: Path, tmp_path: Path) -> None:
     out = tmp_path / "run-b"
-    base = ["eval", "-b", "generated", "-c", SAMPLE, "-v", "verbatim-dump", "--questions", "1"]
+    base = ["study", "eval", "-b", "generated", "-c", SAMPLE, "-v", "verbatim-dump", "--questions", "1"]
     res = CliRunner().invoke(cli, [*base, "--stores-from", str(run_a), "-o", str(out), "--no-progress"])
     assert res.exit_code == 0, res.output
     manifest = json.loads((out / "manifest.json").read_text())

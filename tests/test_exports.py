@@ -143,7 +143,7 @@ def test_memdir_ingest_reads_both_exports_into_one_store(tmp_path: Path) -> None
         ("claude.json", claude_export(), "read 4 turn(s) (claude-export, 2 session(s))"),
     ):
         res = CliRunner().invoke(
-            cli, ["ingest", "--root", str(root), "--model", "offline", str(_write(tmp_path, name, value))]
+            cli, ["ingest", str(root), "--model", "offline", str(_write(tmp_path, name, value))]
         )
         assert res.exit_code == 0, res.output
         assert said in res.output

@@ -121,7 +121,7 @@ def test_validate_names_the_alias_and_edits_stay_possible() -> None:
 def test_create_of_an_alias_bomb_is_refused_and_nothing_written(root: Path) -> None:
     before = snapshot(root)
     args = json.dumps({"path": "/memories/laughs.md", "file_text": alias_bomb()})
-    r = memdir("tool", "--root", str(root), "--profile", "manage-bm25", "create", args)
+    r = memdir("tool", str(root), "--profile", "manage-bm25", "create", args)
     assert r.returncode == 1, r.stderr
     assert "/memories/laughs.md: frontmatter uses a YAML alias" in r.stdout
     assert "write each value out in full" in r.stdout and "Nothing was written" in r.stdout
@@ -144,7 +144,7 @@ def test_alias_bomb_on_disk_is_a_finding_not_a_hang(root: Path) -> None:
     assert r.returncode == 0, r.stderr
     # a tool write elsewhere reindexes the store through the observer: it answers too
     args = json.dumps({"path": "/memories/more.md", "file_text": fm("more", "more", "tofu\n")})
-    r = memdir("tool", "--root", str(root), "--profile", "manage-bm25", "create", args)
+    r = memdir("tool", str(root), "--profile", "manage-bm25", "create", args)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -217,7 +217,7 @@ def test_tenants_file_is_never_readable_by_others(tmp_path: Path) -> None:
 def _ingest(tmp_path: Path, name: str, data: bytes) -> Any:
     f = tmp_path / name
     f.write_bytes(data)
-    return CliRunner().invoke(cli, ["ingest", "--root", str(tmp_path / "mem"), "--model", "offline", str(f)])
+    return CliRunner().invoke(cli, ["ingest", str(tmp_path / "mem"), "--model", "offline", str(f)])
 
 
 def _turn(text: str, locator: str = "S1T1") -> str:

@@ -36,7 +36,7 @@ def _written(root: Path) -> str:
 def _ingest(tmp_path: Path, name: str, records: list[dict[str, Any]]) -> Any:
     f = tmp_path / name
     f.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    return CliRunner().invoke(cli, ["ingest", "--root", str(tmp_path / "mem"), "--model", "offline", str(f)])
+    return CliRunner().invoke(cli, ["ingest", str(tmp_path / "mem"), "--model", "offline", str(f)])
 
 
 def _cited(root: Path) -> set[str]:
@@ -242,7 +242,7 @@ def test_ingest_names_the_line_of_a_huge_session_number(tmp_path: Path, line: st
         f = tmp_path / "chat.jsonl"
         f.write_text(text, encoding="utf-8")
         res = CliRunner().invoke(
-            cli, ["ingest", "--root", str(tmp_path / "mem"), "--model", "offline", str(f)]
+            cli, ["ingest", str(tmp_path / "mem"), "--model", "offline", str(f)]
         )
         assert res.exit_code == 1, res.output
         assert f"chat.jsonl:{at}" in res.output and said in res.output and "Traceback" not in res.output

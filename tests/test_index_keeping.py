@@ -183,7 +183,7 @@ def test_the_cli_tool_command_keeps_indexes(tmp_path: Path) -> None:
     root = tmp_path / "mem"
     assert CliRunner().invoke(cli, ["init", str(root)]).exit_code == 0
     args = json.dumps({"path": "/memories/places/lisbon.md", "file_text": note("lisbon", "Lisbon")})
-    out = CliRunner().invoke(cli, ["tool", "--root", str(root), "create", args])
+    out = CliRunner().invoke(cli, ["tool", str(root), "create", args])
     assert out.exit_code == 0, out.output
     assert "made /memories/places/MEMORY.md" in out.output
     assert violations(Store(root)) == []
@@ -195,7 +195,7 @@ async def test_over_the_real_mcp_client_validate_stays_clean(tmp_path: Path) -> 
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "memdir", "serve", "--root", str(root), "--profile", "manage"],
+        args=["-m", "memdir", "serve", str(root), "--profile", "manage"],
         env=env,
     )
     async with Client(params) as client:

@@ -33,7 +33,7 @@ def _file(tmp_path: Path, name: str, messages: list[dict[str, str]]) -> Path:
 
 
 def _ingest(root: Path, chat: Path) -> tuple[int, str]:
-    res = CliRunner().invoke(cli, ["ingest", "--root", str(root), "--model", "offline", str(chat)])
+    res = CliRunner().invoke(cli, ["ingest", str(root), "--model", "offline", str(chat)])
     return res.exit_code, res.output
 
 

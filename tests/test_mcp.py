@@ -32,7 +32,7 @@ def stdio(root: Path, profile: str) -> Client:
     return Client(
         StdioServerParameters(
             command=sys.executable,
-            args=["-m", "memdir", "serve", "--root", str(root), "--profile", profile],
+            args=["-m", "memdir", "serve", str(root), "--profile", profile],
             env=_env(),
         )
     )

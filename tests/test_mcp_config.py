@@ -61,9 +61,10 @@ def launch(client: str, out: str, name: str = "memdir") -> tuple[list[str], dict
 async def test_snippet_starts_the_server(
     client: str, opts: list[str], profile: str, root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.chdir(root.parent)  # a relative --root, resolved here, served from elsewhere
-    argv, env = launch(client, config("--client", client, "--root", root.name, *opts))
-    assert Path(argv[0]).is_absolute() and argv[argv.index("--root") + 1] == str(root)
+    monkeypatch.chdir(root.parent)  # a relative ROOT, resolved here, served from elsewhere
+    argv, env = launch(client, config(root.name, "--client", client, *opts))
+    assert Path(argv[0]).is_absolute() and argv[argv.index("serve") + 1] == str(root)
+    assert "--root" not in argv  # the server is started as `memdir serve ROOT`, the one spelling
     params = StdioServerParameters(
         command=argv[0], args=argv[1:], env={"PATH": "/usr/bin:/bin", **env}, cwd="/"
     )
@@ -77,10 +78,11 @@ async def test_snippet_starts_the_server(
 def test_claude_code_line_quotes_and_scopes(tmp_path: Path) -> None:
     root = tmp_path / "my memory"
     assert CliRunner().invoke(cli, ["init", str(root)]).exit_code == 0
-    out = config("--client", "claude-code", "--root", str(root), "--scope", "user", "--name", "mem")
+    out = config(str(root), "--client", "claude-code", "--scope", "user", "--name", "mem")
     argv = shlex.split(out)
     assert argv[:8] == ["claude", "mcp", "add", "--transport", "stdio", "--scope", "user", "mem"]
-    assert argv[argv.index("--root") + 1] == str(root)  # one word despite the space
+    assert argv[argv.index("serve") + 1] == str(root)  # one word despite the space
+    assert config("--client", "claude-code", "--root", str(root), "--scope", "user", "--name", "mem") == out
 
 
 def test_pythonpath_carried_only_when_memdir_needs_it(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -104,8 +106,9 @@ def test_json_hint_goes_to_stderr(root: Path) -> None:
     [
         (["--client", "zed"], "'claude-code', 'claude-desktop', 'cursor', 'vscode'"),
         (["--client", "cursor", "--profile", "nope"], "'manage', 'search'"),
+        (["{tmp}/absent", "--client", "cursor"], "memdir init {tmp}/absent"),
         (["--client", "cursor", "--root", "{tmp}/absent"], "memdir init {tmp}/absent"),
-        (["--client", "cursor", "--root", "{tmp}"], "not a memory (no MEMORY.md)"),
+        (["{tmp}", "--client", "cursor"], "not a memory (no MEMORY.md)"),
         (["--client", "cursor", "--format", "cli"], "cursor has no command"),
         (["--client", "vscode", "--scope", "user"], "--scope belongs to the `claude mcp add` line"),
         (["--client", "cursor", "--name", "my memory"], "letters, digits"),
@@ -114,7 +117,8 @@ def test_json_hint_goes_to_stderr(root: Path) -> None:
 def test_refusals(args: list[str], says: str, root: Path) -> None:
     tmp = str(root.parent)
     result = run(
-        *(a.replace("{tmp}", tmp) for a in args), *([] if "--root" in args else ["--root", str(root)])
+        *(a.replace("{tmp}", tmp) for a in args),
+        *([] if any("{tmp}" in a for a in args) else [str(root)]),
     )
     assert result.exit_code == 2 and says.replace("{tmp}", tmp) in result.output, result.output
     assert result.stdout == ""

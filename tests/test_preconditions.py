@@ -274,7 +274,7 @@ def _stdio(root: Path) -> Client:
     return Client(
         StdioServerParameters(
             command=sys.executable,
-            args=["-m", "memdir", "serve", "--root", str(root), "--profile", "manage"],
+            args=["-m", "memdir", "serve", str(root), "--profile", "manage"],
             env=env,
         )
     )

@@ -144,12 +144,12 @@ def test_a_ray_skill_chain_plays_as_the_local_one(ray_cluster: Any, tmp_path: Pa
 
 
 def test_the_ray_options_are_refused_on_the_local_executor(tmp_path: Path) -> None:
-    base = ["eval", "-b", "generated", "-c", SAMPLE, "-v", "closed-book", "--no-progress", "--out"]
+    base = ["study", "eval", "-b", "generated", "-c", SAMPLE, "-v", "closed-book", "--no-progress", "--out"]
     for extra in (["--address", "auto"], ["--cells-at-once", "2"]):
         result = CliRunner().invoke(cli, [*base, str(tmp_path / "x"), *extra])
         assert result.exit_code == 2 and "only with --executor ray" in result.output
         assert not (tmp_path / "x").exists()
-    skills = ["skills", "--variants", "no-store", "--address", "auto", "--out", str(tmp_path / "s")]
+    skills = ["study", "skills", "--variants", "no-store", "--address", "auto", "--out", str(tmp_path / "s")]
     result = CliRunner().invoke(cli, skills)
     assert result.exit_code == 2 and "only with --executor ray" in result.output
     assert not (tmp_path / "s").exists()
@@ -176,7 +176,7 @@ def test_workers_are_handed_only_the_keys_the_run_names(monkeypatch: pytest.Monk
 @pytest.mark.slow
 def test_the_commands_run_on_ray(ray_cluster: Any, local_run: Path, tmp_path: Path) -> None:
     out = tmp_path / "cli"
-    args = ["eval", "-b", "generated", "-c", SAMPLE, "-v", ",".join(VARIANTS), "--no-progress"]
+    args = ["study", "eval", "-b", "generated", "-c", SAMPLE, "-v", ",".join(VARIANTS), "--no-progress"]
     result = CliRunner().invoke(cli, [*args, "--executor", "ray", "--cells-at-once", "2", "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert (out / "summary.json").read_bytes() == (local_run / "summary.json").read_bytes()

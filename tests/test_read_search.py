@@ -105,7 +105,7 @@ def test_offline_read_is_refused_and_offline_auto_stays_lexical(tmp_path: Path) 
         memory.ask(QUESTION, model="offline", search="read")
     assert memory.ask(QUESTION, model="offline").baseline  # the lexical searcher
     res = CliRunner().invoke(
-        cli, ["ask", "--root", str(tmp_path / "m"), "--model", "offline", "--search", "read", QUESTION]
+        cli, ["ask", str(tmp_path / "m"), "--model", "offline", "--search", "read", QUESTION]
     )
     assert res.exit_code != 0 and "drop --search read" in res.output
 
@@ -117,7 +117,7 @@ def test_ask_search_read_on_the_cli(tmp_path: Path) -> None:
     script.write_text(json.dumps([json.dumps(reply)]))
     res = CliRunner().invoke(
         cli,
-        ["ask", "--root", str(tmp_path / "m"), "--model", "scripted", "--script", str(script),
+        ["ask", str(tmp_path / "m"), "--model", "scripted", "--script", str(script),
          "--search", "read", "--json", QUESTION],
     )  # fmt: skip
     assert res.exit_code == 0, res.output

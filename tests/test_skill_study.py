@@ -170,7 +170,7 @@ def test_cli_names_the_search_model_apart_from_the_executor(tmp_path: Path) -> N
     from memdir.cli.main import cli
 
     out = tmp_path / "run"
-    args = ["skills", "--variants", "no-store", "--tasks", "1", "--out", str(out)]
+    args = ["study", "skills", "--variants", "no-store", "--tasks", "1", "--out", str(out)]
     res = CliRunner().invoke(cli, [*args, "--model", "scripted/exec", "--search-model", "scripted/search"])
     assert res.exit_code != 0 and "ran out of replies" in str(res.exception)  # an empty script: aborted
     manifest = json.loads((out / "manifest.json").read_text())

@@ -230,7 +230,7 @@ def test_the_cli_curates_split_and_says_what_was_kept_and_dropped(tmp_path: Path
     root = tmp_path / "mem"
     for folder in (root, tmp_path / "m2"):
         CliRunner().invoke(cli, ["init", str(folder)])
-    args = ["ingest", "--root", str(root), "--model", "scripted", "--script", str(script)]
+    args = ["ingest", str(root), "--model", "scripted", "--script", str(script)]
     res = CliRunner().invoke(cli, [*args, "--curation", "split", str(chat)])
     assert res.exit_code == 0, res.output
     assert (
@@ -241,7 +241,7 @@ def test_the_cli_curates_split_and_says_what_was_kept_and_dropped(tmp_path: Path
     assert "caroline | job: a teacher" in (root / "people" / "caroline" / "facts.md").read_text()
     refused = CliRunner().invoke(
         cli,
-        ["ingest", "--root", str(tmp_path / "m2"), "--model", "offline", "--curation", "split", str(chat)],
+        ["ingest", str(tmp_path / "m2"), "--model", "offline", "--curation", "split", str(chat)],
     )
     assert refused.exit_code != 0 and "split curation needs a model" in refused.output
 

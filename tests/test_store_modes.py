@@ -60,7 +60,7 @@ def test_ingest_writes_private_files(tmp_path: Path) -> None:
     root, chat = tmp_path / "m", tmp_path / "chat.jsonl"
     assert CliRunner().invoke(cli, ["init", str(root)]).exit_code == 0
     chat.write_text(json.dumps({"role": "user", "content": "I moved to Lisbon in May 2024."}) + "\n")
-    res = CliRunner().invoke(cli, ["ingest", "--root", str(root), "--model", "offline", str(chat)])
+    res = CliRunner().invoke(cli, ["ingest", str(root), "--model", "offline", str(chat)])
     assert res.exit_code == 0, res.output
     made = [p for p in root.rglob("*") if ".memdir" not in p.relative_to(root).parts]
     assert any(p.suffix == ".md" and p.name != "MEMORY.md" for p in made)

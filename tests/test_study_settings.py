@@ -196,7 +196,7 @@ def test_efforts_and_cards_refuse_unknown_roles_and_levels(tmp_path: Path) -> No
 
 def test_the_cli_takes_efforts_and_cards_per_role(tmp_path: Path) -> None:
     out = tmp_path / "cli"
-    args = ["eval", "-b", "generated", "-c", SAMPLE, "-v", "closed-book", "--questions", "1", "--no-progress"]
+    args = ["study", "eval", "-b", "generated", "-c", SAMPLE, "-v", "closed-book", "--questions", "1", "--no-progress"]
     res = CliRunner().invoke(
         cli,
         [

@@ -231,7 +231,7 @@ def test_nested_or_shared_roots_are_refused(tmp_path: Path) -> None:
 
 def test_serve_cli_needs_one_source(tmp_path: Path) -> None:
     r = CliRunner().invoke(cli, ["serve"])
-    assert r.exit_code != 0 and "exactly one of --root" in r.output
+    assert r.exit_code != 0 and "exactly one of ROOT" in r.output
     tf = tmp_path / "t.json"
     tenants.add_token(tf, str(tmp_path), "manage")
     r = CliRunner().invoke(cli, ["serve", "--tenants", str(tf)])

@@ -38,17 +38,17 @@ def test_a_600_kb_file_text_through_stdin_and_at_file(root: Path, tmp_path: Path
     args = json.dumps({"path": "/memories/big.md", "file_text": BIG})
     if sys.platform == "linux":  # what the issue saw: the argument alone is over the kernel's limit
         with pytest.raises(OSError, match="Argument list too long"):
-            memdir("tool", "--root", str(root), "create", args)
-    r = memdir("tool", "--root", str(root), "create", "-", stdin=args)
+            memdir("tool", str(root), "create", args)
+    r = memdir("tool", str(root), "create", "-", stdin=args)
     assert r.returncode == 0, r.stdout + r.stderr
     assert (root / "big.md").read_text(encoding="utf-8") == BIG
     f = tmp_path / "args.json"
     f.write_text(json.dumps({"path": "/memories/copy.md", "file_text": COPY}), encoding="utf-8")
-    r = memdir("tool", "--root", str(root), "create", f"@{f}")
+    r = memdir("tool", str(root), "create", f"@{f}")
     assert r.returncode == 0, r.stdout + r.stderr
     assert (root / "copy.md").read_text(encoding="utf-8") == COPY
     r = memdir(
-        "tool", "--root", str(root), "view", '{"path": "/memories/copy.md", "start_line": 5, "end_line": 5}'
+        "tool", str(root), "view", '{"path": "/memories/copy.md", "start_line": 5, "end_line": 5}'
     )
     assert r.returncode == 0 and "- line 0: word" in r.stdout  # argv JSON still works
 
@@ -79,7 +79,7 @@ def test_bad_argument_sources_are_refused_before_the_store_is_touched(root: Path
     ]
     bad.write_text("{not json", encoding="utf-8")
     for extra, stdin, said in cases:
-        res = CliRunner().invoke(cli, ["tool", "--root", str(root), "view", *extra], input=stdin)
+        res = CliRunner().invoke(cli, ["tool", str(root), "view", *extra], input=stdin)
         assert res.exit_code == 2, (extra, res.output)
         assert said in " ".join(res.output.split()), (extra, res.output)  # click wraps long lines
     assert snapshot(root) == before
@@ -89,11 +89,11 @@ def test_arguments_past_the_bound_are_refused_unread(root: Path, tmp_path: Path)
     f = tmp_path / "huge.json"
     with open(f, "wb") as fh:
         fh.truncate(MAX_ARGS_BYTES + 1)  # sparse: no disk, and never parsed
-    res = CliRunner().invoke(cli, ["tool", "--root", str(root), "view", f"@{f}"])
+    res = CliRunner().invoke(cli, ["tool", str(root), "view", f"@{f}"])
     assert res.exit_code == 2 and f"the arguments may be at most {MAX_ARGS_BYTES // 2**20} MiB" in res.output
 
 
 def test_stdin_arguments_with_a_byte_order_mark(root: Path) -> None:
     data = b"\xef\xbb\xbf" + json.dumps({"path": "/memories/MEMORY.md"}).encode()
-    res = CliRunner().invoke(cli, ["tool", "--root", str(root), "view", "-"], input=data)
+    res = CliRunner().invoke(cli, ["tool", str(root), "view", "-"], input=data)
     assert res.exit_code == 0 and "MEMORY.md" in res.output, res.output

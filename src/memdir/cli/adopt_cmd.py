@@ -6,11 +6,16 @@ from pathlib import Path
 
 import click
 
+from memdir.cli.root_opts import StoreCommand
 from memdir.errors import MemdirError
 
 
-@click.command("adopt")
-@click.argument("folder", type=click.Path(file_okay=False))
+@click.command(
+    "adopt",
+    cls=StoreCommand,
+    root_exists=False,
+    root_help="The folder of notes to make a memory, as ROOT or with --root.",
+)
 @click.option("--dry-run", is_flag=True, help="List what would change and write nothing.")
 @click.option(
     "--rename",
@@ -18,20 +23,21 @@ from memdir.errors import MemdirError
     help="Also rename notes whose file name is not kebab-case (Travel Plans.md -> travel-plans.md); "
     "links to them from elsewhere will break.",
 )
-def adopt_cmd(folder: str, dry_run: bool, rename: bool) -> None:
-    """Make FOLDER, an existing folder of markdown notes, a valid memory in place.
+def adopt_cmd(root: str, dry_run: bool, rename: bool) -> None:
+    """Make ROOT, an existing folder of markdown notes, a valid memory in place.
 
     Each note without frontmatter gets `name` (its file stem) and `description` (its first
     heading, else its first line); a block lacking either key gets it at its top; every folder
     of notes gets a MEMORY.md index. Every line of every note is kept. Hidden entries, files
     that are not markdown and notes with broken frontmatter are left alone and listed. One
-    journaled step: 'memdir revert FOLDER STEP' undoes it. Exit 1 when there was nothing to do.
+    journaled step: 'memdir revert ROOT STEP' undoes it. Exit 1 when there was nothing to do.
     """
     from memdir.agents.adopt import adopt, plan
     from memdir.tools.wiring import open_store
 
+    folder = root
     if not Path(folder).is_dir():
-        raise click.BadParameter(f"no folder at {folder}", param_hint="FOLDER")
+        raise click.BadParameter(f"no folder at {folder}", param_hint="ROOT")
     try:
         if dry_run:  # a bare store: no journal, no index, nothing written under .memdir either
             from memdir.store.store import Store

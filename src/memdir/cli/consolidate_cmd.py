@@ -19,6 +19,7 @@ from memdir.agents.cost_cap import CostCap
 from memdir.agents.revert import revert, revert_operation
 from memdir.agents.roles import REORG_PASSES
 from memdir.cli.model_opts import call_record, model_from_options, model_options, usage_line
+from memdir.cli.root_opts import StoreCommand
 from memdir.errors import MemdirError
 from memdir.models import ModelError
 from memdir.models.usage import price_cards
@@ -31,8 +32,7 @@ class Refused(click.ClickException):
     exit_code = 2
 
 
-@click.command("consolidate")
-@click.argument("root", type=click.Path(exists=True, file_okay=False))
+@click.command("consolidate", cls=StoreCommand)
 @model_options
 @click.option("--max-tokens", type=click.IntRange(min=0), help="Cost cap: prompt plus output tokens.")
 @click.option("--max-usd", type=click.FloatRange(min=0), help="Cost cap: dollars, priced by the card.")
@@ -92,8 +92,7 @@ def _print(report: ConsolidationReport) -> None:
     click.echo(report.verdict())
 
 
-@click.command("revert")
-@click.argument("root", type=click.Path(exists=True, file_okay=False))
+@click.command("revert", cls=StoreCommand)
 @click.argument("step", type=int, required=False)
 @click.option(
     "--operation",

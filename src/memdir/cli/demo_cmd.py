@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from memdir.cli.root_opts import StoreCommand
 from memdir.store import spec
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store
@@ -24,15 +25,16 @@ description: Alice Park, Calvin's sister; diet, work and travel plans
 """
 
 
-@click.command("demo")
-@click.option(
-    "--root",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Where to build the sample store (default: a temp dir).",
+@click.command(
+    "demo",
+    cls=StoreCommand,
+    root_exists=False,
+    root_required=False,
+    root_help="Where to build the sample store, as ROOT or with --root (default: a temp dir).",
 )
 def demo_cmd(root: str | None) -> None:
-    """Build a sample store through the tools, search it read-only, and validate it."""
+    """Build a sample store through the tools (at ROOT, else in a temp dir), search it read-only,
+    and validate it."""
     where = Path(root) if root else Path(tempfile.mkdtemp(prefix="memdir-demo-"))
     store = open_store(where, create=True, init=True)
     manage = Harness(store, "manage", role="demo")

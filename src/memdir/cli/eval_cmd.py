@@ -1,4 +1,4 @@
-"""`memdir eval`: run (or resume) the conversational study into a run folder and print its table."""
+"""`memdir study eval`: run (or resume) the conversational study into a run folder and print its table."""
 
 from __future__ import annotations
 
@@ -84,7 +84,6 @@ def _sessions(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     help="At most N questions per cell, in evaluation order (a quick run; a later run without it "
     "completes the cells).",
 )
-@click.option("--limit", type=click.IntRange(min=0), default=None, hidden=True)  # old name of --questions
 @click.option(
     "--sessions",
     default=None,
@@ -130,7 +129,6 @@ def eval_cmd(
     reasoning_effort: dict[str, str | None],
     out: str,
     questions: int | None,
-    limit: int | None,
     sessions: str | None,
     search_kind: str,
     stores_from: str | None,
@@ -150,8 +148,6 @@ def eval_cmd(
     from memdir.study.eval.runner import RunConfig, run_eval
     from memdir.study.variants import parse_variants
 
-    if questions is not None and limit is not None and questions != limit:
-        raise click.UsageError(f"--questions {questions} and --limit {limit} disagree; give --questions only")
     on_ray = check_executor(executor, address, cells_at_once)
     try:
         convs = [c.strip() for c in (conversation or DEFAULTS[benchmark]).split(",") if c.strip()]
@@ -170,7 +166,7 @@ def eval_cmd(
             tool_set=tool_set,
             price_card=price_card[0],
             in_flight=in_flight,
-            limit=questions if questions is not None else limit,
+            limit=questions,
             sessions=sessions,
             search=search_kind,
             stores_from=stores_from,
@@ -192,10 +188,10 @@ def eval_cmd(
         report = write_report(out)
     except MemdirError as exc:
         raise click.ClickException(str(exc)) from None
-    click.echo("\n".join(correctness_table(summary["cells"])))
-    for c in summary["cells"]:
-        if c["reason"]:
-            click.echo(f"{c['conversation']} / {c['variant']}: {c['status']}: {c['reason']}")
+    click.echo("\n".join(correctness_table(summary.cells)))
+    for c in summary.cells:
+        if c.reason:
+            click.echo(f"{c.conversation} / {c.variant}: {c.status}: {c.reason}")
     click.echo(f"report: {report}  ({time.perf_counter() - start:.1f} s)")
 
 

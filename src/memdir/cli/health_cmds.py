@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from memdir.cli.root_opts import StoreCommand
 from memdir.errors import MemdirError
 from memdir.store import spec
 from memdir.store.store import Store
@@ -33,8 +34,7 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-@click.command("stats")
-@click.argument("root", type=click.Path(exists=True, file_okay=False))
+@click.command("stats", cls=StoreCommand)
 @click.option("--json", "as_json", is_flag=True, help="Print the record as JSON.")
 def stats_cmd(root: str, as_json: bool) -> None:
     """Store profile, shape panel and taxonomy-contract panel (B1-B4) of ROOT."""
@@ -63,8 +63,7 @@ def stats_cmd(root: str, as_json: bool) -> None:
         click.echo(f"not read: {u}")
 
 
-@click.command("history")
-@click.argument("root", type=click.Path(exists=True, file_okay=False))
+@click.command("history", cls=StoreCommand)
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the operations (or, with --steps, the steps) as JSON."
 )
@@ -148,8 +147,7 @@ def _step_table(root: str, steps: list[JournalStep], as_json: bool) -> None:
     Console().print(table)
 
 
-@click.command("growth")
-@click.argument("root", type=click.Path(exists=True, file_okay=False))
+@click.command("growth", cls=StoreCommand)
 @click.option("--every", type=int, default=10, show_default=True, help="Compute B metrics every K steps.")
 @click.option(
     "--out",
@@ -191,8 +189,7 @@ def growth_cmd(root: str, every: int, out: str | None) -> None:
         click.echo(f"wrote {p}")
 
 
-@click.command("check")
-@click.argument("root", type=click.Path(exists=True, file_okay=False))
+@click.command("check", cls=StoreCommand)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option(
     "--fanout-cap",

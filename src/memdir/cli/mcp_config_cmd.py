@@ -18,8 +18,8 @@ from typing import Any
 
 import click
 
+from memdir.cli.root_opts import StoreCommand, memory_root
 from memdir.errors import MemdirError
-from memdir.store.frontmatter import MEMORY_INDEX
 from memdir.tools.profiles import PROFILES, profile_specs
 
 CLIENTS = ("claude-code", "claude-desktop", "cursor", "vscode")
@@ -60,23 +60,6 @@ def client_env() -> dict[str, str]:
     return {}
 
 
-def memory_root(root: str) -> Path:
-    """`root` made absolute against the current folder (a client starts the server elsewhere);
-    refused unless it is a memory, so a client is never pointed at a folder the agent should not
-    write (a typo, a home folder)."""
-    path = Path(os.path.abspath(Path(root).expanduser()))  # absolute, links kept, ".." folded
-    if not path.is_dir():
-        raise click.BadParameter(
-            f"no folder at {path}; make a memory there with: memdir init {path}", param_hint="--root"
-        )
-    if not (path / MEMORY_INDEX).is_file():
-        raise click.BadParameter(
-            f"{path} is not a memory (no {MEMORY_INDEX}); make it one with: memdir init {path}",
-            param_hint="--root",
-        )
-    return path
-
-
 def servable(profile: str) -> str:
     """`profile`, refused now if this install cannot serve it (a missing extra, no sandbox), so
     the failure is here and not in a client's log."""
@@ -107,11 +90,15 @@ def json_config(client: str, name: str, argv: list[str], env: dict[str, str]) ->
     return {"servers" if client == "vscode" else "mcpServers": {name: entry}}
 
 
-@click.command("mcp-config")
-@click.option("--client", required=True, type=click.Choice(CLIENTS), help="The MCP client to plug into.")
-@click.option(
-    "--root", default=".", show_default=True, help="Memory root (made absolute; must hold MEMORY.md)."
+@click.command(
+    "mcp-config",
+    cls=StoreCommand,
+    root_memory=True,
+    root_default=".",
+    root_help="The memory to serve (made absolute; must hold MEMORY.md), as ROOT or with --root "
+    "[default: the current folder].",
 )
+@click.option("--client", required=True, type=click.Choice(CLIENTS), help="The MCP client to plug into.")
 @click.option(
     "--profile",
     default="manage",
@@ -136,7 +123,7 @@ def json_config(client: str, name: str, argv: list[str], env: dict[str, str]) ->
 def mcp_config_cmd(
     client: str, root: str, profile: str, name: str, fmt: str | None, scope: str | None
 ) -> None:
-    """Print what CLIENT needs to start `memdir serve --root ROOT --profile PROFILE` over stdio: a
+    """Print what CLIENT needs to start `memdir serve ROOT --profile PROFILE` over stdio: a
     `claude mcp add` line for claude-code, the JSON config for claude-desktop, cursor and vscode.
     The command is absolute, so the client needs neither this shell's PATH nor its venv."""
     fmt = fmt or ("cli" if client == "claude-code" else "json")
@@ -150,7 +137,7 @@ def mcp_config_cmd(
         raise click.BadParameter(
             "use letters, digits, '-' and '_' (a client builds tool names from it)", param_hint="--name"
         )
-    argv = [*launcher(), "serve", "--root", str(memory_root(root)), "--profile", servable(profile)]
+    argv = [*launcher(), "serve", str(memory_root(root)), "--profile", servable(profile)]
     env = client_env()
     if fmt == "cli":
         click.echo(claude_code_line(name, argv, env, scope))

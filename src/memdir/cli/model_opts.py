@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from click.core import ParameterSource
 
 from memdir.agents.record import RunRecord
 from memdir.models import REASONING_EFFORTS, Model, ModelError, get_model, price_card
@@ -19,8 +18,6 @@ from memdir.models.protocols import PROTOCOLS
 from memdir.models.scripted import load_script
 from memdir.store.store import Store
 from memdir.tools.profiles import TOOL_SETS
-
-_OLD_TOOL_SET = "memdir.harness"  # ctx.meta key: the value given under --harness, the old name
 
 
 def endpoint_options(fn: Any) -> Any:
@@ -121,44 +118,11 @@ def price_card_option(roles: tuple[str, ...], default: str) -> Callable[[Any], A
     )
 
 
-def _old_tool_set(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
-    ctx.meta[_OLD_TOOL_SET] = value
-
-
-def _tool_set(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    """`--tool-set`, or `--harness` (read first: it is eager) when only the old name was given."""
-    old = ctx.meta.get(_OLD_TOOL_SET)
-    if old is None:
-        return value
-    if ctx.get_parameter_source("tool_set") is not ParameterSource.DEFAULT and value != old:
-        raise click.UsageError(f"--tool-set {value} and --harness {old} disagree; give --tool-set only")
-    return str(old)
-
-
 def tool_set_option(help: str) -> Callable[[Any], Any]:
-    """`--tool-set NAME` (a TOOL_SETS name, passed as `tool_set`); `--harness`, its old name,
-    still works as a hidden alias."""
-
-    def decorate(fn: Any) -> Any:
-        fn = click.option(
-            "--harness",
-            type=click.Choice(list(TOOL_SETS)),
-            default=None,
-            hidden=True,
-            is_eager=True,
-            expose_value=False,
-            callback=_old_tool_set,
-        )(fn)
-        return click.option(
-            "--tool-set",
-            type=click.Choice(list(TOOL_SETS)),
-            default="center",
-            show_default=True,
-            callback=_tool_set,
-            help=help,
-        )(fn)
-
-    return decorate
+    """`--tool-set NAME`: a TOOL_SETS name, passed as `tool_set`."""
+    return click.option(
+        "--tool-set", type=click.Choice(list(TOOL_SETS)), default="center", show_default=True, help=help
+    )
 
 
 def build_models(

@@ -9,6 +9,7 @@ from typing import Any, Protocol, TypeVar
 
 import click
 
+from memdir.cli.root_opts import StoreCommand
 from memdir.cli.store_cmds import _store
 from memdir.errors import MemdirError
 from memdir.store.analysis import best_lines, query_terms
@@ -26,8 +27,7 @@ class _HasPath(Protocol):
 H = TypeVar("H", bound=_HasPath)
 
 
-@click.command("search")
-@click.argument("root", type=click.Path(exists=True, file_okay=False))
+@click.command("search", cls=StoreCommand)
 @click.argument("query")
 @click.option(
     "--path", "scope", default="/memories", show_default=True, help="Folder or file to search within."
@@ -121,8 +121,7 @@ def _sections(store: Store, query: str, scope: str, top_k: int, mode: str, as_js
             click.echo(f"     {lineno}: {text}")
 
 
-@click.command("reindex")
-@click.argument("root", type=click.Path(exists=True, file_okay=False))
+@click.command("reindex", cls=StoreCommand)
 @click.option("--sections", is_flag=True, help="Also build the section index (search --mode bm25).")
 @click.option("--dense", is_flag=True, help="Also build section vectors (search --mode dense/hybrid).")
 def reindex_cmd(root: str, sections: bool, dense: bool) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import anyio
 import click
 
+from memdir.cli.guard_opts import guard_options, require_reorganization
+from memdir.cli.root_opts import StoreCommand
 from memdir.errors import MemdirError
 from memdir.mcp.http_limits import is_loopback
 from memdir.mcp.tenants import OPEN_TENANTS, PER_TENANT
@@ -13,9 +15,12 @@ from memdir.tools.profiles import PROFILES, profile_specs
 from memdir.tools.wiring import open_store
 
 
-@click.command("serve")
-@click.option(
-    "--root", type=click.Path(file_okay=False), default=None, help="Memory root (made with 'memdir init')."
+@click.command(
+    "serve",
+    cls=StoreCommand,
+    root_memory=True,
+    root_required=False,
+    root_help="The memory to serve (made with 'memdir init'), as ROOT or with --root.",
 )
 @click.option(
     "--tenants",
@@ -29,7 +34,7 @@ from memdir.tools.wiring import open_store
     default="manage",
     show_default=True,
     type=click.Choice(list(PROFILES)),
-    help="Tool profile to expose (with --root; a tenant token carries its own).",
+    help="Tool profile to expose (with ROOT; a tenant token carries its own).",
 )
 @click.option(
     "--http", "port", type=int, default=None, help="Serve streamable HTTP on this port (default: stdio)."
@@ -38,33 +43,12 @@ from memdir.tools.wiring import open_store
 @click.option(
     "--allow-remote-unauthenticated",
     is_flag=True,
-    help="With --root and a non-loopback --host: serve anyway, though anyone who can reach the port "
+    help="With ROOT and a non-loopback --host: serve anyway, though anyone who can reach the port "
     "may call every tool of the profile (writes included) with no token.",
 )
+@guard_options
 @click.option(
-    "--core-budget",
-    type=int,
-    default=None,
-    help="Guard: refuse root-file writes past N tokens of core memory.",
-)
-@click.option(
-    "--fanout-cap",
-    type=int,
-    default=None,
-    help="Guard: refuse a create/rename giving a folder more than N entries.",
-)
-@click.option(
-    "--preserve-facts",
-    is_flag=True,
-    help="Guard: in reorganization sessions, refuse a write that drops a fact line (a line with a locator).",
-)
-@click.option(
-    "--one-live-value",
-    is_flag=True,
-    help="Guard: refuse a keyed fact line whose key already has a live value (dated supersede).",
-)
-@click.option(
-    "--reorganize", is_flag=True, help="With --root: mark this server's writes as a reorganization session."
+    "--reorganize", is_flag=True, help="With ROOT: mark this server's writes as a reorganization session."
 )
 @click.option(
     "--open-tenants",
@@ -88,10 +72,7 @@ def serve_cmd(
     port: int | None,
     host: str,
     allow_remote_unauthenticated: bool,
-    core_budget: int | None,
-    fanout_cap: int | None,
-    preserve_facts: bool,
-    one_live_value: bool,
+    guards: Guards | None,
     reorganize: bool,
     open_tenants: int,
     tenant_requests: int,
@@ -100,8 +81,7 @@ def serve_cmd(
     tenant of a tenants file over HTTP: each request's bearer token selects its tenant's root and
     profile, and a missing or unknown token gets 401."""
     if (root is None) == (tenants_file is None):
-        raise click.UsageError("give exactly one of --root (one store) or --tenants (many stores over HTTP)")
-    guards = Guards(core_budget, fanout_cap, preserve_facts, one_live_value=one_live_value)
+        raise click.UsageError("give exactly one of ROOT (one store) or --tenants (many stores over HTTP)")
     if tenants_file is not None:
         from memdir.mcp import tenants
         from memdir.mcp.tenant_app import serve_tenants
@@ -122,16 +102,15 @@ def serve_cmd(
             registry, port, host, guards=guards, open_tenants=open_tenants, per_tenant=tenant_requests
         )
         return
-    from memdir.cli.mcp_config_cmd import memory_root
     from memdir.mcp.server import serve_http, serve_stdio
 
-    assert root is not None
+    assert root is not None  # a memory: StoreCommand refused a typo, naming memdir init
+    require_reorganization(guards, reorganize, "add --reorganize to mark this server's writes as one")
     profile_specs(profile)  # fail before the transport starts if a tool is missing
-    memory_root(root)  # a typo or a folder that is not a memory is refused, naming memdir init
     if port is not None and not is_loopback(host):
         if not allow_remote_unauthenticated:
             raise click.UsageError(
-                f"--host {host} is reachable from the network and --root serves with no token: anyone "
+                f"--host {host} is reachable from the network and ROOT is served with no token: anyone "
                 f"who reaches port {port} could call every tool of the {profile!r} profile (its writes "
                 "too). Serve one store or many behind bearer tokens with --tenants (memdir token add), "
                 "reach this one through an SSH tunnel to 127.0.0.1, or, if the network is yours alone, "

@@ -1,4 +1,4 @@
-"""`memdir skills`: ALFWorld task chains whose stores learn from their own trajectories."""
+"""`memdir study skills`: ALFWorld task chains whose stores learn from their own trajectories."""
 
 from __future__ import annotations
 
@@ -247,16 +247,5 @@ def skills_cmd(
         )
 
 
-@click.command("skills-report")
-@click.argument("run", type=click.Path(file_okay=False, exists=True, path_type=Path))
-def skills_report_cmd(run: Path) -> None:
-    """Redraw summary.json, report.md and the plots of a skill run folder."""
-    from memdir.study.skills.report import write_report
-
-    write_report(run)
-    click.echo(f"report: {run / 'report.md'}")
-
-
 def register(cli: click.Group) -> None:
     cli.add_command(skills_cmd)
-    cli.add_command(skills_report_cmd)

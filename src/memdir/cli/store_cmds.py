@@ -8,10 +8,13 @@ from typing import Any
 
 import click
 
+from memdir.cli.guard_opts import guard_options, require_reorganization
+from memdir.cli.root_opts import StoreCommand
 from memdir.errors import MemdirError
 from memdir.store import spec
 from memdir.store.store import Store
 from memdir.tools.files import MAX_FILE_BYTES
+from memdir.tools.guards import Guards
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store
 
@@ -20,15 +23,14 @@ from memdir.tools.wiring import open_store
 MAX_ARGS_BYTES = 6 * MAX_FILE_BYTES + 2**20
 
 
-def _store(root: str, create: bool = False) -> Store:
+def _store(root: str, create: bool = False, guards: Guards | None = None) -> Store:
     try:
-        return open_store(root, create=create)
+        return open_store(root, create=create, guards=guards)
     except MemdirError as exc:
         raise click.ClickException(str(exc)) from None
 
 
-@click.command("init")
-@click.argument("root", type=click.Path(file_okay=False))
+@click.command("init", cls=StoreCommand, root_exists=False)
 def init_cmd(root: str) -> None:
     """Make ROOT a valid empty memory (a root MEMORY.md)."""
     store = _store(root, create=True)
@@ -36,8 +38,7 @@ def init_cmd(root: str) -> None:
     click.echo(f"{'Initialized' if made else 'Already a memory:'} {store.root}")
 
 
-@click.command("validate")
-@click.argument("root", type=click.Path(exists=True, file_okay=False))
+@click.command("validate", cls=StoreCommand)
 @click.option("--json", "as_json", is_flag=True, help="Print violations as JSON.")
 def validate_cmd(root: str, as_json: bool) -> None:
     """List every violation of the Agent Memory convention; exit 1 when invalid."""
@@ -57,8 +58,7 @@ def validate_cmd(root: str, as_json: bool) -> None:
     sys.exit(0 if report.valid else 1)
 
 
-@click.command("context")
-@click.argument("root", type=click.Path(exists=True, file_okay=False))
+@click.command("context", cls=StoreCommand)
 @click.option(
     "--budget",
     type=int,
@@ -81,20 +81,32 @@ def context_cmd(root: str, budget: int, strict: bool) -> None:
             sys.exit(1)
 
 
-@click.command("tool")
-@click.option("--root", required=True, type=click.Path(exists=True, file_okay=False), help="Memory root.")
-@click.option("--profile", default=None, help="Restrict to a profile (default: any tool).")
-@click.option("--role", default=None, help="Role recorded in the journal.")
+@click.command("tool", cls=StoreCommand)
 @click.argument("name")
 @click.argument("args_json", default="{}")
-def tool_cmd(root: str, profile: str | None, role: str | None, name: str, args_json: str) -> None:
+@click.option("--profile", default=None, help="Restrict to a profile (default: any tool).")
+@click.option("--role", default=None, help="Role recorded in the journal.")
+@guard_options
+@click.option(
+    "--reorganize",
+    is_flag=True,
+    help="Mark this call's write as a reorganization session (--preserve-facts).",
+)
+def tool_cmd(
+    root: str, name: str, args_json: str, profile: str | None, role: str | None, guards: Guards | None,
+    reorganize: bool,
+) -> None:  # fmt: skip
     """Run one tool NAME with JSON arguments and print its result (exit 1 on a tool error).
 
     ARGS_JSON is a JSON object, `-` to read it from stdin, or `@FILE` to read it from FILE: a
     command line holds at most 128 KiB per argument, and a file_text may be far larger.
     """
+    require_reorganization(guards, reorganize, "add --reorganize to mark this call as one")
     args = _arguments(args_json)
-    harness = Harness(_store(root), profile or _profile_for(name), keep_indexes=True, role=role or "cli")
+    harness = Harness(
+        _store(root, guards=guards), profile or _profile_for(name), keep_indexes=True, role=role or "cli",
+        reorganize=True if reorganize else None,
+    )  # fmt: skip
     result = harness.call(name, args)
     click.echo(result.text)
     sys.exit(1 if result.is_error else 0)

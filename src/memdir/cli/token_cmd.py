@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import click
 
+from memdir.cli.root_opts import StoreCommand
 from memdir.tools.profiles import PROFILES
 
 
@@ -15,16 +16,13 @@ def token_group() -> None:
     """Bearer tokens for 'memdir serve --tenants'."""
 
 
-@token_group.command("add")
+@token_group.command("add", cls=StoreCommand, root_help="The tenant's memory root, as ROOT or with --root.")
 @click.option(
     "--tenants",
     "tenants_file",
     required=True,
     type=click.Path(dir_okay=False),
     help="Tenants file (created if missing).",
-)
-@click.option(
-    "--root", required=True, type=click.Path(exists=True, file_okay=False), help="The tenant's memory root."
 )
 @click.option(
     "--profile",

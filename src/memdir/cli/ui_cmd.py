@@ -6,11 +6,11 @@ from pathlib import Path
 
 import click
 
+from memdir.cli.root_opts import StoreCommand
 from memdir.errors import MemdirError
 
 
-@click.command("ui")
-@click.argument("root", required=False, type=click.Path(exists=True, file_okay=False))
+@click.command("ui", cls=StoreCommand, root_required=False)
 @click.option(
     "--port", type=int, default=8765, show_default=True, help="Port to serve on (0: any free port)."
 )

@@ -1,0 +1,35 @@
+"""`memdir study report RUN`: a run folder's summary, report and plots drawn again from its
+tables, for either study: a skill run holds tasks.jsonl, a conversational one summary.json."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command("report")
+@click.argument("run", type=click.Path(file_okay=False, exists=True, path_type=Path))
+def report_cmd(run: Path) -> None:
+    """Redraw report.md and the plots of RUN, a run folder of `memdir study eval` or `memdir
+    study skills` (a skill run's summary.json too)."""
+    from memdir.study.skills.folder import TASKS
+
+    if (run / TASKS).is_file():
+        from memdir.study.skills.report import write_report as write_skills
+
+        write_skills(run)
+        path = run / "report.md"
+    elif (run / "summary.json").is_file():
+        from memdir.study.eval.report import write_report as write_eval
+
+        path = write_eval(run)
+    else:
+        raise click.ClickException(
+            f"{run} is not a run folder: no {TASKS} (memdir study skills) or summary.json (memdir study eval)"
+        )
+    click.echo(f"report: {path}")
+
+
+def register(group: click.Group) -> None:
+    group.add_command(report_cmd)

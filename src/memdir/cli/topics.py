@@ -1,0 +1,39 @@
+"""A command group whose commands live in topic modules under memdir.cli, each imported when one
+of its commands runs (or `--help` lists them), not at start: the agent topics bring the agents,
+numpy, scipy and libgit2 (about 50 MB), which `memdir check` never uses. `memdir` and
+`memdir study` are both such groups."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import Any
+
+import click
+
+# A topic table: (module under memdir.cli, the commands its `register(group)` adds).
+Topics = tuple[tuple[str, tuple[str, ...]], ...]
+
+
+def topic(module: str) -> ModuleType:
+    return importlib.import_module(f"memdir.cli.{module}")
+
+
+class TopicGroup(click.Group):
+    """Commands registered by their topic module when first asked for; listed by name, those in
+    `last` after the others (`study` after the product's commands)."""
+
+    def __init__(self, *args: Any, topics: Topics = (), last: tuple[str, ...] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.topics = topics
+        self.last = last
+        self.module_of = {name: module for module, names in topics for name in names}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(self.module_of, key=lambda name: (name in self.last, name))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = self.module_of.get(cmd_name)
+        if cmd_name not in self.commands and module is not None:
+            topic(module).register(self)
+        return self.commands.get(cmd_name)
