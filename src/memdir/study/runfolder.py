@@ -32,9 +32,6 @@ from memdir.errors import MemdirError
 from memdir.store.atomic import write_atomic
 from memdir.store.oslock import OsLock
 
-# Settings renamed since run folders were first written (old name -> new). A stored manifest is
-# read under the new names, so a folder written before a rename still resumes and reports.
-RENAMED = {"harness": "tool_set"}
 LOCK_TIMEOUT = 120.0  # seconds; a writer holds the lock only for one append or one rewrite
 
 
@@ -130,21 +127,11 @@ def write_manifest(path: Path, manifest: Mapping[str, Any], *, indent: int = 2, 
     write_atomic(path, (json.dumps(manifest, indent=indent) + end).encode("utf-8"))
 
 
-def current_names(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """`settings` under today's names (RENAMED); a current name wins over an old one."""
-    return {
-        RENAMED.get(k, k): v
-        for k, v in settings.items()
-        if RENAMED.get(k, k) == k or RENAMED[k] not in settings
-    }
-
-
 def differing(stored: Mapping[str, Any], mine: Mapping[str, Any]) -> dict[str, tuple[Any, Any]]:
-    """{setting: (stored value, this run's value)} for each setting that differs, the stored ones
-    read under today's names; a setting missing on one side counts as None there."""
-    theirs = current_names(stored)
-    keys = sorted(set(theirs) | set(mine))
-    return {k: (theirs.get(k), mine.get(k)) for k in keys if theirs.get(k) != mine.get(k)}
+    """{setting: (stored value, this run's value)} for each setting that differs; a setting
+    missing on one side counts as None there."""
+    keys = sorted(set(stored) | set(mine))
+    return {k: (stored.get(k), mine.get(k)) for k in keys if stored.get(k) != mine.get(k)}
 
 
 def require_same(
@@ -162,7 +149,7 @@ def require_same(
         return
     if keys is not None:
         wanted = set(keys)
-        stored = {k: v for k, v in current_names(stored).items() if k in wanted}
+        stored = {k: v for k, v in stored.items() if k in wanted}
         mine = {k: v for k, v in mine.items() if k in wanted}
     diff = differing(stored, mine)
     if diff:

@@ -28,7 +28,7 @@ from memdir.agents.landing import digests
 from memdir.errors import MemdirError
 from memdir.store.store import Store
 from memdir.study.eval.folder import RunFolder
-from memdir.study.runfolder import current_names, read_manifest
+from memdir.study.runfolder import read_manifest
 from memdir.study.variants import Built
 from memdir.tools.wiring import open_store
 
@@ -82,7 +82,7 @@ class StoreSource:
 
     @property
     def config(self) -> dict[str, Any]:
-        return current_names(self.manifest["config"])
+        return dict(self.manifest["config"])
 
     @property
     def builder_model(self) -> str:

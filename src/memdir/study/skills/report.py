@@ -18,7 +18,7 @@ from typing import Any
 from memdir.errors import MemdirError
 from memdir.store.atomic import write_atomic
 from memdir.study.bench.alfworld import FAMILY_ORDER
-from memdir.study.runfolder import current_names, read_manifest
+from memdir.study.runfolder import read_manifest
 from memdir.study.skills.bills import bill_lines, bills, plot_search_cost
 from memdir.study.skills.fate import fate_lines
 from memdir.study.skills.folder import TASKS, ChainFolder
@@ -40,11 +40,11 @@ def load_aborted(run: Path) -> list[dict[str, Any]]:
 
 
 def load_manifest(run: Path) -> dict[str, Any]:
-    """The run's manifest under today's setting names (`harness` in folders before the rename)."""
+    """The run's manifest."""
     manifest = read_manifest(ChainFolder(run).manifest)
     if manifest is None:
         raise MemdirError(f"{run} has no manifest.json; is it a skill run folder?")
-    return current_names(manifest)
+    return manifest
 
 
 def _key(row: dict[str, Any]) -> tuple[str, str, str]:
