@@ -99,9 +99,9 @@ def test_a_paraphrase_is_found_by_meaning(store: Store, mode: str) -> None:
 
 
 @needs_embedder
-def test_the_search_tool_shows_path_heading_lines_snippet_and_score(store: Store) -> None:
+def test_the_section_search_tool_shows_path_heading_lines_snippet_and_score(store: Store) -> None:
     h = Harness(store, "search-hybrid")
-    res = h.call("search", {"query": "what pet does Alice have", "top_k": 2})
+    res = h.call("section_search", {"query": "what pet does Alice have", "top_k": 2})
     assert not res.is_error, res.text
     first = res.text.split("\n")[1:3]
     shape = (
@@ -116,16 +116,19 @@ def test_the_search_tool_shows_path_heading_lines_snippet_and_score(store: Store
     assert "adopted a beagle puppy" in view
 
 
-def test_search_tool_errors_say_what_to_do(store: Store) -> None:
+def test_section_search_tool_errors_say_what_to_do(store: Store) -> None:
     h = Harness(store, "manage-hybrid") if embedder_missing() is None else None
     if h is None:
         with pytest.raises(Exception, match="make embed-model"):
             profile_specs("search-hybrid")
         return
-    assert "mode must be one of bm25, dense, hybrid" in h.call("search", {"query": "x", "mode": "fuzzy"}).text
-    assert "top_k must be at least 1" in h.call("search", {"query": "x", "top_k": 0}).text
-    assert "does not exist" in h.call("search", {"query": "x", "path": "/memories/nope"}).text
-    assert "no searchable words" in h.call("search", {"query": "   "}).text
+    assert (
+        "mode must be one of bm25, dense, hybrid"
+        in h.call("section_search", {"query": "x", "mode": "fuzzy"}).text
+    )
+    assert "top_k must be at least 1" in h.call("section_search", {"query": "x", "top_k": 0}).text
+    assert "does not exist" in h.call("section_search", {"query": "x", "path": "/memories/nope"}).text
+    assert "no searchable words" in h.call("section_search", {"query": "   "}).text
 
 
 @pytest.mark.parametrize("watch", ["1", "0"], ids=["notices", "walk"])
@@ -238,7 +241,7 @@ def test_cli_file_search_is_unchanged_by_default(store: Store) -> None:
 
 
 @needs_embedder
-async def test_mcp_serves_the_search_tool(store: Store) -> None:
+async def test_mcp_serves_the_section_search_tool(store: Store) -> None:
     spec.init(store)  # serve serves a memory only
     env = dict(os.environ)
     env["PYTHONPATH"] = (
@@ -251,8 +254,8 @@ async def test_mcp_serves_the_search_tool(store: Store) -> None:
     )
     async with Client(params) as client:
         names = [t.name for t in (await client.list_tools()).tools]
-        assert names == ["view", "grep", "toc", "section_read", "search"]
-        r = await client.call_tool("search", {"query": "what pet does Alice have", "top_k": 1})
+        assert names == ["view", "grep", "toc", "section_read", "section_search"]
+        r = await client.call_tool("section_search", {"query": "what pet does Alice have", "top_k": 1})
         body = "".join(c.text for c in r.content)
         assert not r.is_error and "/memories/people/alice.md lines 5-6 [# Alice]" in body
 
@@ -274,12 +277,12 @@ def test_hybrid_chunk_retrieve_finds_a_paraphrased_chunk_in_full(tmp_path: Path)
 
 
 @needs_embedder
-def test_the_offline_searcher_reads_the_sections_search_ranks(store: Store) -> None:
+def test_the_offline_searcher_reads_the_sections_section_search_ranks(store: Store) -> None:
     h = Harness(store, "search-hybrid")
     searcher = LexicalSearcher(h)
     lines = searcher.retrieve("What kind of puppy did Alice adopt?")
     names = [c["name"] for c in searcher.calls]
-    assert "search" in names
+    assert "section_search" in names
     views = [c["args"] for c in searcher.calls if c["name"] == "view" and "start_line" in c["args"]]
     assert {"path": "/memories/people/alice.md", "start_line": 5, "end_line": 6} in views
     assert lines and "beagle puppy" in lines[0].text

@@ -106,9 +106,11 @@ def test_profiles() -> None:
         "chunk-retrieval-hybrid",
         "folder",
     }
-    # the hybrid profiles are the study's profiles plus memdir's `search`, nothing else
-    assert PROFILES["manage-hybrid"] == (*PROFILES["manage"], "search")
-    assert PROFILES["search-hybrid"] == (*PROFILES["search"], "search")
+    # the hybrid profiles are the study's profiles plus memdir's `section_search`, nothing else
+    assert PROFILES["manage-hybrid"] == (*PROFILES["manage"], "section_search")
+    assert PROFILES["search-hybrid"] == (*PROFILES["search"], "section_search")
+    # one name, one thing (issue 35): no tool takes the name of a profile, a role or a method
+    assert not set(load_tools()) & {*PROFILES, "search"}
     assert PROFILES["manage-health"] == (*PROFILES["manage"], "health")  # opt-in; no other profile has it
     assert [p for p, names in PROFILES.items() if "health" in names] == ["manage-health"]
     with pytest.raises(MemdirError, match="unknown profile"):

@@ -1,7 +1,7 @@
 """Search ranks content above navigation (issue 34, item 6): for "what does Alice eat" the four
 index lines that name Alice outranked the diet fact. A folder index's sections come after every
 content section in the one ranking every surface shares (`store/hybrid.search_sections`): the
-`search` tool in each mode, `Memory.search` and the UI's search page."""
+`section_search` tool in each mode, `Memory.search` and the UI's search page."""
 
 from __future__ import annotations
 
@@ -62,8 +62,8 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_the_search_tool_ranks_the_fact_first_and_sets_indexes_apart(root: Path, mode: str) -> None:
-    result = Memory(root).call("search", {"query": QUERY, "mode": mode}, profile="search-hybrid")
+def test_the_section_search_tool_ranks_the_fact_first_and_sets_indexes_apart(root: Path, mode: str) -> None:
+    result = Memory(root).call("section_search", {"query": QUERY, "mode": mode}, profile="search-hybrid")
     assert not result.is_error, result.text
     assert result.data is not None
     hits = result.data["results"]

@@ -85,7 +85,7 @@ def test_section_search_carries_heading_paths_and_line_ranges(store: Store) -> N
         h = Harness(store, "search-hybrid")
     except MemdirError as exc:  # the embedding extra is not installed
         pytest.skip(str(exc))
-    r = h.call("search", {"query": "bees roof", "mode": "bm25"})
+    r = h.call("section_search", {"query": "bees roof", "mode": "bm25"})
     assert not r.is_error and r.data is not None, r.text
     assert (r.data["query"], r.data["mode"]) == ("bees roof", "bm25")
     first = r.data["results"][0]

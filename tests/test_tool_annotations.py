@@ -48,7 +48,7 @@ READS: dict[str, list[dict[str, Any]]] = {
     "bm25_full_search": [{"query": "alice vegan"}],
     "bm25_chunk_retrieve": [{"query": "green tea"}],
     "hybrid_chunk_retrieve": [{"query": "what does alice drink in the morning"}],
-    "search": [{"query": "alice diet", "mode": "bm25"}, {"query": "what does alice eat"}],
+    "section_search": [{"query": "alice diet", "mode": "bm25"}, {"query": "what does alice eat"}],
     "health": [{}, {"path": "/memories/people"}, {"path": PATH}],
 }
 # A witness per writer: a call that changes the store (for a destructive tool, one that removes).

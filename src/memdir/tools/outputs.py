@@ -88,7 +88,7 @@ BM25_FULL = obj(
     ),
 )
 
-SEARCH = obj(
+SECTION_SEARCH = obj(
     query=STR,
     path=STR,
     mode=STR,

@@ -24,8 +24,8 @@ PROFILES: dict[str, tuple[str, ...]] = {
     "manage-bm25": (*MANAGE, "bm25_full_search"),
     "search-bm25": (*SEARCH, "bm25_full_search"),
     # memdir's own (not the study's): hybrid search by section, BM25 and embeddings fused
-    "manage-hybrid": (*MANAGE, "search"),
-    "search-hybrid": (*SEARCH, "search"),
+    "manage-hybrid": (*MANAGE, "section_search"),
+    "search-hybrid": (*SEARCH, "section_search"),
     # memdir's own, opt-in: the study's manage tools plus `health`, the store's findings
     # (docs/health.md)
     "manage-health": (*MANAGE, "health"),
@@ -34,19 +34,19 @@ PROFILES: dict[str, tuple[str, ...]] = {
     "chunk-retrieval-hybrid": ("hybrid_chunk_retrieve",),
     "folder": ("view", "grep", "rename"),
 }
-EMBEDDING_TOOLS = frozenset({"search", "hybrid_chunk_retrieve"})  # need the `embed` extra
+EMBEDDING_TOOLS = frozenset({"section_search", "hybrid_chunk_retrieve"})  # need the `embed` extra
 # The study's tool sets: name -> (build profile, search profile).
 TOOL_SETS: dict[str, tuple[str, str]] = {
     "center": ("manage", "search"),
     "center-bm25": ("manage-bm25", "search-bm25"),
-    "center-hybrid": ("manage-hybrid", "search-hybrid"),  # memdir's own: the study's plus `search`
+    "center-hybrid": ("manage-hybrid", "search-hybrid"),  # memdir's own: the study's plus `section_search`
     "shell": ("shell", "shell"),
 }
 
 
 def load_tools() -> dict[str, ToolSpec]:
     """Every tool, imported on first use: each module that defines tools registers them when it
-    is imported. The optional ones (search, shell) may be absent in a partial install and then
+    is imported. The optional modules (search, shell) may be absent in a partial install and then
     leave their profiles unavailable; one that is present but cannot import is an error."""
     import memdir.tools.files
     import memdir.tools.grep

@@ -1,5 +1,6 @@
 """bm25_full_search and bm25_chunk_retrieve: ranked keyword search over the store's files;
-search: hybrid (keywords and meaning) search over its sections (memdir.store.hybrid).
+section_search: hybrid (keywords and meaning) search over its sections (memdir.store.hybrid),
+named apart from the `search` profile and role and from `Memory.search`.
 
 Both rank with the store's BM25 index (memdir.store.index), which catches up with any edit
 made outside the tools before it answers, so results never name a file that is gone or miss
@@ -228,9 +229,9 @@ def _within(data: bytes, room: int) -> tuple[str, bool]:
     },
     read_only=True,
     title="Search sections by meaning and keywords",
-    output_schema=outputs.SEARCH,
+    output_schema=outputs.SECTION_SEARCH,
 )
-def search(
+def section_search(
     ctx: ToolContext, query: str, path: str = "/memories", top_k: int = 10, mode: str = "hybrid"
 ) -> str:
     if top_k < 1:

@@ -5,7 +5,7 @@ It navigates before it reads. The root listing (names, sizes, descriptions; no f
 shows which folders the question names, a person's folder say; the searcher reads that folder's
 `MEMORY.md`, and when the index lists a keyed-fact section the question cues (someone's home,
 job, diet) it reads that section: `toc`, then `section_read`. Candidate lines come from grep for
-the question's content words (or bm25_full_search when the profile has it; with `search`, the
+the question's content words (or bm25_full_search when the profile has it; with `section_search`, the
 sections it ranks by meaning and keywords are read, and only them), inside the named
 folders when there are any (their name is then no longer a search word: every line there is
 about them), else over the store. The best-ranked files are then read: a small file whole, a
@@ -120,8 +120,8 @@ class LexicalSearcher:
         names = navigate.name_stems(scopes)
         probe = [t for t in q_terms if t not in names] or q_terms
         for scope in scopes or ["/memories"]:
-            if "search" in self.h.specs:  # by section, meaning and keywords: read what it ranks
-                text, err = self._call("search", query=question, path=scope, top_k=TOP_FILES)
+            if "section_search" in self.h.specs:  # by meaning and keywords: read what it ranks
+                text, err = self._call("section_search", query=question, path=scope, top_k=TOP_FILES)
                 for i, sec in enumerate(SECTION_HIT.finditer("" if err else text)):
                     file_rank[sec["path"]] += 10.0 / (i + 1)  # type: ignore[assignment]
                     for ln in self._read_lines(sec["path"], int(sec["a"]), int(sec["b"] or sec["a"])):
@@ -241,7 +241,7 @@ class LexicalSearcher:
         return self._numbered(path, *self._call("view", path=path))
 
     def _read_lines(self, path: str, start: int, end: int) -> list[Line]:
-        """The lines of a section `search` ranked, and no more."""
+        """The lines of a section `section_search` ranked, and no more."""
         self.opened.add(path)
         return self._numbered(path, *self._call("view", path=path, start_line=start, end_line=end))
 

@@ -3,8 +3,8 @@
 Each retriever goes through the read-only harness of one study setting, like a search agent
 would, so every read is metered by that harness. `center` ranks with `grep`: one alternation
 pattern of the task's content words, each file scored by the inverse document frequency of the
-words it contains. `center-bm25` ranks with `bm25_full_search`, `center-hybrid` with `search`
-(sections by BM25 and embeddings, docs/retrieval.md). `shell` runs the same ranking
+words it contains. `center-bm25` ranks with `bm25_full_search`, `center-hybrid` with
+`section_search` (sections by BM25 and embeddings, docs/retrieval.md). `shell` runs the same ranking
 as `center` through the sandboxed `bash` tool (one `grep -rwoiE` over the store) and reads the
 chosen files with `cat`. :data:`RETRIEVALS` maps each tool set's name to its profile and retriever.
 """
@@ -51,7 +51,7 @@ PAGE_OVERHEAD = 120  # the shell paging's counts line and marker, with room to s
 BM25_MAX_TOP_K = 50  # bm25_full_search answers at most this many files
 _HIT = re.compile(r"^(/memories/.+?\.md):(\d+): ", re.MULTILINE)
 _BM25_HIT = re.compile(r"^\d+\. (/memories/.+?\.md) \(score (-?[0-9.]+(?:e[-+]?\d+)?)\)", re.MULTILINE)
-# a `search` result: its path, and its BM25 rank when keywords found it
+# a `section_search` result: its path, and its BM25 rank when keywords found it
 _SECTION_HIT = re.compile(r"^\d+\. (/memories/\S+?\.md) lines? .*\(score [0-9.]+; (?:.*?(bm25) #\d+)?", re.M)
 _NUMBERED = re.compile(r"^ *\d+\t", re.MULTILINE)
 
@@ -148,7 +148,7 @@ def bm25_retrieve(harness: Harness, task: str, k: int) -> list[Doc]:
 
 
 def hybrid_retrieve(harness: Harness, task: str, k: int) -> list[Doc]:
-    """Top-k whole files by the `search` tool (sections by BM25 and embeddings fused), each file
+    """Top-k whole files by the `section_search` tool (sections by BM25 and embeddings fused), each file
     at its best section's rank, for the task's content words (as `bm25_retrieve` asks). Only
     sections that share a word with the task count (the tool marks them `bm25 #n`): the
     dense ranking alone ranks every entry for any task, and the skill setting serves an entry
@@ -157,9 +157,9 @@ def hybrid_retrieve(harness: Harness, task: str, k: int) -> list[Doc]:
     words = terms(task)
     if not words or k < 1:
         return []
-    res = harness.call("search", {"query": " ".join(words), "top_k": BM25_MAX_TOP_K})
+    res = harness.call("section_search", {"query": " ".join(words), "top_k": BM25_MAX_TOP_K})
     if res.is_error:
-        raise MemdirError(f"search failed: {res.text}")
+        raise MemdirError(f"section_search failed: {res.text}")
     hits = [m[0] for m in _SECTION_HIT.findall(res.text) if m[1]]
     chosen = [p for p in dict.fromkeys(hits) if not _is_index(p)][:k]
     return [Doc(p, read_whole(harness, p)) for p in chosen]
