@@ -43,7 +43,7 @@ setup: system $(BIN)/memdir
 # The conversational study, offline, on LoCoMo conv-50 (every variant the offline policies can
 # play; the rest are recorded as skipped). Resumes runs/main if it exists.
 run: setup
-	$(BIN)/memdir eval --benchmark locomo --conversation conv-50 --variants all \
+	$(BIN)/memdir study eval --benchmark locomo --conversation conv-50 --variants all \
 		--model offline --judge offline --out runs/main
 
 # The whole suite, slow tests included: all but the real-model tier on two workers

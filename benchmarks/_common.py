@@ -295,8 +295,8 @@ def _serve(argv: list[str], port: int) -> tuple[subprocess.Popen[bytes], str]:
 
 
 def serve_http(root: Path, profile: str = "manage") -> tuple[subprocess.Popen[bytes], str]:
-    """`memdir serve --root ROOT --profile PROFILE --http PORT` in a child process."""
-    return _serve(["--root", str(root), "--profile", profile], free_port())
+    """`memdir serve ROOT --profile PROFILE --http PORT` in a child process."""
+    return _serve([str(root), "--profile", profile], free_port())
 
 
 def serve_tenants(tenants_file: Path) -> tuple[subprocess.Popen[bytes], str]:

@@ -2,7 +2,7 @@
 
 The generated benchmark grows its stream with `sessions` while its question battery stays
 about the same, so the same kind of questions is asked over a bigger and bigger haystack.
-Each size is one `memdir eval` run (offline model and judge) into its own run folder; this
+Each size is one `memdir study eval` run (offline model and judge) into its own run folder; this
 script then reads the three summaries and prints, per variant and size: corpus KB, bytes read
 per question, the same over the verbatim dump's at that size, tool calls per question, F1, build
 tool calls and build seconds; then how much each variant's bytes read per question grew from the

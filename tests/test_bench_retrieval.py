@@ -1,4 +1,4 @@
-"""`memdir bench retrieval`'s metrics, checked by hand on a tiny conversation whose rankings are
+"""`memdir study bench retrieval`'s metrics, checked by hand on a tiny conversation whose rankings are
 fixed by construction: each query word sits in known turns only, so the ranked chunks, and
 from them every figure, can be written down before the run."""
 

@@ -1,4 +1,4 @@
-"""`memdir bench writes`: write quality scored on hand-made stores whose every verdict is known
+"""`memdir study bench writes`: write quality scored on hand-made stores whose every verdict is known
 before the run, the LoCoMo observation loader on the real file, and the command end to end
 (rows, resume, plot, JSON) on a slice of one conversation with the offline curator."""
 

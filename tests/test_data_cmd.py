@@ -1,4 +1,4 @@
-"""`memdir data show` on the real data, and the import rule of the bench package."""
+"""`memdir study data show` on the real data, and the import rule of the bench package."""
 
 from __future__ import annotations
 

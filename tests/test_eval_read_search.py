@@ -1,4 +1,4 @@
-"""`memdir eval --search read`: the search model answers each open question with the read search
+"""`memdir study eval --search read`: the search model answers each open question with the read search
 (one constrained call over the top sections), recorded in the manifest; the study's agentic
 search stays the default. A tiny generated conversation, the scripted model at the LLM boundary."""
 
@@ -38,8 +38,8 @@ def test_a_read_search_run_makes_one_call_per_question_and_says_so(tmp_path: Pat
     model = get_model("scripted/reader", script=[answer(reply), answer(reply)])
     out = tmp_path / "run"
     summary = run_eval(_config(search="read"), out, progress=False, models={"scripted/reader": model})
-    (cell,) = summary["cells"]
-    assert cell["status"] == "partial" and cell["n_questions"] == 2  # 2 of its 8 questions
+    (cell,) = summary.cells
+    assert cell.status == "partial" and cell.n_questions == 2  # 2 of its 8 questions
     assert model.usage.calls == 2  # one call per question, no tool rounds
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["config"]["search"] == "read"

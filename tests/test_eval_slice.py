@@ -1,4 +1,4 @@
-"""`memdir eval --sessions A-B --questions N`: a run over a slice of a conversation, on the real
+"""`memdir study eval --sessions A-B --questions N`: a run over a slice of a conversation, on the real
 LoCoMo conv-50 (MEMDIR_DATA) through the real loader, `Sample.sliced` and the CLI (offline)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`memdir eval --stores-from RUN` (Table 7's grid): a run searches the stores another run built,
+"""`memdir study eval --stores-from RUN` (Table 7's grid): a run searches the stores another run built,
 with no build step of its own, and says in its manifest where each store came from."""
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def run_a(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("a") / "run-a"
     builder = get_model("scripted/builder", script=script)
     summary = run_eval(config(), out, progress=False, models={"scripted/builder": builder})
-    assert {c["variant"]: c["build"]["model_calls"] for c in summary["cells"]} == {
+    assert {c.variant: c.build["model_calls"] for c in summary.cells} == {
         "foldered": 2,
         "verbatim-dump": 0,
     }
@@ -61,16 +61,16 @@ def test_a_run_searches_another_runs_stores_without_building(run_a: Path, tmp_pa
     out = tmp_path / "run-b"
     cfg = config(stores_from=str(run_a), builder_model="scripted/builder", limit=None)
     summary = run_eval(cfg, out, progress=False, models={})  # no builder model: none is called
-    cells = {c["variant"]: c for c in summary["cells"]}
+    cells = {c.variant: c for c in summary.cells}
     for variant in ("foldered", "verbatim-dump"):
         a = run_a / "stores" / "generated" / SAMPLE / variant
         b = out / "stores" / "generated" / SAMPLE / variant
         assert files(b) == files(a) and files(a), variant  # byte-identical, nothing rebuilt
-        build = cells[variant]["build"]
+        build = cells[variant].build
         assert build["model_calls"] == 0 and build["input_tokens"] == 0 and build["tool_calls"] == 0
-        assert cells[variant]["n_questions"] == 8 and cells[variant]["status"] == "ok"
-    assert cells["foldered"]["builder_model"] == "scripted/builder"  # who built what was searched
-    assert cells["foldered"]["checks"]["foldering"]["verified"] is True  # the source cell's check
+        assert cells[variant].n_questions == 8 and cells[variant].status == "ok"
+    assert cells["foldered"].builder_model == "scripted/builder"  # who built what was searched
+    assert cells["foldered"].checks["foldering"]["verified"] is True  # the source cell's check
     calls = [json.loads(x) for x in (out / "calls.jsonl").read_text().splitlines()]
     assert calls and all(e.get("question") for e in calls)  # every record line is a search's
     manifest = json.loads((out / "manifest.json").read_text())
@@ -98,7 +98,7 @@ def test_a_cell_the_source_run_lacks_is_refused_before_any_write(run_a: Path, tm
     # closed-book has no store to take: it runs as ever
     cfg = config(variants=["closed-book"], stores_from=str(run_a), limit=None)
     ok = run_eval(cfg, out, progress=False, models={})
-    assert ok["cells"][0]["status"] == "ok"
+    assert ok.cells[0].status == "ok"
 
 
 def test_a_source_of_other_settings_or_no_run_is_refused(run_a: Path, tmp_path: Path) -> None:

@@ -276,7 +276,7 @@ def test_models_package_stands_alone() -> None:
 def test_readiness_asks_a_key_of_cloud_providers_and_none_of_the_local_model(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """`memdir skills --model local` was refused for want of MEMDIR_LOCAL_API_KEY: the check
+    """`memdir study skills --model local` was refused for want of MEMDIR_LOCAL_API_KEY: the check
     before a run asked every OpenAI-compatible client for a key, the local one included."""
     from memdir.models import ModelError, get_model
     from memdir.models.local import missing_reason

@@ -251,7 +251,7 @@ def main() -> None:
                     p: stdio_client(
                         StdioServerParameters(
                             command=sys.executable,
-                            args=["-m", "memdir", "serve", "--root", str(root), "--profile", p],
+                            args=["-m", "memdir", "serve", str(root), "--profile", p],
                             env=_common.env(),
                         )
                     )

@@ -95,7 +95,7 @@ def _ingest(name: str, write: Callable[[Path], object]) -> Callable[[Path], dict
         f = base / name
         write(f)
         root = base / f"ingest-{f.stem}"
-        return {"kind": "cli", "argv": ["ingest", "--root", str(root), "--model", "offline", str(f)]}
+        return {"kind": "cli", "argv": ["ingest", str(root), "--model", "offline", str(f)]}
 
     return build
 

@@ -48,7 +48,7 @@ def _cli(*args: str) -> Any:
 def _ingest(base: Path, records: list[str]) -> str:
     f = base / "chat.jsonl"
     f.write_text("".join(r + "\n" for r in records), encoding="utf-8")
-    res = _cli("ingest", "--root", str(base / "mem"), "--model", "offline", str(f))
+    res = _cli("ingest", str(base / "mem"), "--model", "offline", str(f))
     out = " ".join(res.output.split())
     if res.exception is not None and not isinstance(res.exception, SystemExit):
         out = f"traceback {_said(res.exception)}"

@@ -400,7 +400,7 @@ def run_target(kind: str, args: argparse.Namespace, console: Console) -> dict[st
         table.add_row(cat, str(by_cat[cat]), str(answered[cat]), str(failed[cat]), str(hangs[cat]))
     console.print(table)
     return {
-        "server": "memdir serve --tenants (2 tenants)" if kind == "tenants" else "memdir serve --root",
+        "server": "memdir serve --tenants (2 tenants)" if kind == "tenants" else "memdir serve ROOT",
         "requests": sent,
         "seconds": seconds,
         "by_category": dict(by_cat),

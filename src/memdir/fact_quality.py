@@ -11,7 +11,7 @@ A fact line is kept only when it says something and the turns it cites say it to
 
 The split curator validates a model's facts with these rules before anything is written
 (agents/split), the offline curator files no keyed value that fails them, and the write-quality
-benchmark (`memdir bench writes`, docs/metrics.md) scores stores with the same functions, so a
+benchmark (`memdir study bench writes`, docs/metrics.md) scores stores with the same functions, so a
 curator is judged by the rule it was built to keep. Content words are `memdir.words.terms`
 (stopwords dropped, crude stems), the one definition the offline baselines use.
 """

@@ -1,4 +1,4 @@
-"""`memdir bench retrieval`: retrieval quality per search mode, without any LLM (and the `bench`
+"""`memdir study bench retrieval`: retrieval quality per search mode, without any LLM (and the `bench`
 group, which also holds `bench writes`, write quality: `bench_writes_cmd.py`).
 
 The figures come from `memdir.study.eval.retrieval` (definitions in its docstring); this module picks

@@ -1,4 +1,4 @@
-"""`memdir bench writes` and `memdir bench writes-plot`: write quality, no model needed to score.
+"""`memdir study bench writes` and `memdir study bench writes-plot`: write quality, no model needed to score.
 
 The figures are `memdir.study.eval.writes` (definitions: docs/metrics.md, "Write quality"); the run
 folder, its resume and its rows are `eval/writes_run.py`; summary, table and plot are

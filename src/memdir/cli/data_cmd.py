@@ -1,4 +1,4 @@
-"""`memdir data show`: what a benchmark sample holds (turns, sessions, chunks, questions)."""
+"""`memdir study data show`: what a benchmark sample holds (turns, sessions, chunks, questions)."""
 
 from __future__ import annotations
 

@@ -114,7 +114,7 @@ _registries_lock = threading.Lock()  # tests run several servers, each on its ow
 
 def is_loopback(host: str) -> bool:
     """Whether `host` names this machine's loopback interface: the one rule for where a server
-    with no authentication may listen (`memdir ui` always; `memdir serve --root` unless told)."""
+    with no authentication may listen (`memdir ui` always; `memdir serve ROOT` unless told)."""
     name = "127.0.0.1" if host == "localhost" else host.strip("[]")
     try:
         return ipaddress.ip_address(name).is_loopback

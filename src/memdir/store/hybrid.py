@@ -4,7 +4,7 @@ Keyword search misses a paraphrase ("what pet does Alice have" against "Alice ad
 beagle puppy"); meaning search misses rare names and numbers. Hybrid runs both over the same
 units and fuses the two rankings by weighted reciprocal rank (RRF: a unit's score is the sum
 of w/(k + rank) over the rankings it is in, k = 20, w = 1 for BM25 and 0.3 for dense), which
-needs no score calibration between BM25 and cosine. `memdir bench retrieval` measured it
+needs no score calibration between BM25 and cosine. `memdir study bench retrieval` measured it
 against a convex mix of normalised scores on every LoCoMo and REALTALK conversation
 (docs/retrieval.md). Any text is a valid query.
 

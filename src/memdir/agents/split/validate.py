@@ -3,7 +3,7 @@
 A 1.5B model paraphrases, cites the wrong turn and gives one person's news to another (issue
 32's measured warning: "I'm swamped with the kids & work" became `Melanie | job: mother of two
 children and a teacher`). So a fact is kept only when the turns it cites bear it out, by the
-rules `memdir.fact_quality` defines for every curator and for `memdir bench writes`:
+rules `memdir.fact_quality` defines for every curator and for `memdir study bench writes`:
 
 - `locator`: every evidence locator is a turn of this chunk;
 - `kind`: one of the schema's kinds;

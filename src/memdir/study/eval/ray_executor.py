@@ -1,4 +1,4 @@
-"""`memdir eval --executor ray`: each cell of the conversational study as one Ray task.
+"""`memdir study eval --executor ray`: each cell of the conversational study as one Ray task.
 
 The driver checks the manifest and repairs the folder as the local path does (eval/runner.py),
 then ships each cell as a `CellTask`: the run's settings, the folder's path, the models as

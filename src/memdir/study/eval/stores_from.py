@@ -1,4 +1,4 @@
-"""Stores another run built, searched again: `memdir eval --stores-from RUN` (the paper's Table 7
+"""Stores another run built, searched again: `memdir study eval --stores-from RUN` (the paper's Table 7
 grid, every builder's store under every search model).
 
 Why not rebuild: a model-built store is one draw, and the paper's rebuilds of one cell differ
@@ -71,7 +71,7 @@ class StoreSource:
         manifest = read_manifest(path / "manifest.json") if path.is_dir() else None
         if manifest is None or not isinstance(manifest.get("config"), dict):
             raise MemdirError(
-                f"--stores-from {run}: not a run folder of memdir eval (no manifest.json); name the "
+                f"--stores-from {run}: not a run folder of memdir study eval (no manifest.json); name the "
                 "--out folder of the run that built the stores"
             )
         return cls(path, manifest)
@@ -120,7 +120,7 @@ class StoreSource:
         if why is not None or marker is None:
             raise MemdirError(
                 f"--stores-from {self.run} has no store for {name} ({why}); build it there first "
-                f"(memdir eval ... --out {self.run}), or leave {variant} out of --variants"
+                f"(memdir study eval ... --out {self.run}), or leave {variant} out of --variants"
             )
         return marker
 

@@ -1,5 +1,5 @@
 """Write quality: what a curator wrote into a store, scored against the stream it read, with no
-model (`memdir bench writes`; the definitions are docs/metrics.md, "Write quality").
+model (`memdir study bench writes`; the definitions are docs/metrics.md, "Write quality").
 
 Every other figure of the study is an answer after a search agent, so a bad store and a bad
 searcher look the same there. These figures read the store alone:

@@ -1,4 +1,4 @@
-"""What `memdir bench writes` reports, derived from its rows alone: per conversation and pooled
+"""What `memdir study bench writes` reports, derived from its rows alone: per conversation and pooled
 figures (`summary.json`), the table, and the plot of recall against cost, one point per run
 folder (a curator: a model and a curation), so several runs land on one plot.
 
@@ -211,7 +211,7 @@ def plot(runs: Sequence[Mapping[str, Any]], path: Path, names: Sequence[str] | N
         ax.set_ylim(0, 1.02)
         ax.grid(alpha=0.3)
     axes[1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))
-    fig.suptitle("memdir bench writes: what each curator keeps, and what it costs")
+    fig.suptitle("memdir study bench writes: what each curator keeps, and what it costs")
     fig.tight_layout()
     fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
@@ -223,6 +223,6 @@ def read_summary(folder: Path) -> dict[str, Any]:
         data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise MemdirError(
-            f"{path} cannot be read ({exc}); run `memdir bench writes --out {folder}` first"
+            f"{path} cannot be read ({exc}); run `memdir study bench writes --out {folder}` first"
         ) from None
     return data

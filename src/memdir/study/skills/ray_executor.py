@@ -1,4 +1,4 @@
-"""`memdir skills --executor ray`: each chain cell (variant x chain) as one Ray task.
+"""`memdir study skills --executor ray`: each chain cell (variant x chain) as one Ray task.
 
 The driver writes the manifest, repairs the tables and refuses a folder that already holds a
 cell's store, as the local path does (skills/chain.py); then it ships each cell as a
