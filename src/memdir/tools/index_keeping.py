@@ -26,6 +26,7 @@ from memdir.errors import MemdirError
 from memdir.store import index_upkeep, landing_intent
 from memdir.store.index_upkeep import Event, Upkeep
 from memdir.store.paths import STATE_DIR
+from memdir.store.store import Store
 from memdir.tools.base import ToolContext
 
 KEEP_INDEXES = "keep_indexes"  # the tool setting (`ToolContext.config`) that turns it on
@@ -63,13 +64,7 @@ def land(ctx: ToolContext, event: Event, write: Callable[[], object], target: Ta
     landing_intent.write(state, intent)
     recorded = len(step.changes)
     try:
-        for p, text in upkeep.writes.items():
-            if text is None:
-                store.delete(p)
-            elif old[p] is None:
-                store.create(p, text)
-            else:
-                store.write(p, text)
+        _write_plan(store, upkeep, old)
         write()
     except BaseException:
         _undo(ctx, old, state, step.tool, dict(step.meta))
@@ -106,19 +101,25 @@ def settle(ctx: ToolContext) -> list[str]:
     )
     recorded = len(step.changes)
     try:
-        for p, text in upkeep.writes.items():
-            if text is None:
-                store.delete(p)
-            elif old[p] is None:
-                store.create(p, text)
-            else:
-                store.write(p, text)
+        _write_plan(store, upkeep, old)
     except BaseException:
         _undo(ctx, old, state, step.tool, dict(step.meta))
         del step.changes[recorded:]
         raise
     step.landed_intent = True
     return upkeep.said
+
+
+def _write_plan(store: Store, upkeep: Upkeep, old: dict[str, bytes | None]) -> None:
+    """The planned index writes, each as what it is to the store (a new index is a create, so
+    the step records it as one; a stale one is a write; a needless one a delete)."""
+    for p, text in upkeep.writes.items():
+        if text is None:
+            store.delete(p)
+        elif old[p] is None:
+            store.create(p, text)
+        else:
+            store.write(p, text)
 
 
 def _final(upkeep: Upkeep, own: dict[str, bytes | None], rows: list[Row]) -> dict[str, bytes | None]:
