@@ -29,8 +29,22 @@ ALICE = (
 )
 
 
-def test_profile_literal_names_every_profile() -> None:
-    assert typing.get_args(Profile) == tuple(PROFILES)
+def test_a_profile_is_a_name_in_the_profiles_table_not_a_copy_of_it(tmp_path: Path) -> None:
+    # issue 35: Profile was a Literal kept by hand beside PROFILES; the table is the one source
+    assert typing.get_origin(Profile) is None and not typing.get_args(Profile)
+    memory = Memory(tmp_path / "m")
+    memory.add("I moved to Lisbon in May 2024.", date="2024-06-01")
+    before = {p: p.read_bytes() for p in (tmp_path / "m").rglob("*.md")}
+    choices = "choose one of " + ", ".join(PROFILES)
+    for refused in (
+        lambda: memory.add("My sister Ana is a nurse in Porto.", profile="manage-everything"),
+        lambda: memory.ask("Where did the user move?", profile="serach"),
+        lambda: memory.call("view", {"path": "/memories"}, profile="viewer"),
+    ):
+        with pytest.raises(MemdirError, match=f"unknown profile .*; {choices}$"):
+            refused()
+    assert {p: p.read_bytes() for p in (tmp_path / "m").rglob("*.md")} == before
+    assert [memory.tools(name)[0]["type"] for name in ("manage", "search-bm25")] == ["function"] * 2
 
 
 def test_add_text_then_search_and_ask_offline(tmp_path: Path) -> None:

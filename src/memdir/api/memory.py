@@ -56,7 +56,7 @@ from memdir.store.journal import Journal, JournalStep, stop_committer
 from memdir.store.operations import operation
 from memdir.tools.base import Meter, ToolResult
 from memdir.tools.guards import Guards
-from memdir.tools.profiles import Harness
+from memdir.tools.profiles import Harness, require_profile
 from memdir.tools.schemas import render
 from memdir.tools.wiring import open_store, release_store
 
@@ -239,6 +239,8 @@ class _Core:
         from memdir.agents.shape import SWITCH_KB, ingest_shaped
 
         self._open()
+        if how.profile is not None:
+            require_profile(how.profile)  # before the input is read or a model started
         given, source, skipped = to_turns(
             data,
             speaker=how.speaker,
@@ -314,6 +316,8 @@ class _Core:
         from memdir.agents.run import search
 
         self._open()
+        if profile is not None:
+            require_profile(profile)
         m = _model(self.model if model is None else model)
         if resolve_search(how, m, profile=profile) == "read":
             out = await read_search(m, self.store, question)
@@ -533,7 +537,7 @@ class Snapshot:
         return self._memory.store.read_text(path)
 
     def call(self, name: str, args: dict[str, Any] | str | None = None) -> ToolResult:
-        """A read-only tool call (view, grep, toc, section_read, search) on the snapshot."""
+        """A read-only tool call (view, grep, toc, section_read, section_search) on the snapshot."""
         return self._memory.call(name, args, profile="search-hybrid")
 
     def search(

@@ -17,20 +17,9 @@ from memdir.models import Usage
 if TYPE_CHECKING:
     from memdir.store.journal import JournalStep
 
-# The tools one role gets (tools/profiles.PROFILES; tests/test_api.py keeps the two in step).
-Profile = Literal[
-    "manage",
-    "search",
-    "manage-bm25",
-    "search-bm25",
-    "manage-hybrid",
-    "search-hybrid",
-    "manage-health",
-    "shell",
-    "chunk-retrieval",
-    "chunk-retrieval-hybrid",
-    "folder",
-]
+# The tools one role gets: a name in tools/profiles.PROFILES, the one table of them (no copy
+# here to keep in step), checked where the API takes one (`require_profile`).
+Profile = str
 # Search by section: keywords (BM25), meaning (embeddings) or both fused (docs/retrieval.md).
 SearchMode = Literal["bm25", "dense", "hybrid"]
 

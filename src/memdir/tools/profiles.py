@@ -67,9 +67,16 @@ def load_tools() -> dict[str, ToolSpec]:
     return REGISTRY
 
 
-def profile_specs(profile: str) -> list[ToolSpec]:
+def require_profile(profile: str) -> str:
+    """`profile`, when PROFILES names it: the one check of a profile's name, so a caller that
+    takes one (the API, the CLI, MCP) refuses a typo before it does anything, with the choices."""
     if profile not in PROFILES:
         raise MemdirError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+    return profile
+
+
+def profile_specs(profile: str) -> list[ToolSpec]:
+    require_profile(profile)
     tools = load_tools()
     missing = [n for n in PROFILES[profile] if n not in tools]
     if missing:
