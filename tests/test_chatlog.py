@@ -262,10 +262,12 @@ def test_a_session_gap_needs_every_time(tmp_path: Path) -> None:
 )
 def test_bad_documents_are_refused_naming_the_shapes(tmp_path: Path, name: str, data: Any, said: str) -> None:
     f = write(tmp_path / name, data)
+    assert CliRunner().invoke(cli, ["init", str(tmp_path / "mem")]).exit_code == 0
+    before = stored(tmp_path / "mem")
     res = ingest("--root", str(tmp_path / "mem"), str(f), init=False)
     assert res.exit_code == 1 and said in res.output, res.output
     assert "REALTALK" in res.output and "Traceback" not in res.output
-    assert not (tmp_path / "mem").exists()  # refused before the store was made
+    assert stored(tmp_path / "mem") == before  # refused before the store was written
 
 
 def test_one_conversation_per_line_is_refused(tmp_path: Path) -> None:
