@@ -108,17 +108,8 @@ def revert(store: Store, step: int, *, force: bool = False) -> RevertReport:
         st.meta.update(restored=before.commit[:12], undone=len(report.undone), forced=force or None)
         if report.ops.empty:
             return report
-        try:
-            new = _bytes(journal, report.ops.needed, target)
-        except MemdirError as exc:
-            raise RevertError(
-                f"the store as it was before step {step} cannot be restored: {exc}; nothing was changed"
-            ) from None
-        apply(store, report.ops, new, read(store, report.ops.old_side))
-    steps_after = journal.steps()
-    if steps_after and steps_after[-1].tool == TOOL and len(steps_after) > len(steps):
-        report.step = steps_after[-1].index
-    return report
+        _land(store, journal, report, target, f"the store as it was before step {step}")
+    return _numbered(journal, steps, report)
 
 
 def _check_range(steps: list[JournalStep], step: int) -> None:
@@ -203,14 +194,23 @@ def revert_operation(store: Store, ref: str, *, force: bool = False) -> RevertRe
         st.meta[LABEL_KEY] = f"revert {op.id} ({op.operation.label})"
         if report.ops.empty:
             return report
-        try:
-            new = _bytes(journal, report.ops.needed, target)
-        except MemdirError as exc:
-            raise RevertError(
-                f"the files of operation {op.id} as they were before step {op.first.index} cannot be "
-                f"restored: {exc}; nothing was changed"
-            ) from None
-        apply(store, report.ops, new, read(store, report.ops.old_side))
+        what = f"the files of operation {op.id} as they were before step {op.first.index}"
+        _land(store, journal, report, target, what)
+    return _numbered(journal, steps, report)
+
+
+def _land(store: Store, journal: Journal, report: RevertReport, target: dict[str, str], what: str) -> None:
+    """Write the planned restore: every old blob is read before the first write, so a journal
+    that lost one refuses the whole revert with the store untouched."""
+    try:
+        new = _bytes(journal, report.ops.needed, target)
+    except MemdirError as exc:
+        raise RevertError(f"{what} cannot be restored: {exc}; nothing was changed") from None
+    apply(store, report.ops, new, read(store, report.ops.old_side))
+
+
+def _numbered(journal: Journal, steps: list[JournalStep], report: RevertReport) -> RevertReport:
+    """The report with the step the revert landed as (the journal's newest, when it is one)."""
     steps_after = journal.steps()
     if steps_after and steps_after[-1].tool == TOOL and len(steps_after) > len(steps):
         report.step = steps_after[-1].index
