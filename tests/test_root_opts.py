@@ -139,6 +139,7 @@ def test_preserve_facts_holds_in_a_reorganization_or_is_refused(root: Path) -> N
         ["study", "eval", "-b", "generated", "--out", "x", "--harness", "center"],
         ["study", "eval", "-b", "generated", "--out", "x", "--limit", "3"],
         ["study", "skills", "--variants", "no-store", "--out", "x", "--harness", "shell"],
+        ["study", "data", "show", "--sample", "conv-50"],  # one name: --conversation, as eval's
     ],
 )
 def test_old_option_names_are_gone(argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -40,7 +40,6 @@ def data_group() -> None:
 @click.option("--benchmark", "-b", type=click.Choice(list(DEFAULTS)), default="locomo", show_default=True)
 @click.option(
     "--conversation",
-    "--sample",
     "-c",
     "sample_id",
     default=None,
