@@ -18,7 +18,7 @@ from memdir.agents.curation import CURATIONS, Curation
 from memdir.agents.feedback import FEEDBACKS, Feedback, feedback_totals
 from memdir.agents.ingest import NoOpWarning
 from memdir.agents.read_search import SEARCHES, read_search, resolve_search
-from memdir.agents.run import choose_option, search
+from memdir.agents.run import answer_question, choose_option
 from memdir.agents.shape import SHAPES, SWITCH_KB, Shape, ShapedResult, ingest_shaped
 from memdir.agents.split import split_totals
 from memdir.chatlogs import parse_gap, read_chat
@@ -47,12 +47,6 @@ def _gap(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tim
     "--root", required=True, type=click.Path(file_okay=False), help="Memory root (made with 'memdir init')."
 )
 @model_options
-@click.option(
-    "--variant",
-    default="agent-curated-keyed",
-    show_default=True,
-    help="Variant name for the record; it names the prompt too (agent-curated: the study's rules only).",
-)
 @click.option("--profile", default=None, help="Tool profile for the management role (default: manage).")
 @click.option(
     "--one-live-value",
@@ -105,7 +99,7 @@ def _gap(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tim
 @click.argument("file", type=click.Path(exists=True))
 def ingest_cmd(
     root: str, model_name: str, base_url: str | None, tool_protocol: str | None, api_key_env: str | None,
-    script: str | None, variant: str, profile: str | None, one_live_value: bool,
+    script: str | None, profile: str | None, one_live_value: bool,
     session_gap: timedelta | None, sample: str | None, feedback: Feedback, shape: Shape,
     switch_kb: float | None, curation: Curation, file: str,
 ) -> None:  # fmt: skip
@@ -166,7 +160,7 @@ def ingest_cmd(
         try:
             return await ingest_shaped(
                 model, store, turns, shape=shape, threshold_kb=SWITCH_KB if switch_kb is None else switch_kb,
-                variant=variant, record=record, profile=profile, feedback=feedback,
+                record=record, profile=profile, feedback=feedback,
                 on_chunk=lambda _out: bar.advance(task), on_curate=start, curation=curation,
             )  # fmt: skip
         finally:
@@ -285,7 +279,9 @@ def ask_cmd(
                 )
             )
         else:
-            out = asyncio.run(search(model, store, question, variant=variant, record=record, profile=profile))
+            out = asyncio.run(
+                answer_question(model, store, question, variant=variant, record=record, profile=profile)
+            )
     except (ModelError, MemdirError) as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
