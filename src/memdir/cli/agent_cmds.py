@@ -22,8 +22,9 @@ from memdir.agents.run import answer_question, choose_option
 from memdir.agents.shape import SHAPES, SWITCH_KB, Shape, ShapedResult, ingest_shaped
 from memdir.agents.split import split_totals
 from memdir.chatlogs import parse_gap, read_chat
-from memdir.cli.mcp_config_cmd import memory_root
+from memdir.cli.guard_opts import guard_options, require_reorganization
 from memdir.cli.model_opts import call_record, model_from_options, model_options, usage_line
+from memdir.cli.root_opts import StoreCommand
 from memdir.errors import MemdirError
 from memdir.models import ModelError
 from memdir.store import ingest_ledger
@@ -42,18 +43,16 @@ def _gap(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tim
         raise click.BadParameter(str(exc)) from None
 
 
-@click.command("ingest")
-@click.option(
-    "--root", required=True, type=click.Path(file_okay=False), help="Memory root (made with 'memdir init')."
+@click.command(
+    "ingest",
+    cls=StoreCommand,
+    root_memory=True,
+    root_help="The memory to integrate into (made with 'memdir init'), as ROOT or with --root.",
 )
+@click.argument("file", type=click.Path(exists=True))
 @model_options
 @click.option("--profile", default=None, help="Tool profile for the management role (default: manage).")
-@click.option(
-    "--one-live-value",
-    is_flag=True,
-    help="Guard: refuse a keyed fact line whose key already has a live value (the refusal shows the "
-    "supersede form to write instead).",
-)
+@guard_options
 @click.option(
     "--session-gap",
     default=None,
@@ -96,10 +95,9 @@ def _gap(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tim
     "episode. auto: split for the local model, agentic for every other (the offline model curates by "
     "rule either way).",
 )
-@click.argument("file", type=click.Path(exists=True))
 def ingest_cmd(
     root: str, model_name: str, base_url: str | None, tool_protocol: str | None, api_key_env: str | None,
-    script: str | None, profile: str | None, one_live_value: bool,
+    script: str | None, profile: str | None, guards: Guards | None,
     session_gap: timedelta | None, sample: str | None, feedback: Feedback, shape: Shape,
     switch_kb: float | None, curation: Curation, file: str,
 ) -> None:  # fmt: skip
@@ -121,6 +119,7 @@ def ingest_cmd(
     """
     if switch_kb is not None and shape != "auto":
         raise click.BadParameter("applies to --shape auto only", param_hint="--switch-kb")
+    require_reorganization(guards, False, "an ingest adds facts, so it would refuse nothing")
     _not_notes(file, root)
     try:
         with warnings.catch_warnings(record=True) as repaired:
@@ -130,11 +129,9 @@ def ingest_cmd(
         raise click.ClickException(str(exc)) from None
     for w in repaired:  # each names the turn, so nothing is changed unsaid
         click.echo(f"warning: {w.message}", err=True)
-    memory_root(root)  # a typo makes no new store: refused, naming memdir init
     click.echo(f"{chat.summary()} from {file}")
     model = model_from_options(model_name, base_url, api_key_env, script, tool_protocol)
-    guards = Guards(one_live_value=True) if one_live_value else None
-    store = open_store(root, guards=guards)
+    store = open_store(root, guards=guards)  # ROOT is a memory: a typo was refused, naming memdir init
     try:
         placed = ingest_ledger.place(store, chat.turns, derived=chat.format in ingest_ledger.DERIVED)
     except MemdirError as exc:
@@ -230,8 +227,8 @@ def _shape_lines(shaped: ShapedResult, store: Store) -> None:
         click.echo(shaped.landing())
 
 
-@click.command("ask")
-@click.option("--root", required=True, type=click.Path(exists=True, file_okay=False), help="Memory root.")
+@click.command("ask", cls=StoreCommand)
+@click.argument("question")
 @model_options
 @click.option(
     "--variant", default=None, help="Variant searched (sets the round cap: 40 for curated/reorganized)."
@@ -251,7 +248,6 @@ def _shape_lines(shaped: ShapedResult, store: Store) -> None:
     "agentic for every other (the offline model's lexical searcher).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the answer, citations and cost as JSON.")
-@click.argument("question")
 def ask_cmd(
     root: str, model_name: str, base_url: str | None, tool_protocol: str | None, api_key_env: str | None,
     script: str | None, variant: str | None, profile: str | None, options: tuple[str, ...],
