@@ -4,6 +4,7 @@ over the real store, index and journal; the scripted model only at the LLM bound
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import typing
 import warnings
 from pathlib import Path
@@ -15,6 +16,7 @@ import memdir.api
 from memdir import AsyncMemory, Memory
 from memdir.agents.ingest import NoOpWarning
 from memdir.api import AddResult, Answer, Profile, SearchHit
+from memdir.api.results import Citation, Operation
 from memdir.errors import MemdirError
 from memdir.models import get_model
 from memdir.models.scripted import answer, call
@@ -45,6 +47,14 @@ def test_a_profile_is_a_name_in_the_profiles_table_not_a_copy_of_it(tmp_path: Pa
             refused()
     assert {p: p.read_bytes() for p in (tmp_path / "m").rglob("*.md")} == before
     assert [memory.tools(name)[0]["type"] for name in ("manage", "search-bm25")] == ["function"] * 2
+
+
+@pytest.mark.parametrize("record", [AddResult, Answer, SearchHit, Citation, Operation])
+def test_a_result_is_never_built_from_positional_arguments(record: type) -> None:
+    # issue 35: AddResult was built from eleven positional arguments, an easy order to get wrong
+    fields = [f for f in dataclasses.fields(record) if f.default is dataclasses.MISSING]
+    with pytest.raises(TypeError, match="positional"):
+        record(*[None] * len(fields))
 
 
 def test_add_text_then_search_and_ask_offline(tmp_path: Path) -> None:

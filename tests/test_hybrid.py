@@ -249,7 +249,7 @@ async def test_mcp_serves_the_section_search_tool(store: Store) -> None:
     )
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "memdir", "serve", str(store.root), "--profile", "search-hybrid"],
+        args=["-m", "memdir", "serve", "--root", str(store.root), "--profile", "search-hybrid"],
         env=env,
     )
     async with Client(params) as client:
@@ -310,7 +310,7 @@ def test_eval_runs_the_hybrid_chunk_variant_offline(tmp_path: Path) -> None:
         for c in row.get("calls", [])
     }
     assert used == {"hybrid_chunk_retrieve"}
-    assert {c.variant for c in summary.cells} == {"chunk-retrieval", "chunk-retrieval-hybrid"}
+    assert {c["variant"] for c in summary["cells"]} == {"chunk-retrieval", "chunk-retrieval-hybrid"}
 
 
 @needs_embedder

@@ -26,8 +26,8 @@ def operations(journal: Journal) -> list[Operation]:
     out: list[Operation] = []
     for g in group(journal.steps()):
         op, first = g.operation, datetime.fromtimestamp(g.first.time, UTC)
-        steps = tuple(g.steps)
-        out.append(Operation(op.id, op.kind, op.label, first, steps, tuple(sorted(g.paths()))))
+        steps, files = tuple(g.steps), tuple(sorted(g.paths()))
+        out.append(Operation(id=op.id, kind=op.kind, label=op.label, time=first, steps=steps, files=files))
     return out
 
 

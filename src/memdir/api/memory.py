@@ -193,10 +193,7 @@ class _Core:
                 text = self.store.read_text(h.path)
             except MemdirError:
                 continue  # gone since the search
-            lines = tuple(snippet(text, h, query))
-            hits.append(
-                SearchHit(h.path, h.heading, h.start, h.end, h.score, lines, dict(h.ranks), h.navigation)
-            )
+            hits.append(SearchHit.from_section(h, snippet(text, h, query)))
         return hits
 
     def _history(self) -> list[JournalStep]:
@@ -232,8 +229,7 @@ class _Core:
 
     def _resolve(self, text: str) -> Citation:
         """The citation as the evaluation resolves it (`store/citations.py`, one resolver)."""
-        r = resolve(self.store, text)
-        return Citation(text, r.path or "", r.start, r.end, r.section, r.ok)
+        return Citation.from_resolved(text, resolve(self.store, text))
 
     async def _add(self, data: Input, model: str | Model | None, how: _AddOptions) -> AddResult:
         from memdir.agents.shape import SWITCH_KB, ingest_shaped
@@ -256,19 +252,8 @@ class _Core:
         if not turns:
             said = f"every turn was already in the store; nothing was added ({'; '.join(already)})"
             warnings.warn(NoOpWarning(said), stacklevel=2)
-            return AddResult(
-                0,
-                (),
-                (),
-                0,
-                Usage(),
-                m.name,
-                True,
-                source,
-                said,
-                skipped,
-                went="none",
-                already=placed.already,
+            return AddResult.nothing_new(
+                model=m.name, source=source, summary=said, skipped=skipped, already=placed.already
             )
         threshold = SWITCH_KB if how.switch_kb is None else how.switch_kb
         n = len(turns)
@@ -287,33 +272,27 @@ class _Core:
         if result is None:  # a dump batch: no model call
             merge = shaped.merge
             writes = len(merge.created) + len(merge.appended) if merge is not None else 0
-            return AddResult(
-                len(turns), (), (), writes, Usage(), m.name, True, source, said, skipped, went="dump",
-                already=placed.already, operation=op.id if writes else None,
+            return AddResult.from_dump(
+                turns=len(turns), writes=writes, model=m.name, source=source, summary=said,
+                skipped=skipped, already=placed.already, operation=op.id,
             )  # fmt: skip
-        usage = sum((o.episode.usage for o in result.outputs if o.episode is not None), Usage())
-        return AddResult(
-            turns=result.turns,
-            chunks=tuple(result.chunks),
-            unchanged=tuple(result.unchanged),
-            writes=sum(result.writes.values()),
-            usage=usage,
+        return AddResult.from_ingest(
+            result,
+            went=shaped.went,
+            switch_kb=shaped.switch.dump_kb if shaped.went == "switch" and shaped.switch else None,
             model=m.name,
-            baseline=any(o.baseline for o in result.outputs),
             source=source,
             summary=said,
             skipped=skipped,
-            went=shaped.went,
-            switch_kb=shaped.switch.dump_kb if shaped.went == "switch" and shaped.switch else None,
             already=placed.already,
-            operation=None if result.changed_nothing else op.id,
+            operation=op.id,
         )
 
     async def _ask(
         self, question: str, model: str | Model | None, profile: Profile | None, how: Search = "auto"
     ) -> Answer:
         from memdir.agents.read_search import read_search, resolve_search
-        from memdir.agents.run import answer_question
+        from memdir.agents.run import search
 
         self._open()
         if profile is not None:
@@ -322,7 +301,7 @@ class _Core:
         if resolve_search(how, m, profile=profile) == "read":
             out = await read_search(m, self.store, question)
         else:
-            out = await answer_question(m, self.store, question, profile=profile)
+            out = await search(m, self.store, question, profile=profile)
         return self._answer(question, out)
 
     def anthropic_memory_tool(self, **kw: Any) -> MemdirMemoryTool:
@@ -422,12 +401,11 @@ class Memory(_Core):
         profile: Profile | None = None,
         search: Search = "auto",
     ) -> Answer:
-        """Answer `question` from the store with the answering role (read-only), with citations
+        """Answer `question` from the store with the search role (read-only), with citations
         resolved against the store, and what it cost. `search="read"`: the top sections by
         search, then one constrained model call citing the lines it was shown (the default for
-        the local model); `"agentic"`: the study's tool-using search episode, at the product's
-        round cap (`agents/roles.py`, `SEARCH_ROUNDS_PRODUCT`: 40) (the default for every other
-        model; the offline model's lexical searcher)."""
+        the local model); `"agentic"`: the study's tool-using search episode (the default for
+        every other model; the offline model's lexical searcher)."""
         return _run(self._ask(question, model, profile, search))
 
     def history(self) -> list[JournalStep]:

@@ -1,13 +1,15 @@
 """What the Python API returns: typed, frozen records, so an app reads fields, not dict keys.
 
 Each is built from the one record the rest of memdir already keeps (a section hit of
-`store/hybrid.py`, a role's `RoleOutput`, an ingest's `IngestResult`); nothing here is measured
-twice. A past step and its changes are the store's own records (`JournalStep`, `Change`), not
-copies.
+`store/hybrid.py`, a resolved citation of `store/citations.py`, a role's `RoleOutput`, an
+ingest's `IngestResult`), by a named constructor or by keywords: every field is keyword-only,
+so no caller can fill eleven fields in the wrong order. Nothing here is measured twice. A past
+step and its changes are the store's own records (`JournalStep`, `Change`), not copies.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
@@ -15,6 +17,9 @@ from typing import TYPE_CHECKING, Literal
 from memdir.models import Usage
 
 if TYPE_CHECKING:
+    from memdir.agents.ingest import IngestResult
+    from memdir.store.citations import Resolved
+    from memdir.store.hybrid import SectionHit
     from memdir.store.journal import JournalStep
 
 # The tools one role gets: a name in tools/profiles.PROFILES, the one table of them (no copy
@@ -24,7 +29,7 @@ Profile = str
 SearchMode = Literal["bm25", "dense", "hybrid"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SearchHit:
     """One ranked section: lines `start_line`..`end_line` of `path` (as `view` numbers them),
     under the heading path `heading` ("" before the file's first heading)."""
@@ -40,8 +45,22 @@ class SearchHit:
     # (docs/retrieval.md, "Content before navigation").
     navigation: bool = False
 
+    @classmethod
+    def from_section(cls, hit: SectionHit, snippet: Iterable[tuple[int, str]]) -> SearchHit:
+        """The hit `store/hybrid.search_sections` ranked, with the lines shown for it."""
+        return cls(
+            path=hit.path,
+            heading=hit.heading,
+            start_line=hit.start,
+            end_line=hit.end,
+            score=hit.score,
+            snippet=tuple(snippet),
+            ranks=dict(hit.ranks),
+            navigation=hit.navigation,
+        )
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, kw_only=True)
 class Citation:
     """A citation of an answer, resolved against the store: does the file (and range) exist?"""
 
@@ -52,8 +71,16 @@ class Citation:
     section: str | None
     found: bool
 
+    @classmethod
+    def from_resolved(cls, text: str, resolved: Resolved) -> Citation:
+        """`text` as `store/citations.resolve` resolved it (the evaluation's one resolver)."""
+        r = resolved
+        return cls(
+            text=text, path=r.path or "", start_line=r.start, end_line=r.end, section=r.section, found=r.ok
+        )
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, kw_only=True)
 class Answer:
     """The search role's answer to one question."""
 
@@ -74,7 +101,7 @@ class Answer:
         return self.files_opened == 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AddResult:
     """What `add` integrated: the turns, their chunks, and which chunks changed the store."""
 
@@ -95,6 +122,50 @@ class AddResult:
     already: int = 0  # turns left out: the store holds them already (store/ingest_ledger.py)
     operation: str | None = None  # the journal's id for this add: `memdir revert ROOT --operation ID`
 
+    @classmethod
+    def nothing_new(cls, *, model: str, source: str, summary: str, skipped: int, already: int) -> AddResult:
+        """A batch whose every turn the store already held: nothing added, no model called."""
+        return cls(
+            turns=0, chunks=(), unchanged=(), writes=0, usage=Usage(), model=model, baseline=True,
+            source=source, summary=summary, skipped=skipped, went="none", already=already,
+        )  # fmt: skip
+
+    @classmethod
+    def from_dump(
+        cls, *, turns: int, writes: int, model: str, source: str, summary: str, skipped: int,
+        already: int, operation: str,
+    ) -> AddResult:  # fmt: skip
+        """A batch the adaptive shape dumped verbatim: files written, no model called."""
+        return cls(
+            turns=turns, chunks=(), unchanged=(), writes=writes, usage=Usage(), model=model,
+            baseline=True, source=source, summary=summary, skipped=skipped, went="dump",
+            already=already, operation=operation if writes else None,
+        )  # fmt: skip
+
+    @classmethod
+    def from_ingest(
+        cls, result: IngestResult, *, went: str, switch_kb: float | None, model: str, source: str,
+        summary: str, skipped: int, already: int, operation: str,
+    ) -> AddResult:  # fmt: skip
+        """A batch the management role integrated (curated, or at the switch from a dump): its
+        chunks, their writes and what the episodes cost, read off the ingest's own record."""
+        return cls(
+            turns=result.turns,
+            chunks=tuple(result.chunks),
+            unchanged=tuple(result.unchanged),
+            writes=sum(result.writes.values()),
+            usage=sum((o.episode.usage for o in result.outputs if o.episode is not None), Usage()),
+            model=model,
+            baseline=any(o.baseline for o in result.outputs),
+            source=source,
+            summary=summary,
+            skipped=skipped,
+            went=went,
+            switch_kb=switch_kb,
+            already=already,
+            operation=None if result.changed_nothing else operation,  # nothing to revert
+        )
+
     @property
     def changed_nothing(self) -> bool:
         if self.went == "none":
@@ -104,7 +175,7 @@ class AddResult:
         return bool(self.chunks) and len(self.unchanged) == len(self.chunks)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Operation:
     """What one call did, as the history groups it (store/operations.py): one ingest, one `add`,
     one consolidate, one adopt, one revert, or one tool call made outside any of them."""

@@ -19,8 +19,7 @@ from pydantic import TypeAdapter, ValidationError
 from memdir.errors import MemdirError, NotFoundError
 from memdir.store.paths import ROOT, MemoryPath
 from memdir.store.store import Store
-from memdir.study.eval.folder import RunFolder
-from memdir.study.eval.records import AnswerRow
+from memdir.study.eval.folder import AnswerRow, RunFolder
 from memdir.study.skills.folder import TASKS, ChainFolder, TaskRow
 from memdir.ui.listing import child_folders
 from memdir.ui.sources import Source, Sources
@@ -142,7 +141,7 @@ def _hints(row_type: Any) -> dict[str, Any]:
 
 
 def row_problem(row: Any, row_type: Any) -> str | None:
-    """Why `row` cannot be shown as a `row_type` (the study's record of the table): not an
+    """Why `row` cannot be shown as a `row_type` (the study's TypedDict of the table): not an
     object, or a field of another type than the study writes (strict: no string read as a
     number); None if it can. A field left out is not a problem: rows of older runs lack some,
     and the pages show what is there."""
