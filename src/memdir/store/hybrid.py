@@ -9,7 +9,7 @@ against a convex mix of normalised scores on every LoCoMo and REALTALK conversat
 (docs/retrieval.md). Any text is a valid query.
 
 Content ranks before navigation, here and only here, so every surface that searches by section
-(the `search` tool, `Memory.search`, the UI, `memdir search --mode`, the read search) agrees: a
+(the `section_search` tool, `Memory.search`, the UI, `memdir search --mode`, the read search) agrees: a
 folder index (`MEMORY.md`) names what its folder holds, so it matches a question about
 anything in the folder, often better than the section that answers it ("what does Alice eat":
 four index lines outranked the diet fact). Index hits come after every content hit, in their
