@@ -33,8 +33,13 @@ builds one with its index, journal and guards. Derived state lives in `<root>/.m
   `chunks.py` (the chunk-retrieval store); `per_root.py` (one open index or cache per root,
   least recently used closed first); by section: `units.py`, `unit_index.py`, `embed.py`
   (all-MiniLM-L6-v2 on CPU, the `embed` extra) and `hybrid.py` (bm25, dense, hybrid by RRF).
-- History: the journal, one git commit per writing step in `.memdir/journal.git`, written in
-  process with libgit2, logged before the call returns and committed just after by a committer
-  process; objects fsynced before the ref moves (`journal/`: repository, format,
-  observer, tree, log, committer, landing, baseline, reconcile, repair, operations).
+- History: `journal/`, one git commit per writing step in `.memdir/journal.git`, behind a
+  small facade (record a step, list steps and operations, files at a step; its `__init__`).
+  A step is logged before the call returns (`log.py`) and committed just after by the
+  committer process (`commitd.py`), its paths spliced into the last tree (`tree.py`), objects
+  fsynced before the ref moves; `format.py` the commit message and trailers, `land.py` the log
+  landed in order under the journal lock, `baseline.py` the first snapshot, `reconcile.py` a
+  killed writer's in-flight mark and the whole-tree check (`recovered` steps), `repair.py` an
+  unreadable head put back on the newest whole commit, `operations.py` the steps grouped back
+  into operations.
 """

@@ -15,7 +15,7 @@ byte-identical.
 - The tools: `view.py`; `files.py` (create, str_replace, insert, delete, rename) with
   `preconditions.py` (`expected_sha256`, checked inside the write step); `grep.py` (ripgrep with
   a watchdog, a `regex`-with-timeout fallback); `read.py` (toc, section_read); `search.py`
-  (bm25_full_search, bm25_chunk_retrieve; memdir's search by section and hybrid_chunk_retrieve,
+  (bm25_full_search, bm25_chunk_retrieve; memdir's section_search and hybrid_chunk_retrieve,
   which need the `embed` extra); `health.py` (the store's findings; opt-in `manage-health`
   profile only); `shell.py` + `sandbox.py` (bash in bubblewrap, refused where no confining
   sandbox exists); `text.py` line arithmetic.

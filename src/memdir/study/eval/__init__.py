@@ -8,10 +8,11 @@ scored, summarized and reported from their run folder alone.
   run instead of built, Table 7's grid); `asking.py` (the one way a cell's questions are put
   to what its build left, chosen once: closed-book, the search or read search over the store,
   or, under a profile that can write, `shell_search.py`: each question on its own scratch
-  copy); the cells go through an executor, `LocalExecutor`
-  (asyncio, the default) or `ray_executor.py` (`--executor ray`, each cell a Ray task carrying
-  only settings, over `study/cluster.py`).
-- Records: `summary.py` derives `summary.json` from the folder alone with no wall time in it
+  copy); the cells go through an executor, `LocalExecutor` (asyncio, the default) or
+  `ray_executor.py` (`--executor ray`, each cell a Ray task carrying only settings, over
+  `study/cluster.py`).
+- Records: `records.py` types them (an answer row, a cell and a run summary, the timings);
+  `summary.py` derives `summary.json` from the folder alone with no wall time in it
   (those go to `timings.json`), so the same cells give the same bytes on either executor;
   `report.py` renders `report.md` and plots from those two files alone (`report_tables.py`: the
   paired comparisons and Table 18's caching efficiency).
