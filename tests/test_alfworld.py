@@ -224,7 +224,7 @@ def test_chain_run_folder_is_leak_free_and_reports(tmp_path: Path) -> None:
     journal = Journal(log.root)
     for r in rows:
         if r["variant"] == "episode-log":
-            names = journal.git("ls-tree", "-r", "--name-only", r["snapshot"]).split()
+            names = list(journal.files_at(r["snapshot"]))
             assert len([n for n in names if n.startswith("episodes/e")]) == r["index"]
         elif r["variant"] == "no-store":
             assert r["snapshot"] is None

@@ -176,8 +176,9 @@ def test_a_broken_journal_does_not_fail_the_tool_call_and_keeps_the_step(tmp_pat
 
 
 def _tree_at(journal: Journal, rev: str) -> dict[str, str]:
-    names = journal.git("ls-tree", "-r", "--name-only", rev).split()
-    return {n: journal.git("show", f"{rev}:{n}") for n in names}
+    files = journal.files_at(rev)
+    data = dict(journal.blobs(sorted(set(files.values()))))
+    return {n: data[sha].decode() for n, sha in files.items()}
 
 
 def test_steps_stage_their_own_paths_and_hand_edits_wait_for_a_full_step(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import json
 import re
 from pathlib import Path
 
+import pygit2
 import pytest
 from click.testing import CliRunner
 from starlette.testclient import TestClient
@@ -178,16 +179,18 @@ def test_force_puts_an_operations_files_back_over_a_later_change(tmp_path: Path)
 
 
 def test_a_journal_without_operation_ids_reads_as_one_operation_per_step(tmp_path: Path) -> None:
-    """Steps committed before steps carried an operation (the old message, written by git itself)."""
+    """Steps committed before steps carried an operation (the old message, committed by hand)."""
     root = tmp_path / "mem"
     memory = Memory(root)
     assert not memory.call("create", _note("a")).is_error
     journal = Journal(root)
     old = "str_replace: 1 change\n\nMemdir-Tool: str_replace\nMemdir-Change: modify\t/memories/a.md\n"
+    repo = journal.repo()
+    hand = pygit2.Signature("hand", "hand@localhost")
     for _ in (1, 2):
-        tree = journal.git("rev-parse", "HEAD^{tree}").strip()
-        commit = journal.git("commit-tree", tree, "-p", "HEAD", "-m", old).strip()
-        journal.git("update-ref", "HEAD", commit)
+        head = repo.head.target
+        repo.create_commit("HEAD", hand, hand, old, repo[head].peel(pygit2.Tree).id, [head])
+    repo.free()
     steps = journal.steps()
     ops = group(steps)
     assert [len(o.steps) for o in ops] == [1] * len(steps)

@@ -28,7 +28,7 @@ def pick(journal: Journal, index: int) -> tuple[JournalStep, list[JournalStep]]:
 
 def diff(journal: Journal, step: JournalStep) -> str:
     """The step's patch against the step before it (the baseline against nothing)."""
-    return journal.git("show", "--format=", "--no-color", "--no-ext-diff", "--find-renames", step.commit)
+    return journal.patch(step.commit)
 
 
 def files_at(journal: Journal, step: JournalStep) -> dict[str, str]:

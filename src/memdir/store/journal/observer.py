@@ -139,7 +139,7 @@ class JournalObserver:
         else:
             self._since_full += 1
         if random.random() < 1 / GC_EVERY:
-            self.journal.git("-c", "gc.packRefs=false", "gc", "--auto", "--quiet")
+            self.journal.collect()
 
     def _small(self) -> bool:
         try:
@@ -179,7 +179,7 @@ def _git() -> str | None:
 
 def observer(store: Store) -> JournalObserver | _NoJournal:
     """The factory `tools/wiring.py` hands a store: a journal, or nothing (one warning) without
-    git (its readers drive the git CLI)."""
+    git (the baseline is one `git fast-import`, and the journal stays a repository git reads)."""
     global _warned
     if _git() is None:
         if not _warned:

@@ -11,9 +11,10 @@ record to the step log (`log.py`, from the store observer in `observer.py`)
 before its call returns, and the committer process makes the commit from it just after
 (`commitd.py`, `land.py`: in step order, under the journal lock); a reader
 first commits whatever is still logged. The baseline goes
-through one `git fast-import` (`baseline.py`). The readers below drive the git CLI
-with a clean environment, so a user's git config, hooks or `GIT_*` variables cannot change
-what is read. Each commit message names the tool and carries trailers:
+through one `git fast-import` (`baseline.py`). The readers below use libgit2 too, which runs
+no hook and reads no `GIT_*` variable; the few git processes left (init, fast-import, gc, a
+big blob streamed) run with a clean environment, so a user's git config, hooks or `GIT_*`
+variables cannot change what is written or read. Each commit message names the tool and carries trailers:
 
     Memdir-Tool: str_replace
     Memdir-Role: manage          (step meta `role`, when given)
@@ -53,10 +54,11 @@ a `Memdir-Skipped` trailer.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
+import re
 import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -109,15 +111,12 @@ class Journal:
     def exists(self) -> bool:
         return (self.git_dir / "HEAD").is_file()
 
-    def git(self, *args: str, stdin: str | None = None) -> str:
-        data = None if stdin is None else stdin.encode("utf-8", "surrogateescape")
-        return self._git(args, data).decode("utf-8", "replace")
-
-    def _git(self, args: tuple[str, ...], stdin: bytes | None) -> bytes:
+    def _git(self, *args: str) -> None:
+        """Run git itself, for what libgit2 does not do: `init` (its own would write a `.git`
+        link into the memory root) and `gc --auto` (libgit2 has no gc)."""
         self._landed()
         proc = subprocess.run(
             ["git", "-c", "core.quotepath=false", "-c", "safe.directory=*", *args],
-            input=stdin,
             capture_output=True,
             env=_clean_env(self.git_dir, self.root),
             cwd=self.root,
@@ -126,7 +125,6 @@ class Journal:
         if proc.returncode != 0:
             err = proc.stderr.decode("utf-8", "replace").strip()
             raise MemdirError(f"journal: git {args[0]} failed: {err}")
-        return proc.stdout
 
     def _landed(self) -> None:
         """Before a read: commit the steps acknowledged and still in the step log (the
@@ -135,16 +133,30 @@ class Journal:
         with contextlib.suppress(MemdirError, OSError, pygit2.GitError):
             land_pending(self.git_dir, READ_WAIT)
 
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[pygit2.Repository]:
+        """The repository for one read, every logged step landed first; closed after."""
+        self._landed()
+        repo = self.repo()
+        try:
+            yield repo
+        finally:
+            repo.free()
+
     def ensure(self) -> None:
         """Create the journal and commit the store as it is now as step 0 (the baseline)."""
         if self.exists:
             return
         private_dirs(self.git_dir.parent)  # `.memdir/`, if the journal is the first to need it
         self.git_dir.mkdir(exist_ok=True)
-        self.git("init", "-q")
+        self._git("init", "-q")
         (self.git_dir / "info").mkdir(exist_ok=True)
         (self.git_dir / "info" / "exclude").write_text(".*\n", encoding="utf-8")
         baseline(self.repo(), SafeRoot(self.root), _clean_env(self.git_dir, self.root), self.root)
+
+    def collect(self) -> None:
+        """Pack loose objects once there are many (`git gc --auto`), refs left loose."""
+        self._git("-c", "gc.packRefs=false", "gc", "--auto", "--quiet")
 
     def repo(self) -> pygit2.Repository:
         # Every object the journal links is one it has just written or read: libgit2's check
@@ -160,19 +172,17 @@ class Journal:
         if not self.exists:
             return None
         try:
-            return self.git("rev-parse", "--verify", "-q", "HEAD").strip() or None
-        except MemdirError:
+            with self._reading() as repo:
+                return str(repo.head.target)
+        except (MemdirError, pygit2.GitError, KeyError, ValueError):
             return None
 
     def steps(self, *, raw: bool = False) -> list[JournalStep]:
         """Every step, oldest first; with `raw`, each step's file blobs changed (for replay)."""
         if not self.exists:
             return []
-        args = ["log", "--reverse", "--first-parent", "--format=%x1e%H%x00%ct%x00%B%x00", "-z"]
-        if raw:
-            args += ["--raw", "--no-renames", "--no-abbrev", "-r", "--root"]
         try:
-            out = self.git(*args)
+            return self._steps(raw)
         except MemdirError as exc:
             # A damaged head is put back on the newest whole commit; a ref read while a lander
             # rewrote it (outside the journal lock) reads whole once the lock is had.
@@ -180,19 +190,27 @@ class Journal:
             if self._unborn():
                 return []  # a journal with no commit yet
             try:
-                out = self.git(*args)
+                return self._steps(raw)
             except MemdirError:
                 raise MemdirError(f"journal: the history of {self.root} cannot be read ({exc})") from None
+
+    def _steps(self, raw: bool) -> list[JournalStep]:
+        """The first-parent walk from HEAD, oldest first (the journal's history is a line)."""
         steps: list[JournalStep] = []
-        for record in out.split("\x1e")[1:]:
-            items = record.split("\x00")
-            step = parse_message(len(steps), items[0], int(items[1]), items[2])
-            rest = [it.lstrip("\n") for it in items[3:]]
-            rest = [it for it in rest if it]
-            for meta, path in zip(rest[0::2], rest[1::2], strict=False):
-                fields = meta.split()
-                step.raw.append((fields[4], fields[3], path))
-            steps.append(step)
+        with self._reading() as repo:
+            try:
+                walk = repo.walk(
+                    repo.head.target, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE
+                )
+                walk.simplify_first_parent()
+                for commit in walk:
+                    body = commit.raw_message.decode("utf-8", "replace")
+                    step = parse_message(len(steps), str(commit.id), commit.commit_time, body)
+                    if raw:
+                        step.raw = _changed_blobs(repo, commit)
+                    steps.append(step)
+            except (pygit2.GitError, KeyError, ValueError) as exc:
+                raise MemdirError(f"journal: the log cannot be read: {exc}") from None
         return steps
 
     def repair(self) -> str | None:
@@ -222,66 +240,46 @@ class Journal:
 
     def files_at(self, commit: str) -> dict[str, str]:
         """{path relative to the root: blob sha} of every file in the snapshot `commit` names."""
-        try:
-            out = self._git(("ls-tree", "-r", "-z", "--full-tree", commit), None)
-        except MemdirError as exc:
-            raise MemdirError(
-                f"journal: the snapshot of commit {commit[:12]} cannot be read; its objects are missing "
-                f"or damaged ({exc})"
-            ) from None
-        files: dict[str, str] = {}
-        for entry in out.split(b"\x00"):
-            if not entry:
-                continue
-            head, _, path = entry.partition(b"\t")
-            mode, kind, sha = head.split()
-            if kind == b"blob" and mode != b"120000":  # links are never followed, so never replayed
-                files[path.decode("utf-8", "surrogateescape")] = sha.decode()
-        return files
+        with self._reading() as repo:
+            try:
+                listing = pygit2.Index()  # in memory: the tree flattened by libgit2, not by a walk here
+                listing.read_tree(repo.revparse_single(commit).peel(pygit2.Tree))
+            except (pygit2.GitError, KeyError, ValueError) as exc:
+                raise MemdirError(
+                    f"journal: the snapshot of commit {commit[:12]} cannot be read; its objects are "
+                    f"missing or damaged ({exc})"
+                ) from None
+            # Links are never followed, so never replayed; a gitlink is no file of the store.
+            return {
+                str(entry.path): str(entry.id)  # decoded as the file system's names are
+                for entry in listing
+                if entry.mode in _FILE_MODES
+            }
 
     def blobs(self, shas: list[str]) -> Iterator[tuple[str, bytes]]:
-        """(sha, content) for each blob, through one `git cat-file --batch` process."""
+        """(sha, content) for each blob, each read whole: for the many small files of a snapshot."""
         if not shas:
             return
-        self._landed()
-        proc = subprocess.Popen(
-            ["git", "cat-file", "--batch"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=_clean_env(self.git_dir, self.root),
-            cwd=self.root,
-        )
-        assert proc.stdin is not None and proc.stdout is not None
-        feed = proc.stdin
-
-        def write() -> None:  # a thread, so neither pipe can fill up and block the other side
-            with contextlib.suppress(OSError):  # the reader stopped early (a missing object)
-                feed.write("".join(s + "\n" for s in shas).encode())
-                feed.close()
-
-        writer = threading.Thread(target=write, daemon=True)
-        writer.start()
-        for sha in shas:
-            header = proc.stdout.readline().split()
-            if len(header) != 3:  # "<sha> missing": the object is gone (power loss, a hand edit)
-                proc.kill()
-                writer.join()
-                proc.wait()
-                raise MemdirError(
-                    f"journal: the file content {sha} is missing from the journal's objects, so this "
-                    "snapshot cannot be read whole"
-                )
-            size = int(header[2])
-            data = proc.stdout.read(size)
-            proc.stdout.read(1)
-            yield sha, data
-        writer.join()
-        proc.wait()
+        with self._reading() as repo:
+            for sha in shas:
+                yield sha, _read(repo, sha)
 
     def blob_chunks(self, sha: str, chunk: int = 1 << 20) -> Iterator[bytes]:
-        """The content of one blob, `chunk` bytes at a time, through `git cat-file blob`: a
-        page of a big file as it was (`store/window.py`) costs a chunk, not the file."""
-        self._landed()
+        """The content of one blob, `chunk` bytes at a time: a page of a big file as it was
+        (`store/window.py`) costs a chunk, not the file. libgit2 inflates an object whole
+        (its blob stream reads from the whole blob, +128 MB for a 60 MB file measured here),
+        so a blob over one chunk is streamed by `git cat-file blob`, which inflates as it
+        writes; a smaller one is read in process."""
+        with self._reading() as repo:
+            try:
+                size = repo.odb.read_header(sha)[1]
+            except (pygit2.GitError, KeyError, ValueError):
+                raise MemdirError(_missing(sha)) from None
+            if size <= chunk:
+                data = _read(repo, sha)
+                if data:
+                    yield data
+                return
         proc = subprocess.Popen(
             ["git", "cat-file", "blob", sha],
             stdout=subprocess.PIPE,
@@ -297,7 +295,77 @@ class Journal:
             out.close()
             code = proc.wait()
         if code != 0:
-            raise MemdirError(
-                f"journal: the file content {sha} is missing from the journal's objects, so this "
-                "snapshot cannot be read whole"
-            )
+            raise MemdirError(_missing(sha))
+
+    def patch(self, commit: str) -> str:
+        """The step's patch against the step before it (the baseline against nothing), renames
+        found, as `git show` prints it."""
+        with self._reading() as repo:
+            try:
+                step = repo.revparse_single(commit).peel(pygit2.Commit)
+                if step.parent_ids:
+                    diff = repo[step.parent_ids[0]].peel(pygit2.Tree).diff_to_tree(step.tree)
+                else:
+                    diff = step.tree.diff_to_tree(swap=True)
+                diff.find_similar(pygit2.enums.DiffFind.FIND_RENAMES)
+                return _names_unquoted(diff.patch or "")
+            except (pygit2.GitError, KeyError, ValueError) as exc:
+                raise MemdirError(
+                    f"journal: the changes of commit {commit[:12]} cannot be read ({exc})"
+                ) from None
+
+
+_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_HEADS = ("diff --git ", "--- ", "+++ ", "rename from ", "rename to ", "copy from ", "copy to ")
+
+
+def _names_unquoted(patch: str) -> str:
+    """libgit2 prints a name that is not ASCII C-quoted (`"caf\\303\\251.md"`), as git does
+    only with `core.quotepath` on; the history page shows names as they are, so the file
+    headers (between `diff --git` and the first hunk) are unquoted, unless the name holds a
+    character git quotes even with it off (a control character, a quote, a backslash)."""
+
+    def plain(m: re.Match[str]) -> str:
+        name = codecs.escape_decode(m.group(1))[0].decode("utf-8", "replace")
+        return m.group(0) if any(c < " " or c in '"\\\x7f' for c in name) else name
+
+    lines = patch.split("\n")
+    header = False
+    for i, line in enumerate(lines):
+        if line.startswith("diff --git "):
+            header = True
+        elif line.startswith("@@"):
+            header = False
+        if header and line.startswith(_HEADS) and '"' in line:
+            lines[i] = _QUOTED.sub(plain, line)
+    return "\n".join(lines)
+
+
+_FILE_MODES = {pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE}
+
+
+def _missing(sha: str) -> str:
+    return (
+        f"journal: the file content {sha} is missing from the journal's objects, so this snapshot "
+        "cannot be read whole"
+    )
+
+
+def _read(repo: pygit2.Repository, sha: str) -> bytes:
+    try:
+        return repo.odb.read(sha)[1]
+    except (pygit2.GitError, KeyError, ValueError):
+        raise MemdirError(_missing(sha)) from None
+
+
+def _changed_blobs(repo: pygit2.Repository, commit: pygit2.Commit) -> list[tuple[str, str, str]]:
+    """(status, new blob sha, path) of each file `commit` changed against its first parent, as
+    `git log --raw --no-renames` lists them: no rename found, a deleted file's sha all zeros."""
+    if commit.parent_ids:
+        diff = repo[commit.parent_ids[0]].peel(pygit2.Tree).diff_to_tree(commit.tree)
+    else:
+        diff = commit.tree.diff_to_tree(swap=True)
+    return [
+        (d.status_char(), str(d.new_file.id), d.new_file.raw_path.decode("utf-8", "replace"))
+        for d in diff.deltas
+    ]
