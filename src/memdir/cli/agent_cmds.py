@@ -18,12 +18,13 @@ from memdir.agents.curation import CURATIONS, Curation
 from memdir.agents.feedback import FEEDBACKS, Feedback, feedback_totals
 from memdir.agents.ingest import NoOpWarning
 from memdir.agents.read_search import SEARCHES, read_search, resolve_search
-from memdir.agents.run import choose_option, search
+from memdir.agents.run import answer_question, choose_option
 from memdir.agents.shape import SHAPES, SWITCH_KB, Shape, ShapedResult, ingest_shaped
 from memdir.agents.split import split_totals
 from memdir.chatlogs import parse_gap, read_chat
-from memdir.cli.mcp_config_cmd import memory_root
+from memdir.cli.guard_opts import guard_options, require_reorganization
 from memdir.cli.model_opts import call_record, model_from_options, model_options, usage_line
+from memdir.cli.root_opts import StoreCommand, memory_root
 from memdir.errors import MemdirError
 from memdir.models import ModelError
 from memdir.store import ingest_ledger
@@ -42,24 +43,16 @@ def _gap(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tim
         raise click.BadParameter(str(exc)) from None
 
 
-@click.command("ingest")
-@click.option(
-    "--root", required=True, type=click.Path(file_okay=False), help="Memory root (made with 'memdir init')."
+@click.command(
+    "ingest",
+    cls=StoreCommand,
+    root_exists=False,  # a typo is refused in words (memory_root), once FILE has been read
+    root_help="The memory to integrate into (made with 'memdir init'), as ROOT or with --root.",
 )
+@click.argument("file", type=click.Path(exists=True))
 @model_options
-@click.option(
-    "--variant",
-    default="agent-curated-keyed",
-    show_default=True,
-    help="Variant name for the record; it names the prompt too (agent-curated: the study's rules only).",
-)
 @click.option("--profile", default=None, help="Tool profile for the management role (default: manage).")
-@click.option(
-    "--one-live-value",
-    is_flag=True,
-    help="Guard: refuse a keyed fact line whose key already has a live value (the refusal shows the "
-    "supersede form to write instead).",
-)
+@guard_options
 @click.option(
     "--session-gap",
     default=None,
@@ -102,10 +95,9 @@ def _gap(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tim
     "episode. auto: split for the local model, agentic for every other (the offline model curates by "
     "rule either way).",
 )
-@click.argument("file", type=click.Path(exists=True))
 def ingest_cmd(
     root: str, model_name: str, base_url: str | None, tool_protocol: str | None, api_key_env: str | None,
-    script: str | None, variant: str, profile: str | None, one_live_value: bool,
+    script: str | None, profile: str | None, guards: Guards | None,
     session_gap: timedelta | None, sample: str | None, feedback: Feedback, shape: Shape,
     switch_kb: float | None, curation: Curation, file: str,
 ) -> None:  # fmt: skip
@@ -127,6 +119,7 @@ def ingest_cmd(
     """
     if switch_kb is not None and shape != "auto":
         raise click.BadParameter("applies to --shape auto only", param_hint="--switch-kb")
+    require_reorganization(guards, False, "an ingest adds facts, so it would refuse nothing")
     _not_notes(file, root)
     try:
         with warnings.catch_warnings(record=True) as repaired:
@@ -139,7 +132,6 @@ def ingest_cmd(
     memory_root(root)  # a typo makes no new store: refused, naming memdir init
     click.echo(f"{chat.summary()} from {file}")
     model = model_from_options(model_name, base_url, api_key_env, script, tool_protocol)
-    guards = Guards(one_live_value=True) if one_live_value else None
     store = open_store(root, guards=guards)
     try:
         placed = ingest_ledger.place(store, chat.turns, derived=chat.format in ingest_ledger.DERIVED)
@@ -166,7 +158,7 @@ def ingest_cmd(
         try:
             return await ingest_shaped(
                 model, store, turns, shape=shape, threshold_kb=SWITCH_KB if switch_kb is None else switch_kb,
-                variant=variant, record=record, profile=profile, feedback=feedback,
+                record=record, profile=profile, feedback=feedback,
                 on_chunk=lambda _out: bar.advance(task), on_curate=start, curation=curation,
             )  # fmt: skip
         finally:
@@ -236,8 +228,8 @@ def _shape_lines(shaped: ShapedResult, store: Store) -> None:
         click.echo(shaped.landing())
 
 
-@click.command("ask")
-@click.option("--root", required=True, type=click.Path(exists=True, file_okay=False), help="Memory root.")
+@click.command("ask", cls=StoreCommand)
+@click.argument("question")
 @model_options
 @click.option(
     "--variant", default=None, help="Variant searched (sets the round cap: 40 for curated/reorganized)."
@@ -257,7 +249,6 @@ def _shape_lines(shaped: ShapedResult, store: Store) -> None:
     "agentic for every other (the offline model's lexical searcher).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the answer, citations and cost as JSON.")
-@click.argument("question")
 def ask_cmd(
     root: str, model_name: str, base_url: str | None, tool_protocol: str | None, api_key_env: str | None,
     script: str | None, variant: str | None, profile: str | None, options: tuple[str, ...],
@@ -285,7 +276,9 @@ def ask_cmd(
                 )
             )
         else:
-            out = asyncio.run(search(model, store, question, variant=variant, record=record, profile=profile))
+            out = asyncio.run(
+                answer_question(model, store, question, variant=variant, record=record, profile=profile)
+            )
     except (ModelError, MemdirError) as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
