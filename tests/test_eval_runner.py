@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from memdir.cli.main import cli
 from memdir.models import get_model
+from memdir.study.eval.records import RunSummary
 from memdir.study.eval.runner import RunConfig, run_eval
 
 SAMPLE = "gen-s3-p2-n4-t3-a2-c1"  # 8 questions
@@ -41,16 +42,17 @@ def config(**kw: Any) -> RunConfig:
 
 
 @pytest.fixture(scope="module")
-def full_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+def full_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, RunSummary]:
     out = tmp_path_factory.mktemp("run") / "full"
     return out, run_eval(config(), out, progress=False)
 
 
-def test_run_folder_and_summary_keys(full_run: tuple[Path, dict[str, Any]]) -> None:
+def test_run_folder_and_summary_keys(full_run: tuple[Path, RunSummary]) -> None:
     out, summary = full_run
     for name in ("manifest.json", "answers.jsonl", "calls.jsonl", "summary.json"):
         assert (out / name).is_file(), name
-    assert json.loads((out / "summary.json").read_text()) == summary
+    assert RunSummary.read(out / "summary.json") == summary
+    assert (out / "summary.json").read_bytes() == summary.to_json()
     rows = [json.loads(x) for x in (out / "answers.jsonl").read_text().splitlines()]
     answered = [v for v in VARIANTS if v != "foldered"]
     assert len(rows) == 8 * len(answered)
@@ -66,9 +68,9 @@ def test_run_folder_and_summary_keys(full_run: tuple[Path, dict[str, Any]]) -> N
             "correctness",
             "attribution",
         } <= r.keys()
-    cells = {c["variant"]: c for c in summary["cells"]}
+    cells = {c.variant: c for c in summary.cells}
     assert list(cells) == VARIANTS
-    for c in summary["cells"]:
+    for c in summary.as_json()["cells"]:
         assert {
             "benchmark",
             "conversation",
@@ -85,46 +87,48 @@ def test_run_folder_and_summary_keys(full_run: tuple[Path, dict[str, Any]]) -> N
         assert set(c["search"]) == SEARCH_KEYS
         assert {"tool_calls", "input_tokens", "output_tokens", "cost_usd"} <= c["build"].keys()
         assert "seconds" not in c["build"]  # wall time: timings.json, so runs compare byte for byte
-    assert cells["foldered"]["status"] == "skipped" and "needs a model" in cells["foldered"]["reason"]
-    assert cells["foldered"]["n_questions"] == 0
-    assert cells["closed-book"]["store"] is None and cells["closed-book"]["correctness"]["all"]["mean"] == 0.0
+    folder = cells["foldered"]
+    assert folder.status == "skipped" and folder.reason is not None and "needs a model" in folder.reason
+    assert folder.n_questions == 0
+    closed = cells["closed-book"]
+    assert closed.store is None and closed.correctness is not None and closed.correctness.all.mean == 0.0
     dump = cells["verbatim-dump"]
-    assert dump["status"] == "ok" and dump["n_questions"] == 8 and dump["store"]["files"] == 4
-    assert dump["search"]["bytes_read"] > 0 and dump["search"]["cost_usd"] == 0.0
-    assert cells["agent-curated"]["build"]["tool_calls"] > 0
+    assert dump.status == "ok" and dump.n_questions == 8 and dump.store and dump.store["files"] == 4
+    assert (dump.search.bytes_read or 0) > 0 and dump.search.cost_usd == 0.0
+    assert cells["agent-curated"].build["tool_calls"] > 0
     times = {t["variant"]: t for t in json.loads((out / "timings.json").read_text())["cells"]}
     assert times.keys() == cells.keys() and times["agent-curated"]["build_seconds"] > 0
     assert all(t["build_seconds"] >= 0 for t in times.values())
     assert times["verbatim-dump"]["judge_seconds"] is None  # the offline judge takes no time to time
-    assert cells["chunk-retrieval"]["search"]["tool_calls"] == 1.0  # one retrieval per question
+    assert cells["chunk-retrieval"].search.tool_calls == 1.0  # one retrieval per question
     # the stores live under the run folder, where memdir stats can read them
     assert (out / "stores" / "generated" / SAMPLE / "agent-curated" / "MEMORY.md").is_file()
     # scores are real: the dump answers some question better than knowing nothing
-    assert dump["correctness"]["all"]["mean"] > cells["closed-book"]["correctness"]["all"]["mean"]
+    assert dump.correctness and (dump.correctness.all.mean or 0) > (closed.correctness.all.mean or 0)
     hits = [r["evidence_hit"] for r in rows if r["variant"] == "verbatim-dump"]
-    assert set(hits) <= {0.0, 1.0} and dump["evidence_hit"]["all"]["n"] == 8 and 1.0 in hits
+    assert set(hits) <= {0.0, 1.0} and dump.evidence_hit and dump.evidence_hit.all.n == 8 and 1.0 in hits
 
 
 def test_resumed_run_summarizes_like_an_uninterrupted_one(
-    tmp_path: Path, full_run: tuple[Path, dict[str, Any]]
+    tmp_path: Path, full_run: tuple[Path, RunSummary]
 ) -> None:
     out = tmp_path / "resumed"
     partial = run_eval(config(limit=3), out, progress=False)
-    assert {c["n_questions"] for c in partial["cells"] if c["status"] != "skipped"} == {3}
-    assert all(c["status"] in ("partial", "skipped") for c in partial["cells"])
-    builds = {c["variant"]: c["build"] for c in partial["cells"]}
+    assert {c.n_questions for c in partial.cells if c.status != "skipped"} == {3}
+    assert all(c.status in ("partial", "skipped") for c in partial.cells)
+    builds = {c.variant: c.build for c in partial.cells}
     # cut the last answer line in half, as a kill mid-write would
     text = (out / "answers.jsonl").read_text()
     (out / "answers.jsonl").write_text(text[: len(text) - 40])
     resumed = run_eval(config(), out, progress=False)
     assert (out / "summary.json").read_bytes() == (full_run[0] / "summary.json").read_bytes()
-    assert {c["variant"]: c["build"] for c in resumed["cells"]} == builds  # built once, not again
+    assert {c.variant: c.build for c in resumed.cells} == builds  # built once, not again
     rows = [json.loads(x) for x in (out / "answers.jsonl").read_text().splitlines() if x.endswith("}")]
     keys = [(r["variant"], r["question_id"]) for r in rows]
     assert len(keys) == len(set(keys)) == 8 * 4
 
 
-def test_other_settings_in_the_same_folder_are_refused(full_run: tuple[Path, dict[str, Any]]) -> None:
+def test_other_settings_in_the_same_folder_are_refused(full_run: tuple[Path, RunSummary]) -> None:
     from memdir.errors import MemdirError
 
     with pytest.raises(MemdirError, match="other settings"):
@@ -162,8 +166,8 @@ def test_search_under_the_shell_tool_set_cannot_change_the_store(tmp_path: Path)
     cfg = config(variants=["verbatim-dump"], search_model="scripted/shell", tool_set="shell", limit=1)
     out = tmp_path / "run"
     summary = run_eval(cfg, out, progress=False, models={"scripted/shell": model})
-    (cell,) = summary["cells"]
-    assert cell["n_questions"] == 1 and cell["search"]["tool_calls"] == 1
+    (cell,) = summary.cells
+    assert cell.n_questions == 1 and cell.search.tool_calls == 1
     (row,) = [json.loads(x) for x in (out / "answers.jsonl").read_text().splitlines()]
     assert row["citations"] == ["/memories/session-01.md:6"] and row["citations_not_found"] == []
     dump = out / "stores" / "generated" / SAMPLE / "verbatim-dump" / "session-01.md"
@@ -183,9 +187,11 @@ def test_a_cell_whose_model_fails_is_aborted_whole(tmp_path: Path) -> None:
     out = tmp_path / "run"
     cfg = config(variants=["verbatim-dump"], search_model="scripted/failing", in_flight=1)
     summary = run_eval(cfg, out, progress=False, models={"scripted/failing": failing})
-    (cell,) = summary["cells"]
-    assert cell["status"] == "aborted" and "search failed" in cell["reason"] and "down" in cell["reason"]
-    assert cell["n_questions"] == 0 and cell["correctness"] is None
+    (cell,) = summary.cells
+    assert (
+        cell.status == "aborted" and cell.reason and "search failed" in cell.reason and "down" in cell.reason
+    )
+    assert cell.n_questions == 0 and cell.correctness is None
     assert (out / "answers.jsonl").read_text() == ""
     marker = json.loads((out / "cells" / "generated" / SAMPLE / "verbatim-dump.json").read_text())
     assert marker["status"] == "aborted"
@@ -193,8 +199,8 @@ def test_a_cell_whose_model_fails_is_aborted_whole(tmp_path: Path) -> None:
     # a rerun starts the aborted cell over, whole
     working = get_model("scripted/failing", script=[answer("vegan") for _ in range(8)])
     again = run_eval(cfg, out, progress=False, models={"scripted/failing": working})
-    assert again["cells"][0]["status"] == "ok" and again["cells"][0]["n_questions"] == 8
-    assert again["cells"][0]["search"]["input_tokens"] > 0  # the scripted provider counts its prompts
+    assert again.cells[0].status == "ok" and again.cells[0].n_questions == 8
+    assert (again.cells[0].search.input_tokens or 0) > 0  # the scripted provider counts its prompts
 
 
 def test_cli_eval_prints_the_table_and_writes_the_report(tmp_path: Path) -> None:
@@ -246,7 +252,7 @@ def test_an_llm_judge_scores_correctness_and_attribution(tmp_path: Path) -> None
     assert all(isinstance(r["f1"], float) for r in rows)  # the offline score is kept beside the judge's
     prompt = judge.api.requests[1][0][0].content  # type: ignore[attr-defined]
     assert rows[0]["citations"][0].split(":")[0] in prompt  # the attribution judge saw the cited file
-    assert summary["cells"][0]["judge"] == "scripted/judge"
+    assert summary.cells[0].judge == "scripted/judge"
     lines = [json.loads(x) for x in (tmp_path / "run" / "calls.jsonl").read_text().splitlines()]
     verdicts = [e for e in lines if e["kind"] == "judge"]
     # every reply is in the record, with its question, label, prompt id and usage
@@ -259,10 +265,10 @@ def test_an_llm_judge_scores_correctness_and_attribution(tmp_path: Path) -> None
     assert verdicts[0]["reply"] == "VERDICT: CORRECT" and len(verdicts[0]["prompt_id"]) == 12
     assert verdicts[0]["usage"]["calls"] == 1
     assert rows[0]["judge"]["labels"] == {"correctness": "correct", "attribution": "scored"}
-    health = summary["cells"][0]["judge_health"]
+    health = summary.cells[0].judge_health
     agree = sum((r["correctness"] == 1.0) == (r["f1"] >= 0.5) for r in rows) / 2
-    assert health["verdicts"] == 4 and health["unparsed"] == 0
-    assert health["judge_f1_agreement"] == agree and health["agreement_n"] == 2
+    assert health is not None and health.verdicts == 4 and health.unparsed == 0
+    assert health.judge_f1_agreement == agree and health.agreement_n == 2
     from memdir.study.eval.report import write_report
 
     assert "## The judge against offline F1" in write_report(tmp_path / "run").read_text()
@@ -278,8 +284,8 @@ def test_an_unparsed_verdict_is_counted_and_its_reply_kept(tmp_path: Path) -> No
     row = json.loads((tmp_path / "run" / "answers.jsonl").read_text())
     assert row["correctness"] is None and row["attribution"] is None
     assert row["judge"]["labels"] == {"correctness": "unparsed", "attribution": "unparsed"}
-    health = summary["cells"][0]["judge_health"]
-    assert health["unparsed"] == 2 and health["judge_f1_agreement"] is None
+    health = summary.cells[0].judge_health
+    assert health is not None and health.unparsed == 2 and health.judge_f1_agreement is None
     lines = [json.loads(x) for x in (tmp_path / "run" / "calls.jsonl").read_text().splitlines()]
     unparsed = [e for e in lines if e["kind"] == "judge" and e["label"] == "unparsed"]
     assert [e["reply"] for e in unparsed] == replies
@@ -304,8 +310,8 @@ def test_multiple_choice_is_scored_by_the_chosen_letter(tmp_path: Path) -> None:
     )
     cell = ConversationCell("generated", SAMPLE, "verbatim-dump")
     row = asyncio.run(runner.ask(model, None, built, cell, mc, RunRecord(None)))
-    assert row["answer"] == f"(b) {q.gold}" and row["correctness"] == 1.0
-    assert row["search"]["tool_calls"] > 0
+    assert row.answer == f"(b) {q.gold}" and row.correctness == 1.0
+    assert (row.search.tool_calls or 0) > 0
 
 
 def test_a_model_built_cell_records_its_check_and_cost(tmp_path: Path) -> None:
@@ -318,16 +324,14 @@ def test_a_model_built_cell_records_its_check_and_cost(tmp_path: Path) -> None:
     builder = get_model("scripted/builder", script=script)
     cfg = config(variants=["foldered"], builder_model="scripted/builder", limit=2)
     summary = run_eval(cfg, tmp_path / "run", progress=False, models={"scripted/builder": builder})
-    (cell,) = summary["cells"]
-    assert cell["status"] == "partial" and cell["n_questions"] == 2  # searched offline over the moved store
-    assert cell["builder_model"] == "scripted/builder" and cell["model"] == "offline"
-    assert cell["checks"]["foldering"]["moves"] == {
-        "/memories/session-03.md": "/memories/later/session-03.md"
-    }
-    b = cell["build"]
+    (cell,) = summary.cells
+    assert cell.status == "partial" and cell.n_questions == 2  # searched offline over the moved store
+    assert cell.builder_model == "scripted/builder" and cell.model == "offline"
+    assert cell.checks["foldering"]["moves"] == {"/memories/session-03.md": "/memories/later/session-03.md"}
+    b = cell.build
     assert b["model_calls"] == 2 and b["tool_calls"] == 1 and b["input_tokens"] > 0
     assert b["cost_usd"] == round((b["input_tokens"] * 0.75 + b["output_tokens"] * 4.50) / 1e6, 6)
-    assert cell["store"]["dirs"] == 1  # later/: the root is not counted
+    assert cell.store and cell.store["dirs"] == 1  # later/: the root is not counted
 
 
 def test_closed_book_multiple_choice_sees_the_options_and_its_letter_is_scored(tmp_path: Path) -> None:
@@ -353,7 +357,7 @@ def test_closed_book_multiple_choice_sees_the_options_and_its_letter_is_scored(t
     ((messages, tools, _),) = model.api.requests  # type: ignore[attr-defined]
     sent = "\n".join(m.content for m in messages)
     assert "(a) a zebra-striped submarine" in sent and f"(b) {q.gold}" in sent and tools == []
-    assert row["answer"] == f"(b) {q.gold}" and row["correctness"] == 1.0 and row["attribution"] is None
+    assert row.answer == f"(b) {q.gold}" and row.correctness == 1.0 and row.attribution is None
 
 
 def test_run_config_is_built_by_keywords_only() -> None:

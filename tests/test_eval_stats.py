@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memdir.sign_test import paired, sign_p, sign_test
+from memdir.study.eval.records import AnswerRow
 from memdir.study.eval.stats import comparisons, summarize
 
 
@@ -26,11 +27,12 @@ def test_sign_test_balanced_and_empty() -> None:
 
 def test_summary_with_and_without_defective_golds() -> None:
     rows = [
-        {"question_id": "q1", "category": "temporal", "correctness": 1.0},
-        {"question_id": "q2", "category": "temporal", "correctness": 0.0},
-        {"question_id": "q3", "category": "single-hop", "correctness": 1.0},
-        {"question_id": "q4", "category": "single-hop", "correctness": None},
-    ]
+        AnswerRow(conversation="c", variant="v", question_id=q, order=i, category=cat, correctness=s)
+        for i, (q, cat, s) in enumerate([
+            ("q1", "temporal", 1.0), ("q2", "temporal", 0.0),
+            ("q3", "single-hop", 1.0), ("q4", "single-hop", None),
+        ])
+    ]  # fmt: skip
     s = summarize(rows, "correctness", defective=["q2"])
     assert s.all.mean == pytest.approx(2 / 3) and s.all.n == 3 and s.all.unscored == 1
     assert s.clean.mean == 1.0 and s.clean.n == 2
@@ -64,7 +66,7 @@ def test_appendix_d1_one_sided_sign_test_recomputed_from_the_papers_counts() -> 
 
 def test_the_reports_comparisons_name_their_sidedness() -> None:
     rows = [
-        {"benchmark": "b", "conversation": "c", "variant": v, "question_id": f"q{i}", "correctness": s}
+        AnswerRow(benchmark="b", conversation="c", variant=v, question_id=f"q{i}", order=i, correctness=s)
         for v, scores in {
             "closed-book": [0.0] * 12,
             "verbatim-dump": [1.0] * 9 + [0.0] * 3,
@@ -72,15 +74,15 @@ def test_the_reports_comparisons_name_their_sidedness() -> None:
         }.items()
         for i, s in enumerate(scores)
     ]
-    got = {(c["variant"], c["against"]): c for c in comparisons(rows)}
+    got = {(c.variant, c.against): c for c in comparisons(rows)}
     assert set(got) == {
         ("verbatim-dump", "closed-book"),
         ("agent-curated", "closed-book"),
         ("agent-curated", "verbatim-dump"),
     }
     dump = got[("verbatim-dump", "closed-book")]
-    assert (dump["wins"], dump["losses"], dump["sidedness"]) == (9, 0, "greater")
-    assert dump["p_value"] == pytest.approx(0.5**9, abs=1e-6)
+    assert (dump.wins, dump.losses, dump.sidedness) == (9, 0, "greater")
+    assert dump.p_value == pytest.approx(0.5**9, abs=1e-6)
     curated = got[("agent-curated", "verbatim-dump")]
-    assert (curated["wins"], curated["losses"], curated["sidedness"]) == (3, 9, "two-sided")
-    assert round(curated["p_value"], 3) == 0.146
+    assert (curated.wins, curated.losses, curated.sidedness) == (3, 9, "two-sided")
+    assert round(curated.p_value, 3) == 0.146

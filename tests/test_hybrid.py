@@ -310,7 +310,7 @@ def test_eval_runs_the_hybrid_chunk_variant_offline(tmp_path: Path) -> None:
         for c in row.get("calls", [])
     }
     assert used == {"hybrid_chunk_retrieve"}
-    assert {c["variant"] for c in summary["cells"]} == {"chunk-retrieval", "chunk-retrieval-hybrid"}
+    assert {c.variant for c in summary.cells} == {"chunk-retrieval", "chunk-retrieval-hybrid"}
 
 
 @needs_embedder

@@ -72,9 +72,9 @@ def test_a_ray_run_writes_the_same_folder_as_a_local_one(
 
     out = tmp_path / "ray"
     summary = run_eval(config(), out, progress=False, executor=RayExecutor())
-    assert json.loads((out / "summary.json").read_bytes()) == summary
+    assert (out / "summary.json").read_bytes() == summary.to_json()
     assert (out / "summary.json").read_bytes() == (local_run / "summary.json").read_bytes()
-    assert [c["status"] for c in summary["cells"]] == ["ok", "ok"]
+    assert [c.status for c in summary.cells] == ["ok", "ok"]
     # the rows themselves, whatever order the workers appended them in
     lines = {d: sorted((d / "answers.jsonl").read_text().splitlines()) for d in (out, local_run)}
     assert len(lines[out]) == 16 and lines[out] == lines[local_run]
@@ -90,7 +90,7 @@ def test_an_interrupted_ray_run_resumes_to_the_clean_run(
 
     out = tmp_path / "resumed"
     partial = run_eval(config(limit=3), out, progress=False, executor=RayExecutor(cells_at_once=1))
-    assert [c["n_questions"] for c in partial["cells"]] == [3, 3]
+    assert [c.n_questions for c in partial.cells] == [3, 3]
     # What a kill leaves: the last answer cut mid-line, and the dump's build cut short (its store
     # written, its marker not yet).
     answers = out / "answers.jsonl"
@@ -202,8 +202,8 @@ def test_workers_call_the_model_with_the_key_from_the_environment_only(
         summary = run_eval(cfg, out, progress=False, models={model.name: model}, executor=RayExecutor())
     finally:
         server.stop()
-    (cell,) = summary["cells"]
-    assert cell["status"] == "ok" and cell["n_questions"] == 8, cell
+    (cell,) = summary.cells
+    assert cell.status == "ok" and cell.n_questions == 8, cell
     assert len(server.seen) == 8 and {s.headers["authorization"] for s in server.seen} == {f"Bearer {key}"}
     written = [p for p in out.rglob("*") if p.is_file()]
     assert written and not [p for p in written if key.encode() in p.read_bytes()]

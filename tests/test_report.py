@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
+from memdir.study.eval.records import CellSummary, RunSummary, SearchMeans
 from memdir.study.eval.report import check_text, dump_ratio, write_report
 from memdir.study.eval.runner import RunConfig, run_eval
 
@@ -26,19 +26,20 @@ def test_report_from_summary_alone(tmp_path: Path) -> None:
     alone.mkdir()
     shutil.copy(tmp_path / "run" / "summary.json", alone / "summary.json")
     report = write_report(alone).read_text()
-    dump = next(c for c in summary["cells"] if c["variant"] == "verbatim-dump")
-    corr = 100 * dump["correctness"]["all"]["mean"]
+    dump = next(c for c in summary.cells if c.variant == "verbatim-dump")
+    assert dump.correctness and dump.correctness.all.mean is not None and dump.store
+    corr = 100 * dump.correctness.all.mean
     assert f"| verbatim-dump | partial | 4 | {corr:.1f} |" in report
-    kb = dump["search"]["bytes_read"] / 1024
+    kb = (dump.search.bytes_read or 0) / 1024
     assert (
-        f"| verbatim-dump | {dump['search']['tool_calls']:.1f} | 0.0 | {kb:.1f} | 1.00x "
+        f"| verbatim-dump | {dump.search.tool_calls:.1f} | 0.0 | {kb:.1f} | 1.00x "
         "| 0 | 0 | 0 | — | 0.000 |" in report
     )
-    assert f"| {dump['store']['files']} | {dump['store']['sections']} |" in report
+    assert f"| {dump.store['files']} | {dump.store['sections']} |" in report
     assert "reorg-condense: **skipped**: reorg-condense needs a model" in report
     assert "| closed-book | partial | 4 | 0.0 | 0.0 | — |" in report  # nothing to attribute
     assert (alone / "variants.png").read_bytes()[:4] == b"\x89PNG"
-    assert json.loads((alone / "summary.json").read_text()) == summary
+    assert RunSummary.read(alone / "summary.json") == summary
 
 
 def test_check_column_states_the_verification() -> None:
@@ -50,13 +51,9 @@ def test_check_column_states_the_verification() -> None:
 
 
 def test_read_vs_dump_divides_by_the_dump_of_the_same_conversation() -> None:
-    def cell(conv: str, variant: str, kb: float) -> dict[str, object]:
-        return {
-            "benchmark": "locomo",
-            "conversation": conv,
-            "variant": variant,
-            "search": {"bytes_read": kb * 1024},
-        }
+    def cell(conv: str, variant: str, kb: float) -> CellSummary:
+        search = SearchMeans(bytes_read=kb * 1024)
+        return CellSummary(benchmark="locomo", conversation=conv, variant=variant, status="ok", search=search)
 
     cells = [cell("a", "verbatim-dump", 20), cell("a", "agent-curated", 5), cell("b", "verbatim-dump", 10),
              cell("b", "agent-curated", 5), cell("c", "agent-curated", 5)]  # fmt: skip

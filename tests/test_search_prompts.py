@@ -78,11 +78,11 @@ def test_an_eval_cell_on_the_dump_sends_no_core_memory(tmp_path: Path) -> None:
         assert question in questions and instruction == CITE_EVERY_CLAIM
         assert "## How to search it" in system  # the dump's own form
     # search.prompt_kb: the first round's prompt as sent, per question and its mean per cell
-    (cell,) = summary["cells"]
+    (cell,) = summary.cells
     sent = [sum(len(m.content.encode()) for m in req[0][:2]) / 1024 for req in requests]
     assert sorted(r["search"]["prompt_kb"] for r in rows) == sorted(round(s, 3) for s in sent)
-    assert cell["search"]["prompt_kb"] == round(sum(r["search"]["prompt_kb"] for r in rows) / 2, 3)
-    assert 1 < cell["search"]["prompt_kb"] < 8  # the prompt alone, not the four sessions with it
+    assert cell.search.prompt_kb == round(sum(r["search"]["prompt_kb"] for r in rows) / 2, 3)
+    assert 1 < cell.search.prompt_kb < 8  # the prompt alone, not the four sessions with it
 
 
 def test_offline_search_sends_no_prompt_and_says_so(tmp_path: Path) -> None:
@@ -95,7 +95,7 @@ def test_offline_search_sends_no_prompt_and_says_so(tmp_path: Path) -> None:
         limit=1,
     )
     summary = run_eval(cfg, tmp_path / "run", progress=False)
-    assert summary["cells"][0]["search"]["prompt_kb"] is None
+    assert summary.cells[0].search.prompt_kb is None
 
 
 def test_memory_ask_still_sends_core_memory(tmp_path: Path) -> None:

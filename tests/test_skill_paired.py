@@ -84,3 +84,19 @@ def test_a_run_without_no_store_has_no_paired_table(tmp_path: Path) -> None:
     write_report(out)
     assert json.loads((out / "summary.json").read_text())["paired"] == []
     assert "Paired comparisons" not in (out / "report.md").read_text()
+
+
+def test_a_task_row_no_chain_wrote_is_refused_by_its_place_and_field(tmp_path: Path) -> None:
+    """tasks.jsonl is checked once where the report reads it: a field of another type is named
+    with its row, nothing is derived from it; a field older chains did not write is no problem."""
+    from memdir.errors import MemdirError
+
+    out = tmp_path / "run"
+    older = {k: v for k, v in row("curated-skills", 1, 0, True).items() if k != "invalid_actions"}
+    write_run(out, [older, {**row("curated-skills", 1, 1, True), "steps": "many"}])
+    with pytest.raises(MemdirError, match=r"tasks\.jsonl row 2 is not a TaskRow: steps is a JSON string"):
+        write_report(out)
+    assert not (out / "summary.json").exists()
+    write_run(tmp_path / "older", [older])
+    write_report(tmp_path / "older")
+    assert json.loads((tmp_path / "older" / "summary.json").read_text())["cells"][0]["n_tasks"] == 1

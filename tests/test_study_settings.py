@@ -17,6 +17,7 @@ from agent_helpers import StandIn
 from memdir.cli.main import cli
 from memdir.errors import MemdirError
 from memdir.models import RetryPolicy, Usage, get_model, price_card
+from memdir.study.eval.records import CellSummary
 from memdir.study.eval.report import build_table, search_table, write_report
 from memdir.study.eval.runner import RunConfig, run_eval
 
@@ -90,7 +91,7 @@ def test_each_role_sends_its_reasoning_effort_and_the_judge_temperature_zero(
         role_cards={"judge": "gpt-5.4-nano"},
     )
     summary = run_eval(cfg, tmp_path / "run", progress=False, models=models(standin, MINI, NANO))
-    assert [(c["status"], c["reason"]) for c in summary["cells"]] == [("partial", None)]  # 1 question
+    assert [(c.status, c.reason) for c in summary.cells] == [("partial", None)]  # 1 question
     bodies = [s.body for s in standin.seen]
     sent = {(role_of(b), b["model"], b.get("reasoning_effort"), b.get("temperature")) for b in bodies}
     assert sent == {
@@ -130,14 +131,15 @@ def test_each_role_sends_its_reasoning_effort_and_the_judge_temperature_zero(
     assert nano is not None and mini is not None
     assert row["judge"]["cost_usd"] == pytest.approx(2 * nano.cost(call))
     assert row["search"]["cost_usd"] == pytest.approx(row["search"]["rounds"] * mini.cost(call))
-    cell = summary["cells"][0]
+    cell = summary.cells[0]
     assert row["attribution"] == pytest.approx(0.1 * 1 + 0.6 * 0.5 + 0.3 * 1)  # the grounding composite
     scales = {"citation_correctness": 1.0, "relevance": 0.5, "coherent_aggregation": 1.0, "n": 1}
-    assert cell["judge_health"]["scales"] == scales
+    assert cell.judge_health and cell.judge_health.scales
+    assert cell.judge_health.scales.as_json() == scales
     report = write_report(tmp_path / "run").read_text()
     assert "| agent-curated | 1 | 100.0 | 50.0 | 100.0 | 70.0 |" in report
-    assert cell["search"]["reasoning_tokens"] == 150 * cell["search"]["rounds"]
-    assert cell["build"]["reasoning_tokens"] == 150 * cell["build"]["model_calls"] > 0
+    assert cell.search.reasoning_tokens == 150 * (cell.search.rounds or 0)
+    assert cell.build["reasoning_tokens"] == 150 * cell.build["model_calls"] > 0
 
 
 def test_a_model_without_a_reasoning_control_is_sent_none_and_the_manifest_says_so(
@@ -196,7 +198,19 @@ def test_efforts_and_cards_refuse_unknown_roles_and_levels(tmp_path: Path) -> No
 
 def test_the_cli_takes_efforts_and_cards_per_role(tmp_path: Path) -> None:
     out = tmp_path / "cli"
-    args = ["study", "eval", "-b", "generated", "-c", SAMPLE, "-v", "closed-book", "--questions", "1", "--no-progress"]
+    args = [
+        "study",
+        "eval",
+        "-b",
+        "generated",
+        "-c",
+        SAMPLE,
+        "-v",
+        "closed-book",
+        "--questions",
+        "1",
+        "--no-progress",
+    ]
     res = CliRunner().invoke(
         cli,
         [
@@ -252,14 +266,15 @@ def test_rsn_share_and_cached_input_in_the_report_tables() -> None:
             "cost_usd": 0.5,
         },
     }
-    search = search_table([cell])
+    search = search_table([CellSummary.model_validate(cell)])
     assert "Rsn%" in search[0].split("|")[-3] and search[2].endswith("| 75.0 | 1.000 |")
-    build = build_table([cell])
+    build = build_table([CellSummary.model_validate(cell)])
     head = [h.strip() for h in build[0].split("|")]
     values = [v.strip() for v in build[2].split("|")]
     assert values[head.index("cached input")] == "4321" and values[head.index("Rsn%")] == "20.0"
     old = {**cell, "search": {k: v for k, v in cell["search"].items() if k != "reasoning_tokens"}}
-    assert search_table([old])[2].endswith("| — | 1.000 |")  # a summary written before Rsn%
+    before_rsn = CellSummary.model_validate(old)  # a summary written before Rsn%
+    assert search_table([before_rsn])[2].endswith("| — | 1.000 |")
 
 
 def test_a_role_model_shares_its_provider_and_counts_on_the_model() -> None:

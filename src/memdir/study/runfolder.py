@@ -25,8 +25,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
+
+from pydantic import TypeAdapter, ValidationError
 
 from memdir.errors import MemdirError
 from memdir.store.atomic import write_atomic
@@ -155,3 +158,51 @@ def require_same(
     if diff:
         hint = "resume with the same settings or choose another --out"
         raise MemdirError(refusal or f"{out} holds a run with other settings {diff}; {hint}")
+
+
+def not_a_row(exc: ValidationError, where: str, kind: str, fix: str = "") -> MemdirError:
+    """The error for a line or file that is not the record its study writes (`kind`), naming
+    `where`, the first field at fault and what to do (`fix`, else remove the line); both studies
+    read their tables through it."""
+    first = exc.errors()[0]
+    field = ".".join(str(p) for p in first["loc"]) or "the top level"
+    todo = fix or "remove the line, or restore the run folder's copy"
+    return MemdirError(
+        f"{where} is not a {kind}: {field}: {first['msg']} ({exc.error_count()} problem(s)); "
+        f"no run of this memdir wrote it: {todo}"
+    )
+
+
+@lru_cache(maxsize=64)
+def _adapter(hint: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(hint)
+
+
+@lru_cache(maxsize=4)
+def _hints(row_type: Any) -> dict[str, Any]:
+    return get_type_hints(row_type)
+
+
+def row_problem(row: Any, row_type: Any) -> str | None:
+    """Why `row` is not a `row_type` (the study's record of its table): not an object, or a field
+    of another type than the study writes (strict: no string read as a number); None if it is. A
+    field left out is not a problem: rows of older runs lack some. The UI's pages leave such a row
+    out and name it; the skill report refuses it."""
+    if not isinstance(row, dict):
+        return f"a JSON {type(row).__name__}, not an object"
+    for key, hint in _hints(row_type).items():
+        if key in row:
+            try:
+                _adapter(hint).validate_python(row[key], strict=True)
+            except ValidationError:
+                return f"{key} is a JSON {_json_type(row[key])}, not {_shown_hint(hint)}"
+    return None
+
+
+def _json_type(value: Any) -> str:
+    names = {bool: "boolean", int: "number", float: "number", str: "string", list: "array", dict: "object"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
+
+
+def _shown_hint(hint: Any) -> str:
+    return hint.__name__ if isinstance(hint, type) else str(hint).replace("typing.", "")

@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
-from typing import Any, get_type_hints
-
-from pydantic import TypeAdapter, ValidationError
+from typing import Any
 
 from memdir.errors import MemdirError, NotFoundError
 from memdir.store.paths import ROOT, MemoryPath
 from memdir.store.store import Store
-from memdir.study.eval.folder import AnswerRow, RunFolder
+from memdir.study.eval.folder import RunFolder
+from memdir.study.eval.records import AnswerRow
 from memdir.study.skills.folder import TASKS, ChainFolder, TaskRow
 from memdir.ui.listing import child_folders
 from memdir.ui.sources import Source, Sources
@@ -128,38 +126,3 @@ class Malformed:
 
 
 ROW_TYPES: dict[str, Any] = {"answers.jsonl": AnswerRow, TASKS: TaskRow}
-
-
-@lru_cache(maxsize=64)
-def _adapter(hint: Any) -> TypeAdapter[Any]:
-    return TypeAdapter(hint)
-
-
-@lru_cache(maxsize=4)
-def _hints(row_type: Any) -> dict[str, Any]:
-    return get_type_hints(row_type)
-
-
-def row_problem(row: Any, row_type: Any) -> str | None:
-    """Why `row` cannot be shown as a `row_type` (the study's TypedDict of the table): not an
-    object, or a field of another type than the study writes (strict: no string read as a
-    number); None if it can. A field left out is not a problem: rows of older runs lack some,
-    and the pages show what is there."""
-    if not isinstance(row, dict):
-        return f"a JSON {type(row).__name__}, not an object"
-    for key, hint in _hints(row_type).items():
-        if key in row:
-            try:
-                _adapter(hint).validate_python(row[key], strict=True)
-            except ValidationError:
-                return f"{key} is a JSON {_json_type(row[key])}, not {_shown_hint(hint)}"
-    return None
-
-
-def _json_type(value: Any) -> str:
-    names = {bool: "boolean", int: "number", float: "number", str: "string", list: "array", dict: "object"}
-    return "null" if value is None else names.get(type(value), type(value).__name__)
-
-
-def _shown_hint(hint: Any) -> str:
-    return hint.__name__ if isinstance(hint, type) else str(hint).replace("typing.", "")

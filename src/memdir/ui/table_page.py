@@ -7,7 +7,7 @@ and parses and checks only the rows it shows; the rows before it and after it ar
 so a page costs about one chunk plus one page of rows, whatever the table's size.
 
 A page is counted in rows, a row being a non-blank line: a malformed line on the page is left
-out and named (its line number and why), as `ui/runs.row_problem` says, so the page shows the
+out and named (its line number and why), as `study/runfolder.row_problem` says, so the page shows the
 rows around it. A last line without its newline that is not JSON is a row still being written
 (agents/runfolder.py passes over it too), not a row. A filter (`variant=...`) keeps the rows
 whose field has that value: a line is parsed only when the value's JSON text occurs in it, so
@@ -25,7 +25,8 @@ from typing import Any
 
 from memdir.store.paths import MemoryPath
 from memdir.store.store import Store
-from memdir.ui.runs import ROW_TYPES, Malformed, row_problem
+from memdir.study.runfolder import row_problem
+from memdir.ui.runs import ROW_TYPES, Malformed
 
 CHUNK = 1 << 20
 MAX_ROW_BYTES = 1 << 20  # a study's row is a few KiB; a longer line is named, never held

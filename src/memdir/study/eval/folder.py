@@ -6,6 +6,7 @@ calls.jsonl                                    every record line of builds and s
 cells/<benchmark>/<conversation>/<variant>.json  a cell's build marker (built|skipped|aborted)
 stores/<benchmark>/<conversation>/<variant>/   the cell's store, readable by `memdir stats`
 summary.json, report.md, *.png                 derived from the above (eval/summary.py, report.py)
+                                               (every file typed in eval/records.py)
 timings.json                                   derived too: the wall times, which summary.json leaves out
 """
 
@@ -13,37 +14,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 from memdir.store.atomic import write_atomic
+from memdir.study.eval.records import AnswerRow
 from memdir.study.runfolder import JsonlTable
 
 TIMINGS = "timings.json"  # wall times, apart: summary.json is the same for the same cells
-
-
-class AnswerRow(TypedDict):
-    """One line of answers.jsonl (docs/eval.md, The run folder): a question asked of one cell,
-    its answer and every score; summary.json is computed from these alone."""
-
-    benchmark: str
-    conversation: str
-    variant: str
-    question_id: str
-    order: int
-    category: str
-    question: str
-    gold: str
-    answer: str
-    citations: list[str]
-    correctness: float | None
-    attribution: float | None
-    f1: float
-    lexical_support: float | None
-    citations_not_found: list[str]
-    evidence_hit: float | None
-    defective: bool
-    search: dict[str, Any]
-    judge: dict[str, Any]
 
 
 class RunFolder:
@@ -63,6 +40,15 @@ class RunFolder:
 
     def marker(self, benchmark: str, conversation: str, variant: str) -> Path:
         return self.out / "cells" / benchmark / conversation / f"{variant}.json"
+
+    def answer_rows(self) -> list[AnswerRow]:
+        """answers.jsonl, typed: read here once, each line checked (a line no run wrote is named
+        by its place, and the run stops before summarizing anything)."""
+        where = self.answers.path
+        return [AnswerRow.from_json(row, f"{where} row {i}") for i, row in enumerate(self.answers.rows(), 1)]
+
+    def add_answer(self, row: AnswerRow) -> None:
+        self.answers.append([row.as_json()])
 
     def repair(self) -> None:
         """Cut both tables' last lines left short by an interruption (those questions are asked

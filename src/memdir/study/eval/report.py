@@ -5,72 +5,74 @@ out), so a report can be rebuilt from a copied folder."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from memdir.models.usage import reasoning_share
 from memdir.study.eval.folder import TIMINGS
 from memdir.study.eval.judges import GROUNDING_WEIGHTS, grounding
+from memdir.study.eval.records import CellSummary, CellTimings, RunSummary, RunTimings, Score, ScoreColumn
 from memdir.study.eval.report_tables import caching_table, paired_table
 
 
-def _pct(score: dict[str, Any] | None, which: str = "all") -> str:
-    if not score or score[which]["mean"] is None:
-        return "—"
-    return f"{100 * score[which]['mean']:.1f}"
+def _pct(score: ScoreColumn | None, which: str = "all") -> str:
+    return "—" if score is None else _mean(getattr(score, which))
+
+
+def _mean(score: Score) -> str:
+    return "—" if score.mean is None else f"{100 * score.mean:.1f}"
 
 
 def _num(x: Any, fmt: str = "{:.1f}") -> str:
     return "—" if x is None else fmt.format(x)
 
 
-Timings = dict[tuple[str, str, str], dict[str, Any]]
+Timings = dict[tuple[str, str, str], CellTimings]
 
 
-def _key(c: dict[str, Any]) -> tuple[str, str, str]:
-    return (c.get("benchmark", ""), c["conversation"], c["variant"])
-
-
-def _seconds(c: dict[str, Any], times: Timings, which: str, old: Any) -> str:
+def _seconds(c: CellSummary, times: Timings, which: str, old: float | None) -> str:
     """A wall time from timings.json; a summary written before the split carried it inline."""
-    t = times.get(_key(c), {}).get(which, old)
-    return "—" if t is None else f"{t:.1f}"
+    t = times.get(c.cell)
+    seconds = getattr(t, which) if t is not None else old
+    return "—" if seconds is None else f"{seconds:.1f}"
 
 
-def _label(c: dict[str, Any], many: bool) -> str:
-    return f"{c['conversation']} / {c['variant']}" if many else c["variant"]
+def _label(c: CellSummary, many: bool) -> str:
+    return f"{c.conversation} / {c.variant}" if many else c.variant
 
 
-def correctness_table(cells: list[dict[str, Any]]) -> list[str]:
-    many = len({c["conversation"] for c in cells}) > 1
-    cats = sorted({k for c in cells if c["correctness"] for k in c["correctness"]["by_category"]})
+def _many(cells: list[CellSummary]) -> bool:
+    return len({c.conversation for c in cells}) > 1
+
+
+def correctness_table(cells: list[CellSummary]) -> list[str]:
+    many = _many(cells)
+    cats = sorted({k for c in cells if c.correctness for k in c.correctness.by_category})
     lines = [
         "| variant | status | n | correctness | without defective golds | attribution "
         "| cited gold evidence | " + " | ".join(cats) + (" |" if cats else "|"),
         "|---" * (7 + len(cats)) + "|",
     ]
     for c in cells:
-        by = c["correctness"]["by_category"] if c["correctness"] else {}
-        per = [_pct({"all": by[k]}) if k in by else "—" for k in cats]
+        by = c.correctness.by_category if c.correctness else {}
+        per = [_mean(by[k]) if k in by else "—" for k in cats]
         lines.append(
-            f"| {_label(c, many)} | {c['status']} | {c['n_questions']} | {_pct(c['correctness'])} | "
-            f"{_pct(c['correctness'], 'clean')} | {_pct(c['attribution'])} | {_pct(c.get('evidence_hit'))} | "
+            f"| {_label(c, many)} | {c.status} | {c.n_questions} | {_pct(c.correctness)} | "
+            f"{_pct(c.correctness, 'clean')} | {_pct(c.attribution)} | {_pct(c.evidence_hit)} | "
             + " | ".join(per)
             + (" |" if per else "|")
         )
     return lines
 
 
-def rsn(tokens: dict[str, Any]) -> str:
+def rsn(reasoning: float | None, output: float | None) -> str:
     """Rsn%: reasoning tokens over output tokens (the paper's Tables 2 and 10); `—` for a
     summary written before reasoning was kept, or nothing output."""
-    reasoning, output = tokens.get("reasoning_tokens"), tokens.get("output_tokens")
     share = None if reasoning is None or output is None else reasoning_share(reasoning, output)
     return "—" if share is None else f"{100 * share:.1f}"
 
 
-def dump_ratio(c: dict[str, Any], cells: list[dict[str, Any]]) -> str:
+def dump_ratio(c: CellSummary, cells: list[CellSummary]) -> str:
     """This cell's bytes read per question over the verbatim dump's on the same conversation
     (docs/study.md, design rule 1: what organizing a store saves its searcher); `—` without a
     dump cell that read something."""
@@ -78,67 +80,68 @@ def dump_ratio(c: dict[str, Any], cells: list[dict[str, Any]]) -> str:
         (
             d
             for d in cells
-            if d["variant"] == "verbatim-dump"
-            and (d["benchmark"], d["conversation"]) == (c["benchmark"], c["conversation"])
+            if d.variant == "verbatim-dump" and (d.benchmark, d.conversation) == (c.benchmark, c.conversation)
         ),
         None,
     )
-    base = (dump or {}).get("search", {}).get("bytes_read")
-    mine = c["search"].get("bytes_read")
+    base = dump.search.bytes_read if dump is not None else None
+    mine = c.search.bytes_read
     if not base or mine is None:
         return "—"
     return f"{mine / base:.2f}x"
 
 
-def search_table(cells: list[dict[str, Any]]) -> list[str]:
-    many = len({c["conversation"] for c in cells}) > 1
+def search_table(cells: list[CellSummary]) -> list[str]:
+    many = _many(cells)
     lines = [
         "| variant | tool calls | rounds | KB read | read vs dump | uncached input | cached input | output "
         "| Rsn% | cents |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in cells:
-        s = c["search"]
-        if s.get("tool_calls") is None:
+        s = c.search
+        if s.tool_calls is None:
             continue
         lines.append(
-            f"| {_label(c, many)} | {s['tool_calls']:.1f} | {s['rounds']:.1f} | "
-            f"{s['bytes_read'] / 1024:.1f} | {dump_ratio(c, cells)} | "
-            f"{s['input_tokens']:.0f} | {s['cached_tokens']:.0f} | {s['output_tokens']:.0f} | {rsn(s)} | "
-            f"{100 * s['cost_usd']:.3f} |"
+            f"| {_label(c, many)} | {s.tool_calls:.1f} | {_num(s.rounds)} | "
+            f"{_num(None if s.bytes_read is None else s.bytes_read / 1024)} | {dump_ratio(c, cells)} | "
+            f"{_num(s.input_tokens, '{:.0f}')} | {_num(s.cached_tokens, '{:.0f}')} | "
+            f"{_num(s.output_tokens, '{:.0f}')} | {rsn(s.reasoning_tokens, s.output_tokens)} | "
+            f"{_num(None if s.cost_usd is None else 100 * s.cost_usd, '{:.3f}')} |"
         )
     return lines
 
 
-def build_table(cells: list[dict[str, Any]], times: Timings | None = None) -> list[str]:
-    many = len({c["conversation"] for c in cells}) > 1
+def build_table(cells: list[CellSummary], times: Timings | None = None) -> list[str]:
+    many = _many(cells)
     lines = [
         "| variant | tool calls | uncached input | cached input | output | Rsn% | $ | seconds "
         "| dirs | files | sections | KB | xrefs | check |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in cells:
-        b, st = c["build"], c["store"] or {}
+        b, st = c.build, c.store or {}
         lines.append(
             f"| {_label(c, many)} | {b.get('tool_calls', 0)} | {b.get('input_tokens', 0)} | "
-            f"{b.get('cached_tokens', 0)} | {b.get('output_tokens', 0)} | {rsn(b)} | "
+            f"{b.get('cached_tokens', 0)} | {b.get('output_tokens', 0)} | "
+            f"{rsn(b.get('reasoning_tokens'), b.get('output_tokens'))} | "
             f"{b.get('cost_usd', 0):.4f} | "
             f"{_seconds(c, times or {}, 'build_seconds', b.get('seconds'))} | "
             f"{_num(st.get('dirs'), '{}')} | {_num(st.get('files'), '{}')} | "
             f"{_num(st.get('sections'), '{}')} | "
             f"{_num(st.get('kb'))} | {_num(st.get('xrefs'), '{}')} | "
-            f"{check_text(c['checks']) if c['status'] in ('ok', 'partial') else c['status']} |"
+            f"{check_text(c.checks) if c.status in ('ok', 'partial') else c.status} |"
         )
     return lines
 
 
-def judge_table(cells: list[dict[str, Any]], times: Timings | None = None) -> list[str]:
+def judge_table(cells: list[CellSummary], times: Timings | None = None) -> list[str]:
     """The judge's trust figures; empty without an LLM judge. A weak judge says CORRECT to
     anything: this is where the report shows it."""
-    shown = [c for c in cells if c.get("judge_health")]
+    shown = [(c, c.judge_health) for c in cells if c.judge_health]
     if not shown:
         return []
-    many = len({c["conversation"] for c in cells}) > 1
+    many = _many(cells)
     lines = [
         "## The judge against offline F1",
         "",
@@ -148,25 +151,24 @@ def judge_table(cells: list[dict[str, Any]], times: Timings | None = None) -> li
         "| variant | verdicts | unparsed | agreement | n | judge input | judge output | judge seconds |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for c in shown:
-        j = c["judge_health"]
-        agree = "—" if j["judge_f1_agreement"] is None else f"{100 * j['judge_f1_agreement']:.0f}%"
+    for c, j in shown:
+        agree = "—" if j.judge_f1_agreement is None else f"{100 * j.judge_f1_agreement:.0f}%"
         lines.append(
-            f"| {_label(c, many)} | {j['verdicts']} | {j['unparsed']} | {agree} | {j['agreement_n']} | "
-            f"{j['input_tokens']:.0f} | {j['output_tokens']:.0f} | "
-            f"{_seconds(c, times or {}, 'judge_seconds', j.get('seconds'))} |"
+            f"| {_label(c, many)} | {j.verdicts} | {j.unparsed} | {agree} | {j.agreement_n} | "
+            f"{j.input_tokens:.0f} | {j.output_tokens:.0f} | "
+            f"{_seconds(c, times or {}, 'judge_seconds', j.seconds)} |"
         )
     return ["", *lines]
 
 
-def attribution_table(cells: list[dict[str, Any]]) -> list[str]:
+def attribution_table(cells: list[CellSummary]) -> list[str]:
     """Attribution on the paper's three scales, means over the answers the judge scored, and
     the grounding composite they make (the correctness table's attribution column, which also
     counts unparsed replies as unscored); empty without an LLM judge's scales."""
-    shown = [c for c in cells if (c.get("judge_health") or {}).get("scales")]
+    shown = [(c, c.judge_health.scales) for c in cells if c.judge_health and c.judge_health.scales]
     if not shown:
         return []
-    many = len({c["conversation"] for c in cells}) > 1
+    many = _many(cells)
     lines = [
         "## Attribution on the judge's three scales (%)",
         "",
@@ -175,11 +177,10 @@ def attribution_table(cells: list[dict[str, Any]]) -> list[str]:
         "| variant | scored | citation correctness | relevance | coherent aggregation | grounding |",
         "|---|---|---|---|---|---|",
     ]
-    for c in shown:
-        sc = c["judge_health"]["scales"]
-        parts = {k: sc[k] for k in GROUNDING_WEIGHTS}
+    for c, sc in shown:
+        parts = {k: float(getattr(sc, k)) for k in GROUNDING_WEIGHTS}
         cols = " | ".join(f"{100 * v:.1f}" for v in parts.values())
-        lines.append(f"| {_label(c, many)} | {sc['n']} | {cols} | {100 * grounding(parts):.1f} |")
+        lines.append(f"| {_label(c, many)} | {sc.n} | {cols} | {100 * grounding(parts):.1f} |")
     return ["", *lines]
 
 
@@ -194,38 +195,35 @@ def check_text(checks: dict[str, Any]) -> str:
     return ""
 
 
-def plot(cells: list[dict[str, Any]], out: Path) -> list[str]:
+def plot(cells: list[CellSummary], out: Path) -> list[str]:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    shown = [c for c in cells if c["correctness"]]
+    shown = [(c, c.correctness) for c in cells if c.correctness]
     if not shown:
         return []
-    many = len({c["conversation"] for c in cells}) > 1
-    names = [_label(c, many) for c in shown]
+    many = _many(cells)
+    names = [_label(c, many) for c, _ in shown]
     files = []
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     x = list(range(len(shown)))
-    corr = [100 * (c["correctness"]["all"]["mean"] or 0) for c in shown]
-    attr = [100 * ((c["attribution"] or {}).get("all", {}).get("mean") or 0) for c in shown]
+    corr = [100 * (k.all.mean or 0) for _, k in shown]
+    attr = [100 * ((c.attribution.all.mean if c.attribution else None) or 0) for c, _ in shown]
     axes[0].bar([i - 0.2 for i in x], corr, 0.4, label="correctness")
     axes[0].bar([i + 0.2 for i in x], attr, 0.4, label="attribution")
     axes[0].set_ylabel("%")
     axes[0].set_ylim(0, 100)
     axes[0].legend()
     axes[0].set_title("Correctness and attribution")
-    axes[1].bar(x, [c["search"]["bytes_read"] / 1024 for c in shown], color="gray")
+    axes[1].bar(x, [(c.search.bytes_read or 0) / 1024 for c, _ in shown], color="gray")
     axes[1].set_ylabel("KB read per question")
     axes[1].set_title("Search cost per question")
     for ax in axes:
         ax.set_xticks(x, names, rotation=30, ha="right")
-    first = shown[0]
-    fig.suptitle(
-        f"{first['benchmark']}: search {first['model']}, build {first['builder_model']}, "
-        f"judge {first['judge']}"
-    )
+    first = shown[0][0]
+    fig.suptitle(f"{first.benchmark}: search {first.model}, build {first.builder_model}, judge {first.judge}")
     fig.tight_layout()
     fig.savefig(out / "variants.png", dpi=110)
     plt.close(fig)
@@ -233,16 +231,16 @@ def plot(cells: list[dict[str, Any]], out: Path) -> list[str]:
     return files
 
 
-def render(summary: dict[str, Any], plots: list[str], timings: dict[str, Any] | None = None) -> str:
-    cells = summary["cells"]
-    times: Timings = {_key(t): t for t in (timings or {}).get("cells", [])}
-    first = cells[0] if cells else {}
-    tool_set = first.get("tool_set", first.get("harness"))  # `harness` in summaries before the rename
+def render(summary: RunSummary, plots: list[str], timings: RunTimings | None = None) -> str:
+    cells = summary.cells
+    times: Timings = {t.cell: t for t in (timings.cells if timings else [])}
+    first = cells[0] if cells else None
     head = [
-        f"# {first.get('benchmark', '?')}: the conversational study",
+        f"# {first.benchmark if first else '?'}: the conversational study",
         "",
-        f"Search model `{first.get('model')}`, builder model `{first.get('builder_model')}`, judge "
-        f"`{first.get('judge')}`, tool set `{tool_set}`, price card `{first.get('price_card')}`.",
+        f"Search model `{first and first.model}`, builder model `{first and first.builder_model}`, judge "
+        f"`{first and first.judge}`, tool set `{first and first.tool_set}`, price card "
+        f"`{first and first.price_card}`.",
         "",
         "## Correctness and attribution per variant (%)",
         "",
@@ -262,14 +260,10 @@ def render(summary: dict[str, Any], plots: list[str], timings: dict[str, Any] | 
         *caching_table(cells),
         *paired_table(summary),
     ]
-    notes = [
-        f"- {c['conversation']} / {c['variant']}: **{c['status']}**: {c['reason']}"
-        for c in cells
-        if c["reason"]
-    ]
+    notes = [f"- {c.conversation} / {c.variant}: **{c.status}**: {c.reason}" for c in cells if c.reason]
     if notes:
         head += ["", "## Cells not run or not complete", "", *notes]
-    defective = sorted({q for c in cells for q in c.get("defective", [])})
+    defective = sorted({q for c in cells for q in c.defective})
     if defective:
         head += ["", f"Defective golds left out of the second column: {', '.join(defective)}."]
     head += ["", *[f"![{p}]({p})" for p in plots]]
@@ -278,10 +272,10 @@ def render(summary: dict[str, Any], plots: list[str], timings: dict[str, Any] | 
 
 def write_report(run_dir: str | Path) -> Path:
     out = Path(run_dir)
-    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    summary = RunSummary.read(out / "summary.json")
     timings_file = out / TIMINGS
-    timings = json.loads(timings_file.read_text(encoding="utf-8")) if timings_file.is_file() else None
-    plots = plot(summary["cells"], out)
+    timings = RunTimings.read(timings_file) if timings_file.is_file() else None
+    plots = plot(summary.cells, out)
     path = out / "report.md"
     path.write_text(render(summary, plots, timings), encoding="utf-8")
     return path

@@ -3,17 +3,16 @@ each with the sidedness it was run at) and the caching efficiency per cell (the 
 
 from __future__ import annotations
 
-from typing import Any
-
 from memdir.sign_test import SIDEDNESS_LABELS
+from memdir.study.eval.records import CellSummary, RunSummary
 
 
-def paired_table(summary: dict[str, Any]) -> list[str]:
-    """A row per comparison of `summary["paired"]` (eval/stats.COMPARISONS); empty without any."""
-    rows = summary.get("paired") or []
+def paired_table(summary: RunSummary) -> list[str]:
+    """A row per comparison of `summary.paired` (eval/stats.COMPARISONS); empty without any."""
+    rows = summary.paired
     if not rows:
         return []
-    many = len({(r["benchmark"], r["conversation"]) for r in rows}) > 1
+    many = len({(r.benchmark, r.conversation) for r in rows}) > 1
     lines = [
         "",
         "## Paired comparisons (sign test on per-question correctness)",
@@ -26,21 +25,21 @@ def paired_table(summary: dict[str, Any]) -> list[str]:
         "|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        name = f"{r['conversation']} / {r['variant']}" if many else r["variant"]
+        name = f"{r.conversation} / {r.variant}" if many else r.variant
         lines.append(
-            f"| {name} | {r['against']} | {r['wins']} | {r['losses']} | {r['ties']} | "
-            f"{SIDEDNESS_LABELS.get(r['sidedness'], r['sidedness'])} | {r['p_value']:.3f} |"
+            f"| {name} | {r.against} | {r.wins} | {r.losses} | {r.ties} | "
+            f"{SIDEDNESS_LABELS.get(r.sidedness, r.sidedness)} | {r.p_value:.3f} |"
         )
     return lines
 
 
-def caching_table(cells: list[dict[str, Any]]) -> list[str]:
+def caching_table(cells: list[CellSummary]) -> list[str]:
     """Per cell, the search's intrinsic bounds summed over its questions and the caching
     efficiency `(no-cache - measured) / (no-cache - perfect)`; empty when no cell has bounds."""
-    shown = [c for c in cells if c.get("caching")]
+    shown = [(c, c.caching) for c in cells if c.caching]
     if not shown:
         return []
-    many = len({c["conversation"] for c in cells}) > 1
+    many = len({c.conversation for c in cells}) > 1
     lines = [
         "",
         "## Caching efficiency of search (tokens summed over the cell's questions)",
@@ -52,12 +51,11 @@ def caching_table(cells: list[dict[str, Any]]) -> list[str]:
         "| variant | no-cache | measured | perfect | efficiency |",
         "|---|---|---|---|---|",
     ]
-    for c in shown:
-        k = c["caching"]
-        eff = k["caching_efficiency"]
-        name = f"{c['conversation']} / {c['variant']}" if many else c["variant"]
+    for c, k in shown:
+        eff = k.caching_efficiency
+        name = f"{c.conversation} / {c.variant}" if many else c.variant
         lines.append(
-            f"| {name} | {k['no_cache']:,} | {k['measured']:,} | {k['perfect']:,} | "
+            f"| {name} | {k.no_cache:,} | {k.measured:,} | {k.perfect:,} | "
             f"{'—' if eff is None else f'{100 * eff:.1f}%'} |"
         )
     return lines

@@ -16,7 +16,6 @@ same `Runner.run_cell`.
 from __future__ import annotations
 
 import asyncio
-import json
 import shutil
 import string
 import time
@@ -45,7 +44,7 @@ from memdir.study.bench import load_sample
 from memdir.study.bench.types import Question, Sample, parse_sessions
 from memdir.study.eval.asking import way_to_ask
 from memdir.study.eval.citations import resolve_all
-from memdir.study.eval.folder import TIMINGS, AnswerRow, RunFolder
+from memdir.study.eval.folder import TIMINGS, RunFolder
 from memdir.study.eval.judges import JUDGE_CONFIG, judge_item
 from memdir.study.eval.model_settings import (
     JUDGE_TEMPERATURE,
@@ -56,6 +55,7 @@ from memdir.study.eval.model_settings import (
     with_effort,
 )
 from memdir.study.eval.progress import ProgressBars
+from memdir.study.eval.records import AnswerRow, CacheBounds, JudgeRecord, RunSummary, SearchEffort
 from memdir.study.eval.stores_from import STORELESS, StoreSource
 from memdir.study.eval.summary import summarize_run, timings_of
 from memdir.study.runfolder import read_manifest, require_same, write_manifest
@@ -194,22 +194,22 @@ def answers(out: RoleOutput, options: tuple[str, ...]) -> tuple[str, str]:
     return letter, f"{letter} {options[choice]}"
 
 
-def search_metrics(entries: list[dict[str, Any]], card: PriceCard | None) -> dict[str, Any]:
+def search_metrics(entries: list[dict[str, Any]], card: PriceCard | None) -> SearchEffort:
     """One question's search effort from its record lines (model episodes or offline steps), with
     `prompt_kb`, the size of the first round's prompt as sent (None when no model was asked)."""
     done = effort(entries)
-    return {
-        "prompt_kb": prompt_kb(entries),
-        "tool_calls": done.tool_calls,
-        "rounds": done.rounds,
-        "bytes_read": done.bytes_read,
-        "input_tokens": done.usage.input_uncached,
-        "cached_tokens": done.usage.input_cached,
-        "output_tokens": done.usage.output,
-        "reasoning_tokens": done.usage.reasoning,
-        "cost_usd": round(card.cost(done.usage), 8) if card else 0.0,
-        "bounds": bounds(entries).as_dict(),  # the intrinsic bounds, for Table 18's share
-    }
+    return SearchEffort(
+        prompt_kb=prompt_kb(entries),
+        tool_calls=done.tool_calls,
+        rounds=done.rounds,
+        bytes_read=done.bytes_read,
+        input_tokens=done.usage.input_uncached,
+        cached_tokens=done.usage.input_cached,
+        output_tokens=done.usage.output,
+        reasoning_tokens=done.usage.reasoning,
+        cost_usd=round(card.cost(done.usage), 8) if card else 0.0,
+        bounds=CacheBounds.model_validate(bounds(entries).as_dict()),  # the intrinsic bounds, for Table 18
+    )
 
 
 def prompt_kb(entries: list[dict[str, Any]]) -> float | None:
@@ -221,24 +221,22 @@ def prompt_kb(entries: list[dict[str, Any]]) -> float | None:
     return None
 
 
-def judge_metrics(verdicts: list[Any], card: PriceCard | None = None) -> dict[str, Any]:
+def judge_metrics(verdicts: list[Any], card: PriceCard | None = None) -> JudgeRecord:
     """One question's judge labels (unparsed ones visible in the answers), attribution's three
     scales when it was scored, and the judge's tokens and bill (priced with the judge's card)."""
     usage = Usage()
     for v in verdicts:
         usage += Usage.from_dict(v.usage or {})
-    out = {
-        "labels": {v.judge: v.label for v in verdicts},
-        "input_tokens": usage.prompt,
-        "output_tokens": usage.output,
-        "reasoning_tokens": usage.reasoning,
-        "cost_usd": round(card.cost(usage), 8) if card else 0.0,
-        "seconds": round(usage.seconds, 3),
-    }
     scales = [v.scales for v in verdicts if v.judge == "attribution" and v.scales]
-    if scales:
-        out["scales"] = scales[-1]
-    return out
+    return JudgeRecord(
+        labels={v.judge: v.label for v in verdicts},
+        input_tokens=usage.prompt,
+        output_tokens=usage.output,
+        reasoning_tokens=usage.reasoning,
+        cost_usd=round(card.cost(usage), 8) if card else 0.0,
+        seconds=round(usage.seconds, 3),
+        scales=scales[-1] if scales else None,
+    )
 
 
 @dataclass
@@ -383,7 +381,7 @@ class Runner:
             manifest["stores_from"] = self.taken
         write_manifest(self.folder.manifest, manifest)
 
-    async def run(self) -> dict[str, Any]:
+    async def run(self) -> RunSummary:
         # every sample loaded (and sliced) first: a bad id or slice is refused before the manifest
         samples = [
             self.config.apply_sessions(load_sample(self.config.benchmark, c))
@@ -398,10 +396,10 @@ class Runner:
         jobs = [(sample, variant) for sample in samples for variant in self.config.variants]
         with ProgressBars(self.progress) as bars:
             cells = await self.executor.run_cells(self, jobs, bars)
-        rows = self.folder.answers.rows()
+        rows = self.folder.answer_rows()
         summary = summarize_run(self.config, cells, rows)
-        write_atomic(self.folder.out / "summary.json", json.dumps(summary, indent=2).encode())
-        write_atomic(self.folder.out / TIMINGS, json.dumps(timings_of(cells, rows), indent=2).encode())
+        write_atomic(self.folder.out / "summary.json", summary.to_json())
+        write_atomic(self.folder.out / TIMINGS, timings_of(cells, rows).to_json())
         return summary
 
     # -- build -------------------------------------------------------------------------------
@@ -465,11 +463,7 @@ class Runner:
         cell, built = await self.build_cell(sample, variant, bars)
         if built is None:
             return cell
-        done = {
-            r["question_id"]
-            for r in self.folder.answers.rows()
-            if all(r.get(k) == v for k, v in cell.key.items())
-        }
+        done = {r.question_id for r in self.folder.answer_rows() if r.key == cell.key}
         todo = sorted(sample.questions, key=lambda q: q.order)
         if self.config.limit is not None:
             todo = todo[: self.config.limit]
@@ -486,7 +480,7 @@ class Runner:
                     row = await self.ask(search_model, judge, built, cell, q, record)
                 finally:
                     self.folder.calls.append(record.entries)  # a failure's error line too
-                self.folder.answers.append([row])
+                self.folder.add_answer(row)
                 tick()
 
         tasks = [asyncio.create_task(one(q)) for q in todo]
@@ -536,28 +530,27 @@ class Runner:
             attribution = None
         else:
             attribution = scores["lexical_support"]
-        row: AnswerRow = {
-            "benchmark": cell.benchmark,
-            "conversation": cell.conversation,
-            "variant": cell.variant,
-            "question_id": q.id,
-            "order": q.order,
-            "category": q.category,
-            "question": q.question,
-            "gold": q.gold,
-            "answer": out_answer,
-            "citations": citations,
-            "correctness": correctness,
-            "attribution": attribution,
-            "f1": scores["offline_correctness"],
-            "lexical_support": scores["lexical_support"] if store is not None else None,
-            "citations_not_found": scores["citations_not_found"],
-            "evidence_hit": evidence_hit(store, citations, q) if store is not None and q.evidence else None,
-            "defective": q.defective,
-            "search": search_metrics(record.entries, self.card),
-            "judge": judge_metrics(scores["verdicts"], self.cards["judge"]),
-        }
-        return row
+        return AnswerRow(
+            benchmark=cell.benchmark,
+            conversation=cell.conversation,
+            variant=cell.variant,
+            question_id=q.id,
+            order=q.order,
+            category=q.category,
+            question=q.question,
+            gold=q.gold,
+            answer=out_answer,
+            citations=citations,
+            correctness=correctness,
+            attribution=attribution,
+            f1=scores["offline_correctness"],
+            lexical_support=scores["lexical_support"] if store is not None else None,
+            citations_not_found=scores["citations_not_found"],
+            evidence_hit=evidence_hit(store, citations, q) if store is not None and q.evidence else None,
+            defective=q.defective,
+            search=search_metrics(record.entries, self.card),
+            judge=judge_metrics(scores["verdicts"], self.cards["judge"]),
+        )
 
 
 class CellExecutor(Protocol):
@@ -597,8 +590,8 @@ def run_eval(
     progress: bool = True,
     models: dict[str, Model] | None = None,
     executor: CellExecutor | None = None,
-) -> dict[str, Any]:
+) -> RunSummary:
     """Run (or resume) the study's cells into `out` (by `executor`, default the local one);
-    returns summary.json's content."""
+    returns summary.json's content, typed."""
     runner = Runner(config, out, progress=progress, models=models, executor=executor)
     return asyncio.run(runner.run())

@@ -11,45 +11,30 @@ to be defective (LoCoMo conv-50 has four), since the paper reports both.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterable
 
-from memdir.sign_test import Sidedness, paired
-
-
-@dataclass(frozen=True)
-class Score:
-    mean: float | None
-    n: int
-    unscored: int
+from memdir.sign_test import Sidedness, sign_test
+from memdir.study.eval.records import AnswerRow, Comparison, Score, ScoreColumn
 
 
 def _score(values: list[float | None]) -> Score:
+    """Rounded to 6 places, as summary.json holds it."""
     scored = [v for v in values if v is not None]
-    return Score(sum(scored) / len(scored) if scored else None, len(scored), len(values) - len(scored))
+    mean = round(sum(scored) / len(scored), 6) if scored else None
+    return Score(mean=mean, n=len(scored), unscored=len(values) - len(scored))
 
 
-@dataclass(frozen=True)
-class Summary:
-    """One score column of one variant: overall, without defective golds, and per category."""
-
-    all: Score
-    clean: Score
-    by_category: dict[str, Score]
-
-
-def summarize(rows: Iterable[Mapping[str, Any]], key: str, defective: Iterable[str] = ()) -> Summary:
-    """Rows are answers.jsonl lines (`question_id`, `category`, and the score under `key`);
-    `defective` lists question ids to leave out of the clean score."""
+def summarize(rows: Iterable[AnswerRow], key: str, defective: Iterable[str] = ()) -> ScoreColumn:
+    """The score column `key` of answer rows; `defective` lists question ids to leave out of the
+    clean score."""
     bad = set(defective)
     items = list(rows)
     per_cat: dict[str, list[float | None]] = {}
     for r in items:
-        per_cat.setdefault(str(r.get("category", "")), []).append(r.get(key))
-    return Summary(
-        all=_score([r.get(key) for r in items]),
-        clean=_score([r.get(key) for r in items if r["question_id"] not in bad]),
+        per_cat.setdefault(r.category, []).append(r.score(key))
+    return ScoreColumn(
+        all=_score([r.score(key) for r in items]),
+        clean=_score([r.score(key) for r in items if r.question_id not in bad]),
         by_category={c: _score(v) for c, v in sorted(per_cat.items())},
     )
 
@@ -60,23 +45,33 @@ def summarize(rows: Iterable[Mapping[str, Any]], key: str, defective: Iterable[s
 COMPARISONS: tuple[tuple[str, Sidedness], ...] = (("closed-book", "greater"), ("verbatim-dump", "two-sided"))
 
 
-def comparisons(rows: Iterable[Mapping[str, Any]], key: str = "correctness") -> list[dict[str, Any]]:
+def comparisons(rows: Iterable[AnswerRow], key: str = "correctness") -> list[Comparison]:
     """Each variant against each baseline of `COMPARISONS` it shares a conversation with, on
-    the items both scored: a row per (benchmark, conversation, variant, baseline)."""
+    the items both scored: one per (benchmark, conversation, variant, baseline)."""
     items = list(rows)
-    cells = sorted({(str(r.get("benchmark", "")), str(r["conversation"]), str(r["variant"])) for r in items})
-    out: list[dict[str, Any]] = []
+    cells = sorted({(r.benchmark, r.conversation, r.variant) for r in items})
+    out: list[Comparison] = []
     done: set[tuple[str, str]] = set()
     for base, sidedness in COMPARISONS:
         for bench, conv, variant in cells:
             if variant == base or (bench, conv, base) not in cells or (base, variant) in done:
                 continue  # a pair already compared the other way round is not tested twice
             done.add((variant, base))
-            mine = [r for r in items if (r.get("benchmark", ""), r["conversation"]) == (bench, conv)]
-            t = paired(mine, key, variant, base, sidedness)
-            out.append({
-                "benchmark": bench, "conversation": conv, "variant": variant, "against": base,
-                "score": key, "wins": t.wins, "losses": t.losses, "ties": t.ties,
-                "p_value": round(t.p_value, 6), "sidedness": sidedness,
-            })  # fmt: skip
+            mine = [r for r in items if (r.benchmark, r.conversation) == (bench, conv)]
+            a, b = ({r.question_id: r.score(key) for r in mine if r.variant == v} for v in (variant, base))
+            t = sign_test(a, b, sidedness)
+            out.append(
+                Comparison(
+                    benchmark=bench,
+                    conversation=conv,
+                    variant=variant,
+                    against=base,
+                    score=key,
+                    wins=t.wins,
+                    losses=t.losses,
+                    ties=t.ties,
+                    p_value=round(t.p_value, 6),
+                    sidedness=sidedness,
+                )
+            )
     return out

@@ -16,7 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
-from memdir.study.runfolder import JsonlTable
+from memdir.errors import MemdirError
+from memdir.study.runfolder import JsonlTable, row_problem
 
 TASKS = "tasks.jsonl"
 ABORTED = "aborted.jsonl"
@@ -67,6 +68,21 @@ class ChainFolder:
         self.manifest = out / "manifest.json"
         self.tasks = JsonlTable(out / TASKS, lock=out / LOCK, ensure_ascii=True)
         self.aborted = JsonlTable(out / ABORTED, lock=out / LOCK, ensure_ascii=True)
+
+    def task_rows(self) -> list[dict[str, Any]]:
+        """tasks.jsonl, each row checked once here against `TaskRow` as the UI's pages check it
+        (`runfolder.row_problem`: a field of another type is named; one older chains did not
+        write is not a problem); the rows are returned as written, so a summary of them is the
+        same bytes as ever."""
+        rows = self.tasks.rows()
+        for i, row in enumerate(rows, 1):
+            problem = row_problem(row, TaskRow)
+            if problem is not None:
+                raise MemdirError(
+                    f"{self.tasks.path} row {i} is not a TaskRow: {problem}; no chain of this memdir "
+                    "wrote it: remove the line, or restore the run folder's copy"
+                )
+        return rows
 
     def store_dir(self, variant: str, chain: int) -> Path:
         return self.out / "stores" / variant / f"chain-{chain}"

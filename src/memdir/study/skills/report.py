@@ -31,7 +31,7 @@ def load_rows(run: Path) -> list[dict[str, Any]]:
     folder = ChainFolder(run)
     if not folder.tasks.path.is_file():
         raise MemdirError(f"{run} has no {TASKS}; is it a skill run folder?")
-    return folder.tasks.rows()
+    return folder.task_rows()
 
 
 def load_aborted(run: Path) -> list[dict[str, Any]]:
