@@ -149,6 +149,14 @@ def test_old_option_names_are_gone(argv: list[str], tmp_path: Path, monkeypatch:
     assert not (tmp_path / "x").exists()
 
 
-def test_study_report_redraws_either_kind_of_run_folder(tmp_path: Path) -> None:
+def test_study_report_redraws_a_run_folder_and_refuses_another_folder(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    argv = ["study", "eval", "-b", "generated", "-c", "gen-s3-p2-n4-t3-a2-c1", "-v", "closed-book"]
+    assert memdir(*argv, "--questions", "2", "--no-progress", "--out", str(run)).exit_code == 0
+    drawn = (run / "report.md").read_text(encoding="utf-8")
+    (run / "report.md").unlink()
+    res = memdir("study", "report", str(run))
+    assert res.exit_code == 0 and str(run / "report.md") in res.output
+    assert (run / "report.md").read_text(encoding="utf-8") == drawn
     res = memdir("study", "report", str(tmp_path))
     assert res.exit_code == 1 and "not a run folder" in res.output
