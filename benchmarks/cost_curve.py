@@ -19,13 +19,30 @@ from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from memdir.study.eval.folder import TIMINGS
+from memdir.study.eval.records import CellSummary, RunTimings
 from memdir.study.eval.report import write_report
 from memdir.study.eval.runner import RunConfig, run_eval
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One variant at one size: its cell of summary.json and its build's wall time (timings.json)."""
+
+    sessions: int
+    cell: CellSummary
+    build_seconds: float | None
+
+    @property
+    def corpus_kb(self) -> float:
+        return float(self.cell.corpus.get("kb", 0.0))
+
+
 VARIANTS = ["chunk-retrieval", "verbatim-dump", "agent-curated"]
 
 
@@ -37,7 +54,7 @@ def main() -> None:
     ap.add_argument("--out", default=str(ROOT / "runs" / "cost_curve"))
     args = ap.parse_args()
     out = Path(args.out)
-    rows: list[dict[str, Any]] = []
+    rows: list[Row] = []
     for n in (int(x) for x in args.sizes.split(",")):
         sid = f"gen-s{args.seed}-n{n}"
         start = time.perf_counter()
@@ -52,32 +69,35 @@ def main() -> None:
         write_report(out / sid)
         wall = time.perf_counter() - start
         print(f"{sid}: {wall:.1f} s wall")
-        for c in summary["cells"]:
-            rows.append(c | {"sessions": n, "wall": wall})
-    dump = {r["sessions"]: r["search"]["bytes_read"] for r in rows if r["variant"] == "verbatim-dump"}
+        times = {t.variant: t.build_seconds for t in RunTimings.read(out / sid / TIMINGS).cells}
+        rows += [Row(n, c, times.get(c.variant)) for c in summary.cells]
+    dump = {r.sessions: r.cell.search.bytes_read for r in rows if r.cell.variant == "verbatim-dump"}
     lines = [
         "| variant | sessions | corpus KB | questions | KB read / q | read vs dump | tool calls / q | F1 "
         "| build calls | build s |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for r in sorted(rows, key=lambda r: (r["variant"], r["sessions"])):
-        s, b = r["search"], r["build"]
-        f1 = r["correctness"]["all"]["mean"] if r["correctness"] else None
-        base = dump.get(r["sessions"])
-        ratio = f"{s['bytes_read'] / base:.2f}x" if base else "—"
+    for r in sorted(rows, key=lambda r: (r.cell.variant, r.sessions)):
+        c, s = r.cell, r.cell.search
+        f1 = c.correctness.all.mean if c.correctness else None
+        base = dump.get(r.sessions)
+        read = s.bytes_read or 0.0
+        ratio = f"{read / base:.2f}x" if base else "—"
         lines.append(
-            f"| {r['variant']} | {r['sessions']} | {r['corpus']['kb']:.1f} | {r['n_questions']} | "
-            f"{s['bytes_read'] / 1024:.1f} | {ratio} | {s['tool_calls']:.1f} | "
-            f"{'—' if f1 is None else f'{f1:.3f}'} | {b['tool_calls']} | {b['seconds']:.1f} |"
+            f"| {c.variant} | {r.sessions} | {r.corpus_kb:.1f} | {c.n_questions} | "
+            f"{read / 1024:.1f} | {ratio} | {s.tool_calls or 0:.1f} | "
+            f"{'—' if f1 is None else f'{f1:.3f}'} | {c.build.get('tool_calls', 0)} | "
+            f"{'—' if r.build_seconds is None else f'{r.build_seconds:.1f}'} |"
         )
     lines.append("")
-    for variant in dict.fromkeys(r["variant"] for r in rows):
-        pts = sorted((r["sessions"], r) for r in rows if r["variant"] == variant)
+    for variant in dict.fromkeys(r.cell.variant for r in rows):
+        pts = sorted(((r.sessions, r) for r in rows if r.cell.variant == variant), key=lambda p: p[0])
         (n0, a), (n1, z) = pts[0], pts[-1]
-        if n1 > n0 and a["search"]["bytes_read"] and a["corpus"]["kb"]:
+        if n1 > n0 and a.cell.search.bytes_read and a.corpus_kb:
+            grew = (z.cell.search.bytes_read or 0) / a.cell.search.bytes_read
             lines.append(
-                f"- {variant}: KB read / q grew {z['search']['bytes_read'] / a['search']['bytes_read']:.2f}x "
-                f"while the corpus grew {z['corpus']['kb'] / a['corpus']['kb']:.1f}x ({n0} to {n1} sessions)"
+                f"- {variant}: KB read / q grew {grew:.2f}x "
+                f"while the corpus grew {z.corpus_kb / a.corpus_kb:.1f}x ({n0} to {n1} sessions)"
             )
     table = "\n".join(lines)
     print(table)
@@ -86,16 +106,16 @@ def main() -> None:
     print(f"table: {out / 'cost_curve.md'}  plot: {out / 'cost_curve.png'}")
 
 
-def plot(rows: list[dict[str, Any]], path: Path) -> None:
+def plot(rows: list[Row], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.5, 4))
-    for variant in dict.fromkeys(r["variant"] for r in rows):
+    for variant in dict.fromkeys(r.cell.variant for r in rows):
         pts = sorted(
-            (r["corpus"]["kb"], r["search"]["bytes_read"] / 1024) for r in rows if r["variant"] == variant
+            (r.corpus_kb, (r.cell.search.bytes_read or 0) / 1024) for r in rows if r.cell.variant == variant
         )
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=variant)
     ax.set_xscale("log")
