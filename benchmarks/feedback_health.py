@@ -38,7 +38,7 @@ from _common import REPO, table, write_json
 
 from memdir.agents.feedback import feedback_totals
 from memdir.agents.record import RunRecord, effort, read_record
-from memdir.agents.run import manage_chunk, search
+from memdir.agents.run import answer_question, manage_chunk
 from memdir.analytics.health import health
 from memdir.analytics.integrity import check
 from memdir.analytics.stats import store_stats
@@ -127,7 +127,7 @@ async def build_and_ask(
     for i, chunk in enumerate(chunks, start=1):
         if i <= progress["chunks_done"]:
             continue
-        await manage_chunk(model, store, chunk, record=record, feedback=feedback)  # type: ignore[arg-type]
+        await manage_chunk(model, store, chunk, variant="agent-curated", record=record, feedback=feedback)  # type: ignore[arg-type]
         if i % every == 0 or i == len(chunks):
             along.append(snapshot(store, i))
             print(
@@ -143,7 +143,7 @@ async def build_and_ask(
     read: list[int] = []
     for q in asked:
         qrec = RunRecord(None)
-        out = await search(model, store, q.question, question_id=q.id, record=qrec)
+        out = await answer_question(model, store, q.question, question_id=q.id, record=qrec)
         f1.append(offline_correctness(q, out.answer or ""))
         read.append(effort(qrec.entries).bytes_read)
     totals = feedback_totals(record.entries)

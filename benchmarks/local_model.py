@@ -32,7 +32,7 @@ from _common import bar_chart, machine, write_json
 from rich.console import Console
 from rich.table import Table
 
-from memdir.agents import manage_chunk, search
+from memdir.agents import answer_question, manage_chunk
 from memdir.models import ChatMessage, GenerateConfig, Model, Usage, get_model
 from memdir.models.local import QWEN_CODER_1_5B, LocalServer, missing_reason
 from memdir.store import spec
@@ -86,7 +86,7 @@ async def management(model: Model, reps: int, root: Path) -> list[dict[str, Any]
     rows = []
     for chunk in sample.chunks()[:reps]:
         start = time.perf_counter()
-        out = await manage_chunk(model, store, chunk)
+        out = await manage_chunk(model, store, chunk, variant="agent-curated")
         ep = out.episode
         assert ep is not None
         rows.append(
@@ -115,7 +115,7 @@ async def searches(model: Model, store: Store, questions: list[Any], judge: bool
     rows = []
     for q in questions:
         start = time.perf_counter()
-        out = await search(model, store, q.question, variant="verbatim-dump")
+        out = await answer_question(model, store, q.question, variant="verbatim-dump")
         ep = out.episode
         assert ep is not None
         rows.append(

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent_helpers import new_store
-from memdir.agents import RunRecord, manage_chunk, read_record, search
+from memdir.agents import RunRecord, answer_question, manage_chunk, read_record
 from memdir.models import ChatMessage, GenerateConfig, ToolInfo, get_model
 from memdir.stream import Turn, chunk_stream
 
@@ -64,7 +64,9 @@ def test_live_search_over_an_offline_curated_store(name: str, key_env: str, tmp_
     async def go() -> object:
         for chunk in chunk_stream(TURNS):
             await manage_chunk(get_model("offline"), store, chunk, record=record)
-        return await search(get_model(name), store, "What does Alice prefer to drink now?", record=record)
+        return await answer_question(
+            get_model(name), store, "What does Alice prefer to drink now?", record=record
+        )
 
     out = asyncio.run(go())
     assert "tea" in (out.answer or "").lower()  # type: ignore[attr-defined]

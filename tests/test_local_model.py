@@ -105,11 +105,11 @@ def test_search_episode_opens_the_store_and_cites_a_file_that_holds_the_answer(
     model: Model, tmp_path: Path
 ) -> None:
     store = _seeded(tmp_path)
-    role = replace(get_role("search"), round_cap=ROUNDS)
+    role = replace(get_role("answer"), round_cap=ROUNDS)
     system, user = render(
         role, core_memory=spec.context(store).text, question="What diet does Alice follow now?"
     )
-    ep = asyncio.run(run_loop(model, Harness(store, "search", role="search"), role, system, user))
+    ep = asyncio.run(run_loop(model, Harness(store, "search", role="answer"), role, system, user))
     answer = parse_answer(ep.final)
     assert ep.tool_calls >= 1 and ep.files_opened >= 1, ep.final
     resolved = [r for r in resolve_all(store, answer.citations) if r.text is not None]

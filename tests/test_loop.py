@@ -12,14 +12,23 @@ from typing import Any
 import pytest
 
 from agent_helpers import new_store, snapshot
-from memdir.agents import RunRecord, folder, get_role, manage_chunk, read_record, render, run_loop, search
+from memdir.agents import (
+    RunRecord,
+    answer_question,
+    folder,
+    get_role,
+    manage_chunk,
+    read_record,
+    render,
+    run_loop,
+)
 from memdir.agents.loop import SUMMARIZER
 from memdir.agents.record import summarize
 from memdir.agents.restructure import FolderingError, file_digests, verify_moves
 from memdir.errors import MemdirError
 from memdir.models import ChatMessage, Usage, get_model
 from memdir.models.scripted import ScriptedAPI, ScriptedReply, answer, call
-from memdir.store.store import Step, Store
+from memdir.store.store import Step, Store, StoreObserver
 from memdir.stream import Chunk, Turn
 from memdir.tools.profiles import Harness
 
@@ -37,7 +46,7 @@ def test_dispatch_writes_through_the_harness_and_records_every_call(tmp_path: Pa
     store = new_store(tmp_path / "mem")
     steps: list[Step] = []
 
-    class Spy:  # a real observer: sees every journal step the store publishes
+    class Spy(StoreObserver):  # a real observer: sees every journal step the store publishes
         def on_step(self, store: Store, step: Step) -> None:
             steps.append(step)
 
@@ -51,7 +60,7 @@ def test_dispatch_writes_through_the_harness_and_records_every_call(tmp_path: Pa
     ])  # fmt: skip
     record = RunRecord(tmp_path / "calls.jsonl", run="t1")
     chunk = Chunk(3, (Turn("S2T1", "Alice", "I drink tea now.", "2023-06-10"),))
-    out = _run(manage_chunk(model, store, chunk, record=record))
+    out = _run(manage_chunk(model, store, chunk, variant="agent-curated", record=record))
     assert snapshot(store)["/memories/people/alice.md"] == ALICE
     assert out.text == "Wrote Alice's drink." and out.episode is not None
     assert (out.episode.rounds, out.episode.tool_calls, out.episode.stop) == (3, 3, "answer")
@@ -102,8 +111,8 @@ def test_round_cap_stops_and_forces_an_answer(tmp_path: Path) -> None:
     store = new_store(tmp_path / "mem")
     loops = [call("grep", pattern=f"word{i}") for i in range(4)]  # distinct calls: no repeat stop
     model = get_model("scripted", script=[*loops, answer('{"answer": "nothing", "citations": []}')])
-    role = replace(get_role("search"), round_cap=4)
-    harness = Harness(store, "search", role="search")
+    role = replace(get_role("answer"), round_cap=4)
+    harness = Harness(store, "search", role="answer")
     system, user = render(role, core_memory="", question="anything?")
     record = RunRecord(None)
     ep = _run(run_loop(model, harness, role, system, user, record=record, question="q1"))
@@ -124,19 +133,20 @@ def test_round_cap_stops_and_forces_an_answer(tmp_path: Path) -> None:
 
 def test_round_and_output_caps_of_record() -> None:
     assert get_role("management").round_cap == 60 and get_role("management").output_cap == 32_768
-    assert get_role("search").round_cap == 20 and get_role("search", "verbatim-dump").round_cap == 20
+    # the product's own store (no variant) is organized by its management role: 40, not 20
+    assert get_role("answer").round_cap == 40 and get_role("answer", "verbatim-dump").round_cap == 20
     assert (
-        get_role("search", "agent-curated").round_cap == 40
-        and get_role("search", "reorg-preserve").round_cap == 40
+        get_role("answer", "agent-curated").round_cap == 40
+        and get_role("answer", "reorg-preserve").round_cap == 40
     )
-    assert get_role("search").output_cap == 8_192 and get_role("closed_book").round_cap == 1
-    assert get_role("reorganize_condense").output_cap == 100_000 and get_role("search").compact_at == 96_000
+    assert get_role("answer").output_cap == 8_192 and get_role("closed_book").round_cap == 1
+    assert get_role("reorganize_condense").output_cap == 100_000 and get_role("answer").compact_at == 96_000
 
 
 def test_output_cap_is_sent_and_truncation_reported(tmp_path: Path) -> None:
     store = new_store(tmp_path / "mem")
     model = get_model("scripted", script=[answer("word " * 400)])
-    role = replace(get_role("search"), output_cap=50)
+    role = replace(get_role("answer"), output_cap=50)
     ep = _run(run_loop(model, Harness(store, "search"), role, "s", "u"))
     assert isinstance(model.api, ScriptedAPI) and model.api.requests[0][2].max_tokens == 50
     assert ep.stop == "max_tokens" and ep.usage.output == 50
@@ -200,7 +210,7 @@ def test_search_is_read_only(tmp_path: Path) -> None:
         answer('{"answer": "tea", "citations": ["/memories/people/alice.md:7"]}'),
     ])  # fmt: skip
     record = RunRecord(None)
-    out = _run(search(model, store, "What does Alice drink?", question_id="q7", record=record))
+    out = _run(answer_question(model, store, "What does Alice drink?", question_id="q7", record=record))
     assert snapshot(store) == before
     assert (out.answer, out.citations) == ("tea", ["/memories/people/alice.md:7"])
     results = [r for e in record.entries if e["kind"] == "model_call" for r in e["results"]]
@@ -209,7 +219,7 @@ def test_search_is_read_only(tmp_path: Path) -> None:
     assert "not available in the 'search' profile" in tool_msgs[0].content
     assert all(e["question"] == "q7" for e in record.entries)
     with pytest.raises(MemdirError, match="read-only"):
-        _run(search(get_model("scripted"), store, "q", profile="manage"))
+        _run(answer_question(get_model("scripted"), store, "q", profile="manage"))
 
 
 def test_record_never_holds_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -217,7 +227,7 @@ def test_record_never_holds_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("OPENAI_API_KEY", secret)
     store = new_store(tmp_path / "mem")
     model = get_model("scripted", script=[call("grep", pattern=secret), answer(f"the key is {secret}")])
-    _run(search(model, store, "what is the key?", record=RunRecord(tmp_path / "calls.jsonl")))
+    _run(answer_question(model, store, "what is the key?", record=RunRecord(tmp_path / "calls.jsonl")))
     text = (tmp_path / "calls.jsonl").read_text()
     assert secret not in text and "[redacted]" in text
 
@@ -262,7 +272,7 @@ def test_prompts_render_and_reorganize_versions_differ_by_one_rule() -> None:
     ):
         assert needle in system
     assert "[S1T1] A: hi" in user
-    s_system, _ = render(get_role("search"), core_memory="", question="q")
+    s_system, _ = render(get_role("answer"), core_memory="", question="q")
     assert '"citations"' in s_system and "only from the store" in s_system
     for name in ("closed_book", "folder", "execution", "guidance"):
         values = {
@@ -276,7 +286,7 @@ def test_prompts_render_and_reorganize_versions_differ_by_one_rule() -> None:
         }
         assert render(get_role(name), **values)[0]
     with pytest.raises(MemdirError, match="needs a value"):
-        render(get_role("search"), core_memory="")
+        render(get_role("answer"), core_memory="")
 
 
 def test_search_end_to_end_through_the_openai_wire(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -297,7 +307,7 @@ def test_search_end_to_end_through_the_openai_wire(tmp_path: Path, monkeypatch: 
         )
         record = RunRecord(tmp_path / "calls.jsonl")
         out = _run(
-            search(
+            answer_question(
                 model,
                 store,
                 "What does Alice drink?",
@@ -326,15 +336,15 @@ def test_search_end_to_end_through_the_openai_wire(tmp_path: Path, monkeypatch: 
     assert b["caching_efficiency"] == pytest.approx((9466 - 1402) / (9466 - 4931))
 
 
-def test_search_many_keeps_order_and_ids(tmp_path: Path) -> None:
+def test_answer_many_keeps_order_and_ids(tmp_path: Path) -> None:
     store = new_store(tmp_path / "mem")
     with store.step("seed"):
         store.create("/memories/people/alice.md", ALICE)
-    from memdir.agents import search_many
+    from memdir.agents import answer_many
 
     record = RunRecord(None)
     qs = [(f"q{i}", q) for i, q in enumerate(["What does Alice drink?", "Who is Alice?", "tea?"])]
-    outs = _run(search_many(get_model("offline"), store, qs, in_flight=2, record=record))
+    outs = _run(answer_many(get_model("offline"), store, qs, in_flight=2, record=record))
     assert outs[0].answer == "tea" and len(outs) == 3
     assert sorted(e["question"] for e in record.entries) == ["q0", "q1", "q2"]
 
@@ -345,14 +355,14 @@ def test_transient_failures_are_retried_and_fatal_ones_logged(tmp_path: Path) ->
     store = new_store(tmp_path / "mem")
     fast = RetryPolicy(2, 0.01, 0.01)
     model = get_model("scripted", retry=fast, script=[ConnectionError("reset"), TimeoutError(), answer("ok")])
-    ep = _run(run_loop(model, Harness(store, "search"), get_role("search"), "s", "u"))
+    ep = _run(run_loop(model, Harness(store, "search"), get_role("answer"), "s", "u"))
     assert ep.final == "ok" and model.calls[-1].attempts == 3
     record = RunRecord(None)
     broken = get_model("scripted", retry=fast, script=[ValueError("bad request shape")])
     with pytest.raises(ModelError, match="not retryable"):
         _run(
             run_loop(
-                broken, Harness(store, "search"), get_role("search"), "s", "u", record=record, question="q9"
+                broken, Harness(store, "search"), get_role("answer"), "s", "u", record=record, question="q9"
             )
         )
     assert record.entries[-1]["kind"] == "error" and record.entries[-1]["question"] == "q9"

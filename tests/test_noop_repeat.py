@@ -30,7 +30,7 @@ GOOD_FILE = (
 def test_same_call_with_same_result_is_stopped_with_a_reason(tmp_path: Path) -> None:
     store = new_store(tmp_path / "mem")
     model = get_model("scripted", script=[call("view", path="/memories")] * 5 + [answer('{"answer": "x"}')])
-    role = get_role("search")
+    role = get_role("answer")
     system, user = render(role, core_memory="", question="anything?")
     record = RunRecord(None)
     ep = asyncio.run(run_loop(model, Harness(store, "search"), role, system, user, record=record))
@@ -54,7 +54,7 @@ def test_the_record_keeps_reply_text_and_parse_errors(tmp_path: Path) -> None:
         ],
     )
     record = RunRecord(None)
-    asyncio.run(run_loop(model, Harness(store, "search"), get_role("search"), "s", "u", record=record))
+    asyncio.run(run_loop(model, Harness(store, "search"), get_role("answer"), "s", "u", record=record))
     first = next(e for e in record.entries if e["kind"] == "model_call")
     assert first["reply"] == "Let me look." and first["calls"] == [
         {"name": "view", "args": {"path": "/memories"}}
@@ -117,7 +117,7 @@ def test_a_cycle_of_calls_is_stopped_too(tmp_path: Path) -> None:
     store = new_store(tmp_path / "mem")
     a, b = call("view", path="/memories/ghost.md"), call("view", path="/memories")
     model = get_model("scripted", script=[a, b, a, b, a, b, answer("done")])
-    ep = asyncio.run(run_loop(model, Harness(store, "search"), get_role("search"), "s", "u"))
+    ep = asyncio.run(run_loop(model, Harness(store, "search"), get_role("answer"), "s", "u"))
     assert ep.stop == "repeated_calls" and ep.rounds == 5  # the third sighting of the failing view
     assert "to make a new file, use create" in ep.messages[3].content
 
@@ -128,8 +128,8 @@ def test_a_model_round_cap_lowers_the_roles_cap_and_the_answer_call_names_it(tmp
     steps = [call("view", path=p, view_range=[1, n + 1]) for n, p in enumerate(paths)]
     model = get_model("scripted", script=[*steps, answer('{"answer": "x", "citations": []}')])
     model.api.round_cap = 2  # what `--round-cap 2` sets on every model of an eval or skills run
-    role = get_role("search")
-    assert role.round_cap == 20
+    role = get_role("answer")
+    assert role.round_cap == 40  # the product's store (no variant)
     system, user = render(role, core_memory="", question="anything?")
     record = RunRecord(None)
     ep = asyncio.run(run_loop(model, Harness(store, "search"), role, system, user, record=record))

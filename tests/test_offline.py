@@ -12,7 +12,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from agent_helpers import new_store, snapshot
-from memdir.agents import RunRecord, choose_option, manage_chunk, parse_answer, search
+from memdir.agents import RunRecord, answer_question, choose_option, manage_chunk, parse_answer
 from memdir.agents.offline import Curator, keyed_facts
 from memdir.analytics.integrity import check
 from memdir.cli.main import cli
@@ -100,18 +100,20 @@ def test_searcher_answers_the_current_value_and_cites_its_line(tmp_path: Path) -
     store, _ = _build(tmp_path)
     record = RunRecord(None)
     out = asyncio.run(
-        search(get_model("offline"), store, "What does Alice prefer to drink now?", record=record)
+        answer_question(get_model("offline"), store, "What does Alice prefer to drink now?", record=record)
     )
     assert out.baseline and out.answer == "tea"
     path, n = out.citations[0].rsplit(":", 1)
     assert _line(store, path, int(n)) == "- alice | preference: tea (since 2023-06-10) [S2T1]"
-    past = asyncio.run(search(get_model("offline"), store, "What did Alice prefer before?"))
+    past = asyncio.run(answer_question(get_model("offline"), store, "What did Alice prefer before?"))
     p2, n2 = past.citations[0].rsplit(":", 1)
     assert "~~alice | preference: coffee" in _line(store, p2, int(n2))
     assert past.answer == "coffee in the morning (2023-05-01 until 2023-06-10)"
-    dog = asyncio.run(search(get_model("offline"), store, "What is the name of Alice's dog?"))
+    dog = asyncio.run(answer_question(get_model("offline"), store, "What is the name of Alice's dog?"))
     assert "Rex" in dog.answer and dog.citations
-    when = asyncio.run(search(get_model("offline"), store, "When did Rex learn to fetch the newspaper?"))
+    when = asyncio.run(
+        answer_question(get_model("offline"), store, "When did Rex learn to fetch the newspaper?")
+    )
     assert when.answer == "10 June 2023"
     step = record.entries[-1]
     assert step["baseline"] is True and step["answer"] == "tea" and step["citations"] == out.citations
@@ -123,7 +125,7 @@ def test_searcher_navigates_listing_index_toc_section(tmp_path: Path) -> None:
     searcher began with a grep over the whole store and read whole files.)"""
     store, _ = _build(tmp_path)
     record = RunRecord(None)
-    asyncio.run(search(get_model("offline"), store, "Where does Bob live now?", record=record))
+    asyncio.run(answer_question(get_model("offline"), store, "Where does Bob live now?", record=record))
     calls = [
         (c["name"], c["args"].get("path"), c["args"].get("section_path")) for c in record.entries[-1]["calls"]
     ]
@@ -228,7 +230,7 @@ def test_ingest_and_ask_commands(tmp_path: Path) -> None:
 
 def test_the_offline_model_plays_only_the_roles_with_a_baseline(tmp_path: Path) -> None:
     """One place chooses who plays a role (agents/baselines.py): the baselines for management,
-    search, choice and closed-book; a stated refusal for every other role."""
+    answering, choice and closed-book; a stated refusal for every other role."""
     import pytest
 
     from memdir.agents import closed_book, folder, reorganize
@@ -238,7 +240,7 @@ def test_the_offline_model_plays_only_the_roles_with_a_baseline(tmp_path: Path) 
     offline = get_model("offline")
     out = asyncio.run(closed_book(offline, "What does Alice eat?"))
     assert (out.answer, out.baseline, out.model) == ("unknown", True, "offline")
-    assert all(has_baseline(r) for r in ("management", "search", "choice", "closed_book"))
+    assert all(has_baseline(r) for r in ("management", "answer", "choice", "closed_book"))
     store = new_store(tmp_path / "m")
     with pytest.raises(MemdirError, match=NO_BASELINE["folder"]):
         asyncio.run(folder(offline, store))

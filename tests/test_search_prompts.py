@@ -44,7 +44,7 @@ def block(name: str) -> str:
 
 
 def system_of(variant: str | None) -> str:
-    return render(get_role("search", variant), question="Q?")[0]
+    return render(get_role("answer", variant), question="Q?")[0]
 
 
 def run_dump_cell(tmp_path: Path, variant: str = "verbatim-dump") -> tuple[Any, dict[str, Any], list[Any]]:
@@ -124,7 +124,7 @@ def test_memory_ask_still_sends_core_memory(tmp_path: Path) -> None:
     ],
 )
 def test_each_variant_gets_its_form_of_the_search_prompt(variant: str, form: str) -> None:
-    role = get_role("search", variant)
+    role = get_role("answer", variant)
     system, user = render(role, question="When did Calvin go to Tokyo?")
     assert role.template == form
     for name in SHARED:

@@ -176,13 +176,13 @@ def test_reorg_preserve_that_moves_keeps_every_fact(tmp_path: Path) -> None:
 
 
 def test_offline_searcher_answers_from_retrieved_chunks(tmp_path: Path) -> None:
-    from memdir.agents import search
+    from memdir.agents import answer_question
 
     c = ctx(tmp_path)
     built = build(c, "chunk-retrieval")
     assert built.store is not None
     q = next(q for q in c.sample.questions if q.category == "current")
-    out = asyncio.run(search(c.model, built.store, q.question, profile="chunk-retrieval"))
+    out = asyncio.run(answer_question(c.model, built.store, q.question, profile="chunk-retrieval"))
     (cite,) = out.citations
     path, _, line = cite.rpartition(":")
     assert path.startswith("/memories/chunks/chunk-")

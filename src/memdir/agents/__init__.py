@@ -3,7 +3,7 @@
 - The loop: `loop.py` (the async tool loop: round and output caps, compaction, repeated calls
   stopped with a reason, episodes that wrote or opened nothing marked), `record.py` (the JSONL
   run record, scrubbed of secrets), `output.py` (`RoleOutput`, what every role call returns),
-  `answer.py` (the search agent's answer, read tolerantly).
+  `answer.py` (the answering role's answer, read tolerantly).
 - Roles: `roles.py` + `prompts/*.md` (prompts put together from shared `_*.md` blocks; a
   search form per kind of store, `SEARCH_FORMS`); `run.py` (one call per unit of work);
   `baselines.py` (who plays a role, chosen once: `policy(role, model, plays)` gives the model's
@@ -40,12 +40,12 @@ from memdir.agents.restructure import FolderingError, folder, reorganize, verify
 from memdir.agents.revert import RevertReport, revert
 from memdir.agents.roles import ROLES, Role, get_role, render
 from memdir.agents.run import (
+    answer_many,
+    answer_question,
     choose_option,
     closed_book,
     guidance,
     manage_chunk,
-    search,
-    search_many,
 )
 
 __all__ = [
@@ -63,6 +63,8 @@ __all__ = [
     "Role",
     "RoleOutput",
     "RunRecord",
+    "answer_many",
+    "answer_question",
     "choose_option",
     "closed_book",
     "consolidate",
@@ -77,7 +79,5 @@ __all__ = [
     "reorganize",
     "revert",
     "run_loop",
-    "search",
-    "search_many",
     "verify_moves",
 ]

@@ -147,7 +147,7 @@ async def _closed_book(
 
 _BASELINES: dict[str, Play] = {
     "management": _manage,
-    "search": _search,
+    "answer": _search,
     "choice": _choose,
     "closed_book": _closed_book,
 }

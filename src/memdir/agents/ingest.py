@@ -63,7 +63,7 @@ async def ingest(
     store: Store,
     turns: list[Turn],
     *,
-    variant: str = "agent-curated-keyed",
+    variant: str | None = None,
     record: RunRecord | None = None,
     profile: str | None = None,
     on_chunk: Callable[[RoleOutput], None] | None = None,

@@ -4,6 +4,17 @@ Each role is a prompt template (markdown in `prompts/`), a tool profile, a round
 output cap. Round caps: 60 for building a store, 40 for search over curated or reorganized
 stores, 20 for other variants, 1 for closed-book. Output caps: 8,192 (search, judge), 32,768
 (curation), 100,000 (reorganization). Reorganization runs 3 passes of at most 80 rounds.
+
+The answering role is `answer`: the paper's *search agent*, which answers a question from the
+store with its read-only tools and cites what it read. It is named for what it does so that
+"search" stays the `search` profile (its tools), the `search` tool and `Memory.search` (no
+model); its prompts are still the search family (`SEARCH_FORMS`, after the paper's name). Run
+records written before the rename say `"role": "search"`; `record.read_record` reads both.
+
+The product (`Memory.add` / `Memory.ask`, `memdir ingest` / `ask`) names no variant: `variant=None`
+is its own store, written in memdir's conventions (`KEYED_VARIANTS`) by its management role, so
+its search gets the organized store's cap (`SEARCH_ROUNDS_PRODUCT`). A study variant's name is
+the study's to pass, explicitly.
 """
 
 from __future__ import annotations
@@ -20,6 +31,8 @@ USER_MARK = "<!-- user -->"
 BUILD_ROUNDS = 60
 SEARCH_ROUNDS_ORGANIZED = 40
 SEARCH_ROUNDS_OTHER = 20
+# The product's store (variant None) is curated by its own management role: organized, so 40.
+SEARCH_ROUNDS_PRODUCT = SEARCH_ROUNDS_ORGANIZED
 SEARCH_OUTPUT = 8_192
 CURATION_OUTPUT = 32_768
 REORG_OUTPUT = 100_000
@@ -59,7 +72,7 @@ class Role:
     profile: str | None  # None: no tools at all
     round_cap: int
     output_cap: int
-    answers: bool = False  # ends with the structured answer (search, closed-book, guidance)
+    answers: bool = False  # ends with the structured answer (answer, closed-book, guidance)
     keyed: bool = False  # the store follows memdir's keyed-fact conventions (KEYED_VARIANTS)
     temperature: float | None = None
     compact_at: int = COMPACT_AT
@@ -73,7 +86,7 @@ ROLES: dict[str, Role] = {
     "management_skills": Role(
         "management_skills", "management_skills", "manage", BUILD_ROUNDS, CURATION_OUTPUT
     ),
-    "search": Role("search", "search", "search", SEARCH_ROUNDS_OTHER, SEARCH_OUTPUT, answers=True),
+    "answer": Role("answer", "search", "search", SEARCH_ROUNDS_OTHER, SEARCH_OUTPUT, answers=True),
     "closed_book": Role("closed_book", "closed_book", None, 1, SEARCH_OUTPUT, answers=True),
     "reorganize_preserve": Role(
         "reorganize_preserve", "reorganize_preserve", "manage", REORG_ROUNDS, REORG_OUTPUT
@@ -91,21 +104,24 @@ ROLES: dict[str, Role] = {
 
 
 def get_role(name: str, variant: str | None = None, profile: str | None = None) -> Role:
-    """The role's configuration of record; search's round cap depends on the variant searched."""
+    """The role's configuration of record; the answering role's prompt form and round cap depend
+    on the variant searched (None: the product's own store, 40 rounds)."""
     if name not in ROLES:
         raise MemdirError(f"unknown role {name!r}; choose one of {', '.join(ROLES)}")
     role = ROLES[name]
-    if name == "search":
+    if name == "answer":
         role = replace(role, template=SEARCH_FORMS.get(variant or "", "search"))
-    if name == "search" and variant in ORGANIZED_VARIANTS:
+    if name == "answer" and variant is None:
+        role = replace(role, round_cap=SEARCH_ROUNDS_PRODUCT)
+    elif name == "answer" and variant in ORGANIZED_VARIANTS:
         role = replace(role, round_cap=SEARCH_ROUNDS_ORGANIZED)
-    if name in ("search", "management", "reorganize_preserve", "reorganize_condense"):
+    if name in ("answer", "management", "reorganize_preserve", "reorganize_condense"):
         role = replace(role, keyed=variant in KEYED_VARIANTS)
     return role.with_profile(profile)
 
 
 def search_turn(question: str, core_memory: str | None = None) -> str:
-    """The search role's user turn: the question and the fixed citation instruction, after the
+    """The answering role's user turn: the question and the fixed citation instruction, after the
     store's core memory only where the caller loads it (the product does, the study does not)."""
     core = f"{core_memory.strip()}\n\n" if core_memory else ""
     return f"{core}{question}\n\n{CITE_EVERY_CLAIM}"

@@ -2,7 +2,7 @@
 
 Each runner builds the role's harness over the store (with role and chunk or question in its
 meta, so the journal knows who wrote what), renders the prompt, runs the loop, and returns a
-:class:`RoleOutput`. The model name `offline` routes management, search and multiple choice
+:class:`RoleOutput`. The model name `offline` routes management, answering and multiple choice
 to the offline baseline policies instead, which use the same harness and write the same record.
 """
 
@@ -51,7 +51,7 @@ async def manage_chunk(
     store: Store,
     chunk: Chunk,
     *,
-    variant: str = "agent-curated",
+    variant: str | None = None,
     record: RunRecord | None = None,
     profile: str | None = None,
     feedback: Feedback = "none",
@@ -59,7 +59,8 @@ async def manage_chunk(
 ) -> RoleOutput:
     """Integrate one chunk into the store (the management role); with `feedback="health"`, the
     findings its episode introduced go back to it for one more round (agents/feedback.py).
-    `curation` chooses the agentic episode or split curation (agents/curation.py)."""
+    `curation` chooses the agentic episode or split curation (agents/curation.py). `variant`
+    None is the product's own store (roles.py); the study passes its variant's name."""
     if feedback not in FEEDBACKS:
         raise MemdirError(f"unknown feedback {feedback!r}; choose one of {', '.join(FEEDBACKS)}")
     how = resolve(curation, model)
@@ -104,7 +105,7 @@ async def _manage(
     return RoleOutput(role.name, model.name, ep.final, episode=ep, extra={"writes": ep.writes})
 
 
-async def search(
+async def answer_question(
     model: Model,
     store: Store,
     question: str,
@@ -115,21 +116,23 @@ async def search(
     profile: str | None = None,
     core_memory: bool = True,
 ) -> RoleOutput:
-    """Answer `question` from the store, read-only, with citations (the search role). The prompt
-    is the variant's form of the search family (`roles.SEARCH_FORMS`); `core_memory` puts the
-    store's core memory before the question, as the product does. The study's runner turns it
-    off: the paper's search agent gets its system prompt, the question and the fixed citation
-    instruction, and reaches every file, the dump's root sessions too, through its tools."""
-    role = get_role("search", variant, profile)
+    """Answer `question` from the store, read-only, with citations (the `answer` role, the paper's
+    search agent). The prompt is the variant's form of the search family (`roles.SEARCH_FORMS`);
+    `variant` None is the product's own store (its round cap: `roles.SEARCH_ROUNDS_PRODUCT`).
+    `core_memory` puts the store's core memory before the question, as the product does. The
+    study's runner turns it off: the paper's search agent gets its system prompt, the question and
+    the fixed citation instruction, and reaches every file, the dump's root sessions too, through
+    its tools."""
+    role = get_role("answer", variant, profile)
     ids = {"variant": variant, "question": question_id}
     harness = Harness(store, role.profile or "search", role=role.name, question=question_id, variant=variant)
     if not harness.read_only:
-        raise MemdirError(f"search must be read-only; profile {harness.profile!r} can write")
-    play = policy("search", model, _search)
+        raise MemdirError(f"answering must be read-only; profile {harness.profile!r} can write")
+    play = policy("answer", model, _answer)
     return await play(model, harness, role, record, ids, question=question, core_memory=core_memory)  # type: ignore[no-any-return]
 
 
-async def _search(
+async def _answer(
     model: Model,
     harness: Harness,
     role: Role,
@@ -181,11 +184,11 @@ async def choose_option(
     core_memory: bool = True,
 ) -> RoleOutput:
     """Multiple choice over the store: the answer is one of `options` (index in extra['choice']);
-    `core_memory` as for `search`."""
-    role = get_role("search", variant, profile)
+    `core_memory` as for `answer_question`."""
+    role = get_role("answer", variant, profile)
     harness = Harness(store, role.profile or "search", role="choice", question=question_id, variant=variant)
     if not harness.read_only:
-        raise MemdirError(f"search must be read-only; profile {harness.profile!r} can write")
+        raise MemdirError(f"answering must be read-only; profile {harness.profile!r} can write")
     ids = {"variant": variant, "question": question_id}
     play = policy("choice", model, _choose)
     asked = {"question": question, "options": options, "core_memory": core_memory}
@@ -202,12 +205,12 @@ async def _choose(
     options: list[str],
     core_memory: bool = True,
 ) -> RoleOutput:
-    """A model chooses by answering the question with the options in it, as a search episode."""
+    """A model chooses by answering the question with the options in it, as an answering episode."""
     prompt = options_prompt(question, options)
-    search_harness = Harness(
+    answering = Harness(
         harness.store, harness.profile, role=role.name, question=ids["question"], variant=ids["variant"]
     )
-    out = await _search(model, search_harness, role, record, ids, prompt, core_memory)
+    out = await _answer(model, answering, role, record, ids, prompt, core_memory)
     out.extra["choice"] = map_choice(out.answer or "", options)
     return out
 
@@ -304,7 +307,7 @@ async def select_entries(
     return RoleOutput(role.name, model.name, ep.final, parsed.answer, parsed.citations, ep)
 
 
-async def search_many(
+async def answer_many(
     model: Model,
     store: Store,
     questions: list[tuple[str, str]],
@@ -319,7 +322,7 @@ async def search_many(
 
     async def one(qid: str, question: str) -> RoleOutput:
         async with gate:
-            return await search(
+            return await answer_question(
                 model, store, question, question_id=qid, variant=variant, record=record, profile=profile
             )
 

@@ -218,7 +218,7 @@ async def ingest_shaped(
     *,
     shape: Shape = "curate",
     threshold_kb: float = SWITCH_KB,
-    variant: str = "agent-curated-keyed",
+    variant: str | None = None,
     record: RunRecord | None = None,
     profile: str | None = None,
     feedback: Feedback = "none",
@@ -281,7 +281,7 @@ def _write_dump(store: Store, merge: Merge, live: dict[str, str]) -> None:
     """The batch's session files and the root index, in one step, if the store is still `live`."""
     if not merge.fresh:
         return
-    with store.step("verbatim_dump", role="builder", variant="verbatim-dump", turns=len(merge.fresh)):
+    with store.step("verbatim_dump", role="builder", shape="dump", turns=len(merge.fresh)):
         _unchanged(
             store, live, "the store changed while the batch was merged into its dump; nothing was written"
         )
@@ -347,7 +347,7 @@ class _Manager:
     dump's turns and the batch curated on a fresh store, landed on the dump)."""
 
     model: Model
-    variant: str
+    variant: str | None
     record: RunRecord | None
     profile: str | None
     feedback: Feedback

@@ -292,7 +292,7 @@ class _Core:
         self, question: str, model: str | Model | None, profile: Profile | None, how: Search = "auto"
     ) -> Answer:
         from memdir.agents.read_search import read_search, resolve_search
-        from memdir.agents.run import search
+        from memdir.agents.run import answer_question
 
         self._open()
         if profile is not None:
@@ -301,7 +301,7 @@ class _Core:
         if resolve_search(how, m, profile=profile) == "read":
             out = await read_search(m, self.store, question)
         else:
-            out = await search(m, self.store, question, profile=profile)
+            out = await answer_question(m, self.store, question, profile=profile)
         return self._answer(question, out)
 
     def anthropic_memory_tool(self, **kw: Any) -> MemdirMemoryTool:
@@ -401,11 +401,12 @@ class Memory(_Core):
         profile: Profile | None = None,
         search: Search = "auto",
     ) -> Answer:
-        """Answer `question` from the store with the search role (read-only), with citations
+        """Answer `question` from the store with the answering role (read-only), with citations
         resolved against the store, and what it cost. `search="read"`: the top sections by
         search, then one constrained model call citing the lines it was shown (the default for
-        the local model); `"agentic"`: the study's tool-using search episode (the default for
-        every other model; the offline model's lexical searcher)."""
+        the local model); `"agentic"`: the study's tool-using search episode, at the product's
+        round cap (`agents/roles.py`, `SEARCH_ROUNDS_PRODUCT`: 40) (the default for every other
+        model; the offline model's lexical searcher)."""
         return _run(self._ask(question, model, profile, search))
 
     def history(self) -> list[JournalStep]:

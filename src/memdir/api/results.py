@@ -82,7 +82,7 @@ class Citation:
 
 @dataclass(frozen=True, kw_only=True)
 class Answer:
-    """The search role's answer to one question."""
+    """The answering role's answer to one question."""
 
     question: str
     answer: str  # "" when the model gave none it could parse

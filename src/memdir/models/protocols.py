@@ -92,7 +92,7 @@ def reply_schema(
 ) -> dict[str, Any]:
     """One JSON object: a call of one of `tools` (name and its arguments' schema) or the final reply.
 
-    `final` replaces the plain `{"reply": text}` with a structured answer (the search role's
+    `final` replaces the plain `{"reply": text}` with a structured answer (the answering role's
     `{"answer", "citations"}`); `call_required` leaves the final reply out (a first round that
     must look before it answers); `calls_allowed=False` leaves the calls out (the last call of an
     episode at its round cap, which must answer: the 1.5B local model kept calling tools there).

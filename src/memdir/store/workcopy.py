@@ -7,7 +7,7 @@ by timestamps. The copy persists between calls (under the state folder) and is b
 date from the root before each command, so a call costs a few stat walks, not a full copy.
 
 Both directions use :func:`memdir.store.mirror.mirror`, which never follows a link; so does
-:func:`scratch_copy`, the throwaway copy a search role with a shell works in. The copy holds no
+:func:`scratch_copy`, the throwaway copy an answering role with a shell works in. The copy holds no
 folder below MAX_DEPTH levels, as the store's own walks read none: what a command made deeper
 is named in the result and dropped, and a copy left deeper (by an older memdir or a crash) is
 pruned before the next command, so no depth a command reaches can break a later call.

@@ -1,4 +1,4 @@
-"""The lexical searcher, an offline baseline policy: the search role with no model, through the
+"""The lexical searcher, an offline baseline policy: the answering role with no model, through the
 same read-only tools.
 
 It navigates before it reads. The root listing (names, sizes, descriptions; no file body opened)

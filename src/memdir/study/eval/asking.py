@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from memdir.agents import RunRecord, choose_option, closed_book, search
+from memdir.agents import RunRecord, answer_question, choose_option, closed_book
 from memdir.agents.output import RoleOutput
 from memdir.agents.read_search import read_search
 from memdir.models import Model
@@ -107,7 +107,7 @@ def way_to_ask(built: Built, search_kind: str) -> Ask:
             return await read_search(
                 model, store, question, question_id=question_id, variant=variant, record=record
             )
-        return await search(
+        return await answer_question(
             model,
             store,
             question,

@@ -32,10 +32,10 @@ async def shell_search(
     record: RunRecord,
     core_memory: bool = True,
 ) -> RoleOutput:
-    """`core_memory` as for `agents.run.search`: the study's runner leaves it out. With
+    """`core_memory` as for `agents.run.answer_question`: the study's runner leaves it out. With
     `options`, the question is put with them, as `choose_option` puts it, and the chosen index is
     `extra["choice"]`."""
-    role = get_role("search", variant, profile)
+    role = get_role("answer", variant, profile)
     asked = options_prompt(question, options) if options else question
     with scratch_copy(store) as scratch:
         harness = Harness(scratch, profile, role=role.name, question=question_id, variant=variant)

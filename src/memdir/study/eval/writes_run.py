@@ -1,4 +1,4 @@
-"""`memdir bench writes`: build each conversation's store with a curator, score what it wrote.
+"""`memdir study bench writes`: build each conversation's store with a curator, score what it wrote.
 
 A run folder (over `agents/runfolder.py`, like the eval's):
 - `manifest.json`: the settings (benchmark, model, curation, sessions, the scoring thresholds); a
@@ -168,7 +168,15 @@ def build_and_score(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoOpWarning)  # counted in the row instead
         result = asyncio.run(
-            ingest(model, store, sample.turns, record=record, on_chunk=on_chunk, curation=run.curation)
+            ingest(
+                model,
+                store,
+                sample.turns,
+                variant="agent-curated-keyed",
+                record=record,
+                on_chunk=on_chunk,
+                curation=run.curation,
+            )
         )
     seconds = time.perf_counter() - began
     now, then = model.usage.as_dict(), before.as_dict()
