@@ -208,6 +208,7 @@ def test_cli_eval_prints_the_table_and_writes_the_report(tmp_path: Path) -> None
     res = CliRunner().invoke(
         cli,
         [
+            "study",
             "eval",
             "-b",
             "generated",
