@@ -32,16 +32,18 @@ ALLOWED: dict[str, set[str]] = {
     "api": {"store", "tools", "models", "agents", "integrations", "mcp", "chatlogs"},
     # the study (memdir.study, docs/study.md) sits on the product; its rooms import downward
     "study.runfolder": {"store"},
+    "study.roles": {"store", "tools", "models", "agents"},  # the roles only the study plays
     "study.cluster": {"models"},
     "study.bench": {"store", "chatlogs"},
     "study.variants": {"store", "tools", "models", "agents", "analytics", "study.bench"},
     "study.skills": {
         *("store", "tools", "models", "agents", "analytics"),
-        *("study.bench", "study.variants", "study.runfolder", "study.cluster"),
+        *("study.bench", "study.variants", "study.runfolder", "study.cluster", "study.roles"),
     },
     "study.eval": {
         *("store", "tools", "models", "agents", "analytics"),
         *("study.bench", "study.variants", "study.skills", "study.runfolder", "study.cluster"),
+        "study.roles",
     },
     "cli": {"*"},
     "ui": {"*"},  # an outer layer like cli (the web UI over the store, its health and history)

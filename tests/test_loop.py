@@ -30,6 +30,7 @@ from memdir.models import ChatMessage, Usage, get_model
 from memdir.models.scripted import ScriptedAPI, ScriptedReply, answer, call
 from memdir.store.store import Step, Store, StoreObserver
 from memdir.stream import Chunk, Turn
+from memdir.study.roles import study_role
 from memdir.tools.profiles import Harness
 
 ALICE = (
@@ -139,7 +140,7 @@ def test_round_and_output_caps_of_record() -> None:
         get_role("answer", "agent-curated").round_cap == 40
         and get_role("answer", "reorg-preserve").round_cap == 40
     )
-    assert get_role("answer").output_cap == 8_192 and get_role("closed_book").round_cap == 1
+    assert get_role("answer").output_cap == 8_192 and study_role("closed_book").round_cap == 1
     assert get_role("reorganize_condense").output_cap == 100_000 and get_role("answer").compact_at == 96_000
 
 
@@ -274,7 +275,8 @@ def test_prompts_render_and_reorganize_versions_differ_by_one_rule() -> None:
     assert "[S1T1] A: hi" in user
     s_system, _ = render(get_role("answer"), core_memory="", question="q")
     assert '"citations"' in s_system and "only from the store" in s_system
-    for name in ("closed_book", "folder", "execution", "guidance"):
+    roles = [study_role("closed_book"), get_role("folder"), study_role("execution"), study_role("guidance")]
+    for role in roles:
         values = {
             "core_memory": "",
             "question": "q",
@@ -284,7 +286,7 @@ def test_prompts_render_and_reorganize_versions_differ_by_one_rule() -> None:
             "actions_rule": "a",
             "gs_instruction": "i",
         }
-        assert render(get_role(name), **values)[0]
+        assert render(role, **values)[0]
     with pytest.raises(MemdirError, match="needs a value"):
         render(get_role("answer"), core_memory="")
 

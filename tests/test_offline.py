@@ -230,17 +230,19 @@ def test_ingest_and_ask_commands(tmp_path: Path) -> None:
 
 def test_the_offline_model_plays_only_the_roles_with_a_baseline(tmp_path: Path) -> None:
     """One place chooses who plays a role (agents/baselines.py): the baselines for management,
-    answering, choice and closed-book; a stated refusal for every other role."""
+    answering and choice (the study's closed-book floor brings its own, memdir.study.roles); a
+    stated refusal for every other role."""
     import pytest
 
-    from memdir.agents import closed_book, folder, reorganize
+    from memdir.agents import folder, reorganize
     from memdir.agents.baselines import NO_BASELINE, has_baseline
     from memdir.errors import MemdirError
+    from memdir.study.roles import closed_book
 
     offline = get_model("offline")
     out = asyncio.run(closed_book(offline, "What does Alice eat?"))
     assert (out.answer, out.baseline, out.model) == ("unknown", True, "offline")
-    assert all(has_baseline(r) for r in ("management", "answer", "choice", "closed_book"))
+    assert all(has_baseline(r) for r in ("management", "answer", "choice"))
     store = new_store(tmp_path / "m")
     with pytest.raises(MemdirError, match=NO_BASELINE["folder"]):
         asyncio.run(folder(offline, store))

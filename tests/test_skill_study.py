@@ -14,16 +14,17 @@ import pytest
 from click.testing import CliRunner
 
 from memdir.agents.record import RunRecord
-from memdir.agents.roles import get_role, render
+from memdir.agents.roles import render
 from memdir.models import ChatMessage, get_model, price_card
 from memdir.models.scripted import answer, call
 from memdir.store import spec
+from memdir.study.roles import study_role
 from memdir.study.skills.variants import Roles
 from memdir.tools.wiring import open_store
 
 
 def test_the_gs_user_turn_is_the_task_and_one_fixed_line(tmp_path: Path) -> None:
-    from memdir.agents.run import GS_INSTRUCTION, guidance
+    from memdir.study.roles import GS_INSTRUCTION, guidance
 
     store = open_store(tmp_path / "mem", create=True)
     spec.init(store)
@@ -38,7 +39,7 @@ def test_the_gs_user_turn_is_the_task_and_one_fixed_line(tmp_path: Path) -> None
 def test_the_entry_picking_search_prompt_has_no_core_memory(tmp_path: Path) -> None:
     """skill_search, like every search of the study, gets its system prompt and the task: no
     core-memory block, though the store's root holds a file the convention makes core memory."""
-    from memdir.agents.run import select_entries
+    from memdir.study.roles import select_entries
 
     store = open_store(tmp_path / "mem", create=True)
     spec.init(store)
@@ -56,7 +57,7 @@ def test_the_entry_picking_search_prompt_has_no_core_memory(tmp_path: Path) -> N
 def test_the_outcome_gate_is_stated_only_to_the_gated_variants() -> None:
     from memdir.study.skills.execution import GATE_RULE, NO_NOTES_RULE, NOTES_RULE, outcome_rules
 
-    role = get_role("management_skills")
+    role = study_role("management_skills")
     values = dict(core_memory="", chunk="x", chunk_id="E1", outcome="failure", served="(none)")
     gated, _ = render(role, outcome_rules=outcome_rules(notes=True, gate=True), **values)
     ungated, _ = render(role, outcome_rules=outcome_rules(notes=False, gate=False), **values)

@@ -7,9 +7,10 @@ import asyncio
 from pathlib import Path
 
 from agent_helpers import new_store, snapshot
-from memdir.agents import RunRecord, get_role, render
+from memdir.agents import RunRecord, render
 from memdir.models import get_model
 from memdir.models.scripted import ScriptedAPI, answer, call
+from memdir.study.roles import study_role
 from memdir.study.skills.execution import NOTES_RULE, execute, manage_trajectory, parse_action
 
 
@@ -127,7 +128,7 @@ def test_manage_trajectory_distils_a_skill(tmp_path: Path) -> None:
     system, user = api.requests[0][0][0].content, api.requests[0][0][1].content
     assert "Outcome gate" in system and NOTES_RULE in system and "Task attempt E1 (outcome: success)" in user
     values = {"core_memory": "", "chunk": "", "chunk_id": "E1", "outcome": "failure", "served": "(none)"}
-    no_notes = render(get_role("management_skills"), **values, outcome_rules="- Write procedures only.")
+    no_notes = render(study_role("management_skills"), **values, outcome_rules="- Write procedures only.")
     assert NOTES_RULE not in no_notes[0]
 
 

@@ -43,8 +43,6 @@ from memdir.agents.run import (
     answer_many,
     answer_question,
     choose_option,
-    closed_book,
-    guidance,
     manage_chunk,
 )
 
@@ -66,11 +64,9 @@ __all__ = [
     "answer_many",
     "answer_question",
     "choose_option",
-    "closed_book",
     "consolidate",
     "folder",
     "get_role",
-    "guidance",
     "ingest",
     "manage_chunk",
     "parse_answer",

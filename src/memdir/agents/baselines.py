@@ -1,11 +1,12 @@
 """Who plays a role: the model, through the tool loop, or the offline baseline. Chosen here, once.
 
-Every role runner (`agents.run`, `agents.restructure`, `agents.skills`) asks :func:`policy` for
-the function that does its work and calls it; none of them tests which kind of model it holds.
-A baseline takes the same arguments as the model's play and acts through the same harness, so
-its effort is metered the same way and its record line says `model: offline, baseline: true`.
-Roles the baselines cannot play are named in `NO_BASELINE` with the reason a user is shown.
-The closed-book baseline answers "unknown": no store and no model, so nothing to know.
+Every role runner (`agents.run`, `agents.restructure`, the study's `memdir.study.roles`) asks
+:func:`policy` for the function that does its work and calls it; none of them tests which kind of
+model it holds. A baseline takes the same arguments as the model's play and acts through the same
+harness, so its effort is metered the same way and its record line says `model: offline,
+baseline: true`. Roles the baselines cannot play are named in `NO_BASELINE` with the reason a user
+is shown; a study role brings its own baseline or reason (`policy(baseline=)`,
+`require_model(reason=)`), so the product names none of the study's roles.
 """
 
 from __future__ import annotations
@@ -29,15 +30,9 @@ from memdir.tools.profiles import Harness
 Play = Callable[..., Awaitable[Any]]
 """A role's work: `(model, harness, role, record, ids, **values)`, returning a RoleOutput."""
 
-OFFLINE_CLOSED_BOOK = "unknown"
-
 NO_BASELINE = {
     "reorganize": "the offline baselines cannot reorganize a store; use a model",
     "folder": "the offline baselines cannot design folders; use a model",
-    "guidance": "the offline baselines do not synthesize guidance; use a model",
-    "skill_search": "the offline baselines select entries mechanically; use a model",
-    "execution": "the offline baselines do not act in environments; use a model",
-    "management_skills": "the offline baselines do not distil skills; use a model",
 }
 
 
@@ -45,20 +40,26 @@ def has_baseline(role: str) -> bool:
     return role in _BASELINES
 
 
-def policy(role: str, model: Model, plays: Play) -> Play:
-    """`plays` (the model's way of doing `role`) for a model; the baseline for the offline one.
-    A role without a baseline, asked of the offline model, is refused with the reason."""
+def policy(role: str, model: Model, plays: Play, baseline: Play | None = None) -> Play:
+    """`plays` (the model's way of doing `role`) for a model; the baseline for the offline one
+    (`baseline`, where the caller brings its own). A role without a baseline, asked of the
+    offline model, is refused with the reason."""
     if not model.is_offline:
         return plays
+    if baseline is not None:
+        return baseline
     if role not in _BASELINES:
         raise MemdirError(NO_BASELINE.get(role, f"the offline baselines cannot play {role}; use a model"))
     return _BASELINES[role]
 
 
-def require_model(role: str, model: Model) -> None:
-    """Refuse the offline model for a role only a model can play, with the reason."""
+def require_model(role: str, model: Model, reason: str | None = None) -> None:
+    """Refuse the offline model for a role only a model can play, with the reason (`reason`, or
+    the product's own in `NO_BASELINE`)."""
     if model.is_offline:
-        raise MemdirError(NO_BASELINE[role])
+        raise MemdirError(
+            reason or NO_BASELINE.get(role, f"the offline baselines cannot play {role}; use a model")
+        )
 
 
 def _record(
@@ -134,20 +135,8 @@ async def _choose(
     return RoleOutput("choice", "offline", c.option, c.option, c.citations, baseline=True, extra=extra)
 
 
-async def _closed_book(
-    model: Model,
-    harness: Harness | None,
-    role: Role,
-    record: RunRecord | None,
-    ids: dict[str, Any],
-    **values: Any,
-) -> RoleOutput:
-    return RoleOutput(role.name, "offline", OFFLINE_CLOSED_BOOK, OFFLINE_CLOSED_BOOK, [], baseline=True)
-
-
 _BASELINES: dict[str, Play] = {
     "management": _manage,
     "answer": _search,
     "choice": _choose,
-    "closed_book": _closed_book,
 }

@@ -76,6 +76,10 @@ class Role:
     keyed: bool = False  # the store follows memdir's keyed-fact conventions (KEYED_VARIANTS)
     temperature: float | None = None
     compact_at: int = COMPACT_AT
+    # The package whose `prompts/` holds `template`: the product's roles here; the study's own
+    # roles (closed-book, GS guidance, skill search, execution: memdir.study.roles) its own.
+    # The shared `_*.md` blocks are always the product's.
+    package: str = "memdir.agents"
 
     def with_profile(self, profile: str | None) -> Role:
         return replace(self, profile=profile) if profile else self
@@ -83,11 +87,7 @@ class Role:
 
 ROLES: dict[str, Role] = {
     "management": Role("management", "management", "manage", BUILD_ROUNDS, CURATION_OUTPUT),
-    "management_skills": Role(
-        "management_skills", "management_skills", "manage", BUILD_ROUNDS, CURATION_OUTPUT
-    ),
     "answer": Role("answer", "search", "search", SEARCH_ROUNDS_OTHER, SEARCH_OUTPUT, answers=True),
-    "closed_book": Role("closed_book", "closed_book", None, 1, SEARCH_OUTPUT, answers=True),
     "reorganize_preserve": Role(
         "reorganize_preserve", "reorganize_preserve", "manage", REORG_ROUNDS, REORG_OUTPUT
     ),
@@ -95,11 +95,6 @@ ROLES: dict[str, Role] = {
         "reorganize_condense", "reorganize_condense", "manage", REORG_ROUNDS, REORG_OUTPUT
     ),
     "folder": Role("folder", "folder", "folder", BUILD_ROUNDS, CURATION_OUTPUT),
-    "execution": Role("execution", "execution", None, 50, SEARCH_OUTPUT, temperature=0.0),
-    "guidance": Role("guidance", "guidance", "search", SEARCH_ROUNDS_ORGANIZED, SEARCH_OUTPUT, answers=True),
-    "skill_search": Role(
-        "skill_search", "skill_search", "search", SEARCH_ROUNDS_ORGANIZED, SEARCH_OUTPUT, answers=True
-    ),
 }
 
 
@@ -128,13 +123,13 @@ def search_turn(question: str, core_memory: str | None = None) -> str:
 
 
 @cache
-def _load(stem: str) -> str:
-    return resources.files("memdir.agents").joinpath("prompts", f"{stem}.md").read_text(encoding="utf-8")
+def _load(stem: str, package: str = "memdir.agents") -> str:
+    return resources.files(package).joinpath("prompts", f"{stem}.md").read_text(encoding="utf-8")
 
 
 def render(role: Role, **values: object) -> tuple[str, str]:
     """(system prompt, user message) of `role` with `values` filled in; missing values are errors."""
-    text = _load(role.template)
+    text = _load(role.template, role.package)
     system, _, user = text.partition(USER_MARK)
     shared = {
         name: _load(f"_{name}").strip()

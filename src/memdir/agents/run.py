@@ -14,7 +14,7 @@ import string
 from typing import Any
 
 from memdir.agents.answer import parse_answer
-from memdir.agents.baselines import policy, require_model
+from memdir.agents.baselines import policy
 from memdir.agents.curation import Curation, resolve
 from memdir.agents.feedback import FEEDBACKS, Feedback, baseline, mend, merged
 from memdir.agents.loop import Episode, run_loop
@@ -213,98 +213,6 @@ async def _choose(
     out = await _answer(model, answering, role, record, ids, prompt, core_memory)
     out.extra["choice"] = map_choice(out.answer or "", options)
     return out
-
-
-async def closed_book(
-    model: Model,
-    question: str,
-    *,
-    options: list[str] | None = None,
-    question_id: str | None = None,
-    record: RunRecord | None = None,
-) -> RoleOutput:
-    """One round, no store, no tools: the floor every memory variant is compared with. A
-    multiple-choice question is put with its options, as to every other variant (the paper's
-    PersonaMem floor, 34.4 / 47.6, is a choice among them); the chosen index is extra['choice']."""
-    role = get_role("closed_book")
-    play = policy("closed_book", model, _closed_book)
-    ids = {"variant": "closed-book", "question": question_id}
-    asked = options_prompt(question, options) if options else question
-    out: RoleOutput = await play(model, None, role, record, ids, question=asked)
-    if options:
-        out.extra["choice"] = map_choice(out.answer or "", options)
-    return out
-
-
-async def _closed_book(
-    model: Model, harness: None, role: Role, record: RunRecord | None, ids: dict[str, Any], question: str
-) -> RoleOutput:
-    ep = await run_role(model, None, role, record, ids, question=question)
-    parsed = parse_answer(ep.final)
-    return RoleOutput(role.name, model.name, ep.final, parsed.answer, parsed.citations, ep)
-
-
-# The fixed line that closes the GS user turn, after the task: the search agent writing guidance
-# is asked, as the study's search agent is after its question, to ground what it says in cited entries.
-GS_INSTRUCTION = (
-    "Write the guidance for this task from the entries that clearly apply, and cite every entry it "
-    "rests on by its path, e.g. [/memories/skills/heat.md]; your final JSON's `citations` lists them all."
-)
-
-
-async def guidance(
-    model: Model,
-    store: Store,
-    task: str,
-    *,
-    task_id: str | None = None,
-    record: RunRecord | None = None,
-    profile: str | None = None,
-) -> RoleOutput:
-    """Guidance synthesis (skill setting, GS variant): task-specific advice written from the store.
-    The user turn is the task and the fixed line `GS_INSTRUCTION`, no core-memory block: the search
-    agent reaches the entries, indexes included, through its read-only tools."""
-    require_model("guidance", model)
-    role = get_role("guidance", profile=profile)
-    harness = Harness(
-        store, role.profile or "search", role=role.name, task=task_id, variant="curated-skills-mem-gs"
-    )
-    ids = {"variant": "curated-skills-mem-gs", "task": task_id}
-    ep = await run_role(model, harness, role, record, ids, task=task, gs_instruction=GS_INSTRUCTION)
-    parsed = parse_answer(ep.final)
-    return RoleOutput(role.name, model.name, ep.final, parsed.answer, parsed.citations, ep)
-
-
-STRICT_RULE = (
-    "Strict serving: cite an entry only when it clearly applies to this task (its kind of task, "
-    "or the very objects it names). Citing nothing is better than citing entries that do not apply."
-)
-LOOSE_RULE = "Cite the entries most likely to help with this task."
-
-
-async def select_entries(
-    model: Model,
-    store: Store,
-    task: str,
-    *,
-    strict: bool,
-    k: int,
-    variant: str,
-    task_id: str | None = None,
-    record: RunRecord | None = None,
-    profile: str | None = None,
-) -> RoleOutput:
-    """The skill setting's search agent: which whole entries to serve for `task` (its citations).
-    As every search of the study (and the GS turn, `guidance`), its user turn is the task with no
-    core-memory block: the agent reaches the entries, indexes included, through its read-only tools."""
-    require_model("skill_search", model)
-    role = get_role("skill_search", profile=profile)
-    harness = Harness(store, role.profile or "search", role=role.name, task=task_id, variant=variant)
-    ids = {"variant": variant, "task": task_id}
-    rule = STRICT_RULE if strict else LOOSE_RULE
-    ep = await run_role(model, harness, role, record, ids, task=task, strict_rule=rule, k=k)
-    parsed = parse_answer(ep.final)
-    return RoleOutput(role.name, model.name, ep.final, parsed.answer, parsed.citations, ep)
 
 
 async def answer_many(

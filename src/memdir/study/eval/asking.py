@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from memdir.agents import RunRecord, answer_question, choose_option, closed_book
+from memdir.agents import RunRecord, answer_question, choose_option
 from memdir.agents.output import RoleOutput
 from memdir.agents.read_search import read_search
 from memdir.models import Model
 from memdir.study.eval.shell_search import shell_search
+from memdir.study.roles import closed_book
 from memdir.study.variants import Built
 from memdir.tools.profiles import profile_specs
 

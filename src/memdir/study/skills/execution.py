@@ -16,11 +16,12 @@ from typing import Protocol
 from memdir.agents.baselines import require_model
 from memdir.agents.output import RoleOutput
 from memdir.agents.record import RunRecord
-from memdir.agents.roles import get_role, render
+from memdir.agents.roles import render
 from memdir.agents.run import run_role
 from memdir.models import ChatMessage, GenerateConfig, Model, Usage
 from memdir.store import spec
 from memdir.store.store import Store
+from memdir.study.roles import NO_BASELINE, study_role
 from memdir.tools.profiles import Harness
 
 MAX_STEPS = 50
@@ -109,8 +110,8 @@ async def execute(
 ) -> Trajectory:
     """Attempt one task: one model call per environment step, the conversation appended each time.
     `actions_rule` tells the agent how to phrase an action (the environment's, skills/chain.py)."""
-    require_model("execution", model)
-    role = get_role("execution")
+    require_model("execution", model, NO_BASELINE["execution"])
+    role = study_role("execution")
     first = env.reset()
     system, user = render(
         role, guidance=guidance or "(none)", task=task, observation=first, actions_rule=actions_rule
@@ -188,9 +189,9 @@ async def manage_trajectory(
     the attempt's outcome in its meta, so a store that enforces the gate
     (`Guards(outcome_gate=True)`) refuses a failed attempt's additions to a procedure.
     """
-    require_model("management_skills", model)
+    require_model("management_skills", model, NO_BASELINE["management_skills"])
     variant = variant or ("curated-skills-mem" if notes else "curated-skills")
-    role = get_role("management_skills", profile=profile)
+    role = study_role("management_skills", profile)
     outcome = "success" if traj.success else "failure"
     harness = Harness(
         store, role.profile or "manage", role=role.name, task=traj.episode, variant=variant, outcome=outcome

@@ -13,13 +13,13 @@ from contextlib import contextmanager
 
 from memdir.agents.output import RoleOutput
 from memdir.agents.record import RunRecord
-from memdir.agents.run import guidance as write_guidance
-from memdir.agents.run import select_entries
 from memdir.conventions import parse_citation
 from memdir.errors import ToolError
 from memdir.models import Model, Usage
 from memdir.store.store import Store
 from memdir.store.workcopy import scratch_copy
+from memdir.study.roles import guidance as write_guidance
+from memdir.study.roles import select_entries
 from memdir.study.skills.retrieve import Doc
 
 
