@@ -96,7 +96,7 @@ def ensure_run(runs: Path, sid: str) -> Path:
 
 def prompt_bytes(store: Store, variant: str, profile: str | None, question: str) -> int:
     """What the search role sends a model first: system prompt, tool schemas, user message."""
-    role = get_role("search", variant, profile)
+    role = get_role("answer", variant, profile)
     harness = Harness(store, role.profile or "search")
     tools = [
         {"name": t.name, "description": t.description, "parameters": t.parameters}
