@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from memdir.store.store import Step, Store
+from memdir.store.store import Step, Store, StoreObserver
 
 
-class Recorder:
+class Recorder(StoreObserver):
     def __init__(self) -> None:
         self.steps: list[Step] = []
 

@@ -18,7 +18,7 @@ import pytest
 from tests.waits import HANG_GUARD_S, processes_with, wait_until
 
 from memdir.store.oslock import LockTimeout, OsLock
-from memdir.store.store import Step, Store
+from memdir.store.store import Step, Store, StoreObserver
 from memdir.tools.profiles import Harness
 from memdir.tools.sandbox import ShellLimits, _probe, sandbox_owner
 from memdir.tools.wiring import open_store
@@ -33,7 +33,7 @@ COUNT_LINES = (
 )
 
 
-class Recorder:
+class Recorder(StoreObserver):
     """A real observer: keeps every step the store publishes."""
 
     def __init__(self) -> None:

@@ -239,7 +239,7 @@ def cache_for(store: Store) -> DescriptionCache | None:
     """The store's description cache when one of its observers keeps derived state that asks
     for it (`keeps_description_cache`: the search index's), else None: a bare `Store` and a
     store with the index off list uncached, and leave no state behind."""
-    if not any(getattr(o, "keeps_description_cache", False) for o in store.observers):
+    if not any(o.keeps_description_cache for o in store.observers):
         return None
     try:
         return DescriptionCache.for_store(store)

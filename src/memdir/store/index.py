@@ -38,7 +38,7 @@ from memdir.store.oslock import OsLock
 from memdir.store.paths import ROOT, STATE_DIR, MemoryPath, parse_memory_path
 from memdir.store.per_root import PerRoot
 from memdir.store.scan import scan
-from memdir.store.store import Step, Store
+from memdir.store.store import Step, Store, StoreObserver
 from memdir.store.unit_index import UnitIndex, UnitRow
 from memdir.store.watch import Changes, Watcher
 
@@ -481,7 +481,7 @@ class SearchIndex:
             return n
 
 
-class IndexObserver:
+class IndexObserver(StoreObserver):
     """Keeps an existing index in step with each tool step, at the next search
     (:meth:`SearchIndex.defer`). A store that was never searched has no index, and its writes
     cost nothing here: the first search builds it.

@@ -13,10 +13,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from memdir.store.store import Step, Store
+from memdir.store.store import Step, Store, StoreObserver
 
 
-class MoveLog:
+class MoveLog(StoreObserver):
     """`moves`: first path -> current path, for every file or folder moved while attached."""
 
     def __init__(self) -> None:

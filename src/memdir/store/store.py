@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, cast
+from typing import Any, ClassVar, Literal, Protocol, cast
 
 from memdir.errors import ExistsError, NotFoundError, PathError
 from memdir.store import landing_intent, operations, scratch
@@ -63,7 +63,27 @@ ORPHAN_AGE = 60.0  # seconds: a temp file older than this, seen under the writer
 
 
 class StoreObserver(Protocol):
+    """What follows a store's steps: the index, the journal, a span's renames (`moves.py`).
+
+    `on_step` gets every step that changed something, after its writes. `before_step` and
+    `after_step` are for an observer that must see the store before the tool writes (the
+    journal commits what a killed writer left, under the same lock) or the end of every step,
+    changes or none (the journal's record is due then); an observer subclasses this class to
+    inherit their no-ops, so the Store calls all three on every observer and asks none which it
+    has. `keeps_description_cache`: the listing's description cache follows the store only where
+    an observer keeps it (the search index's, `descriptions.py`)."""
+
+    keeps_description_cache: ClassVar[bool] = False
+
+    def before_step(self, store: Store, step: Step) -> None:
+        """Under the writer lock, before the tool writes."""
+        return None
+
     def on_step(self, store: Store, step: Step) -> None: ...
+
+    def after_step(self, store: Store, step: Step) -> None:
+        """Under the writer lock, once the step is over, whether it changed anything or not."""
+        return None
 
 
 ObserverFactory = Callable[["Store"], StoreObserver]
@@ -146,10 +166,8 @@ class Store:
                 self._swept = True
                 self.sweep_orphans()
             self._resume_landing()
-            for obs in self.observers:  # optional hook: see the store as it is before this step
-                before = getattr(obs, "before_step", None)
-                if before is not None:
-                    before(self, step)
+            for obs in self.observers:  # see the store as it is before this step
+                obs.before_step(self, step)
             self._local.step = step
             try:
                 yield step
@@ -161,10 +179,8 @@ class Store:
                         obs.on_step(self, step)
                 if step.landed_intent:  # the journal has the landing now: its plan may go
                     landing_intent.clear(self.root / STATE_DIR)
-                for obs in self.observers:  # optional hook: the step is over, changes or none
-                    after = getattr(obs, "after_step", None)
-                    if after is not None:
-                        after(self, step)
+                for obs in self.observers:  # the step is over, changes or none
+                    obs.after_step(self, step)
 
     def current_step(self) -> Step | None:
         """The step this thread is in, if any (a landing records its plan under its tool)."""

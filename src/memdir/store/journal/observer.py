@@ -20,15 +20,16 @@ from typing import TYPE_CHECKING
 
 import pygit2
 
-from memdir.store.journal.repository import Journal
 from memdir.store.journal.commitd import poke
 from memdir.store.journal.format import MEMORY_PREFIX, message, rolled_forward
 from memdir.store.journal.land import catch_up, journal_lock, land_pending
 from memdir.store.journal.log import Record, StepLog
 from memdir.store.journal.reconcile import CRASH, Background, check, recover
 from memdir.store.journal.repair import drop_note, noted, take_note
+from memdir.store.journal.repository import Journal
 from memdir.store.journal.tree import STAT_CACHE, apply, capture, commit, head_tree, in_flight, mark
 from memdir.store.safefs import SafeRoot, Unread
+from memdir.store.store import StoreObserver
 
 if TYPE_CHECKING:
     from memdir.store.store import Step, Store
@@ -39,7 +40,7 @@ FULL_EVERY = 100  # steps between whole-tree checks (they catch edits made outsi
 SYNC_CACHE_BYTES = 256 * 1024  # a stat cache this small (~3,000 files): the check runs in the step
 
 
-class JournalObserver:
+class JournalObserver(StoreObserver):
     """Logs one step per writing tool call, for the committer process to commit
     (`commitd.py`); opens nothing until the first write."""
 
@@ -164,7 +165,7 @@ class JournalObserver:
             self._repo = None
 
 
-class _NoJournal:
+class _NoJournal(StoreObserver):
     def on_step(self, store: Store, step: Step) -> None:
         return None
 
