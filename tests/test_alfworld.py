@@ -135,7 +135,7 @@ def test_cli_refuses_what_it_cannot_run_before_writing_anything(
     out = tmp_path / "r"
 
     def refused(*args: str) -> str:
-        res = runner.invoke(cli, ["skills", "--tasks", "1", "--out", str(out), *args])
+        res = runner.invoke(cli, ["study", "skills", "--tasks", "1", "--out", str(out), *args])
         assert res.exit_code != 0 and isinstance(res.exception, MemdirError), res.output
         return str(res.exception)
 
@@ -266,7 +266,7 @@ def test_three_chain_protocol_resets_the_store_between_chains(tmp_path: Path) ->
 def test_cli_tool_set_picks_the_retrieval_and_profiles(tmp_path: Path) -> None:
     """`--tool-set center-bm25` retrieves with BM25 through the search-bm25 profile, end to end."""
     out = tmp_path / "run"
-    args = ["skills", "--variants", "episode-log", "--tool-set", "center-bm25", "--tasks", "2"]
+    args = ["study", "skills", "--variants", "episode-log", "--tool-set", "center-bm25", "--tasks", "2"]
     res = CliRunner().invoke(cli, [*args, "--out", str(out)])
     assert res.exit_code == 0, res.output
     manifest = json.loads((out / "manifest.json").read_text())

@@ -86,7 +86,7 @@ def _ingested(tmp_path: Path) -> tuple[Path, dict[str, bytes], str]:
 
 
 def _ingest(root: Path, chat: Path) -> tuple[int, str]:
-    return _invoke("ingest", "--root", str(root), "--model", "offline", str(chat))
+    return _invoke("ingest", str(root), "--model", "offline", str(chat))
 
 
 def test_an_ingest_lists_as_one_operation_of_its_steps(tmp_path: Path) -> None:
