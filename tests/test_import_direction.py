@@ -35,7 +35,7 @@ ALLOWED: dict[str, set[str]] = {
     "study.roles": {"store", "tools", "models", "agents"},  # the roles only the study plays
     "study.cluster": {"models"},
     "study.bench": {"store", "chatlogs"},
-    "study.variants": {"store", "tools", "models", "agents", "analytics", "study.bench"},
+    "study.variants": {"store", "tools", "models", "agents", "analytics", "study.bench", "study.roles"},
     "study.skills": {
         *("store", "tools", "models", "agents", "analytics"),
         *("study.bench", "study.variants", "study.runfolder", "study.cluster", "study.roles"),

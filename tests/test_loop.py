@@ -15,7 +15,6 @@ from agent_helpers import new_store, snapshot
 from memdir.agents import (
     RunRecord,
     answer_question,
-    folder,
     get_role,
     manage_chunk,
     read_record,
@@ -24,13 +23,12 @@ from memdir.agents import (
 )
 from memdir.agents.loop import SUMMARIZER
 from memdir.agents.record import summarize
-from memdir.agents.restructure import FolderingError, file_digests, verify_moves
 from memdir.errors import MemdirError
 from memdir.models import ChatMessage, Usage, get_model
 from memdir.models.scripted import ScriptedAPI, ScriptedReply, answer, call
 from memdir.store.store import Step, Store, StoreObserver
 from memdir.stream import Chunk, Turn
-from memdir.study.roles import study_role
+from memdir.study.roles import FolderingError, file_digests, folder, study_role, verify_moves
 from memdir.tools.profiles import Harness
 
 ALICE = (
@@ -275,7 +273,7 @@ def test_prompts_render_and_reorganize_versions_differ_by_one_rule() -> None:
     assert "[S1T1] A: hi" in user
     s_system, _ = render(get_role("answer"), core_memory="", question="q")
     assert '"citations"' in s_system and "only from the store" in s_system
-    roles = [study_role("closed_book"), get_role("folder"), study_role("execution"), study_role("guidance")]
+    roles = [study_role("closed_book"), study_role("folder"), study_role("execution"), study_role("guidance")]
     for role in roles:
         values = {
             "core_memory": "",

@@ -234,17 +234,18 @@ def test_the_offline_model_plays_only_the_roles_with_a_baseline(tmp_path: Path) 
     stated refusal for every other role."""
     import pytest
 
-    from memdir.agents import folder, reorganize
+    from memdir.agents import reorganize
     from memdir.agents.baselines import NO_BASELINE, has_baseline
     from memdir.errors import MemdirError
-    from memdir.study.roles import closed_book
+    from memdir.study.roles import NO_BASELINE as STUDY_NO_BASELINE
+    from memdir.study.roles import closed_book, folder
 
     offline = get_model("offline")
     out = asyncio.run(closed_book(offline, "What does Alice eat?"))
     assert (out.answer, out.baseline, out.model) == ("unknown", True, "offline")
     assert all(has_baseline(r) for r in ("management", "answer", "choice"))
     store = new_store(tmp_path / "m")
-    with pytest.raises(MemdirError, match=NO_BASELINE["folder"]):
+    with pytest.raises(MemdirError, match=STUDY_NO_BASELINE["folder"]):
         asyncio.run(folder(offline, store))
     with pytest.raises(MemdirError, match=NO_BASELINE["reorganize"]):
         asyncio.run(reorganize(offline, store))

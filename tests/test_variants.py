@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from memdir.agents import FolderingError, RunRecord
+from memdir.agents import RunRecord
 from memdir.agents.dump_format import turn_line
 from memdir.models import get_model, price_card
 from memdir.models.scripted import answer, call
 from memdir.store import frontmatter, spec
 from memdir.store.store import Store
 from memdir.study.bench import load_sample
+from memdir.study.roles import FolderingError
 from memdir.study.variants import (
     VARIANTS,
     BuildContext,

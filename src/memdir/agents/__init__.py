@@ -36,7 +36,7 @@ from memdir.agents.ingest import IngestResult, NoOpWarning, ingest
 from memdir.agents.loop import Episode, run_loop
 from memdir.agents.output import RoleOutput
 from memdir.agents.record import RunRecord, read_record
-from memdir.agents.restructure import FolderingError, folder, reorganize, verify_moves
+from memdir.agents.restructure import reorganize
 from memdir.agents.revert import RevertReport, revert
 from memdir.agents.roles import ROLES, Role, get_role, render
 from memdir.agents.run import (
@@ -54,7 +54,6 @@ __all__ = [
     "CostCap",
     "Curation",
     "Episode",
-    "FolderingError",
     "IngestResult",
     "NoOpWarning",
     "RevertReport",
@@ -65,7 +64,6 @@ __all__ = [
     "answer_question",
     "choose_option",
     "consolidate",
-    "folder",
     "get_role",
     "ingest",
     "manage_chunk",
@@ -75,5 +73,4 @@ __all__ = [
     "reorganize",
     "revert",
     "run_loop",
-    "verify_moves",
 ]

@@ -32,7 +32,6 @@ Play = Callable[..., Awaitable[Any]]
 
 NO_BASELINE = {
     "reorganize": "the offline baselines cannot reorganize a store; use a model",
-    "folder": "the offline baselines cannot design folders; use a model",
 }
 
 

@@ -94,7 +94,6 @@ ROLES: dict[str, Role] = {
     "reorganize_condense": Role(
         "reorganize_condense", "reorganize_condense", "manage", REORG_ROUNDS, REORG_OUTPUT
     ),
-    "folder": Role("folder", "folder", "folder", BUILD_ROUNDS, CURATION_OUTPUT),
 }
 
 

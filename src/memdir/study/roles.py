@@ -1,6 +1,8 @@
 """The study's own roles: what only the study plays, with its prompts (`study/prompts/`).
 
-The closed-book floor (one round, no store: what every memory variant is compared with), and the
+The closed-book floor (one round, no store: what every memory variant is compared with), the
+foldering pass of the `foldered` variant (the dump's files moved into folders, verified
+byte-identical afterwards), and the
 skill setting's roles: the search agent choosing whole entries to serve (`skill_search`), guidance
 synthesis (GS: task-specific advice written from the store), the ALFWorld execution agent and the
 curator that distils skills (both run by `study/skills/execution.py`). They are product roles in
@@ -11,6 +13,7 @@ plays nor names them, so they live here; a role's `package` says where its promp
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from memdir.agents.answer import parse_answer
@@ -27,6 +30,7 @@ from memdir.agents.roles import (
 from memdir.agents.run import map_choice, options_prompt, run_role
 from memdir.errors import MemdirError
 from memdir.models import Model
+from memdir.store import spec
 from memdir.store.store import Store
 from memdir.tools.profiles import Harness
 
@@ -45,12 +49,14 @@ STUDY_ROLES: dict[str, Role] = {
         package=PROMPTS,
     ),
     "execution": Role("execution", "execution", None, 50, SEARCH_OUTPUT, temperature=0.0, package=PROMPTS),
+    "folder": Role("folder", "folder", "folder", BUILD_ROUNDS, CURATION_OUTPUT, package=PROMPTS),
     "management_skills": Role(
         "management_skills", "management_skills", "manage", BUILD_ROUNDS, CURATION_OUTPUT, package=PROMPTS
     ),
 }  # fmt: skip
 
 NO_BASELINE = {
+    "folder": "the offline baselines cannot design folders; use a model",
     "guidance": "the offline baselines do not synthesize guidance; use a model",
     "skill_search": "the offline baselines select entries mechanically; use a model",
     "execution": "the offline baselines do not act in environments; use a model",
@@ -163,3 +169,48 @@ async def select_entries(
     ep = await run_role(model, harness, role, record, ids, task=task, strict_rule=rule, k=k)
     parsed = parse_answer(ep.final)
     return RoleOutput(role.name, model.name, ep.final, parsed.answer, parsed.citations, ep)
+
+
+def file_digests(store: Store) -> dict[str, str]:
+    """{memory path: sha256 of its bytes} for every visible file."""
+    return {e.path.text: hashlib.sha256(e.disk.read_bytes()).hexdigest() for e in store.files(suffix="")}
+
+
+class FolderingError(MemdirError):
+    """The foldering pass changed bytes, or lost or added a file: the variant is invalid."""
+
+
+def verify_moves(before: dict[str, str], after: dict[str, str]) -> dict[str, str]:
+    """The moves (old path -> new path) if `after` holds exactly the same files' bytes, else raise."""
+    if sorted(before.values()) != sorted(after.values()):
+        lost = sorted(p for p, d in before.items() if d not in set(after.values()))
+        new = sorted(p for p, d in after.items() if d not in set(before.values()))
+        raise FolderingError(
+            f"foldering changed file contents: missing bytes of {lost[:5]}, new bytes in {new[:5]}"
+        )
+    by_digest: dict[str, list[str]] = {}
+    for p, d in sorted(after.items()):
+        by_digest.setdefault(d, []).append(p)
+    moves: dict[str, str] = {}
+    for p, d in sorted(before.items()):
+        targets = by_digest[d]
+        dest = p if p in targets else targets[0]
+        targets.remove(dest)
+        if dest != p:
+            moves[p] = dest
+    return moves
+
+
+async def folder(model: Model, store: Store, *, record: RunRecord | None = None) -> RoleOutput:
+    """Move the dump's session files into folders (view, grep, rename only), then verify the bytes."""
+    require_model("folder", model, NO_BASELINE["folder"])
+    role = study_role("folder")
+    harness = Harness(store, role.profile or "folder", role=role.name, variant="foldered")
+    before = file_digests(store)
+    ep = await run_role(
+        model, harness, role, record, {"variant": "foldered"}, core_memory=spec.context(store).text
+    )
+    moves = verify_moves(before, file_digests(store))
+    if record is not None:
+        record.write("foldering_verified", role=role.name, moves=moves, files=len(before))
+    return RoleOutput(role.name, model.name, ep.final, episode=ep, extra={"moves": moves})

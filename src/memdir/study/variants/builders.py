@@ -29,13 +29,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from memdir.agents import FolderingError, folder, manage_chunk, reorganize
+from memdir.agents import manage_chunk, reorganize
 from memdir.agents.baselines import require_model
 from memdir.analytics.integrity import diff_facts
 from memdir.errors import MemdirError
 from memdir.store.chunks import build_chunk_store
 from memdir.store.embed import require_embedder
 from memdir.store.store import Store
+from memdir.study.roles import FolderingError, folder
 from memdir.study.variants.base import BuildContext, Built, VariantUnavailable
 from memdir.study.variants.dump import write_dump
 from memdir.tools.wiring import open_store
