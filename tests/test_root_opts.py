@@ -52,6 +52,9 @@ def test_every_command_over_a_store_takes_root_first_and_as_an_option() -> None:
         assert any("--root" in p.opts for p in command.params), name
         usage = memdir(*name.split(), "--help").output.splitlines()[0]
         assert " [OPTIONS] ROOT" in usage or " [OPTIONS] [ROOT]" in usage, usage
+        if " [OPTIONS] ROOT" in usage:  # a ROOT named neither way is missing, said as such
+            missing = memdir(*name.split())
+            assert missing.exit_code == 2 and "Missing argument 'ROOT'" in missing.output, name
     # the study's commands read benchmarks and run folders, not a user's store
     assert not [n for n, c in _commands(study_group).items() if isinstance(c, StoreCommand)]
 

@@ -68,14 +68,16 @@ class StoreCommand(click.Command):
     ) -> None:
         super().__init__(*args, **kwargs)
         kind = click.Path(file_okay=False, exists=root_exists and not root_memory)
+        # a default of None passed to click counts as given: so none is passed unless there is one
+        default = {} if root_default is None else {"default": root_default}
         self.params.insert(
             0,
             click.Argument(
                 ["root"],
                 type=kind,
                 required=root_required and root_default is None,
-                default=root_default,
                 callback=_a_memory if root_memory else None,
+                **default,
             ),
         )
         self.params.append(
