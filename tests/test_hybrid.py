@@ -249,7 +249,7 @@ async def test_mcp_serves_the_section_search_tool(store: Store) -> None:
     )
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "memdir", "serve", "--root", str(store.root), "--profile", "search-hybrid"],
+        args=["-m", "memdir", "serve", str(store.root), "--profile", "search-hybrid"],
         env=env,
     )
     async with Client(params) as client:

@@ -51,6 +51,7 @@ async def test_bash_over_mcp_stdio(tmp_path: Path) -> None:
 def test_serve_refuses_without_bubblewrap(tmp_path: Path) -> None:
     empty = tmp_path / "bin"
     empty.mkdir()
+    (tmp_path / "MEMORY.md").write_text("# Memory\n")  # a memory: the sandbox alone refuses
     proc = _run_memdir(["serve", str(tmp_path), "--profile", "shell"], str(empty))
     assert proc.returncode == 2
     assert "shell profile is unavailable" in proc.stderr and "bubblewrap" in proc.stderr
@@ -84,5 +85,6 @@ def test_a_bwrap_that_does_not_confine_is_refused(tmp_path: Path) -> None:
     assert proc.stdout.startswith("REFUSED"), proc.stdout + proc.stderr
     assert "did not produce a confining sandbox" in proc.stdout
     assert not (tmp_path / "mem" / "escaped.md").exists()
+    (tmp_path / "MEMORY.md").write_text("# Memory\n")  # a memory: the sandbox alone refuses
     serve = _run_memdir(["serve", str(tmp_path), "--profile", "shell"], f"{fake}:/usr/bin:/bin")
     assert serve.returncode == 2 and "shell profile is unavailable" in serve.stderr
