@@ -19,8 +19,8 @@
   turns into an index is undone whole; docs/health.md).
 - Reading: `read_search.py` (the top sections by search, then one schema-held call citing the
   lines it was shown: the local model's default in `ask` and `Memory.ask`).
-- Restructuring: `restructure.py` (reorganization, preserve or condense, and foldering, move
-  only and verified byte-identical); `consolidate.py` (a reorganization of a live store on a
+- Restructuring: `restructure.py` (reorganization, preserve or condense; the study's foldering
+  pass is its own, `memdir.study.roles`); `consolidate.py` (a reorganization of a live store on a
   private working copy, landed as one step only if its gates hold: `cost_cap.py`, no sourced
   fact lost, no new `check` finding, the store unchanged meanwhile); `revert.py` (the store as
   before one journaled step, as a new step); `adopt.py` (a folder of notes made a valid memory in
