@@ -194,19 +194,17 @@ def test_ingest_and_ask_commands(tmp_path: Path) -> None:
     root = tmp_path / "mem"
     runner = CliRunner()
     runner.invoke(cli, ["init", str(root)])
-    res = runner.invoke(cli, ["ingest", "--root", str(root), "--model", "offline", str(stream)])
+    res = runner.invoke(cli, ["ingest", str(root), "--model", "offline", str(stream)])
     assert res.exit_code == 0, res.output
     assert "7 turn(s) in 2 chunk(s)" in res.output and "offline" in res.output
     log = root / ".memdir" / "calls.jsonl"
     assert log.exists() and json.loads(log.read_text().splitlines()[0])["command"] == "ingest"
-    res = runner.invoke(
-        cli, ["ask", "--root", str(root), "--model", "offline", "--json", "Where does Bob live now?"]
-    )
+    res = runner.invoke(cli, ["ask", str(root), "--model", "offline", "--json", "Where does Bob live now?"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     assert out["answer"] == "Seattle" and out["baseline"] is True and out["model"] == "offline"
     assert re.fullmatch(r"/memories/people/bob/facts\.md:\d+", out["citations"][0])  # his keyed facts
-    plain = runner.invoke(cli, ["ask", "--root", str(root), "--model", "offline", "What does Alice prefer?"])
+    plain = runner.invoke(cli, ["ask", str(root), "--model", "offline", "What does Alice prefer?"])
     assert (
         "answer (offline baseline): tea" in plain.output
         and "cite: /memories/people/alice/facts.md:" in plain.output
@@ -218,13 +216,13 @@ def test_ingest_and_ask_commands(tmp_path: Path) -> None:
     ]
     script.write_text(json.dumps(replies))
     res = runner.invoke(
-        cli, ["ask", "--root", str(root), "--model", "scripted", "--script", str(script), "--json", "Dog?"]
+        cli, ["ask", str(root), "--model", "scripted", "--script", str(script), "--json", "Dog?"]
     )
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)["answer"] == "Rex" and json.loads(res.output)["rounds"] == 2
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"speaker": "A"}\n')
-    res = runner.invoke(cli, ["ingest", "--root", str(root), "--model", "offline", str(bad)])
+    res = runner.invoke(cli, ["ingest", str(root), "--model", "offline", str(bad)])
     assert res.exit_code != 0 and "locator" in res.output
 
 
