@@ -7,8 +7,8 @@ stores, 20 for other variants, 1 for closed-book. Output caps: 8,192 (search, ju
 
 The answering role is `answer`: the paper's *search agent*, which answers a question from the
 store with its read-only tools and cites what it read. It is named for what it does so that
-"search" stays the `search` profile (its tools), the `search` tool and `Memory.search` (no
-model); its prompts are still the search family (`SEARCH_FORMS`, after the paper's name). Run
+"search" stays the `search` profile (its tools) and `Memory.search` (no model), beside the
+`section_search` tool; its prompts are still the search family (`SEARCH_FORMS`, after the paper's name). Run
 records written before the rename say `"role": "search"`; `record.read_record` reads both.
 
 The product (`Memory.add` / `Memory.ask`, `memdir ingest` / `ask`) names no variant: `variant=None`
