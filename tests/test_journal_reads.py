@@ -4,6 +4,7 @@ still streamed in bounded memory, in a real process whose peak resident size is 
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -33,10 +34,23 @@ def _history(root: Path) -> list[JournalStep]:
         ):
             assert not mem.call(*args).is_error
         (root / "café.md").write_text(_note("café", "- a hand edit"))  # found by the next step's check
+        (root / "turn.md").write_text(_note("turn", "- a file first"))
     with Memory(root) as mem:
         assert not mem.call("delete", {"path": "/memories/people/alice.md"}).is_error
+    (root / "turn.md").unlink()  # by hand: the file becomes a folder, then a file again
+    (root / "turn.md").mkdir()
+    (root / "turn.md" / "inner.md").write_text(_note("inner", "- then a folder"))
+    with Memory(root) as mem:
+        assert not mem.call("create", {"path": "/memories/y.md", "file_text": _note("y", "- y")}).is_error
+    shutil.rmtree(root / "turn.md")
+    (root / "turn.md").write_text(_note("turn", "- a file again"))
+    with Memory(root) as mem:
+        assert not mem.call("create", {"path": "/memories/z.md", "file_text": _note("z", "- z")}).is_error
     steps = Journal(root).steps(raw=True)
-    assert len(steps) >= 6
+    assert len(steps) >= 9
+    kinds = [{(st, p) for st, _, p in s.raw if p.startswith("turn.md")} for s in steps]
+    assert {("D", "turn.md"), ("A", "turn.md/inner.md")} in kinds
+    assert {("A", "turn.md"), ("D", "turn.md/inner.md")} in kinds
     return steps
 
 

@@ -203,12 +203,14 @@ class Journal:
                     repo.head.target, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE
                 )
                 walk.simplify_first_parent()
+                last: pygit2.Commit | None = None
                 for commit in walk:
                     body = commit.raw_message.decode("utf-8", "replace")
                     step = parse_message(len(steps), str(commit.id), commit.commit_time, body)
                     if raw:
-                        step.raw = _changed_blobs(repo, commit)
+                        step.raw = _changed_blobs(repo, commit, last)
                     steps.append(step)
+                    last = commit
             except (pygit2.GitError, KeyError, ValueError) as exc:
                 raise MemdirError(f"journal: the log cannot be read: {exc}") from None
         return steps
@@ -242,19 +244,12 @@ class Journal:
         """{path relative to the root: blob sha} of every file in the snapshot `commit` names."""
         with self._reading() as repo:
             try:
-                listing = pygit2.Index()  # in memory: the tree flattened by libgit2, not by a walk here
-                listing.read_tree(repo.revparse_single(commit).peel(pygit2.Tree))
+                return _files(repo, repo.revparse_single(commit).peel(pygit2.Tree))
             except (pygit2.GitError, KeyError, ValueError) as exc:
                 raise MemdirError(
                     f"journal: the snapshot of commit {commit[:12]} cannot be read; its objects are "
                     f"missing or damaged ({exc})"
                 ) from None
-            # Links are never followed, so never replayed; a gitlink is no file of the store.
-            return {
-                str(entry.path): str(entry.id)  # decoded as the file system's names are
-                for entry in listing
-                if entry.mode in _FILE_MODES
-            }
 
     def blobs(self, shas: list[str]) -> Iterator[tuple[str, bytes]]:
         """(sha, content) for each blob, each read whole: for the many small files of a snapshot."""
@@ -358,14 +353,72 @@ def _read(repo: pygit2.Repository, sha: str) -> bytes:
         raise MemdirError(_missing(sha)) from None
 
 
-def _changed_blobs(repo: pygit2.Repository, commit: pygit2.Commit) -> list[tuple[str, str, str]]:
-    """(status, new blob sha, path) of each file `commit` changed against its first parent, as
-    `git log --raw --no-renames` lists them: no rename found, a deleted file's sha all zeros."""
+def _files(repo: pygit2.Repository, tree: pygit2.Tree) -> dict[str, str]:
+    """{path: blob sha} of every file under `tree`. Links are never followed, so never
+    replayed; a gitlink is no file of the store."""
+    files: dict[str, str] = {}
+    folders = [(tree, "")]
+    while folders:
+        folder, prefix = folders.pop()
+        for entry in folder:
+            if entry.type_str == "tree":
+                folders.append((repo[entry.id].peel(pygit2.Tree), f"{prefix}{entry.name}/"))
+            elif entry.filemode in _FILE_MODES:
+                files[prefix + str(entry.name)] = str(entry.id)
+    return files
+
+
+def _changed_blobs(
+    repo: pygit2.Repository, commit: pygit2.Commit, last: pygit2.Commit | None
+) -> list[tuple[str, str, str]]:
+    """(status, new blob sha, path) of each file `commit` changed against its first parent (in
+    a walk, `last`: its tree is read already), as `git log --raw --no-renames` lists them: no
+    rename found, a deleted file's sha all zeros."""
+    parent: pygit2.Tree | None = None
     if commit.parent_ids:
-        diff = repo[commit.parent_ids[0]].peel(pygit2.Tree).diff_to_tree(commit.tree)
-    else:
-        diff = commit.tree.diff_to_tree(swap=True)
-    return [
-        (d.status_char(), str(d.new_file.id), d.new_file.raw_path.decode("utf-8", "replace"))
-        for d in diff.deltas
-    ]
+        first = commit.parent_ids[0]
+        parent = last.tree if last is not None and last.id == first else repo[first].peel(pygit2.Tree)
+    out: list[tuple[str, str, str]] = []
+    _compare(repo, parent, commit.tree, "", out)
+    return out
+
+
+_ZERO = "0" * 40
+
+
+def _compare(
+    repo: pygit2.Repository,
+    old: pygit2.Tree | None,
+    new: pygit2.Tree | None,
+    prefix: str,
+    out: list[tuple[str, str, str]],
+) -> None:
+    """The changed files between two trees, only the subtrees whose ids differ read: a step
+    changes a few paths, so this reads a few trees where libgit2's diff took 2.7x as long
+    (benchmarks/journal_reads.py)."""
+    before = {str(e.name): e for e in old} if old is not None else {}
+    for entry in new if new is not None else ():
+        name = str(entry.name)
+        was = before.pop(name, None)
+        if was is not None and was.id == entry.id:  # the journal writes every file one mode
+            continue
+        path = prefix + name
+        was_tree = was is not None and was.type_str == "tree"
+        if was_tree:  # a folder that became a file, or stays a folder: its files compared
+            assert was is not None
+            sub = repo[entry.id].peel(pygit2.Tree) if entry.type_str == "tree" else None
+            _compare(repo, repo[was.id].peel(pygit2.Tree), sub, path + "/", out)
+            if sub is not None:
+                continue
+            was = None
+        elif entry.type_str == "tree":  # a file that became a folder, or a new folder
+            if was is not None:
+                out.append(("D", _ZERO, path))
+            _compare(repo, None, repo[entry.id].peel(pygit2.Tree), path + "/", out)
+            continue
+        out.append(("M" if was is not None else "A", str(entry.id), path))
+    for name, was in before.items():
+        if was.type_str == "tree":
+            _compare(repo, repo[was.id].peel(pygit2.Tree), None, f"{prefix}{name}/", out)
+        else:
+            out.append(("D", _ZERO, prefix + name))
