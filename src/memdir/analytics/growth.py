@@ -1,7 +1,7 @@
 """Growth and lifecycle of a store, replayed from its journal (docs/metrics.md, 'Growth').
 
-The replay reads git objects only (one `git log --raw` and one `git cat-file --batch` for the
-whole history), never checks a tree out, so it is safe on a live store.
+The replay reads git objects only (the journal's steps with their changed blobs, then each blob
+once, for the whole history), never checks a tree out, so it is safe on a live store.
 
 Per step (step 0 is the baseline, steps 1..n are tool calls): `.md` files, sections and bytes
 after the step; creations, edits, deletions and renames the step made (from the changes the

@@ -27,7 +27,7 @@ def history(request: Request) -> Response:
     as `memdir history` lists them; `?operation=ID` lists that operation's steps, newest first.
     Either list is shown PAGE_ROWS at a time (`from`: the row a page starts at, 0 first): one
     chat's ingest can take a thousand steps, and a page draws only its own rows. The journal is
-    read once per request, one `git log` parsed and grouped in a single pass."""
+    read once per request, its steps parsed and grouped in a single pass."""
     src, _store, urls = source(request)
     ui = state(request)
     journal = ui.sources.journal(src.sid)
