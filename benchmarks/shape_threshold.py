@@ -47,11 +47,12 @@ from rich.console import Console
 
 from memdir.agents.dump_format import is_session_file
 from memdir.agents.loop import tool_infos
-from memdir.agents.roles import get_role, render
+from memdir.agents.roles import render
 from memdir.agents.shape import SWITCH_KB
 from memdir.store import spec
 from memdir.store.store import Store
 from memdir.study.eval.runner import RunConfig, run_eval
+from memdir.study.roles import variant_role
 from memdir.tools.profiles import Harness
 
 SIZES = (10, 40, 160)
@@ -96,7 +97,7 @@ def ensure_run(runs: Path, sid: str) -> Path:
 
 def prompt_bytes(store: Store, variant: str, profile: str | None, question: str) -> int:
     """What the search role sends a model first: system prompt, tool schemas, user message."""
-    role = get_role("answer", variant, profile)
+    role = variant_role("answer", variant, profile)
     harness = Harness(store, role.profile or "search")
     tools = [
         {"name": t.name, "description": t.description, "parameters": t.parameters}

@@ -183,7 +183,8 @@ def test_observations_of_the_real_file() -> None:
 def test_cli_offline_slice_rows_resume_plot_and_json(tmp_path: Path) -> None:
     _locomo()
     out = tmp_path / "run"
-    args = ["study", "bench", "writes", "-b", "locomo", "-c", "conv-50", "--model", "offline", "--sessions", "1-2"]
+    args = ["study", "bench", "writes", "-b", "locomo", "-c", "conv-50"]
+    args += ["--model", "offline", "--sessions", "1-2"]
     args += ["--out", str(out), "--no-progress"]
     res = CliRunner().invoke(cli, [*args, "--json"])
     assert res.exit_code == 0, res.output
@@ -218,7 +219,8 @@ def test_cli_offline_slice_rows_resume_plot_and_json(tmp_path: Path) -> None:
     assert other.exit_code != 0 and "sessions" in other.output
     # several runs on one plot
     png = tmp_path / "both.png"
-    plotted = CliRunner().invoke(cli, ["study", "bench", "writes-plot", str(out), str(out), "--out", str(png)])
+    plot = ["study", "bench", "writes-plot", str(out), str(out), "--out", str(png)]
+    plotted = CliRunner().invoke(cli, plot)
     assert plotted.exit_code == 0, plotted.output
     assert png.read_bytes()[:4] == b"\x89PNG" and "offline offline (locomo s1-2)" in plotted.output
 
@@ -230,7 +232,8 @@ def test_cli_rebuilds_a_store_a_stopped_run_left(tmp_path: Path) -> None:
     stray = out / "stores" / "conv-26" / "half.md"
     stray.parent.mkdir(parents=True)
     stray.write_text("half written\n")
-    args = ["study", "bench", "writes", "-b", "locomo", "-c", "conv-26", "--model", "offline", "--sessions", "1"]
+    args = ["study", "bench", "writes", "-b", "locomo", "-c", "conv-26"]
+    args += ["--model", "offline", "--sessions", "1"]
     res = CliRunner().invoke(cli, [*args, "--out", str(out), "--no-progress"])
     assert res.exit_code == 0, res.output
     assert not stray.exists() and "rebuilding" in res.stderr
@@ -239,7 +242,8 @@ def test_cli_rebuilds_a_store_a_stopped_run_left(tmp_path: Path) -> None:
 
 def test_cli_refuses_split_for_the_offline_model_and_an_unknown_conversation(tmp_path: Path) -> None:
     _locomo()
-    base = ["study", "bench", "writes", "-b", "locomo", "--model", "offline", "--out", str(tmp_path), "--no-progress"]
+    base = ["study", "bench", "writes", "-b", "locomo", "--model", "offline"]
+    base += ["--out", str(tmp_path), "--no-progress"]
     split = CliRunner().invoke(cli, [*base, "--curation", "split"])
     assert split.exit_code != 0 and "split curation needs a model" in split.output
     unknown = CliRunner().invoke(cli, [*base, "-c", "conv-99"])

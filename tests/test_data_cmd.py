@@ -37,10 +37,14 @@ def test_data_show_prints_counts_for_the_default_locomo_sample() -> None:
 
 
 def test_data_show_generated_with_head_and_a_missing_file_error() -> None:
-    out = CliRunner().invoke(cli, ["study", "data", "show", "-b", "generated", "-c", "gen-s1-p2-n3-t4", "--head", "2"])
+    out = CliRunner().invoke(
+        cli, ["study", "data", "show", "-b", "generated", "-c", "gen-s1-p2-n3-t4", "--head", "2"]
+    )
     assert out.exit_code == 0, out.output
     assert "sessions: 3" in out.output and "[S1T1] (2023-01-09)" in out.output
-    bad = CliRunner().invoke(cli, ["study", "data", "show", "-b", "personamem", "-c", "pm_128k_18_43642c89_e784"])
+    bad = CliRunner().invoke(
+        cli, ["study", "data", "show", "-b", "personamem", "-c", "pm_128k_18_43642c89_e784"]
+    )
     assert bad.exit_code != 0 and "questions_128k.csv" in str(bad.exception)
 
 

@@ -241,9 +241,7 @@ def test_ingest_names_the_line_of_a_huge_session_number(tmp_path: Path, line: st
     for at, text in ((2, ok + line + "\n"), (1, line + "\n" + ok)):  # the first line decides the shape
         f = tmp_path / "chat.jsonl"
         f.write_text(text, encoding="utf-8")
-        res = CliRunner().invoke(
-            cli, ["ingest", str(tmp_path / "mem"), "--model", "offline", str(f)]
-        )
+        res = CliRunner().invoke(cli, ["ingest", str(tmp_path / "mem"), "--model", "offline", str(f)])
         assert res.exit_code == 1, res.output
         assert f"chat.jsonl:{at}" in res.output and said in res.output and "Traceback" not in res.output
         assert not list((tmp_path / "mem").rglob("*.md"))

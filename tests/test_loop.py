@@ -28,7 +28,7 @@ from memdir.models import ChatMessage, Usage, get_model
 from memdir.models.scripted import ScriptedAPI, ScriptedReply, answer, call
 from memdir.store.store import Step, Store, StoreObserver
 from memdir.stream import Chunk, Turn
-from memdir.study.roles import FolderingError, file_digests, folder, study_role, verify_moves
+from memdir.study.roles import FolderingError, file_digests, folder, study_role, variant_role, verify_moves
 from memdir.tools.profiles import Harness
 
 ALICE = (
@@ -133,10 +133,10 @@ def test_round_cap_stops_and_forces_an_answer(tmp_path: Path) -> None:
 def test_round_and_output_caps_of_record() -> None:
     assert get_role("management").round_cap == 60 and get_role("management").output_cap == 32_768
     # the product's own store (no variant) is organized by its management role: 40, not 20
-    assert get_role("answer").round_cap == 40 and get_role("answer", "verbatim-dump").round_cap == 20
+    assert get_role("answer").round_cap == 40 and variant_role("answer", "verbatim-dump").round_cap == 20
     assert (
-        get_role("answer", "agent-curated").round_cap == 40
-        and get_role("answer", "reorg-preserve").round_cap == 40
+        variant_role("answer", "agent-curated").round_cap == 40
+        and variant_role("answer", "reorg-preserve").round_cap == 40
     )
     assert get_role("answer").output_cap == 8_192 and study_role("closed_book").round_cap == 1
     assert get_role("reorganize_condense").output_cap == 100_000 and get_role("answer").compact_at == 96_000

@@ -61,14 +61,26 @@ def test_ingest_takes_no_variant(tmp_path: Path) -> None:
     assert steps and all("variant" not in s.meta for s in steps)
 
 
-def test_a_record_from_before_the_rename_reads_its_search_role_as_answer(tmp_path: Path) -> None:
-    """The answering role was `search` (the name of a profile, a tool and a method too); a run
-    recorded then groups with one recorded now."""
-    from memdir.agents.record import read_record, summarize
+def test_the_product_names_no_study_variant() -> None:
+    """A variant is the study's word: the product's code (store, tools, agents, models,
+    analytics, api, mcp, integrations, chatlogs) holds no variant's name, so no study setting
+    can reach a product role by name; the study brings its variant's role itself
+    (`memdir.study.roles.variant_role`). A profile that shares a variant's name is a profile."""
+    import ast
 
-    path = tmp_path / "calls.jsonl"
-    old = {"kind": "episode", "role": "search", "variant": "verbatim-dump", "usage": {}, "rounds": 2}
-    path.write_text(json.dumps(old) + "\n" + json.dumps({**old, "role": "answer"}) + "\n")
-    entries = read_record(path)
-    assert [e["role"] for e in entries] == ["answer", "answer"]
-    assert summarize(entries)["answer / verbatim-dump"]["episodes"] == 2
+    import memdir
+    from memdir.study.skills.variants import SKILL_VARIANTS
+    from memdir.study.variants import VARIANTS
+    from memdir.tools.profiles import PROFILES
+
+    names = (set(VARIANTS) | set(SKILL_VARIANTS)) - set(PROFILES)
+    src = Path(memdir.__file__).parent
+    rooms = ("store", "tools", "agents", "models", "analytics", "api", "mcp", "integrations", "chatlogs")
+    found = [
+        f"{path.relative_to(src)}:{node.lineno} {node.value!r}"
+        for room in rooms
+        for path in sorted((src / room).rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and node.value in names
+    ]
+    assert len(names) > 10 and found == []

@@ -21,6 +21,7 @@ from memdir.models import get_model, price_card
 from memdir.models.scripted import answer
 from memdir.study.bench import load_sample
 from memdir.study.eval.runner import RunConfig, run_eval
+from memdir.study.roles import variant_role
 from memdir.study.variants import ALL, VARIANTS, BuildContext
 
 SAMPLE = "gen-s3-p2-n4-t3-a2-c1"  # 4 sessions, 8 questions
@@ -44,7 +45,8 @@ def block(name: str) -> str:
 
 
 def system_of(variant: str | None) -> str:
-    return render(get_role("answer", variant), question="Q?")[0]
+    role = get_role("answer") if variant is None else variant_role("answer", variant)
+    return render(role, question="Q?")[0]
 
 
 def run_dump_cell(tmp_path: Path, variant: str = "verbatim-dump") -> tuple[Any, dict[str, Any], list[Any]]:
@@ -124,7 +126,7 @@ def test_memory_ask_still_sends_core_memory(tmp_path: Path) -> None:
     ],
 )
 def test_each_variant_gets_its_form_of_the_search_prompt(variant: str, form: str) -> None:
-    role = get_role("answer", variant)
+    role = variant_role("answer", variant)
     system, user = render(role, question="When did Calvin go to Tokyo?")
     assert role.template == form
     for name in SHARED:
@@ -140,8 +142,10 @@ def test_each_variant_gets_its_form_of_the_search_prompt(variant: str, form: str
 
 
 def test_the_study_management_prompt_teaches_the_taxonomy_alone() -> None:
-    study, _ = render(get_role("management", "agent-curated"), core_memory="", chunk="c", chunk_id=1)
-    memdir, _ = render(get_role("management", "agent-curated-keyed"), core_memory="", chunk="c", chunk_id=1)
+    study, _ = render(variant_role("management", "agent-curated"), core_memory="", chunk="c", chunk_id=1)
+    memdir, _ = render(
+        variant_role("management", "agent-curated-keyed"), core_memory="", chunk="c", chunk_id=1
+    )
     principles = ("Sibling distinction", "Sibling relatedness", "Parent-child coverage")
     principles += ("Tree-wide proximity", "Structural economy")
     for text in (study, memdir):
@@ -151,13 +155,13 @@ def test_the_study_management_prompt_teaches_the_taxonomy_alone() -> None:
     # the study's reorganizers too; memdir's consolidation keeps its conventions
     for mode in ("preserve", "condense"):
         reorg, _ = render(
-            get_role(f"reorganize_{mode}", f"reorg-{mode}"), core_memory="", **{"pass": 1, "passes": 3}
+            variant_role(f"reorganize_{mode}", f"reorg-{mode}"), core_memory="", **{"pass": 1, "passes": 3}
         )
         assert not any(rule in reorg for rule in KEYED)
-    kept, _ = render(
-        get_role("reorganize_preserve", "consolidate"), core_memory="", **{"pass": 1, "passes": 3}
-    )
+    kept, _ = render(get_role("reorganize_preserve"), core_memory="", **{"pass": 1, "passes": 3})
     assert all(rule in kept for rule in KEYED)
+    product, _ = render(get_role("management"), core_memory="", chunk="c", chunk_id=1)
+    assert all(rule in product for rule in KEYED)  # the product's store is memdir's own
 
 
 def test_agent_curated_keyed_is_memdirs_variant_and_builds_with_its_prompt(tmp_path: Path) -> None:

@@ -47,9 +47,7 @@ def test_a_600_kb_file_text_through_stdin_and_at_file(root: Path, tmp_path: Path
     r = memdir("tool", str(root), "create", f"@{f}")
     assert r.returncode == 0, r.stdout + r.stderr
     assert (root / "copy.md").read_text(encoding="utf-8") == COPY
-    r = memdir(
-        "tool", str(root), "view", '{"path": "/memories/copy.md", "start_line": 5, "end_line": 5}'
-    )
+    r = memdir("tool", str(root), "view", '{"path": "/memories/copy.md", "start_line": 5, "end_line": 5}')
     assert r.returncode == 0 and "- line 0: word" in r.stdout  # argv JSON still works
 
 

@@ -4,8 +4,9 @@
   stopped with a reason, episodes that wrote or opened nothing marked), `record.py` (the JSONL
   run record, scrubbed of secrets), `output.py` (`RoleOutput`, what every role call returns),
   `answer.py` (the answering role's answer, read tolerantly).
-- Roles: `roles.py` + `prompts/*.md` (prompts put together from shared `_*.md` blocks; a
-  search form per kind of store, `SEARCH_FORMS`); `run.py` (one call per unit of work);
+- Roles: `roles.py` + `prompts/*.md` (prompts put together from shared `_*.md` blocks; the
+  product's settings: the study's variants bring their own, `memdir.study.roles`); `run.py`
+  (one call per unit of work);
   `baselines.py` (who plays a role, chosen once: `policy(role, model, plays)` gives the model's
   play or the offline baseline with the same signature; `require_model` refuses, with the
   reason, a role no baseline plays); `offline/` (the no-model curator, lexical searcher and

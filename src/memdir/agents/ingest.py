@@ -17,6 +17,7 @@ from memdir.agents.curation import Curation, resolve
 from memdir.agents.feedback import Feedback
 from memdir.agents.output import RoleOutput
 from memdir.agents.record import RunRecord
+from memdir.agents.roles import Role
 from memdir.agents.run import manage_chunk
 from memdir.errors import NoOpWarning as NoOpWarning  # in the leaf: `import memdir` reaches it cheaply
 from memdir.models import Model
@@ -69,6 +70,7 @@ async def ingest(
     on_chunk: Callable[[RoleOutput], None] | None = None,
     feedback: Feedback = "none",
     curation: Curation = "auto",
+    role: Role | None = None,
 ) -> IngestResult:
     """Integrate `turns` (chunked as in the study) with the management role; warn on no-ops.
     `feedback="health"` sends each episode the findings it introduced (agents/feedback.py);
@@ -86,6 +88,7 @@ async def ingest(
             profile=profile,
             feedback=feedback,
             curation=curation,
+            role=role,
         )
         writes = int(out.extra.get("writes", 0))
         result.writes[chunk.id] = writes

@@ -76,20 +76,10 @@ def append_line(path: Path, line: str) -> None:
         os.close(fd)  # releases the lock
 
 
-# Role names a record written earlier may hold -> the name the role has now (agents/roles.py: the
-# answering role was `search`, the name of a profile, a tool and a method too).
-RENAMED_ROLES = {"search": "answer"}
-
-
 def read_record(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """The record's lines, an old role name read as the role's name now (`RENAMED_ROLES`), so a
-    run recorded before a rename sums and groups with one recorded after it."""
+    """The record's lines, as written."""
     with open(path, encoding="utf-8") as fh:
-        entries = [json.loads(line) for line in fh if line.strip()]
-    for e in entries:
-        if isinstance(e, dict) and e.get("role") in RENAMED_ROLES:
-            e["role"] = RENAMED_ROLES[e["role"]]
-    return entries
+        return [json.loads(line) for line in fh if line.strip()]
 
 
 @dataclass(frozen=True)

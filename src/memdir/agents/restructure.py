@@ -7,7 +7,7 @@ from __future__ import annotations
 from memdir.agents.baselines import require_model
 from memdir.agents.output import RoleOutput
 from memdir.agents.record import RunRecord
-from memdir.agents.roles import REORG_PASSES, get_role
+from memdir.agents.roles import REORG_PASSES, Role, get_role
 from memdir.agents.run import run_role
 from memdir.errors import MemdirError
 from memdir.models import Model
@@ -24,15 +24,16 @@ async def reorganize(
     passes: int = REORG_PASSES,
     record: RunRecord | None = None,
     variant: str | None = None,
+    role: Role | None = None,
 ) -> list[RoleOutput]:
     """Restructure the store in `passes` passes; 'preserve' and 'condense' differ by one prompt rule.
-    `variant` (default the study's `reorg-<mode>`) names the prompt: memdir's own passes
-    (`consolidate`) keep its keyed-fact conventions (`roles.KEYED_VARIANTS`)."""
+    The role is the product's (keeping memdir's keyed-fact conventions, as `memdir consolidate`
+    needs) unless the caller brings its own (the study's reorg variants, the paper's rules only);
+    `variant` labels the records."""
     if mode not in ("preserve", "condense"):
         raise MemdirError(f"reorganize mode must be 'preserve' or 'condense', not {mode!r}")
     require_model("reorganize", model)
-    variant = variant or f"reorg-{mode}"
-    role = get_role(f"reorganize_{mode}", variant)
+    role = role or get_role(f"reorganize_{mode}")
     outs: list[RoleOutput] = []
     for n in range(1, passes + 1):
         harness = Harness(store, role.profile or "manage", role=role.name, variant=variant, reorg_pass=n)

@@ -8,13 +8,15 @@ stores, 20 for other variants, 1 for closed-book. Output caps: 8,192 (search, ju
 The answering role is `answer`: the paper's *search agent*, which answers a question from the
 store with its read-only tools and cites what it read. It is named for what it does so that
 "search" stays the `search` profile (its tools) and `Memory.search` (no model), beside the
-`section_search` tool; its prompts are still the search family (`SEARCH_FORMS`, after the paper's name). Run
-records written before the rename say `"role": "search"`; `record.read_record` reads both.
+`section_search` tool; its prompt is still the search family's base form, `search.md` (the
+paper's Appendix A.3; the study's forms per kind of store are in `memdir/study/prompts/`).
 
-The product (`Memory.add` / `Memory.ask`, `memdir ingest` / `ask`) names no variant: `variant=None`
-is its own store, written in memdir's conventions (`KEYED_VARIANTS`) by its management role, so
-its search gets the organized store's cap (`SEARCH_ROUNDS_PRODUCT`). A study variant's name is
-the study's to pass, explicitly.
+The roles here carry the product's settings (`Memory.add` / `Memory.ask`, `memdir ingest` / `ask`,
+`memdir consolidate`): the product's store is written in memdir's conventions (keyed facts, one
+live value per key: docs/conventions.md), so every role here teaches or reads them (`keyed`), and
+its answering role gets the organized store's round cap (`SEARCH_ROUNDS_PRODUCT`). The study's
+variants set their own (prompt form, round cap, conventions) on top of these in
+`memdir.study.roles.variant_role`; no variant name is known here.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ USER_MARK = "<!-- user -->"
 BUILD_ROUNDS = 60
 SEARCH_ROUNDS_ORGANIZED = 40
 SEARCH_ROUNDS_OTHER = 20
-# The product's store (variant None) is curated by its own management role: organized, so 40.
+# The product's store is curated by its own management role: organized, so 40.
 SEARCH_ROUNDS_PRODUCT = SEARCH_ROUNDS_ORGANIZED
 SEARCH_OUTPUT = 8_192
 CURATION_OUTPUT = 32_768
@@ -39,25 +41,6 @@ REORG_OUTPUT = 100_000
 REORG_ROUNDS = 80
 REORG_PASSES = 3
 COMPACT_AT = 96_000
-# Variants whose stores an LLM organized; search over them gets the larger round cap.
-ORGANIZED_VARIANTS = frozenset(
-    {"agent-curated", "agent-curated-keyed", "curated", "reorg-preserve", "reorg-condense", "reorganized",
-     "curated-skills", "curated-skills-mem", "curated-skills-mem-gs"}
-)  # fmt: skip
-# The search prompt family (the paper's Appendix A.3): one form per kind of store, each built from
-# the same shared blocks (`_search_intro`, `_search_rules`, `_answer_format`); a variant not named
-# here (reorganized and curated stores, the product's own) gets the base form, `search`.
-SEARCH_FORMS = {
-    "foldered": "search_foldered",
-    "verbatim-dump": "search_dump",
-    "chunk-retrieval": "search_chunks",
-    "chunk-retrieval-hybrid": "search_chunks",
-}
-# Stores written in memdir's own conventions (keyed facts, one live value per key, partition by
-# person then attribute: docs/conventions.md), not the study's: their management and reorganizing
-# prompts teach those rules (`_keyed_rules`) and their search prompt how to read them
-# (`_keyed_reading`). `None` is the product (`Memory.ask`, `memdir ask` without --variant).
-KEYED_VARIANTS = frozenset({"agent-curated-keyed", "split-curated", "consolidate", None})
 # The fixed instruction that closes every search prompt's user turn, after the question.
 CITE_EVERY_CLAIM = (
     "Cite every factual claim in bracket notation: right after the claim, the file region it rests "
@@ -73,7 +56,7 @@ class Role:
     round_cap: int
     output_cap: int
     answers: bool = False  # ends with the structured answer (answer, closed-book, guidance)
-    keyed: bool = False  # the store follows memdir's keyed-fact conventions (KEYED_VARIANTS)
+    keyed: bool = False  # the store follows memdir's keyed-fact conventions (the product's do)
     temperature: float | None = None
     compact_at: int = COMPACT_AT
     # The package whose `prompts/` holds `template`: the product's roles here; the study's own
@@ -86,32 +69,25 @@ class Role:
 
 
 ROLES: dict[str, Role] = {
-    "management": Role("management", "management", "manage", BUILD_ROUNDS, CURATION_OUTPUT),
-    "answer": Role("answer", "search", "search", SEARCH_ROUNDS_OTHER, SEARCH_OUTPUT, answers=True),
+    "management": Role("management", "management", "manage", BUILD_ROUNDS, CURATION_OUTPUT, keyed=True),
+    "answer": Role(
+        "answer", "search", "search", SEARCH_ROUNDS_PRODUCT, SEARCH_OUTPUT, answers=True, keyed=True
+    ),
     "reorganize_preserve": Role(
-        "reorganize_preserve", "reorganize_preserve", "manage", REORG_ROUNDS, REORG_OUTPUT
+        "reorganize_preserve", "reorganize_preserve", "manage", REORG_ROUNDS, REORG_OUTPUT, keyed=True
     ),
     "reorganize_condense": Role(
-        "reorganize_condense", "reorganize_condense", "manage", REORG_ROUNDS, REORG_OUTPUT
+        "reorganize_condense", "reorganize_condense", "manage", REORG_ROUNDS, REORG_OUTPUT, keyed=True
     ),
 }
 
 
-def get_role(name: str, variant: str | None = None, profile: str | None = None) -> Role:
-    """The role's configuration of record; the answering role's prompt form and round cap depend
-    on the variant searched (None: the product's own store, 40 rounds)."""
+def get_role(name: str, profile: str | None = None) -> Role:
+    """The product's role `name` (the configuration of record, docs/study.md, with the product's
+    settings), with `profile` in place of its own."""
     if name not in ROLES:
         raise MemdirError(f"unknown role {name!r}; choose one of {', '.join(ROLES)}")
-    role = ROLES[name]
-    if name == "answer":
-        role = replace(role, template=SEARCH_FORMS.get(variant or "", "search"))
-    if name == "answer" and variant is None:
-        role = replace(role, round_cap=SEARCH_ROUNDS_PRODUCT)
-    elif name == "answer" and variant in ORGANIZED_VARIANTS:
-        role = replace(role, round_cap=SEARCH_ROUNDS_ORGANIZED)
-    if name in ("answer", "management", "reorganize_preserve", "reorganize_condense"):
-        role = replace(role, keyed=variant in KEYED_VARIANTS)
-    return role.with_profile(profile)
+    return ROLES[name].with_profile(profile)
 
 
 def search_turn(question: str, core_memory: str | None = None) -> str:

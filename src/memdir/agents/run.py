@@ -56,15 +56,17 @@ async def manage_chunk(
     profile: str | None = None,
     feedback: Feedback = "none",
     curation: Curation = "auto",
+    role: Role | None = None,
 ) -> RoleOutput:
     """Integrate one chunk into the store (the management role); with `feedback="health"`, the
     findings its episode introduced go back to it for one more round (agents/feedback.py).
-    `curation` chooses the agentic episode or split curation (agents/curation.py). `variant`
-    None is the product's own store (roles.py); the study passes its variant's name."""
+    `curation` chooses the agentic episode or split curation (agents/curation.py). `role` is the
+    product's management role unless the caller brings its own (the study, its variant's);
+    `variant` only labels the records."""
     if feedback not in FEEDBACKS:
         raise MemdirError(f"unknown feedback {feedback!r}; choose one of {', '.join(FEEDBACKS)}")
     how = resolve(curation, model)
-    role = get_role("management", variant, profile)
+    role = (role or get_role("management")).with_profile(profile)
     ids = {"variant": variant, "chunk": chunk.id}
     harness = Harness(store, role.profile or "manage", role=role.name, chunk=chunk.id, variant=variant)
     if how == "split":
@@ -115,15 +117,16 @@ async def answer_question(
     record: RunRecord | None = None,
     profile: str | None = None,
     core_memory: bool = True,
+    role: Role | None = None,
 ) -> RoleOutput:
     """Answer `question` from the store, read-only, with citations (the `answer` role, the paper's
-    search agent). The prompt is the variant's form of the search family (`roles.SEARCH_FORMS`);
-    `variant` None is the product's own store (its round cap: `roles.SEARCH_ROUNDS_PRODUCT`).
+    search agent), as the product's role (its round cap: `roles.SEARCH_ROUNDS_PRODUCT`) unless
+    the caller brings its own (the study, its variant's form and cap); `variant` labels records.
     `core_memory` puts the store's core memory before the question, as the product does. The
     study's runner turns it off: the paper's search agent gets its system prompt, the question and
     the fixed citation instruction, and reaches every file, the dump's root sessions too, through
     its tools."""
-    role = get_role("answer", variant, profile)
+    role = (role or get_role("answer")).with_profile(profile)
     ids = {"variant": variant, "question": question_id}
     harness = Harness(store, role.profile or "search", role=role.name, question=question_id, variant=variant)
     if not harness.read_only:
@@ -182,10 +185,11 @@ async def choose_option(
     record: RunRecord | None = None,
     profile: str | None = None,
     core_memory: bool = True,
+    role: Role | None = None,
 ) -> RoleOutput:
     """Multiple choice over the store: the answer is one of `options` (index in extra['choice']);
-    `core_memory` as for `answer_question`."""
-    role = get_role("answer", variant, profile)
+    `core_memory` and `role` as for `answer_question`."""
+    role = (role or get_role("answer")).with_profile(profile)
     harness = Harness(store, role.profile or "search", role="choice", question=question_id, variant=variant)
     if not harness.read_only:
         raise MemdirError(f"answering must be read-only; profile {harness.profile!r} can write")
@@ -224,6 +228,7 @@ async def answer_many(
     variant: str | None = None,
     record: RunRecord | None = None,
     profile: str | None = None,
+    role: Role | None = None,
 ) -> list[RoleOutput]:
     """Answer (question id, question) pairs with at most `in_flight` at once (8 in the study), in order."""
     gate = asyncio.Semaphore(in_flight)
@@ -231,7 +236,14 @@ async def answer_many(
     async def one(qid: str, question: str) -> RoleOutput:
         async with gate:
             return await answer_question(
-                model, store, question, question_id=qid, variant=variant, record=record, profile=profile
+                model,
+                store,
+                question,
+                question_id=qid,
+                variant=variant,
+                record=record,
+                profile=profile,
+                role=role,
             )
 
     return list(await asyncio.gather(*(one(qid, q) for qid, q in questions)))

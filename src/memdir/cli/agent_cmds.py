@@ -231,9 +231,6 @@ def _shape_lines(shaped: ShapedResult, store: Store) -> None:
 @click.command("ask", cls=StoreCommand)
 @click.argument("question")
 @model_options
-@click.option(
-    "--variant", default=None, help="Variant searched (sets the round cap: 40 for curated/reorganized)."
-)
 @click.option("--profile", default=None, help="Read-only tool profile (default: search).")
 @click.option(
     "--option", "options", multiple=True, help="A multiple-choice option (repeat); answer picks one."
@@ -251,7 +248,7 @@ def _shape_lines(shaped: ShapedResult, store: Store) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the answer, citations and cost as JSON.")
 def ask_cmd(
     root: str, model_name: str, base_url: str | None, tool_protocol: str | None, api_key_env: str | None,
-    script: str | None, variant: str | None, profile: str | None, options: tuple[str, ...],
+    script: str | None, profile: str | None, options: tuple[str, ...],
     search_kind: str, as_json: bool, question: str,
 ) -> None:  # fmt: skip
     """Answer QUESTION from the store (read-only) and print the answer with its citations.
@@ -268,17 +265,13 @@ def ask_cmd(
                 "the read search answers open questions; drop --search read to choose an --option"
             )
         if how == "read" and not options:
-            out = asyncio.run(read_search(model, store, question, variant=variant, record=record))
+            out = asyncio.run(read_search(model, store, question, record=record))
         elif options:
             out = asyncio.run(
-                choose_option(
-                    model, store, question, list(options), variant=variant, record=record, profile=profile
-                )
+                choose_option(model, store, question, list(options), record=record, profile=profile)
             )
         else:
-            out = asyncio.run(
-                answer_question(model, store, question, variant=variant, record=record, profile=profile)
-            )
+            out = asyncio.run(answer_question(model, store, question, record=record, profile=profile))
     except (ModelError, MemdirError) as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:

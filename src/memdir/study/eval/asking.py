@@ -20,7 +20,7 @@ from memdir.agents.output import RoleOutput
 from memdir.agents.read_search import read_search
 from memdir.models import Model
 from memdir.study.eval.shell_search import shell_search
-from memdir.study.roles import closed_book
+from memdir.study.roles import closed_book, variant_role
 from memdir.study.variants import Built
 from memdir.tools.profiles import profile_specs
 
@@ -103,6 +103,7 @@ def way_to_ask(built: Built, search_kind: str) -> Ask:
                 record=record,
                 profile=profile,
                 core_memory=CORE_MEMORY_IN_SEARCH,
+                role=variant_role("answer", variant),
             )
         if search_kind == "read":
             return await read_search(
@@ -117,6 +118,7 @@ def way_to_ask(built: Built, search_kind: str) -> Ask:
             record=record,
             profile=profile,
             core_memory=CORE_MEMORY_IN_SEARCH,
+            role=variant_role("answer", variant),
         )
 
     return over_store

@@ -9,7 +9,7 @@ original.
 
 from __future__ import annotations
 
-from memdir.agents import RunRecord, get_role, parse_answer
+from memdir.agents import RunRecord, parse_answer
 from memdir.agents.output import RoleOutput
 from memdir.agents.roles import search_turn
 from memdir.agents.run import map_choice, options_prompt, run_role
@@ -17,6 +17,7 @@ from memdir.models import Model
 from memdir.store import spec
 from memdir.store.store import Store
 from memdir.store.workcopy import scratch_copy
+from memdir.study.roles import variant_role
 from memdir.tools.profiles import Harness
 
 
@@ -35,7 +36,7 @@ async def shell_search(
     """`core_memory` as for `agents.run.answer_question`: the study's runner leaves it out. With
     `options`, the question is put with them, as `choose_option` puts it, and the chosen index is
     `extra["choice"]`."""
-    role = get_role("answer", variant, profile)
+    role = variant_role("answer", variant, profile)
     asked = options_prompt(question, options) if options else question
     with scratch_copy(store) as scratch:
         harness = Harness(scratch, profile, role=role.name, question=question_id, variant=variant)

@@ -36,7 +36,7 @@ from memdir.errors import MemdirError
 from memdir.store.chunks import build_chunk_store
 from memdir.store.embed import require_embedder
 from memdir.store.store import Store
-from memdir.study.roles import FolderingError, folder
+from memdir.study.roles import FolderingError, folder, variant_role
 from memdir.study.variants.base import BuildContext, Built, VariantUnavailable
 from memdir.study.variants.dump import write_dump
 from memdir.tools.wiring import open_store
@@ -101,7 +101,8 @@ async def _reorg(ctx: BuildContext, mode: str) -> Built:
         baseline_dir = Path(tmp) / "dump"
         shutil.copytree(ctx.store_dir, baseline_dir, ignore=shutil.ignore_patterns(".memdir"))
         baseline = Store(baseline_dir)  # read once, for the fact diff: no views follow it
-        await reorganize(ctx.model, store, mode, record=ctx.record)
+        role = variant_role(f"reorganize_{mode}", variant)
+        await reorganize(ctx.model, store, mode, record=ctx.record, variant=variant, role=role)
         diff = diff_facts(baseline, store).as_json()
     missing = diff["missing"]
     diff["missing_count"] = len(missing)
@@ -119,7 +120,7 @@ async def reorg_condense(ctx: BuildContext) -> Built:
 
 async def _curated(ctx: BuildContext, variant: str) -> Built:
     """Built from empty by the management role's agentic episode, chunk by chunk; the variant
-    names its prompt (`roles.KEYED_VARIANTS`): the study's taxonomy rules, or memdir's own."""
+    names its prompt (`study.roles.KEYED_VARIANTS`): the study's taxonomy rules, or memdir's own."""
     builder_profile, search_profile = ctx.profiles()
     store = open_store(ctx.store_dir, create=True, init=True)
     chunks = ctx.sample.chunks()
@@ -132,6 +133,7 @@ async def _curated(ctx: BuildContext, variant: str) -> Built:
             record=ctx.record,
             profile=builder_profile,
             curation="agentic",
+            role=variant_role("management", variant),
         )
         ctx.tick(i, len(chunks))
     return Built(variant, store, search_profile)
@@ -157,8 +159,9 @@ async def split_curated(ctx: BuildContext) -> Built:
     split: list[dict[str, object]] = []
     for i, chunk in enumerate(chunks, start=1):
         out = await manage_chunk(
-            ctx.model, store, chunk, variant="split-curated", record=ctx.record, curation="split"
-        )
+            ctx.model, store, chunk, variant="split-curated", record=ctx.record, curation="split",
+            role=variant_role("management", "split-curated"),
+        )  # fmt: skip
         split.append(out.extra)
         ctx.tick(i, len(chunks))
     keys = (
