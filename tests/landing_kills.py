@@ -28,7 +28,7 @@ from memdir.agents.revert import revert
 from memdir.conventions import locators
 from memdir.models import get_model
 from memdir.models.scripted import answer, call
-from memdir.store.journal import Journal
+from memdir.store.journal import Journal, stop_committer
 from memdir.store.store import Step, Store
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store
@@ -238,6 +238,7 @@ def campaign(mode: str, tmp: Path) -> Campaign:
         shutil.copytree(template, root, symlinks=True)
         proc = run(mode, root, n, tmp)
         result.outcomes.append(_after_kill(n, proc, root, steps, before, after, tmp))
+        stop_committer()  # this process's committer, poked by the next writer, is done with root
         shutil.rmtree(root)
     return result
 
