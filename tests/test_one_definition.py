@@ -33,3 +33,18 @@ def _classes_named(name: str) -> list[str]:
 )
 def test_a_store_record_is_defined_once_in_the_store(name: str, home: str) -> None:
     assert _classes_named(name) == [home]
+
+
+def test_the_apis_choice_types_are_the_tables_own() -> None:
+    """The API's profile, search-mode and format types are the tables they choose from, not
+    copies to keep in step: a mode or format added there is one the API takes."""
+    from typing import get_args
+
+    from memdir.api import Profile, SearchMode
+    from memdir.api.memory import Format
+    from memdir.store import hybrid
+    from memdir.tools import schemas
+
+    assert SearchMode is hybrid.Mode and set(get_args(SearchMode)) == set(hybrid.MODES)
+    assert Format is schemas.Format and set(get_args(Format)) == set(schemas.FORMATS)
+    assert Profile is str  # a name in tools/profiles.PROFILES, checked by require_profile

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from datetime import date as date_type
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memdir.api import history
 from memdir.api.inputs import Input, to_turns
@@ -57,7 +57,7 @@ from memdir.store.operations import operation
 from memdir.tools.base import Meter, ToolResult
 from memdir.tools.guards import Guards
 from memdir.tools.profiles import Harness, require_profile
-from memdir.tools.schemas import render
+from memdir.tools.schemas import Format, render
 from memdir.tools.wiring import open_store, release_store
 
 if TYPE_CHECKING:
@@ -71,7 +71,6 @@ if TYPE_CHECKING:
     from memdir.integrations.anthropic_memory import MemdirMemoryTool
     from memdir.models import Model
 
-Format = Literal["openai", "openai-responses", "anthropic", "mcp"]  # tools/schemas.FORMATS
 T = TypeVar("T")
 
 

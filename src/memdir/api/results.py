@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from memdir.models import Usage
+from memdir.store.hybrid import Mode
 
 if TYPE_CHECKING:
     from memdir.agents.ingest import IngestResult
@@ -25,8 +26,9 @@ if TYPE_CHECKING:
 # The tools one role gets: a name in tools/profiles.PROFILES, the one table of them (no copy
 # here to keep in step), checked where the API takes one (`require_profile`).
 Profile = str
-# Search by section: keywords (BM25), meaning (embeddings) or both fused (docs/retrieval.md).
-SearchMode = Literal["bm25", "dense", "hybrid"]
+# Search by section: keywords (BM25), meaning (embeddings) or both fused (docs/retrieval.md);
+# the store's own type, under the API's name.
+SearchMode = Mode
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -8,7 +8,8 @@ store's conventions; memdir's own roles take the study's exact schemas and texts
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Literal
 
 from memdir.tools.base import ToolSpec
 
@@ -60,7 +61,9 @@ def mcp_tool(spec: ToolSpec) -> dict[str, Any]:
     return out
 
 
-FORMATS = {
+# The wire formats a tool list is rendered in; the API's `Memory.tools(format=...)` takes this type.
+Format = Literal["openai", "openai-responses", "anthropic", "mcp"]
+FORMATS: dict[Format, Callable[[ToolSpec], dict[str, Any]]] = {
     "openai": openai_tool,
     "openai-responses": openai_responses_tool,
     "anthropic": anthropic_tool,
