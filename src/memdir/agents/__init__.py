@@ -12,6 +12,9 @@
   reason, a role no baseline plays); `offline/` (the no-model curator, lexical searcher and
   option chooser, metered through the same harness and labelled baselines).
 - Writing: `ingest.py` (a stream into a store, naming the chunks that changed nothing);
+  `shape.py` (the adaptive shape, `--shape dump|auto`: a verbatim dump while small, curation
+  past `SWITCH_KB`, derived from the cost curve; docs/eval.md) over `dump_format.py` (the
+  dump's session files, which the study's verbatim-dump variant writes too);
   `curation.py` + `split/` (`--curation auto|agentic|split`; split curation is one schema-held
   extraction call per chunk, checked against the turns and filed by the offline curator's own
   filing in one journaled step; docs/curation.md); `feedback.py` (`--feedback health`: the
@@ -29,7 +32,7 @@
   (docs/consolidate.md).
 """
 
-from memdir.agents.answer import Answer, parse_answer
+from memdir.agents.answer import ParsedAnswer, parse_answer
 from memdir.agents.consolidate import ConsolidationReport, consolidate
 from memdir.agents.cost_cap import CostCap
 from memdir.agents.curation import CURATIONS, Curation
@@ -50,13 +53,13 @@ from memdir.agents.run import (
 __all__ = [
     "CURATIONS",
     "ROLES",
-    "Answer",
     "ConsolidationReport",
     "CostCap",
     "Curation",
     "Episode",
     "IngestResult",
     "NoOpWarning",
+    "ParsedAnswer",
     "RevertReport",
     "Role",
     "RoleOutput",
