@@ -84,19 +84,19 @@ def test_fact_identity_ignores_presentation_and_keeps_content() -> None:
 @pytest.mark.parametrize(
     ("text", "want"),
     [
-        ("/memories/a.md", cv.Citation("/memories/a.md")),
-        ("/memories/a.md:3", cv.Citation("/memories/a.md", 3, 3)),
-        ("/memories/a.md:3-5", cv.Citation("/memories/a.md", 3, 5)),
-        ("/memories/a.md#L3-L5", cv.Citation("/memories/a.md", 3, 5)),
-        ("a.md#L3", cv.Citation("/memories/a.md", 3, 3)),
-        ("`/memories/a.md:3`", cv.Citation("/memories/a.md", 3, 3)),
-        ("/memories/a.md > # A > ## B", cv.Citation("/memories/a.md", section="# A > ## B")),
-        ("/memories/a.md># A", cv.Citation("/memories/a.md", section="# A")),
-        ("/memories/people", cv.Citation("/memories/people")),
-        ("/memories/a.md:x", cv.Citation("/memories/a.md:x")),
+        ("/memories/a.md", cv.CitationTarget("/memories/a.md")),
+        ("/memories/a.md:3", cv.CitationTarget("/memories/a.md", 3, 3)),
+        ("/memories/a.md:3-5", cv.CitationTarget("/memories/a.md", 3, 5)),
+        ("/memories/a.md#L3-L5", cv.CitationTarget("/memories/a.md", 3, 5)),
+        ("a.md#L3", cv.CitationTarget("/memories/a.md", 3, 3)),
+        ("`/memories/a.md:3`", cv.CitationTarget("/memories/a.md", 3, 3)),
+        ("/memories/a.md > # A > ## B", cv.CitationTarget("/memories/a.md", section="# A > ## B")),
+        ("/memories/a.md># A", cv.CitationTarget("/memories/a.md", section="# A")),
+        ("/memories/people", cv.CitationTarget("/memories/people")),
+        ("/memories/a.md:x", cv.CitationTarget("/memories/a.md:x")),
     ],
 )
-def test_citation_grammar(text: str, want: cv.Citation) -> None:
+def test_citation_grammar(text: str, want: cv.CitationTarget) -> None:
     assert cv.parse_citation(text) == want
 
 

@@ -48,3 +48,11 @@ def test_the_apis_choice_types_are_the_tables_own() -> None:
     assert SearchMode is hybrid.Mode and set(get_args(SearchMode)) == set(hybrid.MODES)
     assert Format is schemas.Format and set(get_args(Format)) == set(schemas.FORMATS)
     assert Profile is str  # a name in tools/profiles.PROFILES, checked by require_profile
+
+
+@pytest.mark.parametrize("name", ["Answer", "Citation", "Step", "Change"])
+def test_a_public_name_is_one_class(name: str) -> None:
+    """The API's names are each one class in all of src: the answer as parsed off a reply is a
+    `ParsedAnswer`, what a citation names a `CitationTarget`, the scripted model's reply a
+    `ScriptedReply`."""
+    assert len(_classes_named(name)) == 1, _classes_named(name)

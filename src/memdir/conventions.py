@@ -315,7 +315,7 @@ _SECTION_LINES = re.compile(
 
 
 @dataclass(frozen=True)
-class Citation:
+class CitationTarget:
     """What a citation names: a file, narrowed to lines `start..end` or to a section path."""
 
     path: str
@@ -331,14 +331,14 @@ def memory_path(raw: str) -> str:
     return p if p.startswith(ROOT) else f"{ROOT}/{p.lstrip('/')}"
 
 
-def parse_citation(text: str) -> Citation:
+def parse_citation(text: str) -> CitationTarget:
     """`/memories/a.md:3-5` (or `#L3-L5`) -> lines 3..5; `/memories/a.md > # A > ## B` -> that
     section; anything else -> the whole of what it names. Never fails: a citation that names
     nothing is found out when it is resolved."""
     raw = text.strip().strip(_WRAP).strip()
     m = _FORM.fullmatch(raw)
     if m is None:  # only the empty string
-        return Citation(memory_path(raw))
+        return CitationTarget(memory_path(raw))
     if m["section"] is not None:
         section = m["section"].strip()
         # both forms at once, `a.md > # A > ## B: 7` (a 1.5B model merged the prompt's two
@@ -347,12 +347,12 @@ def parse_citation(text: str) -> Citation:
         if ranged is not None:
             start = int(ranged["start"])
             end = int(ranged["end"]) if ranged["end"] else start
-            return Citation(memory_path(m["path"]), start, end, section=ranged["section"].strip())
-        return Citation(memory_path(m["path"]), section=section)
+            return CitationTarget(memory_path(m["path"]), start, end, section=ranged["section"].strip())
+        return CitationTarget(memory_path(m["path"]), section=section)
     if m["start"] is not None:
         start = int(m["start"])
-        return Citation(memory_path(m["path"]), start, int(m["end"]) if m["end"] else start)
-    return Citation(memory_path(raw))
+        return CitationTarget(memory_path(m["path"]), start, int(m["end"]) if m["end"] else start)
+    return CitationTarget(memory_path(raw))
 
 
 def find_citations(text: str) -> list[str]:

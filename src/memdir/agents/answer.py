@@ -18,7 +18,10 @@ from memdir.conventions import find_citations
 
 
 @dataclass
-class Answer:
+class ParsedAnswer:
+    """An answer as read off a model's reply: its text, the citations as written, and which form
+    it was read from (the API's `Answer` resolves the citations against the store)."""
+
     answer: str
     citations: list[str] = field(default_factory=list)
     parsed: str = "json"  # json | lines | fallback
@@ -100,7 +103,7 @@ def _inline(answer: str) -> tuple[str, list[str]]:
     return _BRACKETED.sub("", answer).strip(), found
 
 
-def parse_answer(text: str) -> Answer:
+def parse_answer(text: str) -> ParsedAnswer:
     for obj_text in _objects(text):
         obj = _load(obj_text)
         if obj is None:
@@ -109,11 +112,11 @@ def parse_answer(text: str) -> Answer:
         if "answer" in keys:
             cites = _citations(obj.get(keys.get("citations", ""), obj.get(keys.get("sources", ""), [])))
             answer, inline = _inline(str(obj[keys["answer"]]))
-            return Answer(answer, cites + [c for c in inline if c not in cites], "json")
+            return ParsedAnswer(answer, cites + [c for c in inline if c not in cites], "json")
     m = re.search(r"(?im)^\s*\**answer\**\s*:\s*(.+)$", text)
     if m:
         rest = text[m.end() :]
         c = re.search(r"(?is)citations?\**\s*:\s*(.+)", rest)
         cites = find_citations(c.group(1) if c else rest)
-        return Answer(m.group(1).strip(), cites, "lines")
-    return Answer(text.strip(), find_citations(text), "fallback")
+        return ParsedAnswer(m.group(1).strip(), cites, "lines")
+    return ParsedAnswer(text.strip(), find_citations(text), "fallback")
