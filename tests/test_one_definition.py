@@ -50,9 +50,9 @@ def test_the_apis_choice_types_are_the_tables_own() -> None:
     assert Profile is str  # a name in tools/profiles.PROFILES, checked by require_profile
 
 
-@pytest.mark.parametrize("name", ["Answer", "Citation", "Step", "Change"])
+@pytest.mark.parametrize("name", ["Answer", "Citation", "Operation", "Step", "Change"])
 def test_a_public_name_is_one_class(name: str) -> None:
     """The API's names are each one class in all of src: the answer as parsed off a reply is a
-    `ParsedAnswer`, what a citation names a `CitationTarget`, the scripted model's reply a
-    `ScriptedReply`."""
+    `ParsedAnswer`, what a citation names a `CitationTarget`, a step's operation an `OperationTag`,
+    the scripted model's reply a `ScriptedReply`."""
     assert len(_classes_named(name)) == 1, _classes_named(name)

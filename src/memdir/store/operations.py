@@ -34,7 +34,10 @@ ID_HEX = 12  # 48 bits: two ids of a store's thousands of operations collide abo
 
 
 @dataclass(frozen=True)
-class Operation:
+class OperationTag:
+    """The operation a step belongs to, as its meta carries it (id, kind, label); the API's
+    `Operation` is one grouped with its steps, time and files."""
+
     id: str
     kind: str
     label: str
@@ -47,7 +50,7 @@ class Operation:
 
 
 # {memory root: operation in force}, immutable so a copied context never sees a later change
-_ACTIVE: contextvars.ContextVar[tuple[tuple[str, Operation], ...]] = contextvars.ContextVar(
+_ACTIVE: contextvars.ContextVar[tuple[tuple[str, OperationTag], ...]] = contextvars.ContextVar(
     "memdir_operations", default=()
 )
 
@@ -66,14 +69,14 @@ def label_of(text: str) -> str:
     return flat if len(flat) <= LABEL_MAX else flat[: LABEL_MAX - 3] + "..."
 
 
-def current(root: str | os.PathLike[str]) -> Operation | None:
+def current(root: str | os.PathLike[str]) -> OperationTag | None:
     """The operation in force for the store at `root` in this context, if any."""
     active = _ACTIVE.get()
     return dict(active).get(_key(root)) if active else None  # no path resolved on the common path
 
 
 @contextlib.contextmanager
-def operation(root: str | os.PathLike[str], kind: str, label: str) -> Iterator[Operation]:
+def operation(root: str | os.PathLike[str], kind: str, label: str) -> Iterator[OperationTag]:
     """Every step on the store at `root` made inside this block, in this context and the threads
     it hands work to, belongs to one operation. Inside another operation on the same store the
     outer one goes on (its id is yielded)."""
@@ -83,7 +86,7 @@ def operation(root: str | os.PathLike[str], kind: str, label: str) -> Iterator[O
     if outer is not None:
         yield outer
         return
-    op = Operation(new_id(), kind, label_of(label))
+    op = OperationTag(new_id(), kind, label_of(label))
     token = _ACTIVE.set((*active, (key, op)))
     try:
         yield op
@@ -91,6 +94,6 @@ def operation(root: str | os.PathLike[str], kind: str, label: str) -> Iterator[O
         _ACTIVE.reset(token)
 
 
-def for_step(root: str | os.PathLike[str], tool: str) -> Operation:
+def for_step(root: str | os.PathLike[str], tool: str) -> OperationTag:
     """The operation a step at `root` belongs to: the one in force, or one of its own."""
-    return current(root) or Operation(new_id(), CALL, label_of(tool))
+    return current(root) or OperationTag(new_id(), CALL, label_of(tool))

@@ -50,16 +50,16 @@ class JournalStep:
         return self.meta.get("role")
 
     @property
-    def operation(self) -> operations.Operation:
+    def operation(self) -> operations.OperationTag:
         """The operation this step belongs to. A step journaled before steps carried one (or the
         baseline, or a `recovered` step) is an operation of its own, named by its commit."""
         meta = self.operation_meta
         if operations.ID_KEY in meta:
             kind = meta.get(operations.KIND_KEY) or operations.CALL
-            return operations.Operation(
+            return operations.OperationTag(
                 meta[operations.ID_KEY], kind, meta.get(operations.LABEL_KEY, self.tool)
             )
-        return operations.Operation(self.commit[: operations.ID_HEX], self.tool, self.tool)
+        return operations.OperationTag(self.commit[: operations.ID_HEX], self.tool, self.tool)
 
     def paths(self) -> set[str]:
         """Every path this step changed, both ends of a rename included."""

@@ -13,7 +13,7 @@ from typing import Any
 
 from memdir.errors import MemdirError
 from memdir.store.journal.format import BASELINE, JournalStep
-from memdir.store.operations import Operation
+from memdir.store.operations import OperationTag
 
 MIN_REF = 4  # hex digits of an id a person must give, as for a commit
 
@@ -22,7 +22,7 @@ MIN_REF = 4  # hex digits of an id a person must give, as for a commit
 class OperationSteps:
     """One operation and the steps it took, oldest first."""
 
-    operation: Operation
+    operation: OperationTag
     steps: list[JournalStep] = field(default_factory=list)
 
     @property
