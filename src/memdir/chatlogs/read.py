@@ -275,14 +275,4 @@ def _reason(exc: BaseException) -> str:
     return f"it could not be read ({exc})"
 
 
-__all__ = [
-    "EXPECTED",
-    "FORMATS",
-    "ChatLog",
-    "LeftOutWarning",
-    "chat_from_records",
-    "load_any",
-    "parse_gap",
-    "read_chat",
-    "turns_from_records",
-]
+__all__ = ["FORMATS", "chat_from_records", "load_any", "read_chat", "turns_from_records"]

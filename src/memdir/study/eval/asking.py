@@ -13,7 +13,8 @@ multiple-choice question is always the choice role). A multiple-choice question'
 
 from __future__ import annotations
 
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Literal
 
 from memdir.agents import RunRecord, answer_question, choose_option
 from memdir.agents.output import RoleOutput
@@ -30,8 +31,17 @@ from memdir.tools.profiles import profile_specs
 CORE_MEMORY_IN_SEARCH = False
 
 
-class Ask(Protocol):
-    """One question put to the cell's built store (its options, if any, shown with it)."""
+Way = Literal["closed-book", "scratch", "store"]
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One question put to the cell's built store (its options, if any, shown with it), the way
+    `way_to_ask` chose for the cell."""
+
+    way: Way
+    built: Built
+    search_kind: str
 
     async def __call__(
         self,
@@ -42,83 +52,39 @@ class Ask(Protocol):
         question_id: str,
         variant: str,
         record: RunRecord,
-    ) -> RoleOutput: ...
-
-
-def way_to_ask(built: Built, search_kind: str) -> Ask:
-    """The one way this cell's questions are asked (the module docstring says why each)."""
-    store, profile = built.store, built.search_profile
-    if store is None:
-
-        async def floor(
-            model: Model,
-            question: str,
-            options: list[str],
-            *,
-            question_id: str,
-            variant: str,
-            record: RunRecord,
-        ) -> RoleOutput:
+    ) -> RoleOutput:
+        store, profile = self.built.store, self.built.search_profile
+        if self.way == "closed-book" or store is None:
             return await closed_book(
                 model, question, options=options or None, question_id=question_id, record=record
             )
-
-        return floor
-    if profile is not None and not all(s.read_only for s in profile_specs(profile)):
-
-        async def on_scratch(
-            model: Model,
-            question: str,
-            options: list[str],
-            *,
-            question_id: str,
-            variant: str,
-            record: RunRecord,
-        ) -> RoleOutput:
+        core = CORE_MEMORY_IN_SEARCH
+        if self.way == "scratch" and profile is not None:
             return await shell_search(
-                model,
-                store,
-                question,
-                options,
-                profile=profile,
-                question_id=question_id,
-                variant=variant,
-                record=record,
-                core_memory=CORE_MEMORY_IN_SEARCH,
-            )
-
-        return on_scratch
-
-    async def over_store(
-        model: Model, question: str, options: list[str], *, question_id: str, variant: str, record: RunRecord
-    ) -> RoleOutput:
+                model, store, question, options, profile=profile, question_id=question_id, variant=variant,
+                record=record, core_memory=core,
+            )  # fmt: skip
+        role = variant_role("answer", variant, profile)
         if options:
             return await choose_option(
-                model,
-                store,
-                question,
-                options,
-                question_id=question_id,
-                variant=variant,
-                record=record,
-                profile=profile,
-                core_memory=CORE_MEMORY_IN_SEARCH,
-                role=variant_role("answer", variant),
-            )
-        if search_kind == "read":
+                model, store, question, options, question_id=question_id, variant=variant, record=record,
+                core_memory=core, role=role,
+            )  # fmt: skip
+        if self.search_kind == "read":
             return await read_search(
                 model, store, question, question_id=question_id, variant=variant, record=record
             )
         return await answer_question(
-            model,
-            store,
-            question,
-            question_id=question_id,
-            variant=variant,
-            record=record,
-            profile=profile,
-            core_memory=CORE_MEMORY_IN_SEARCH,
-            role=variant_role("answer", variant),
-        )
+            model, store, question, question_id=question_id, variant=variant, record=record,
+            core_memory=core, role=role,
+        )  # fmt: skip
 
-    return over_store
+
+def way_to_ask(built: Built, search_kind: str) -> Ask:
+    """The one way this cell's questions are asked (the module docstring says why each)."""
+    profile = built.search_profile
+    if built.store is None:
+        return Ask("closed-book", built, search_kind)
+    if profile is not None and not all(s.read_only for s in profile_specs(profile)):
+        return Ask("scratch", built, search_kind)
+    return Ask("store", built, search_kind)
