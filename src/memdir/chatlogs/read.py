@@ -36,7 +36,6 @@ from memdir.chatlogs.messages import (
     LeftOutWarning,
     from_records,
     keys_of,
-    parse_gap,
     unused,
 )
 from memdir.stream import (
