@@ -1,4 +1,4 @@
-"""The run-folder kernel both studies write through (agents/runfolder.py), on real files."""
+"""The run-folder kernel both studies write through (study/runfolder.py), on real files."""
 
 from __future__ import annotations
 
