@@ -424,3 +424,63 @@ def test_only_a_single_valued_key_whose_value_fits_it_is_keyed() -> None:
     ]
     got = [keyed_attribute(attr, value, text) for attr, value, text, _ in cases]
     assert got == [want for *_, want in cases]
+
+
+def test_a_value_retold_in_the_third_person_or_run_on_is_taken_as_its_turn_words_it() -> None:
+    """conv-26, sessions 1-5 (issue 32): the 1.5B model narrates what a speaker said of
+    themselves ("took her fam camping", "Melanie ran a charity race") and runs a value on past
+    its turn. Each was dropped as a pronoun value or as not in its turn; each is a true fact the
+    turn bears out, so the turn's own span is kept, re-cited to the turn that has it, and
+    counted. A run of fewer than four words, or a name that is not the turn's speaker, is not."""
+    day = "2023-05-25"
+    turns = [
+        Turn(
+            "S2T1",
+            "Melanie",
+            "Hey Caroline! I ran a charity race for mental health last Saturday – it was really rewarding.",
+            day,
+        ),
+        Turn(
+            "S2T2", "Caroline", "That charity race sounds great, Mel! I'm proud of you for taking part!", day
+        ),
+        Turn(
+            "S2T3",
+            "Melanie",
+            "Actually, I just took my fam camping in the mountains last week - it was a really nice time!",
+            day,
+        ),
+    ]
+    chunk = chunk_stream(turns)[0]
+    reply = {
+        "facts": [
+            fact(
+                ["S2T3"],
+                "Melanie",
+                "event",
+                "camping",
+                "took her fam camping in the mountains last week, exploring nature, roasted marshmallows",
+            ),
+            fact(
+                ["S2T2"],
+                "Caroline",
+                "event",
+                "race",
+                "Melanie ran a charity race for mental health last Saturday",
+            ),
+            fact(["S2T2"], "Caroline", "event", "race", "Caroline ran a charity race for mental health"),
+            fact(
+                ["S2T3"], "Melanie", "event", "trip", "took her fam skiing in Norway"
+            ),  # 2 words in the turn
+        ]
+    }
+    facts, _, _ = parse_facts(json.dumps(reply))
+    out = check(chunk, facts)
+    assert [(f.locators, f.subject, f.value) for f in out.kept] == [
+        (("S2T3",), "Melanie", "took my fam camping in the mountains last week"),
+        (("S2T1",), "Melanie", "ran a charity race for mental health last Saturday"),
+    ]
+    # Caroline did not run it; "her fam skiing in Norway" stands nowhere, so "her" stays a pronoun
+    assert out.respanned == 2 and out.dropped == {"value not in turn": 1, "junk value": 1}
+    assert out.counts(4)["values_respanned"] == 2
+    for kept in out.kept:
+        assert kept.value in kept.turn.text  # the turn's own words, as written

@@ -10,7 +10,9 @@ rules `memdir.fact_quality` defines for every curator and for `memdir study benc
 - `junk value`: `junk_reason` finds nothing wrong with the value (a leading "I"/"my" is cut
   first, and makes the statement first-person);
 - `value not in turn`: the value stands in a cited turn as written (`occurs`), or failing
-  that, all its content words are there (`support(...) == STRICT`);
+  that, all its content words are there (`support(...) == STRICT`); a value retold in the
+  third person ("took her fam camping") or run on past its turn is first found again as the
+  turn words it (`span.py`);
 - `subject`: the subject is the speaker of a cited turn or a name written in one;
 - `duplicate`: the same fact twice in one reply.
 
@@ -28,6 +30,7 @@ from datetime import date as Date
 from typing import Any
 
 from memdir.agents.split.extract import KINDS, Proposed
+from memdir.agents.split.span import found_in_turn
 from memdir.fact_quality import DEMONSTRATIVES, PRONOUNS, STRICT, junk_reason, occurs, support, words_of
 from memdir.stream import Chunk, Turn
 from memdir.words import terms
@@ -60,6 +63,7 @@ class Checked:
     trimmed: int = 0  # values cut to a clean span: a leading "I"/"my", a trailing clause
     recited: int = 0  # values found in another turn of the chunk than the one cited, re-cited
     dates_cleared: int = 0  # dates that were not an ISO day
+    respanned: int = 0  # values retold or run on, taken as their turn words them (span.py)
 
     def counts(self, proposed: int) -> dict[str, Any]:
         return {
@@ -70,6 +74,7 @@ class Checked:
             "values_trimmed": self.trimmed,
             "evidence_recited": self.recited,
             "dates_cleared": self.dates_cleared,
+            "values_respanned": self.respanned,
         }
 
 
@@ -191,7 +196,14 @@ def _check_one(p: Proposed, by_locator: dict[str, Turn], speakers: list[str], ou
     if p.kind not in KINDS:
         return "kind"
     cited = [by_locator[loc] for loc in dict.fromkeys(p.evidence)]
-    value, trimmed = _trim_first_person(clean_value(p.value))
+    value = clean_value(p.value)
+    if not any(occurs(value, t.text) for t in by_locator.values()):
+        others = [t for t in by_locator.values() if t not in cited]
+        found = found_in_turn(value, [*cited, *others])
+        if found is not None:
+            value = clean_value(found[0])
+            out.respanned += 1
+    value, trimmed = _trim_first_person(value)
     if junk_reason(value) is not None:
         mended = _cut_to_clause(value) or next(
             (v for t in cited if (v := _extend_left(value, t.text)) is not None), None
