@@ -35,13 +35,38 @@ def test_same_call_with_same_result_is_stopped_with_a_reason(tmp_path: Path) -> 
     record = RunRecord(None)
     ep = asyncio.run(run_loop(model, Harness(store, "search"), role, system, user, record=record))
     assert ep.stop == "repeated_calls" and ep.rounds == 3
-    assert ep.stop_reason is not None and "same result 3 times" in ep.stop_reason
+    assert ep.stop_reason is not None and "same call(s) 3 times" in ep.stop_reason
     calls = [e for e in record.entries if e["kind"] == "model_call"]
     # the second identical round was told so in its tool result; the answer call came after the stop
     assert [c.get("repeated") for c in calls[:3]] == [None, 1, 2] and calls[-1]["final_answer_call"]
-    assert "identical to your previous one" in ep.messages[5].content
+    assert "repeats your previous one" in ep.messages[5].content
     episode = next(e for e in record.entries if e["kind"] == "episode")
     assert episode["stop"] == "repeated_calls" and "stopped without progress" in episode["stop_reason"]
+
+
+def test_the_same_text_inserted_again_at_another_line_is_a_repeat(tmp_path: Path) -> None:
+    """The local 1.5B model curating conv-50 (issue 32) inserted one fact line into MEMORY.md at
+    line 35, 36, 37 ... until the 40-round cap: each call and result named a new line, so the
+    rounds never equalled each other. The same text into the same file is the same call."""
+    store = new_store(tmp_path / "mem")
+    line = "- calvin | home: a mansion [S1T7]"
+    again = [
+        call("insert", path="/memories/MEMORY.md", insert_line=n, insert_text=line) for n in (3, 4, 5, 6, 7)
+    ]
+    other = call(
+        "insert", path="/memories/MEMORY.md", insert_line=3, insert_text="- calvin | job: singer [S1T2]"
+    )
+    model = get_model("scripted", script=[other, *again, answer("done")])
+    record = RunRecord(None)
+    ep = asyncio.run(
+        run_loop(model, Harness(store, "manage"), get_role("management"), "s", "u", record=record)
+    )
+    assert ep.stop == "repeated_calls" and ep.rounds == 4  # the new line, then the same text 3 times
+    assert ep.stop_reason is not None and "same call(s) 3 times (insert)" in ep.stop_reason
+    calls = [e for e in record.entries if e["kind"] == "model_call"]
+    assert [c.get("repeated") for c in calls] == [None, None, 1, 2]
+    assert "repeats your previous one" in ep.messages[-1].content
+    assert (store.root / "MEMORY.md").read_text().count(line) == 3  # not 5: the loop was cut
 
 
 def test_the_record_keeps_reply_text_and_parse_errors(tmp_path: Path) -> None:

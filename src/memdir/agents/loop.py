@@ -3,9 +3,9 @@
 One round = one model call plus the tool calls it asked for. The loop enforces the role's
 round cap and output cap, compacts the context when the prompt passes the role's threshold (or
 half a small model's context window; older rounds replaced by a running summary, the 3 most
-recent kept), stops a model that repeats the same calls with the same results, and appends
-every model call (its reply text and parsed calls included), compaction and the episode's
-totals to the run record. Messages are only ever appended between compactions, so each round's
+recent kept), stops a model that repeats the same calls with the same results (or inserts the
+same text again), and appends every model call (its reply text and parsed calls included),
+compaction and the episode's totals to the run record. Messages are only ever appended between compactions, so each round's
 prompt extends the previous one and a server's prefix cache can serve it.
 """
 
@@ -31,7 +31,7 @@ from memdir.models import (
     episode_bounds,
     price_card,
 )
-from memdir.models.base import call_dicts, reply_text
+from memdir.models.base import ToolCall, call_dicts, reply_text
 from memdir.tokens import count_tokens
 from memdir.tools.profiles import Harness
 
@@ -46,8 +46,9 @@ SUMMARY_OUTPUT = 4_096
 # Rounds in a row whose calls and results equal the round before: at this many the episode stops.
 REPEAT_LIMIT = 2
 REPEAT_NOTE = (
-    "\n\nNote: this call is identical to your previous one and returned the same result. Do not repeat "
-    "it: use the result above, make a different call, or finish."
+    "\n\nNote: this call repeats your previous one (the same call with the same result, or the same "
+    "text inserted into the same file again). Do not repeat it: use the result above, make a "
+    "different call, or finish."
 )
 _CLIP_ARGS = 2_000
 _CLIP_RESULT = 4_000
@@ -276,7 +277,7 @@ class Loop:
                 else:
                     ep.stop = "repeated_calls"
                     ep.stop_reason = (
-                        f"the model made the same call(s) with the same result {repeated + 1} times "
+                        f"the model made the same call(s) {repeated + 1} times "
                         f"({', '.join(c.name for c in out.message.tool_calls)}); stopped without progress"
                     )
                 ep.final = out.message.content
@@ -301,7 +302,7 @@ class Loop:
     def _repeats(self, message: ChatMessage, replies: list[ChatMessage]) -> int:
         """How many rounds in a row (this one included) repeated the round before, call for call."""
         key = json.dumps(
-            [[c.name, c.arguments, r.content] for c, r in zip(message.tool_calls, replies, strict=False)],
+            [_call_key(c, r) for c, r in zip(message.tool_calls, replies, strict=False)],
             ensure_ascii=False, sort_keys=True, default=str,
         )  # fmt: skip
         if not message.tool_calls:
@@ -405,3 +406,13 @@ async def run_loop(
     except ModelError as exc:
         loop._log("error", model=model.name, error=str(exc))
         raise
+
+
+def _call_key(call: ToolCall, reply: ChatMessage) -> list[Any]:
+    """What makes two calls the same call: name, arguments and result; for `insert`, the file and
+    the text alone. The local 1.5B model, curating conv-50, inserted one line into `MEMORY.md`
+    at line 35, 36, 37 ... to the round cap: each call and result named a new line, so no round
+    equalled the one before, yet every one wrote the same text again."""
+    if call.name == "insert" and isinstance(call.arguments, dict):
+        return [call.name, call.arguments.get("path"), call.arguments.get("insert_text")]
+    return [call.name, call.arguments, reply.content]
