@@ -11,7 +11,7 @@ from typing import Any
 
 from agent_helpers import new_store, snapshot
 from memdir.agents import RunRecord, ingest, read_record
-from memdir.agents.split.extract import instructions, parse_facts, schema
+from memdir.agents.split.extract import instructions, parse_facts, schema, shown
 from memdir.agents.split.validate import check
 from memdir.analytics.integrity import check as check_store
 from memdir.models import get_model
@@ -46,8 +46,20 @@ def fact(
     }
 
 
-REPLY1 = {
-    "facts": [
+def by_turn(facts: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """A reply of the extraction's shape (`extract.schema`): each fact listed under its turn, in
+    order of first appearance; an object that is not a fact is listed under the last turn."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    last = "S1T1"
+    for f in facts:
+        ev = f.get("evidence")
+        last = ev[0] if isinstance(ev, list) and ev else last
+        out.setdefault(last, []).append({k: v for k, v in f.items() if k != "evidence"})
+    return out
+
+
+REPLY1 = by_turn(
+    [
         fact(["S1T3"], "Caroline", "event", "support group", "went to a LGBTQ support group"),
         fact(["S1T2"], "Caroline", "fact", "busy", "swamped with the kids & work"),  # first person: Melanie
         fact(["S9T9"], "Caroline", "event", "trip", "went to a LGBTQ support group"),  # not a turn here
@@ -58,8 +70,8 @@ REPLY1 = {
         fact(["S1T5"], "Caroline", "preference", "work", "I'm keen on counseling for transgender people"),
         fact(["S1T3"], "Caroline", "event", "support group", "went to a LGBTQ support group"),  # again
     ]
-}
-REPLY2 = {"facts": [fact(["S2T1"], "Caroline", "fact", "job", "a teacher")]}
+)
+REPLY2 = by_turn([fact(["S2T1"], "Caroline", "fact", "job", "a teacher")])
 
 
 def _files(store: Any) -> str:
@@ -83,12 +95,17 @@ def test_the_call_sends_the_schema_and_a_prefix_that_is_the_same_for_every_chunk
     for (messages, tools, config), chunk in zip(api.requests, chunks, strict=True):
         assert tools == [] and config.require_schema is True
         assert config.answer_schema == schema(chunk)
-        item = config.answer_schema["properties"]["facts"]["items"]
-        assert item["properties"]["evidence"]["items"]["enum"] == list(chunk.locators)
-        assert item["required"] == ["evidence", "subject", "kind", "attribute", "value", "date"]
+        turns = config.answer_schema["properties"]
+        assert list(turns) == list(chunk.locators) == config.answer_schema["required"]  # in order
+        item = turns[chunk.locators[0]]["items"]
+        assert item["required"] == ["subject", "kind", "attribute", "value", "date"]
         assert messages[0].role == "system" and messages[0].content == instructions()
-        assert messages[1].content.endswith(chunk.render() + "\nIts JSON:")
+        lines = [f"[{t.locator}] {t.speaker}: {t.text}" for t in chunk.turns]  # the day once, above
+        assert messages[1].content == f"Chat ({chunk.turns[0].date}):\n" + "\n".join(lines) + "\nIts JSON:"
     assert api.requests[0][0][0].content == api.requests[1][0][0].content  # the cached prefix
+    # turns of more than one day (a chat export's block) keep their day on each line
+    mixed = chunk_stream([SESSION1[0], Turn("S1T2", "Melanie", "Hi!", DAY2)])[0]
+    assert shown(mixed) == f"Chat:\n{mixed.render()}" and f"({DAY2}) Melanie" in shown(mixed)
     assert [o.extra["model_calls"] for o in result.outputs] == [1, 1]
 
 
@@ -167,23 +184,23 @@ def test_validation_rules_one_by_one() -> None:
     assert "keen on counseling for transgender people" in by_value  # "I'm" cut, subject kept
     # all content words in the turn, not as one span: kept under STRICT support
     loose, _, _ = parse_facts(
-        json.dumps({"facts": [fact(["S1T5"], "Caroline", "fact", "job", "counselor work")]})
+        json.dumps(by_turn([fact(["S1T5"], "Caroline", "fact", "job", "counselor work")]))
     )
     assert [f.value for f in check(chunk, loose).kept] == ["counselor work"]
     # a stray content word is not
     stray, _, _ = parse_facts(
-        json.dumps({"facts": [fact(["S1T5"], "Caroline", "fact", "job", "senior counselor")]})
+        json.dumps(by_turn([fact(["S1T5"], "Caroline", "fact", "job", "senior counselor")]))
     )
     assert check(chunk, stray).dropped == {"value not in turn": 1}
     # a name written in the cited turn may be a subject; an ISO date is kept, another cleared
     named, _, _ = parse_facts(
         json.dumps(
-            {
-                "facts": [
+            by_turn(
+                [
                     fact(["S1T2"], "caroline", "relation", "friend", "Hey Caroline", "2023-05-07"),
                     fact(["S1T4"], "Melanie", "event", "news", "what happened", "yesterday"),
                 ]
-            }
+            )
         )
     )
     got = check(chunk, named)
@@ -195,11 +212,11 @@ def test_a_reply_cut_by_the_output_cap_keeps_its_finished_facts_and_junk_replies
     whole = json.dumps(REPLY1)
     cut = whole[: whole.index('"counselor"') + 5]
     facts, _, error = parse_facts(cut)
-    assert len(facts) == 6 and error is None
+    assert len(facts) == 7 and error is None  # every fact listed before the cut one
     none, _, error = parse_facts("I could not find any facts.")
     assert none == [] and error is not None and "not" in error
     shaped, malformed, _ = parse_facts(
-        json.dumps({"facts": [{"value": 3}, fact(["S1T3"], "C", "event", "x", "y")]})
+        json.dumps(by_turn([{"value": 3}, fact(["S1T3"], "C", "event", "x", "y")]))
     )
     assert len(shaped) == 1 and malformed == 1
 
@@ -275,8 +292,8 @@ def test_the_split_curated_variant_needs_a_model_and_agent_curated_stays_agentic
     assert "split-curated" not in parse_variants("all")  # memdir's own, not the study's
     first = sample.chunks()[0].turns[0]
     words = " ".join(first.text.split()[:3])
-    reply = {"facts": [fact([first.locator], first.speaker, "event", "said", words)]}
-    model = get_model("scripted", script=[json.dumps(reply)] + ['{"facts": []}'] * 40)
+    reply = by_turn([fact([first.locator], first.speaker, "event", "said", words)])
+    model = get_model("scripted", script=[json.dumps(reply)] + ["{}"] * 40)
     built = asyncio.run(VARIANTS["split-curated"].build(ctx(model, "split")))
     assert built.store is not None and spec.validate(built.store).valid
     assert built.checks["split_curation"]["model_calls"] == len(sample.chunks())
@@ -293,8 +310,8 @@ def test_a_value_copied_from_a_neighbour_is_re_cited_and_a_trailing_clause_is_cu
     sentence of S1T5, and copied whole sentences whose tail ("and it was so powerful") makes
     the value junk. Both are mended by rule, counted, and the result still stands in its turn."""
     chunk = chunk_stream(SESSION1)[0]
-    reply = {
-        "facts": [
+    reply = by_turn(
+        [
             fact(["S1T4"], "Melanie", "fact", "job", "I work as a counselor now"),
             fact(
                 ["S1T3"],
@@ -305,7 +322,7 @@ def test_a_value_copied_from_a_neighbour_is_re_cited_and_a_trailing_clause_is_cu
             ),
             fact(["S1T3"], "Caroline", "event", "group", "it was so powerful"),  # no clean opening
         ]
-    }
+    )
     facts, _, _ = parse_facts(json.dumps(reply))
     out = check(chunk, facts)
     assert [(f.locators, f.subject, f.value) for f in out.kept] == [
@@ -326,12 +343,12 @@ def test_a_value_opening_mid_phrase_takes_in_the_words_before_it_in_its_turn() -
         )
     ]
     chunk = chunk_stream(turns)[0]
-    reply = {
-        "facts": [
+    reply = by_turn(
+        [
             fact(["S1T1"], "Calvin", "plan", "trip", "to Japan for a few months then off to Boston!"),
             fact(["S1T1"], "Calvin", "plan", "trip", "to the park"),  # in no turn: dropped, not grown
         ]
-    }
+    )
     facts, _, _ = parse_facts(json.dumps(reply))
     out = check(chunk, facts)
     assert [f.value for f in out.kept] == ["going to Japan for a few months then off to Boston"]
@@ -346,12 +363,12 @@ def test_split_files_the_user_by_name_and_never_the_assistant_as_a_person(tmp_pa
         Turn("S1T1", "user", "Hi, I'm Alice. I live in Lisbon.", DAY1),
         Turn("S1T2", "assistant", "Nice to meet you, Alice. I run on servers in Frankfurt.", DAY1),
     ]
-    reply = {
-        "facts": [
+    reply = by_turn(
+        [
             fact(["S1T1"], "user", "fact", "home", "Lisbon"),
             fact(["S1T2"], "assistant", "fact", "home", "servers in Frankfurt"),
         ]
-    }
+    )
     store = new_store(tmp_path / "mem")
     model = get_model("scripted", script=[json.dumps(reply)])
     result = asyncio.run(ingest(model, store, chat, curation="split"))
@@ -369,7 +386,7 @@ def test_a_wrong_key_supersedes_nothing_and_the_fact_is_kept_as_a_distilled_line
     """The 1.5B model's measured misfiling (issue 32): an event named as Caroline's `job`. Keyed,
     the next real job would strike out a support-group visit. The filer withholds the key (the
     value carries no cue of a job), writes the fact as a distilled line, and counts it."""
-    reply = {"facts": [fact(["S1T3"], "Caroline", "fact", "job", "went to a LGBTQ support group yesterday")]}
+    reply = by_turn([fact(["S1T3"], "Caroline", "fact", "job", "went to a LGBTQ support group yesterday")])
     store = new_store(tmp_path / "mem")
     model = get_model("scripted", script=[json.dumps(reply)])
     record = RunRecord(tmp_path / "calls.jsonl")
@@ -391,8 +408,8 @@ def test_a_real_job_change_still_supersedes_under_any_name_of_the_key(tmp_path: 
         Turn("S2T1", "Caroline", "Big news, I work as a teacher now!", DAY2),
     ]
     replies = [
-        {"facts": [fact(["S1T1"], "Caroline", "fact", "job", "nurse")]},
-        {"facts": [fact(["S2T1"], "Caroline", "fact", "occupation", "a teacher")]},
+        by_turn([fact(["S1T1"], "Caroline", "fact", "job", "nurse")]),
+        by_turn([fact(["S2T1"], "Caroline", "fact", "occupation", "a teacher")]),
     ]
     store = new_store(tmp_path / "mem")
     model = get_model("scripted", script=[json.dumps(r) for r in replies])
@@ -451,8 +468,8 @@ def test_a_value_retold_in_the_third_person_or_run_on_is_taken_as_its_turn_words
         ),
     ]
     chunk = chunk_stream(turns)[0]
-    reply = {
-        "facts": [
+    reply = by_turn(
+        [
             fact(
                 ["S2T3"],
                 "Melanie",
@@ -472,7 +489,7 @@ def test_a_value_retold_in_the_third_person_or_run_on_is_taken_as_its_turn_words
                 ["S2T3"], "Melanie", "event", "trip", "took her fam skiing in Norway"
             ),  # 2 words in the turn
         ]
-    }
+    )
     facts, _, _ = parse_facts(json.dumps(reply))
     out = check(chunk, facts)
     assert [(f.locators, f.subject, f.value) for f in out.kept] == [

@@ -14,7 +14,7 @@ from memdir.stream import Turn, chunk_stream
 CHUNK = chunk_stream([Turn("S1T1", "Ann", "I adopted a puppy named Max.", "2023-05-08")])[0]
 SCHEMA = schema(CHUNK)
 CFG = GenerateConfig(answer_schema=SCHEMA, require_schema=True, max_tokens=900, temperature=0.0)
-FACTS = {"facts": [{"evidence": ["S1T1"], "subject": "Ann", "kind": "relation", "attribute": "pet",
+FACTS = {"S1T1": [{"subject": "Ann", "kind": "relation", "attribute": "pet",
                     "value": "adopted a puppy named Max", "date": ""}]}  # fmt: skip
 
 

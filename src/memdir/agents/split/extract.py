@@ -2,24 +2,30 @@
 
 The call has no tools and its reply is held to `schema(chunk)` on every provider that can hold
 it (`GenerateConfig.require_schema`: llama.cpp's schema grammar for the local model, structured
-output on OpenAI-compatible servers, a forced tool on Anthropic). The schema's `evidence` is an
-enum of the chunk's own locators, so a small model cannot cite a turn it was not shown; the
-grammar lives in the request, not the prompt, so the prompt stays the same across chunks.
+output on OpenAI-compatible servers, a forced tool on Anthropic). The reply is keyed by turn:
+one property per locator of the chunk, in order, each the list of facts that turn tells, so a
+fact's evidence is the turn it is listed under. The model is walked through the turns one by
+one and cannot cite a turn it was not shown; a small model given one flat list of facts (the
+form this replaced) wrote one fact again under each following turn (conv-26, sessions 1-5: 25
+of 74 proposed facts dropped, most of them such repeats) and skipped the turns it should have
+read. The grammar lives in the request, not the prompt, so the prompt stays the same across
+chunks.
 
 The prompt is the instructions (the same bytes for every chunk, `prompts/split_extract.md`)
 followed by the chunk, last: llama.cpp's server then reuses the cached prefix and pays only for
-the chunk's tokens (about 12 ms each on 2 cores). Each property is generated in schema order,
-`evidence` first, so the model names the turn before it copies a value out of it.
+the chunk's tokens.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Any
 
+from memdir.conventions import TURN
 from memdir.models import ChatMessage, GenerateConfig, Model
 from memdir.stream import Chunk
 
@@ -27,7 +33,9 @@ KINDS = ("fact", "event", "plan", "preference", "relation")
 # Output cap per chunk (8 turns at most, `stream.MAX_TURNS`): room for about 16 facts. A runaway
 # reply is cut here, and its facts up to the cut are still read (`parse_facts`).
 MAX_OUTPUT = 900
-FIELDS = ("evidence", "subject", "kind", "attribute", "value", "date")
+FIELDS = ("subject", "kind", "attribute", "value", "date")
+FACTS_PER_TURN = 3
+_TURN_KEY = re.compile(rf'"({TURN})"\s*:\s*\[')  # a turn's key opening its list, in a cut reply
 
 
 def instructions() -> str:
@@ -37,17 +45,11 @@ def instructions() -> str:
 
 
 def schema(chunk: Chunk) -> dict[str, Any]:
-    """The reply's shape for `chunk`: every object closed and every field required (what
-    OpenAI's strict mode needs), evidence limited to the chunk's locators."""
+    """The reply's shape for `chunk`: one property per turn, in the chunk's order, each a list
+    of facts; every object closed and every field required (what OpenAI's strict mode needs)."""
     fact = {
         "type": "object",
         "properties": {
-            "evidence": {
-                "type": "array",
-                "items": {"type": "string", "enum": list(chunk.locators)},
-                "minItems": 1,
-                "maxItems": 3,
-            },
             "subject": {"type": "string"},
             "kind": {"type": "string", "enum": list(KINDS)},
             "attribute": {"type": "string"},
@@ -57,20 +59,32 @@ def schema(chunk: Chunk) -> dict[str, Any]:
         "required": list(FIELDS),
         "additionalProperties": False,
     }
-    facts = {"type": "array", "items": fact, "maxItems": 2 * len(chunk.turns) + 2}
+    told = {"type": "array", "items": fact, "maxItems": FACTS_PER_TURN}
     return {
         "type": "object",
-        "properties": {"facts": facts},
-        "required": ["facts"],
+        "properties": {loc: told for loc in chunk.locators},
+        "required": list(chunk.locators),
         "additionalProperties": False,
     }
+
+
+def shown(chunk: Chunk) -> str:
+    """The chunk as the model reads it: its day once, in the heading, when all its turns share
+    one (a chunk is one session), else on each turn. A day on every turn cost 8 prompt tokens a
+    turn, and the 1.5B model copied it into every fact's `date` (11 output tokens a fact)."""
+    days = {t.date for t in chunk.turns}
+    if len(days) > 1:
+        return f"Chat:\n{chunk.render()}"
+    day = days.pop()
+    undated = "\n".join(replace(t, date=None).render() for t in chunk.turns)
+    return f"Chat ({day}):\n{undated}" if day else f"Chat:\n{undated}"
 
 
 def messages(chunk: Chunk) -> list[ChatMessage]:
     """The stable instructions, then the chunk."""
     return [
         ChatMessage("system", instructions()),
-        ChatMessage("user", f"Chat:\n{chunk.render()}\nIts JSON:"),
+        ChatMessage("user", f"{shown(chunk)}\nIts JSON:"),
     ]
 
 
@@ -99,37 +113,31 @@ class Extraction:
     seconds: float = 0.0
 
 
-def _fact(obj: Any) -> Proposed | None:
+def _fact(locator: str, obj: Any) -> Proposed | None:
     if not isinstance(obj, dict):
         return None
-    ev = obj.get("evidence")
-    if isinstance(ev, str):
-        ev = [ev]
-    if not isinstance(ev, list) or not all(isinstance(e, str) for e in ev):
-        return None
-    text = {k: obj.get(k, "") for k in FIELDS[1:]}
+    text = {k: obj.get(k, "") for k in FIELDS}
     if not all(isinstance(v, str) for v in text.values()):
         return None
-    return Proposed(tuple(e.strip() for e in ev), **{k: str(v).strip() for k, v in text.items()})
+    return Proposed((locator,), **{k: str(v).strip() for k, v in text.items()})
 
 
-def _salvage(text: str) -> list[Any]:
-    """Every complete fact object `raw_decode` reads in a reply that is not whole JSON (a reply
-    cut by the output cap keeps its finished facts)."""
+def _salvage(text: str) -> list[tuple[str, Any]]:
+    """Every complete fact object `raw_decode` reads under a turn's key in a reply that is not
+    whole JSON (a reply cut by the output cap keeps its finished facts)."""
     decoder = json.JSONDecoder()
-    found: list[Any] = []
-    i = text.find("{")
-    while i >= 0:
-        try:
-            obj, end = decoder.raw_decode(text, i)
-        except json.JSONDecodeError:
-            i = text.find("{", i + 1)
-            continue
-        if isinstance(obj, dict) and "value" in obj:
-            found.append(obj)
-            i = text.find("{", end)
-        else:
-            i = text.find("{", i + 1)
+    found: list[tuple[str, Any]] = []
+    keys = list(_TURN_KEY.finditer(text))
+    for key, after in zip(keys, [*keys[1:], None], strict=False):
+        end = after.start() if after is not None else len(text)
+        i = text.find("{", key.end(), end)
+        while 0 <= i < end:
+            try:
+                obj, stop = decoder.raw_decode(text, i)
+            except json.JSONDecodeError:
+                break
+            found.append((key.group(1), obj))
+            i = text.find("{", stop, end)
     return found
 
 
@@ -140,12 +148,12 @@ def parse_facts(text: str) -> tuple[list[Proposed], int, str | None]:
         whole = json.loads(text[start:]) if start >= 0 else None
     except json.JSONDecodeError:
         whole = None
-    if isinstance(whole, dict) and isinstance(whole.get("facts"), list):
-        objs, error = list(whole["facts"]), None
+    if isinstance(whole, dict) and all(isinstance(v, list) for v in whole.values()):
+        objs, error = [(str(loc), obj) for loc, told in whole.items() for obj in told], None
     else:
         objs = _salvage(text)
-        error = None if objs else f'the reply is not {{"facts": [...]}}: {text[:200]!r}'
-    facts = [f for f in map(_fact, objs) if f is not None]
+        error = None if objs else f'the reply is not {{"S1T1": [...], ...}}: {text[:200]!r}'
+    facts = [f for f in (_fact(loc, obj) for loc, obj in objs) if f is not None]
     return facts, len(objs) - len(facts), error
 
 
