@@ -5,8 +5,9 @@ round cap and output cap, compacts the context when the prompt passes the role's
 half a small model's context window; older rounds replaced by a running summary, the 3 most
 recent kept), stops a model that repeats the same calls with the same results (or inserts the
 same text again), and appends every model call (its reply text and parsed calls included),
-compaction and the episode's totals to the run record. Messages are only ever appended between compactions, so each round's
-prompt extends the previous one and a server's prefix cache can serve it.
+compaction and the episode's totals to the run record. Messages are only ever appended between
+compactions, so each round's prompt extends the previous one and a server's prefix cache can
+serve it.
 """
 
 from __future__ import annotations
