@@ -15,8 +15,10 @@ A schema-held reply is sampled the way llama.cpp's own server samples it (`gramm
 is drawn without the grammar and checked against it, and only a rejected token is drawn again with
 the grammar over the whole vocabulary. llama-cpp-python runs the grammar over every candidate at
 every token (151,936 for Qwen2.5): on 2 cores the split curator's reply took 57.8 s a chunk that
-way against 50.3 s (median of 5, the same replies). `MEMDIR_LLAMA_GRAMMAR_EVERY_TOKEN=1` keeps the library's way, for the side-by-side
-benchmark (`benchmarks/grammar_sampling.py`).
+way against 50.3 s (median of 5, the same replies). The text a reply's schema forces (keys,
+brackets, the next turn's key) is drafted and verified in one batch (`forced.py`): 44.8 s.
+`MEMDIR_LLAMA_GRAMMAR_EVERY_TOKEN=1` and `MEMDIR_LLAMA_NO_DRAFTS=1` give the library's way back,
+for the side-by-side benchmark (`benchmarks/grammar_sampling.py`).
 
 Run as `python -m memdir.models.llama_server <llama_cpp.server arguments>`; needs the `local` extra.
 """
@@ -33,6 +35,7 @@ from typing import Any
 
 NO_PREFIX_REUSE = "MEMDIR_LLAMA_NO_PREFIX_REUSE"  # "1": caching off, for the side-by-side benchmark
 GRAMMAR_EVERY_TOKEN = "MEMDIR_LLAMA_GRAMMAR_EVERY_TOKEN"  # "1": the library's sampling, for the benchmark
+NO_DRAFTS = "MEMDIR_LLAMA_NO_DRAFTS"  # "1": no drafts of the schema's forced text (`forced.py`)
 _CACHED: OrderedDict[str, int] = OrderedDict()  # completion id -> prompt tokens not re-evaluated
 _KEEP = 1024
 _lock = threading.Lock()
@@ -146,6 +149,10 @@ def main() -> None:
         from memdir.models.grammar import install_grammar_first
 
         install_grammar_first()
+    if os.environ.get(NO_DRAFTS) != "1":
+        from memdir.models.forced import install_schema_drafts
+
+        install_schema_drafts()
     app_module: Any = importlib.import_module("llama_cpp.server.app")
     create_app = app_module.create_app
 
