@@ -501,3 +501,32 @@ def test_a_value_retold_in_the_third_person_or_run_on_is_taken_as_its_turn_words
     assert out.counts(4)["values_respanned"] == 2
     for kept in out.kept:
         assert kept.value in kept.turn.text  # the turn's own words, as written
+
+
+def test_a_value_retold_in_another_tense_is_taken_as_its_turn_words_it() -> None:
+    """conv-50, sessions 1-5: "I was so thrilled to restore one last year" came back as
+    "restored one last year - nothing like bringing it back to life", which no turn says as
+    written, so it was dropped. A word stands for another of its stem, so the turn's own span
+    is kept (cut before its pronoun clause); a word of another stem still matches nothing."""
+    day = "2023-05-01"
+    turns = [
+        Turn(
+            "S4T7",
+            "Dave",
+            "I'm obsessed with classic cars. I was so thrilled to restore one last year - nothing "
+            "like bringing it back to life!",
+            day,
+        ),
+    ]
+    chunk = chunk_stream(turns)[0]
+    reply = by_turn(
+        [
+            fact(["S4T7"], "Dave", "event", "car", "restored one last year - nothing like bringing it back"),
+            fact(["S4T7"], "Dave", "event", "car", "repaired one last year in the garage"),
+        ]
+    )
+    facts, _, _ = parse_facts(json.dumps(reply))
+    out = check(chunk, facts)
+    assert [(f.subject, f.value) for f in out.kept] == [("Dave", "restore one last year - nothing like bringing")]
+    assert out.respanned == 1 and out.dropped == {"value not in turn": 1}
+    assert out.kept[0].value in turns[0].text

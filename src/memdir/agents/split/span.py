@@ -5,7 +5,8 @@ the mountains last week" comes back as "took her fam camping in the mountains la
 exploring nature, roasted marshmallows" (the tail from the next turn), and "I ran a charity
 race" as "Melanie ran a charity race". The fact is right, but the value is no longer a span of
 a turn, and "her" makes it a pronoun value (`fact_quality.junk_reason`), so validation dropped
-it. Here each third-person word may stand for its first-person counterpart, a leading
+it. Here each third-person word may stand for its first-person counterpart, a word for
+another of its stem ("restored" for "restore"), a leading
 speaker's name may be left out, and a value that runs on past its turn is taken as far as the
 turn bears it out (its longest run of `MIN_WORDS` words or more that the turn has). What is
 kept is the turn's own words, found by a pattern, so the value still stands in its turn as
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 
 from memdir.fact_quality import words_of
 from memdir.stream import Turn
+from memdir.words import stem
 
 # A third-person word and the first-person words it may stand for in its speaker's own turn.
 _AS_SPEAKER: dict[str, tuple[str, ...]] = {
@@ -42,11 +44,17 @@ _AS_SPEAKER: dict[str, tuple[str, ...]] = {
 # The shortest run of a value's words taken as what the model meant to copy: with fewer words
 # a run-on value's head says too little to be the fact ("took my fam").
 MIN_WORDS = 4
+_ROOT = 4  # the shortest stem a word is matched by (`words.stem` keeps 4 letters at least)
 
 
 def _word(w: str) -> str:
-    options = (w, *_AS_SPEAKER.get(w, ()))
-    return "(?:" + "|".join(re.escape(o).replace("'", "['’]") for o in options) + ")"
+    """`w`, its first-person counterparts, and, for a word with an ending, any word of its stem
+    ("restored" for the turn's "restore": the model retells in the past what a turn says)."""
+    options = [re.escape(o).replace("'", "['’]") for o in (w, *_AS_SPEAKER.get(w, ()))]
+    root = stem(w)
+    if root != w and len(root) >= _ROOT:
+        options.append(re.escape(root) + r"\w*")
+    return "(?:" + "|".join(options) + ")"
 
 
 def found_in_turn(value: str, turns: Sequence[Turn]) -> tuple[str, Turn] | None:
