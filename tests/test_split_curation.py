@@ -527,6 +527,7 @@ def test_a_value_retold_in_another_tense_is_taken_as_its_turn_words_it() -> None
     )
     facts, _, _ = parse_facts(json.dumps(reply))
     out = check(chunk, facts)
-    assert [(f.subject, f.value) for f in out.kept] == [("Dave", "restore one last year - nothing like bringing")]
+    kept = [(f.subject, f.value) for f in out.kept]
+    assert kept == [("Dave", "restore one last year - nothing like bringing")]
     assert out.respanned == 1 and out.dropped == {"value not in turn": 1}
     assert out.kept[0].value in turns[0].text
