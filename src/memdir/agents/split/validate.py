@@ -14,6 +14,10 @@ rules `memdir.fact_quality` defines for every curator and for `memdir study benc
   third person ("took her fam camping") or run on past its turn is first found again as the
   turn words it (`span.py`);
 - `subject`: the subject is the speaker of a cited turn or a name written in one;
+- `speaker named`: the value is only the name of someone speaking in the chunk, "friend" or
+  not ("Melanie | relation: Caroline" from "Thanks, Caroline!"): it says who talks to whom, not
+  a fact about either; the 1.5B model wrote 65 of its 247 facts so on sessions 1-5 of conv-26
+  and conv-50;
 - `duplicate`: the same fact twice in one reply.
 
 A first-person statement (the sentence holding the value says "I", "my", "me") is about its
@@ -39,6 +43,8 @@ FIRST_PERSON = frozenset(["i", "i'm", "im", "i've", "i'd", "i'll", "my", "me", "
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _ATTRIBUTE_WORDS = 3
 # Words that open a new clause: a junk value is cut before one of them first.
+# Words a value that only names a speaker may add to the name ("my friend Cal").
+_ADDRESS = frozenset(["friend", "buddy", "pal", "bud", "dear", "my", "our", "best", "good", "old"])
 _CLAUSE = frozenset(["and", "but", "or", "so", "because", "which", "who", "that", "when", "while", "since"])
 
 
@@ -189,6 +195,16 @@ def check(chunk: Chunk, proposed: list[Proposed]) -> Checked:
     return out
 
 
+def _only_speaker_named(value: str, speakers: list[str]) -> bool:
+    """Whether `value` is a speaker's name, or the start of one written as a name ("Cal" for
+    Calvin), with at most words of address ("my friend")."""
+    names = [w for s in speakers for w in words_of(s)]
+    rest = [w for w in re.findall(r"[\w'’]+", value) if w.lower() not in _ADDRESS]
+    return bool(rest) and all(
+        w[0].isupper() and any(n.startswith(w.lower()) and len(w) >= 3 for n in names) for w in rest
+    )
+
+
 def _check_one(p: Proposed, by_locator: dict[str, Turn], speakers: list[str], out: Checked) -> Fact | str:
     """The fact, or the reason it is dropped."""
     if not p.evidence or any(loc not in by_locator for loc in p.evidence):
@@ -197,6 +213,8 @@ def _check_one(p: Proposed, by_locator: dict[str, Turn], speakers: list[str], ou
         return "kind"
     cited = [by_locator[loc] for loc in dict.fromkeys(p.evidence)]
     value = clean_value(p.value)
+    if _only_speaker_named(value, speakers):
+        return "speaker named"
     if not any(occurs(value, t.text) for t in by_locator.values()):
         others = [t for t in by_locator.values() if t not in cited]
         found = found_in_turn(value, [*cited, *others])
