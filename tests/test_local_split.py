@@ -6,6 +6,8 @@ intact, the store valid and clean, one journaled step), not exact text."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 from pathlib import Path
 
 from agent_helpers import new_store
@@ -13,10 +15,10 @@ from local_helpers import LOCAL_TIER
 from memdir.agents import RunRecord, ingest, read_record
 from memdir.analytics.integrity import check
 from memdir.conventions import parse_distilled, parse_keyed
-from memdir.models import get_model
+from memdir.models import GenerateConfig, ModelOutput, get_model
 from memdir.store import spec
 from memdir.store.journal import Journal
-from memdir.stream import Turn
+from memdir.stream import Chunk, Turn
 
 pytestmark = LOCAL_TIER
 
@@ -72,3 +74,53 @@ def test_one_chunk_is_curated_split_facts_with_locators_index_intact_store_valid
     assert [s.tool for s in steps] == ["split_curation"]
     entry = next(e for e in read_record(tmp_path / "calls.jsonl") if e["kind"] == "split_curation")
     assert entry["tokens_in"] > 0 and entry["reply"]
+
+
+def _served(chunk: Chunk, env: dict[str, str], max_tokens: int = 160) -> ModelOutput:
+    """One extraction call, at temperature 0, to a server of its own started under `env`."""
+    from memdir.agents.split.extract import messages, schema
+    from memdir.models.local import QWEN_CODER_1_5B, LocalServer
+
+    config = GenerateConfig(
+        answer_schema=schema(chunk), require_schema=True, max_tokens=max_tokens, temperature=0.0
+    )
+    saved = dict(os.environ)
+    os.environ.update(env)  # the server process inherits them
+    server = LocalServer(QWEN_CODER_1_5B)
+    try:
+        server.start()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    try:
+        return asyncio.run(get_model("local", base_url=server.base_url).generate(messages(chunk), [], config))
+    finally:
+        server.stop()
+
+
+def test_the_drawn_token_checked_first_gives_the_reply_the_library_samples() -> None:
+    """The server checks each drawn token against the grammar and runs the grammar over the
+    vocabulary only for a rejected one (`models/grammar.py`): meant to change the time of a
+    reply, never its text. The same call to a server sampling llama-cpp-python's own way (the
+    grammar over the whole vocabulary at every token) must come back byte-identical."""
+    from memdir.models.llama_server import GRAMMAR_EVERY_TOKEN, NO_DRAFTS
+
+    chunk = Chunk(1, tuple(TURNS[:5]))
+    ours = _served(chunk, {GRAMMAR_EVERY_TOKEN: "0", NO_DRAFTS: "1"})
+    theirs = _served(chunk, {GRAMMAR_EVERY_TOKEN: "1", NO_DRAFTS: "1"})
+    assert ours.usage.output > 40, ours.message.content  # long enough to pass JSON and values
+    assert ours.message.content == theirs.message.content
+
+
+def test_a_reply_with_the_forced_text_drafted_is_whole_and_held_to_the_schema() -> None:
+    """With drafts of the schema's forced text verified in batches (`models/forced.py`, the
+    server's default), the reply is still one JSON object keyed by every turn of the chunk, in
+    order, each fact of the schema's shape."""
+    from memdir.agents.split.extract import parse_facts
+
+    chunk = Chunk(1, tuple(TURNS[:5]))
+    out = _served(chunk, {}, max_tokens=900)
+    whole = json.loads(out.message.content)
+    assert list(whole) == list(chunk.locators), out.message.content
+    facts, malformed, error = parse_facts(out.message.content)
+    assert facts and malformed == 0 and error is None, out.message.content
