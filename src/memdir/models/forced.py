@@ -4,8 +4,8 @@ A schema-held reply of the split curator is about half text the model has no cho
 keys of every fact in the schema's order (`"kind": "`, `", "attribute": "`...), the closing
 brackets, and each turn's key in the chunk's order (`], "S1T4": [`). Written token by token, each
 of those tokens costs a full decode (87 ms at a 1,000-token context on 2 cores); evaluated as a
-batch they cost 188 ms for 4 and 310 ms for 8 (measured side by side,
-`benchmarks/grammar_sampling.py`). This is the "jump-forward" of constrained decoding: the
+batch they cost 188 ms for 4 and 310 ms for 8 (docs/local-model.md; the whole reply's time side
+by side: `benchmarks/grammar_sampling.py`). This is the "jump-forward" of constrained decoding: the
 server (`llama_server.py`) drafts the forced text and llama-cpp-python's generation loop
 (`Llama.draft_model`) verifies it, keeping the drafted tokens up to the first one the model
 would not have written; the grammar still decides every token.
