@@ -26,6 +26,7 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -49,17 +50,9 @@ SETUPS: dict[str, dict[str, str]] = {
 
 
 async def serve(setup: str, chunks: list[Any], progress: Progress) -> list[dict[str, Any]]:
-    saved = {k: os.environ.get(k) for k in SETUPS[setup]}
-    os.environ.update(SETUPS[setup])  # the server process inherits them
     server = LocalServer(QWEN_CODER_1_5B)
-    try:
+    with mock.patch.dict(os.environ, SETUPS[setup]):  # the server process inherits them
         server.start()
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
     rows: list[dict[str, Any]] = []
     task = progress.add_task(setup, total=len(chunks))
     try:

@@ -9,6 +9,7 @@ import asyncio
 import json
 import os
 from pathlib import Path
+from unittest import mock
 
 from agent_helpers import new_store
 from local_helpers import LOCAL_TIER
@@ -84,14 +85,9 @@ def _served(chunk: Chunk, env: dict[str, str], max_tokens: int = 160) -> ModelOu
     config = GenerateConfig(
         answer_schema=schema(chunk), require_schema=True, max_tokens=max_tokens, temperature=0.0
     )
-    saved = dict(os.environ)
-    os.environ.update(env)  # the server process inherits them
     server = LocalServer(QWEN_CODER_1_5B)
-    try:
+    with mock.patch.dict(os.environ, env):  # the server process inherits them
         server.start()
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
     try:
         return asyncio.run(get_model("local", base_url=server.base_url).generate(messages(chunk), [], config))
     finally:

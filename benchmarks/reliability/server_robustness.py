@@ -41,6 +41,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/_common.py
 import _common
@@ -459,9 +460,8 @@ def served(
     kind: str, base: Path, env: dict[str, str] | None = None
 ) -> Iterator[tuple[Any, str, dict[str, str]]]:
     """A fresh server over a fresh store at `base`: (process, url, auth headers)."""
-    saved = {k: os.environ.get(k) for k in env or {}}
-    os.environ.update(env or {})
-    try:
+    # The server process inherits `env`; this process's environment is restored after the start.
+    with mock.patch.dict(os.environ, env or {}):
         root = base / "mem"
         if not root.exists():
             spec.init(open_store(root, create=True))
@@ -477,12 +477,6 @@ def served(
             auth = {"Authorization": f"Bearer {token}"}
         else:
             server, url = _common.serve_http(root)
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
     try:
         yield server, url, auth
     finally:
