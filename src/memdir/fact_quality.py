@@ -34,6 +34,8 @@ PRONOUNS = frozenset(
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
 DEMONSTRATIVES = frozenset("this that these those here there such".split())  # noqa: SIM905
+# A speaker speaking of themself: a statement holding one of these is about its speaker.
+FIRST_PERSON = frozenset(["i", "i'm", "im", "i've", "i'd", "i'll", "my", "me", "mine", "myself"])
 # Inside a value cut from a turn, these still point outside it ("the message it sends"); first-
 # and second-person words and "that" (a relative: "stories that tackle ...") do not.
 _REFERRING = frozenset(

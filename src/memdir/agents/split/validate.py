@@ -35,11 +35,19 @@ from typing import Any
 
 from memdir.agents.split.extract import KINDS, Proposed
 from memdir.agents.split.span import found_in_turn
-from memdir.fact_quality import DEMONSTRATIVES, PRONOUNS, STRICT, junk_reason, occurs, support, words_of
+from memdir.fact_quality import (
+    DEMONSTRATIVES,
+    FIRST_PERSON,
+    PRONOUNS,
+    STRICT,
+    junk_reason,
+    occurs,
+    support,
+    words_of,
+)
 from memdir.stream import Chunk, Turn
 from memdir.words import terms
 
-FIRST_PERSON = frozenset(["i", "i'm", "im", "i've", "i'd", "i'll", "my", "me", "mine", "myself"])
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _ATTRIBUTE_WORDS = 3
 # Words that open a new clause: a junk value is cut before one of them first.
