@@ -112,11 +112,12 @@ def test_a_reply_with_the_forced_text_drafted_is_whole_and_held_to_the_schema() 
     """With drafts of the schema's forced text verified in batches (`models/forced.py`, the
     server's default), the reply is still one JSON object keyed by every turn of the chunk, in
     order, each fact of the schema's shape."""
-    from memdir.agents.split.extract import parse_facts
+    from memdir.agents.split.extract import asks_only, key, parse_facts
 
     chunk = Chunk(1, tuple(TURNS[:5]))
     out = _served(chunk, {}, max_tokens=900)
     whole = json.loads(out.message.content)
-    assert list(whole) == list(chunk.locators), out.message.content
+    assert list(whole) == [key(t) for t in chunk.turns], out.message.content
+    assert all(whole[key(t)] == [] for t in chunk.turns if asks_only(t))
     facts, malformed, error = parse_facts(out.message.content)
     assert facts and malformed == 0 and error is None, out.message.content

@@ -6,19 +6,28 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from agent_helpers import new_store, snapshot
 from memdir.agents import RunRecord, ingest, read_record
-from memdir.agents.split.extract import instructions, parse_facts, schema, shown
+from memdir.agents.split.extract import (
+    asks_only,
+    instructions,
+    key,
+    locator_of,
+    parse_facts,
+    schema,
+    shown,
+)
 from memdir.agents.split.validate import check
 from memdir.analytics.integrity import check as check_store
 from memdir.models import get_model
 from memdir.models.scripted import ScriptedAPI
 from memdir.store import spec
 from memdir.store.journal import Journal
-from memdir.stream import Turn, chunk_stream
+from memdir.stream import Chunk, Turn, chunk_stream
 
 DAY1, DAY2 = "2023-05-08", "2023-06-01"
 SESSION1 = [
@@ -96,9 +105,12 @@ def test_the_call_sends_the_schema_and_a_prefix_that_is_the_same_for_every_chunk
         assert tools == [] and config.require_schema is True
         assert config.answer_schema == schema(chunk)
         turns = config.answer_schema["properties"]
-        assert list(turns) == list(chunk.locators) == config.answer_schema["required"]  # in order
-        item = turns[chunk.locators[0]]["items"]
-        assert item["required"] == ["subject", "kind", "attribute", "value", "date"]
+        assert list(turns) == [key(t) for t in chunk.turns] == config.answer_schema["required"]  # in order
+        assert [locator_of(k) for k in turns] == list(chunk.locators)
+        for t in chunk.turns:
+            item = turns[key(t)]["items"]
+            assert item["required"] == ["value", "subject", "kind", "attribute", "date"]
+            assert item["properties"]["subject"]["enum"] == [t.speaker]  # a turn's facts are its speaker's
         assert messages[0].role == "system" and messages[0].content == instructions()
         lines = [f"[{t.locator}] {t.speaker}: {t.text}" for t in chunk.turns]  # the day once, above
         assert messages[1].content == f"Chat ({chunk.turns[0].date}):\n" + "\n".join(lines) + "\nIts JSON:"
@@ -219,6 +231,36 @@ def test_a_reply_cut_by_the_output_cap_keeps_its_finished_facts_and_junk_replies
         json.dumps(by_turn([{"value": 3}, fact(["S1T3"], "C", "event", "x", "y")]))
     )
     assert len(shaped) == 1 and malformed == 1
+
+
+def test_a_reply_keyed_by_turn_openings_parses_whole_and_cut_and_a_turn_that_only_asks_gets_nothing() -> None:
+    """The reply's keys are the turns' locators, speakers and first words (`extract.key`); a
+    turn that asks and says nothing of its speaker has its list held empty by the schema, and
+    a value is held to a short run of words."""
+    t1, t2, t3 = (
+        Turn("S1T3", "Nora", 'Thanks! My daughter "Mia" joined a swimming team.'),
+        Turn("S1T4", "Sam", "Wow, a team? Which one?"),
+        Turn("S1T5", "Sam", "Is it fun? We love swimming."),  # "we": it tells something of Sam
+    )
+    # from where the turn first tells of its speaker, with nothing to escape
+    assert key(t1) == "S1T3 Nora: My daughter Mia joined a swimming"
+    assert key(Turn("S1T6", "Sam", "Hey Nora! How are you? I love swimming.")) == "S1T6 Sam: I love swimming."
+    assert key(t2) == "S1T4 Sam: Wow, a team? Which one?"  # nothing of its speaker: its opening
+    assert [asks_only(t) for t in (t1, t2, t3)] == [False, True, False]
+    props = schema(Chunk(1, (t1, t2, t3)))["properties"]
+    assert [props[key(t)]["maxItems"] for t in (t1, t2, t3)] == [
+        0 if asks_only(t) else 3 for t in (t1, t2, t3)
+    ]
+    pattern = re.compile(props[key(t1)]["items"]["properties"]["value"]["pattern"])
+    assert pattern.fullmatch("daughter Mia joined a swimming team") and pattern.fullmatch("Mia")
+    assert not pattern.fullmatch(" ".join(["word"] * 13)) and not pattern.fullmatch('say "hi"')
+    told = {"value": "daughter Mia joined a swimming team", "subject": "Nora", "kind": "relation"}
+    reply = json.dumps({key(t1): [{**told, "attribute": "daughter", "date": ""}], key(t2): []})
+    facts, malformed, error = parse_facts(reply)
+    assert [(f.evidence, f.subject, f.value) for f in facts] == [(("S1T3",), "Nora", told["value"])]
+    assert malformed == 0 and error is None
+    cut, _, error = parse_facts(reply[: reply.index("]")] + ', {"value": "adopt')  # cut mid-fact
+    assert [f.evidence for f in cut] == [("S1T3",)] and error is None
 
 
 def test_a_reply_that_does_not_parse_still_keeps_the_turns_and_says_so(tmp_path: Path) -> None:

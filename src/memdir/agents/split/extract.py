@@ -3,13 +3,14 @@
 The call has no tools and its reply is held to `schema(chunk)` on every provider that can hold
 it (`GenerateConfig.require_schema`: llama.cpp's schema grammar for the local model, structured
 output on OpenAI-compatible servers, a forced tool on Anthropic). The reply is keyed by turn:
-one property per locator of the chunk, in order, each the list of facts that turn tells, so a
-fact's evidence is the turn it is listed under. The model is walked through the turns one by
-one and cannot cite a turn it was not shown; a small model given one flat list of facts (the
-form this replaced) wrote one fact again under each following turn (conv-26, sessions 1-5: 25
-of 74 proposed facts dropped, most of them such repeats) and skipped the turns it should have
-read. The grammar lives in the request, not the prompt, so the prompt stays the same across
-chunks.
+one property per turn of the chunk, in order (`key`: its locator, speaker and a few of its
+words), each the list of facts that turn tells, so a fact's evidence is the turn it is listed
+under and its subject the turn's speaker. The model is walked through the turns one by one and
+cannot cite a turn it was not shown; a small model given one flat list of facts (the form this
+replaced) wrote one fact again under each following turn (conv-26, sessions 1-5: 25 of 74
+proposed facts dropped, most of them such repeats) and skipped the turns it should have read.
+Each fact opens with its value, a few words copied from the turn, before the labels. The
+grammar lives in the request, not the prompt, so the prompt stays the same across chunks.
 
 The prompt is the instructions (the same bytes for every chunk, `prompts/split_extract.md`)
 followed by the chunk, last: llama.cpp's server then reuses the cached prefix and pays only for
@@ -26,16 +27,27 @@ from importlib import resources
 from typing import Any
 
 from memdir.conventions import TURN
+from memdir.fact_quality import FIRST_PERSON, words_of
 from memdir.models import ChatMessage, GenerateConfig, Model
-from memdir.stream import Chunk
+from memdir.stream import Chunk, Turn
 
 KINDS = ("fact", "event", "plan", "preference", "relation")
-# Output cap per chunk (8 turns at most, `stream.MAX_TURNS`): room for about 16 facts. A runaway
-# reply is cut here, and its facts up to the cut are still read (`parse_facts`).
+# Output cap per chunk (8 turns at most, `stream.MAX_TURNS`): room for about 14 facts of 12-word
+# values. A runaway reply is cut here, and its facts up to the cut are still read (`parse_facts`).
 MAX_OUTPUT = 900
-FIELDS = ("subject", "kind", "attribute", "value", "date")
+FIELDS = ("value", "subject", "kind", "attribute", "date")
+VALUE_WORDS = 12
+# One to VALUE_WORDS words, single-spaced, with no quote or backslash (nothing to escape).
+VALUE_PATTERN = rf'^[^"\\ ]+( [^"\\ ]+){{0,{VALUE_WORDS - 1}}}$'
 FACTS_PER_TURN = 3
-_TURN_KEY = re.compile(rf'"({TURN})"\s*:\s*\[')  # a turn's key opening its list, in a cut reply
+_SELF = FIRST_PERSON | frozenset("we we're we've we'd we'll our ours us ourselves".split())  # noqa: SIM905
+ANCHOR_WORDS = 6  # of a turn's text, written in its key
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_UNESCAPED = re.compile(r'["\\]')  # left out of a key, so that it holds nothing to escape
+_LOCATOR = re.compile(rf"^({TURN})(?![\w])")
+_TURN_KEY = re.compile(
+    rf'"({TURN})(?:[^"\\]|\\.)*"\s*:\s*\['
+)  # a turn's key opening its list, in a cut reply
 
 
 def instructions() -> str:
@@ -44,26 +56,60 @@ def instructions() -> str:
     )
 
 
+def key(turn: Turn) -> str:
+    """A turn's key in the reply: its locator, its speaker and six words from where the turn
+    first speaks of its speaker (`S5T10 Melanie: Pottery is a huge part of my`): the first
+    sentence with an "I", "my" or "we" that does not ask, else the turn's opening. The schema
+    forces the key, so the model writes it as drafted text at little cost, and the words it
+    then writes are read right after that sentence's own opening. Keyed by the bare locator,
+    the 1.5B model drifted from its turn and listed an earlier turn's facts again under each
+    later one; keyed by the turn's first words, it copied the greeting or the thanks a turn
+    opens with ("Hey Melanie", "really means a lot") (docs/curation.md)."""
+    sentences = _SENTENCE.split(turn.text)
+    telling = (s for s in sentences if not s.rstrip().endswith("?") and set(words_of(s)) & _SELF)
+    words = _UNESCAPED.sub("", next(telling, turn.text)).split()[:ANCHOR_WORDS]
+    return " ".join([turn.locator, f"{_UNESCAPED.sub('', turn.speaker)}:", *words])
+
+
+def locator_of(key_text: str) -> str:
+    """The locator a reply's key names (`key`'s form, or the bare locator)."""
+    m = _LOCATOR.match(key_text.strip())
+    return m.group(1) if m else key_text
+
+
+def asks_only(turn: Turn) -> bool:
+    """Whether `turn` asks and says nothing of its speaker: a question, and no "I", "my" or
+    "we" ("That looks cozy! Where'd you find a place to stay?"). The schema holds such a turn's
+    list empty: the 1.5B model filled it with the answer the next turn gives (conv-50,
+    sessions 1-5), under the wrong speaker. Over the ten LoCoMo conversations, 15.7% of turns
+    are such, and 3.3% of the reference facts cite no other turn (docs/curation.md)."""
+    return "?" in turn.text and not set(words_of(turn.text)) & _SELF
+
+
 def schema(chunk: Chunk) -> dict[str, Any]:
     """The reply's shape for `chunk`: one property per turn, in the chunk's order, each a list
-    of facts; every object closed and every field required (what OpenAI's strict mode needs)."""
-    fact = {
-        "type": "object",
-        "properties": {
-            "subject": {"type": "string"},
-            "kind": {"type": "string", "enum": list(KINDS)},
-            "attribute": {"type": "string"},
-            "value": {"type": "string"},
-            "date": {"type": "string"},
-        },
-        "required": list(FIELDS),
-        "additionalProperties": False,
-    }
-    told = {"type": "array", "items": fact, "maxItems": FACTS_PER_TURN}
+    of facts whose subject is that turn's speaker; every object closed and every field required
+    (what OpenAI's strict mode needs)."""
+
+    def told(turn: Turn) -> dict[str, Any]:
+        fact = {
+            "type": "object",
+            "properties": {
+                "value": {"type": "string", "pattern": VALUE_PATTERN},
+                "subject": {"type": "string", "enum": [turn.speaker]},
+                "kind": {"type": "string", "enum": list(KINDS)},
+                "attribute": {"type": "string"},
+                "date": {"type": "string"},
+            },
+            "required": list(FIELDS),
+            "additionalProperties": False,
+        }
+        return {"type": "array", "items": fact, "maxItems": 0 if asks_only(turn) else FACTS_PER_TURN}
+
     return {
         "type": "object",
-        "properties": {loc: told for loc in chunk.locators},
-        "required": list(chunk.locators),
+        "properties": {key(t): told(t) for t in chunk.turns},
+        "required": [key(t) for t in chunk.turns],
         "additionalProperties": False,
     }
 
@@ -149,7 +195,7 @@ def parse_facts(text: str) -> tuple[list[Proposed], int, str | None]:
     except json.JSONDecodeError:
         whole = None
     if isinstance(whole, dict) and all(isinstance(v, list) for v in whole.values()):
-        objs, error = [(str(loc), obj) for loc, told in whole.items() for obj in told], None
+        objs, error = [(locator_of(k), obj) for k, told in whole.items() for obj in told], None
     else:
         objs = _salvage(text)
         error = None if objs else f'the reply is not {{"S1T1": [...], ...}}: {text[:200]!r}'
