@@ -209,7 +209,7 @@ def test_validation_rules_one_by_one() -> None:
         json.dumps(
             by_turn(
                 [
-                    fact(["S1T2"], "caroline", "relation", "friend", "Hey Caroline", "2023-05-07"),
+                    fact(["S1T2"], "caroline", "relation", "friend", "Good to see you", "2023-05-07"),
                     fact(["S1T4"], "Melanie", "event", "news", "what happened", "yesterday"),
                 ]
             )
@@ -332,8 +332,8 @@ def test_the_split_curated_variant_needs_a_model_and_agent_curated_stays_agentic
     with pytest.raises(VariantUnavailable, match="split-curated needs a model"):
         asyncio.run(VARIANTS["split-curated"].build(ctx(get_model("offline"), "off")))
     assert "split-curated" not in parse_variants("all")  # memdir's own, not the study's
-    first = sample.chunks()[0].turns[0]
-    words = " ".join(first.text.split()[:3])
+    first = sample.chunks()[0].turns[3]  # "I'm saving up to buy a telescope."
+    words = " ".join(first.text.split()[1:5])
     reply = by_turn([fact([first.locator], first.speaker, "event", "said", words)])
     model = get_model("scripted", script=[json.dumps(reply)] + ["{}"] * 40)
     built = asyncio.run(VARIANTS["split-curated"].build(ctx(model, "split")))
@@ -599,3 +599,39 @@ def test_a_value_that_only_names_a_speaker_is_dropped_as_who_talks_to_whom() -> 
     out = check(chunk, facts)
     assert out.dropped == {"speaker named": 2}
     assert [f.value for f in out.kept] == ["Dana and I adopted a dog named Oscar", "got a car last week"]
+
+
+def test_small_talk_is_dropped_and_a_spoken_opening_is_cut_from_a_value() -> None:
+    """conv-26 and conv-50, sessions 1-5: 13 of the kept lines were thanks, greetings and
+    cheers ("Caroline | relation: thanks", "stay safe", "that's awesome"): true of the turn,
+    about nobody. A value of such words alone (the speakers' names aside) is dropped as `small
+    talk`; one that says more is kept. A value opening with "So", "but", "and" has it cut, and
+    a first-person opening after it too."""
+    day = "2023-05-25"
+    turns = [
+        Turn("S2T5", "Melanie", "Yeah, it's tough. So I'm carving out some me-time each day.", day),
+        Turn(
+            "S2T6",
+            "Caroline",
+            "That's awesome, Mel! Thanks, stay safe. I felt super powerful at my talk.",
+            day,
+        ),
+    ]
+    chunk = chunk_stream(turns)[0]
+    reply = by_turn(
+        [
+            fact(["S2T5"], "Melanie", "plan", "self-care", "So I'm carving out some me-time each day"),
+            fact(["S2T6"], "Caroline", "preference", "mood", "That's awesome, Mel"),
+            fact(["S2T6"], "Caroline", "relation", "friend", "Thanks"),
+            fact(["S2T6"], "Caroline", "plan", "safety", "stay safe"),
+            fact(["S2T6"], "Caroline", "event", "talk", "felt super powerful at my talk"),
+        ]
+    )
+    facts, _, _ = parse_facts(json.dumps(reply))
+    out = check(chunk, facts)
+    assert out.dropped == {"small talk": 3}
+    assert [(f.subject, f.value) for f in out.kept] == [
+        ("Melanie", "carving out some me-time each day"),
+        ("Caroline", "felt super powerful at my talk"),
+    ]
+    assert out.trimmed == 1

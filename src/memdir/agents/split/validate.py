@@ -7,8 +7,8 @@ rules `memdir.fact_quality` defines for every curator and for `memdir study benc
 
 - `locator`: every evidence locator is a turn of this chunk;
 - `kind`: one of the schema's kinds;
-- `junk value`: `junk_reason` finds nothing wrong with the value (a leading "I"/"my" is cut
-  first, and makes the statement first-person);
+- `junk value`: `junk_reason` finds nothing wrong with the value (a spoken opening, "So",
+  "but", "and", is cut first, then a leading "I"/"my", which makes the statement first-person);
 - `value not in turn`: the value stands in a cited turn as written (`occurs`), or failing
   that, all its content words are there (`support(...) == STRICT`); a value retold in the
   third person ("took her fam camping") or run on past its turn is first found again as the
@@ -18,6 +18,9 @@ rules `memdir.fact_quality` defines for every curator and for `memdir study benc
   not ("Melanie | relation: Caroline" from "Thanks, Caroline!"): it says who talks to whom, not
   a fact about either; the 1.5B model wrote 65 of its 247 facts so on sessions 1-5 of conv-26
   and conv-50;
+- `small talk`: every content word of the value, the speakers' names aside, thanks, greets,
+  cheers or agrees ("thanks", "stay safe", "that's awesome, Mel"): 13 of the lines kept on
+  those slices said nothing more;
 - `duplicate`: the same fact twice in one reply.
 
 A first-person statement (the sentence holding the value says "I", "my", "me") is about its
@@ -54,6 +57,19 @@ _ATTRIBUTE_WORDS = 3
 # Words a value that only names a speaker may add to the name ("my friend Cal").
 _ADDRESS = frozenset(["friend", "buddy", "pal", "bud", "dear", "my", "our", "best", "good", "old"])
 _CLAUSE = frozenset(["and", "but", "or", "so", "because", "which", "who", "that", "when", "while", "since"])
+# Words that thank, greet, cheer or agree: a value of these alone is small talk (`_small_talk`).
+_SMALL_TALK = frozenset(
+    t
+    for w in """thanks thank congrats congratulations awesome great cool nice amazing wow agree
+    agreed sure okay hey hi hello bye welcome sorry glad yay cheers haha lol totally absolutely
+    definitely let mean means safe stay feel feels good sounds super special ya yeah yep doubt
+    doubts""".split()  # noqa: SIM905 - a word list reads better as text
+    for t in terms(w)
+)
+# Words a spoken sentence opens with before it says anything; cut from a value's start.
+_OPENERS = frozenset(
+    ["and", "but", "or", "so", "well", "yeah", "yes", "yep", "also", "plus", "oh", "wow", "anyway"]
+)
 
 
 @dataclass(frozen=True)
@@ -112,6 +128,16 @@ def _trim_first_person(value: str) -> tuple[str, bool]:
     parts = value.split()
     cut = 0
     while cut < len(parts) - 1 and words_of(parts[cut]) and words_of(parts[cut])[0] in FIRST_PERSON:
+        cut += 1
+    return (" ".join(parts[cut:]), True) if cut else (value, False)
+
+
+def _trim_opening(value: str) -> tuple[str, bool]:
+    """`value` without the words a spoken sentence opens with before it says anything ("So
+    I'm carving out some me-time" -> "I'm carving out some me-time"; "but I feel ...")."""
+    parts = value.split()
+    cut = 0
+    while cut < len(parts) - 1 and " ".join(words_of(parts[cut])) in _OPENERS:
         cut += 1
     return (" ".join(parts[cut:]), True) if cut else (value, False)
 
@@ -203,14 +229,27 @@ def check(chunk: Chunk, proposed: list[Proposed]) -> Checked:
     return out
 
 
+def _small_talk(value: str, speakers: list[str]) -> bool:
+    """Whether every content word of `value`, the speakers' names aside, is one that thanks,
+    greets, cheers or agrees ("thanks", "Hey Melanie", "that's awesome, Mel", "let me know",
+    "mean a lot"): it is true of the turn and says nothing about anyone."""
+    names = [w for s in speakers for w in words_of(s)]
+    said = set(terms(" ".join(w for w in re.findall(r"[\w'’]+", value) if not _names(w, names))))
+    return bool(said) and said <= _SMALL_TALK
+
+
+def _names(word: str, names: list[str]) -> bool:
+    """Whether `word` is written as a speaker's name or the start of one ("Cal" for Calvin,
+    not "car" for Caroline)."""
+    return word[0].isupper() and len(word) >= 3 and any(n.startswith(word.lower()) for n in names)
+
+
 def _only_speaker_named(value: str, speakers: list[str]) -> bool:
     """Whether `value` is a speaker's name, or the start of one written as a name ("Cal" for
     Calvin), with at most words of address ("my friend")."""
     names = [w for s in speakers for w in words_of(s)]
     rest = [w for w in re.findall(r"[\w'’]+", value) if w.lower() not in _ADDRESS]
-    return bool(rest) and all(
-        w[0].isupper() and any(n.startswith(w.lower()) and len(w) >= 3 for n in names) for w in rest
-    )
+    return bool(rest) and all(_names(w, names) for w in rest)
 
 
 def _check_one(p: Proposed, by_locator: dict[str, Turn], speakers: list[str], out: Checked) -> Fact | str:
@@ -223,12 +262,15 @@ def _check_one(p: Proposed, by_locator: dict[str, Turn], speakers: list[str], ou
     value = clean_value(p.value)
     if _only_speaker_named(value, speakers):
         return "speaker named"
+    if _small_talk(value, speakers):
+        return "small talk"
     if not any(occurs(value, t.text) for t in by_locator.values()):
         others = [t for t in by_locator.values() if t not in cited]
         found = found_in_turn(value, [*cited, *others])
         if found is not None:
             value = clean_value(found[0])
             out.respanned += 1
+    value, opened = _trim_opening(value)
     value, trimmed = _trim_first_person(value)
     if junk_reason(value) is not None:
         mended = _cut_to_clause(value) or next(
@@ -254,7 +296,7 @@ def _check_one(p: Proposed, by_locator: dict[str, Turn], speakers: list[str], ou
         subject = holder.speaker
     if subject is None:
         return "subject"
-    out.trimmed += trimmed
+    out.trimmed += trimmed or opened
     day = _iso_day(p.date.strip())
     if p.date.strip() and day is None:
         out.dates_cleared += 1
