@@ -45,9 +45,8 @@ ANCHOR_WORDS = 6  # of a turn's text, written in its key
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _UNESCAPED = re.compile(r'["\\]')  # left out of a key, so that it holds nothing to escape
 _LOCATOR = re.compile(rf"^({TURN})(?![\w])")
-_TURN_KEY = re.compile(
-    rf'"({TURN})(?:[^"\\]|\\.)*"\s*:\s*\['
-)  # a turn's key opening its list, in a cut reply
+# A turn's key opening its list, in a cut reply.
+_TURN_KEY = re.compile(rf'"({TURN})(?:[^"\\]|\\.)*"\s*:\s*\[')
 
 
 def instructions() -> str:

@@ -53,9 +53,9 @@ from memdir.words import terms
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _ATTRIBUTE_WORDS = 3
-# Words that open a new clause: a junk value is cut before one of them first.
 # Words a value that only names a speaker may add to the name ("my friend Cal").
 _ADDRESS = frozenset(["friend", "buddy", "pal", "bud", "dear", "my", "our", "best", "good", "old"])
+# Words that open a new clause: a junk value is cut before one of them first.
 _CLAUSE = frozenset(["and", "but", "or", "so", "because", "which", "who", "that", "when", "while", "since"])
 # Words that thank, greet, cheer or agree: a value of these alone is small talk (`_small_talk`).
 _SMALL_TALK = frozenset(
