@@ -231,6 +231,26 @@ def test_cli_eval_prints_the_table_and_writes_the_report(tmp_path: Path) -> None
     assert "## Search cost per query" in report and (out / "variants.png").stat().st_size > 1000
 
 
+def test_questions_in_flight_default_to_one_for_the_local_model_and_zero_is_refused(tmp_path: Path) -> None:
+    """The local model's one server keeps one prompt's prefix cache: eight interleaved questions
+    defeated it (docs/curation.md), so a run whose search model or judge is local answers one
+    question at a time unless told otherwise; `--in-flight 0` would wait forever, and is refused
+    before anything is written."""
+    from memdir.study.eval.model_settings import IN_FLIGHT, default_in_flight
+
+    assert default_in_flight([get_model("local")]) == 1  # built, not started: no server runs
+    assert default_in_flight([get_model("offline"), get_model("local/qwen2.5-coder-1.5b")]) == 1
+    assert default_in_flight([get_model("offline")]) == default_in_flight([]) == IN_FLIGHT == 8
+    out = tmp_path / "run"
+    base = ["study", "eval", "-b", "generated", "-c", SAMPLE, "-v", "closed-book", "--no-progress"]
+    res = CliRunner().invoke(cli, [*base, "--in-flight", "0", "--out", str(out)])
+    assert res.exit_code == 2 and "--in-flight" in res.output and ">=1" in res.output, res.output
+    assert not out.exists()
+    res = CliRunner().invoke(cli, [*base, "--model", "offline", "--judge", "offline", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert json.loads((out / "manifest.json").read_text())["in_flight"] == IN_FLIGHT
+
+
 def test_an_llm_judge_scores_correctness_and_attribution(tmp_path: Path) -> None:
     from memdir.models.scripted import answer
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import click
 
@@ -16,7 +17,7 @@ from memdir.cli.model_opts import (
     tool_set_option,
 )
 from memdir.errors import MemdirError
-from memdir.study.eval.model_settings import AGENTS, ROLES
+from memdir.study.eval.model_settings import AGENTS, IN_FLIGHT, ROLES, default_in_flight
 
 
 def _sessions(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -113,7 +114,13 @@ def _sessions(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 )
 @endpoint_options
 @round_cap_option
-@click.option("--in-flight", type=int, default=8, show_default=True, help="Questions answered at once.")
+@click.option(
+    "--in-flight",
+    type=click.IntRange(min=1),
+    default=None,
+    help=f"Questions answered at once (default: {IN_FLIGHT}, or 1 when the search model or the judge "
+    "is the local model, whose one server keeps one prompt's prefix cache).",
+)
 @click.option("--no-progress", is_flag=True, help="No progress bars.")
 @executor_options
 def eval_cmd(
@@ -135,7 +142,7 @@ def eval_cmd(
     base_url: str | None,
     tool_protocol: str | None,
     round_cap: int | None,
-    in_flight: int,
+    in_flight: int | None,
     no_progress: bool,
     executor: str,
     address: str | None,
@@ -165,7 +172,7 @@ def eval_cmd(
             judge=judge,
             tool_set=tool_set,
             price_card=price_card[0],
-            in_flight=in_flight,
+            in_flight=in_flight or IN_FLIGHT,
             limit=questions,
             sessions=sessions,
             search=search_kind,
@@ -175,6 +182,9 @@ def eval_cmd(
         )
         builds = None if stores_from else config.builder_model  # a source's builder is never called
         models = build_models([builds, config.search_model, judge], base_url, tool_protocol, round_cap)
+        if in_flight is None:
+            asking = [models.get(config.search_model), models.get(judge)]
+            config = replace(config, in_flight=default_in_flight([m for m in asking if m is not None]))
         cells = None
         if on_ray:
             from memdir.study.cluster import model_specs, require_ray

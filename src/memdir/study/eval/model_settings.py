@@ -21,6 +21,16 @@ AGENTS = ("builder", "search")
 STUDY_EFFORT: dict[str, str | None] = {"builder": "high", "search": "high", "judge": "low"}
 EFFORTS = REASONING_EFFORTS
 JUDGE_TEMPERATURE = 0.0
+IN_FLIGHT = 8  # questions a cell answers at once, unless a model that answers or judges is local
+
+
+def default_in_flight(asking: list[Model]) -> int:
+    """Questions at once when none is asked for: one when a model that answers or judges is the
+    local model, whose one server keeps one prompt's prefix cache; eight interleaved questions
+    defeated it (26 s a request, no question finished in 13 minutes: docs/curation.md)."""
+    from memdir.agents.curation import is_local
+
+    return 1 if any(is_local(m) for m in asking) else IN_FLIGHT
 
 
 def check_efforts(efforts: dict[str, str | None]) -> dict[str, str | None]:

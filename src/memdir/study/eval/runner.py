@@ -47,6 +47,7 @@ from memdir.study.eval.citations import resolve_all
 from memdir.study.eval.folder import TIMINGS, RunFolder
 from memdir.study.eval.judges import JUDGE_CONFIG, judge_item
 from memdir.study.eval.model_settings import (
+    IN_FLIGHT,
     JUDGE_TEMPERATURE,
     STUDY_EFFORT,
     check_efforts,
@@ -94,7 +95,7 @@ class RunConfig:
     judge: str = "offline"
     tool_set: str = "center"  # a TOOL_SETS name: the agent-curated builder's and search's profiles
     price_card: str = "gpt-5.4-mini"
-    in_flight: int = 8
+    in_flight: int = IN_FLIGHT
     limit: int | None = None  # at most this many questions per cell (quick runs; resume continues)
     sessions: str | None = None  # "A-B": only these sessions of each sample (Sample.sliced)
     # How the search model answers an open question over a store: the study's agentic episode,
