@@ -55,10 +55,6 @@ class Growth:
         }
 
 
-def _rel(path: str) -> str:
-    return path.removeprefix(PREFIX).lstrip("/")
-
-
 def _states(steps: list[JournalStep]) -> list[dict[str, str]]:
     """The {relative path: blob sha} of `.md` files after every step."""
     state: dict[str, str] = {}
