@@ -30,6 +30,7 @@ from memdir.conventions import TURN
 from memdir.fact_quality import FIRST_PERSON, words_of
 from memdir.models import ChatMessage, GenerateConfig, Model
 from memdir.stream import Chunk, Turn
+from memdir.words import sentences
 
 KINDS = ("fact", "event", "plan", "preference", "relation")
 # Output cap per chunk (8 turns at most, `stream.MAX_TURNS`): room for about 14 facts of 12-word
@@ -42,7 +43,6 @@ VALUE_PATTERN = rf'^[^"\\ ]+( [^"\\ ]+){{0,{VALUE_WORDS - 1}}}$'
 FACTS_PER_TURN = 3
 _SELF = FIRST_PERSON | frozenset("we we're we've we'd we'll our ours us ourselves".split())  # noqa: SIM905
 ANCHOR_WORDS = 6  # of a turn's text, written in its key
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _UNESCAPED = re.compile(r'["\\]')  # left out of a key, so that it holds nothing to escape
 _LOCATOR = re.compile(rf"^({TURN})(?![\w])")
 # A turn's key opening its list, in a cut reply.
@@ -64,8 +64,7 @@ def key(turn: Turn) -> str:
     the 1.5B model drifted from its turn and listed an earlier turn's facts again under each
     later one; keyed by the turn's first words, it copied the greeting or the thanks a turn
     opens with ("Hey Melanie", "really means a lot") (docs/curation.md)."""
-    sentences = _SENTENCE.split(turn.text)
-    telling = (s for s in sentences if not s.rstrip().endswith("?") and set(words_of(s)) & _SELF)
+    telling = (s for s in sentences(turn.text) if not s.endswith("?") and set(words_of(s)) & _SELF)
     words = _UNESCAPED.sub("", next(telling, turn.text)).split()[:ANCHOR_WORDS]
     return " ".join([turn.locator, f"{_UNESCAPED.sub('', turn.speaker)}:", *words])
 
@@ -105,10 +104,11 @@ def schema(chunk: Chunk) -> dict[str, Any]:
         }
         return {"type": "array", "items": fact, "maxItems": 0 if asks_only(turn) else FACTS_PER_TURN}
 
+    properties = {key(t): told(t) for t in chunk.turns}
     return {
         "type": "object",
-        "properties": {key(t): told(t) for t in chunk.turns},
-        "required": [key(t) for t in chunk.turns],
+        "properties": properties,
+        "required": list(properties),
         "additionalProperties": False,
     }
 
