@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date as Date
 from typing import Any
@@ -52,6 +53,7 @@ from memdir.stream import Chunk, Turn
 from memdir.words import terms
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_SPOKEN = re.compile(r"[\w'’]+")  # a value's words as written, case kept (a name is capitalized)
 _ATTRIBUTE_WORDS = 3
 # Words a value that only names a speaker may add to the name ("my friend Cal").
 _ADDRESS = frozenset(["friend", "buddy", "pal", "bud", "dear", "my", "our", "best", "good", "old"])
@@ -125,19 +127,21 @@ def _first_person(words: list[str]) -> bool:
 
 def _trim_first_person(value: str) -> tuple[str, bool]:
     """`value` without a leading "I", "I'm", "my"... ("my sister Lea" -> "sister Lea")."""
-    parts = value.split()
-    cut = 0
-    while cut < len(parts) - 1 and words_of(parts[cut]) and words_of(parts[cut])[0] in FIRST_PERSON:
-        cut += 1
-    return (" ".join(parts[cut:]), True) if cut else (value, False)
+    return _cut_leading(value, lambda words: bool(words) and words[0] in FIRST_PERSON)
 
 
 def _trim_opening(value: str) -> tuple[str, bool]:
     """`value` without the words a spoken sentence opens with before it says anything ("So
     I'm carving out some me-time" -> "I'm carving out some me-time"; "but I feel ...")."""
+    return _cut_leading(value, lambda words: " ".join(words) in _OPENERS)
+
+
+def _cut_leading(value: str, leads: Callable[[list[str]], bool]) -> tuple[str, bool]:
+    """`value` without its leading words whose `words_of` `leads` holds for (one word is always
+    left), and whether any was cut."""
     parts = value.split()
     cut = 0
-    while cut < len(parts) - 1 and " ".join(words_of(parts[cut])) in _OPENERS:
+    while cut < len(parts) - 1 and leads(words_of(parts[cut])):
         cut += 1
     return (" ".join(parts[cut:]), True) if cut else (value, False)
 
@@ -213,10 +217,11 @@ def _name_in(subject: str, cited: list[Turn], speakers: list[str]) -> str | None
 def check(chunk: Chunk, proposed: list[Proposed]) -> Checked:
     by_locator = {t.locator: t for t in chunk.turns}
     speakers = list(dict.fromkeys(t.speaker for t in chunk.turns))
+    names = [w for s in speakers for w in words_of(s)]  # the words of their names
     out = Checked()
     seen: set[tuple[str, str, str, str]] = set()
     for p in proposed:
-        reason = _check_one(p, by_locator, speakers, out)
+        reason = _check_one(p, by_locator, speakers, names, out)
         if isinstance(reason, str):
             out.dropped[reason] += 1
             continue
@@ -229,12 +234,11 @@ def check(chunk: Chunk, proposed: list[Proposed]) -> Checked:
     return out
 
 
-def _small_talk(value: str, speakers: list[str]) -> bool:
+def _small_talk(value: str, names: list[str]) -> bool:
     """Whether every content word of `value`, the speakers' names aside, is one that thanks,
     greets, cheers or agrees ("thanks", "Hey Melanie", "that's awesome, Mel", "let me know",
     "mean a lot"): it is true of the turn and says nothing about anyone."""
-    names = [w for s in speakers for w in words_of(s)]
-    said = set(terms(" ".join(w for w in re.findall(r"[\w'’]+", value) if not _names(w, names))))
+    said = set(terms(" ".join(w for w in _SPOKEN.findall(value) if not _names(w, names))))
     return bool(said) and said <= _SMALL_TALK
 
 
@@ -244,15 +248,16 @@ def _names(word: str, names: list[str]) -> bool:
     return word[0].isupper() and len(word) >= 3 and any(n.startswith(word.lower()) for n in names)
 
 
-def _only_speaker_named(value: str, speakers: list[str]) -> bool:
+def _only_speaker_named(value: str, names: list[str]) -> bool:
     """Whether `value` is a speaker's name, or the start of one written as a name ("Cal" for
     Calvin), with at most words of address ("my friend")."""
-    names = [w for s in speakers for w in words_of(s)]
-    rest = [w for w in re.findall(r"[\w'’]+", value) if w.lower() not in _ADDRESS]
+    rest = [w for w in _SPOKEN.findall(value) if w.lower() not in _ADDRESS]
     return bool(rest) and all(_names(w, names) for w in rest)
 
 
-def _check_one(p: Proposed, by_locator: dict[str, Turn], speakers: list[str], out: Checked) -> Fact | str:
+def _check_one(
+    p: Proposed, by_locator: dict[str, Turn], speakers: list[str], names: list[str], out: Checked
+) -> Fact | str:
     """The fact, or the reason it is dropped."""
     if not p.evidence or any(loc not in by_locator for loc in p.evidence):
         return "locator"
@@ -260,9 +265,9 @@ def _check_one(p: Proposed, by_locator: dict[str, Turn], speakers: list[str], ou
         return "kind"
     cited = [by_locator[loc] for loc in dict.fromkeys(p.evidence)]
     value = clean_value(p.value)
-    if _only_speaker_named(value, speakers):
+    if _only_speaker_named(value, names):
         return "speaker named"
-    if _small_talk(value, speakers):
+    if _small_talk(value, names):
         return "small talk"
     if not any(occurs(value, t.text) for t in by_locator.values()):
         others = [t for t in by_locator.values() if t not in cited]
