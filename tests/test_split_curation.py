@@ -21,7 +21,7 @@ from memdir.agents.split.extract import (
     schema,
     shown,
 )
-from memdir.agents.split.validate import check
+from memdir.agents.split.validate import Checked, check
 from memdir.analytics.integrity import check as check_store
 from memdir.models import get_model
 from memdir.models.scripted import ScriptedAPI
@@ -65,6 +65,12 @@ def by_turn(facts: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
         last = ev[0] if isinstance(ev, list) and ev else last
         out.setdefault(last, []).append({k: v for k, v in f.items() if k != "evidence"})
     return out
+
+
+def checked(turns: list[Turn], facts: list[dict[str, Any]]) -> Checked:
+    """`facts` proposed for the chunk of `turns`, as a reply lists them, through validation."""
+    proposed, _, _ = parse_facts(json.dumps(by_turn(facts)))
+    return check(chunk_stream(turns)[0], proposed)
 
 
 REPLY1 = by_turn(
@@ -384,15 +390,13 @@ def test_a_value_opening_mid_phrase_takes_in_the_words_before_it_in_its_turn() -
             DAY1,
         )
     ]
-    chunk = chunk_stream(turns)[0]
-    reply = by_turn(
+    out = checked(
+        turns,
         [
             fact(["S1T1"], "Calvin", "plan", "trip", "to Japan for a few months then off to Boston!"),
             fact(["S1T1"], "Calvin", "plan", "trip", "to the park"),  # in no turn: dropped, not grown
-        ]
+        ],
     )
-    facts, _, _ = parse_facts(json.dumps(reply))
-    out = check(chunk, facts)
     assert [f.value for f in out.kept] == ["going to Japan for a few months then off to Boston"]
     assert out.trimmed == 1 and out.dropped == {"junk value": 1}
 
@@ -509,8 +513,8 @@ def test_a_value_retold_in_the_third_person_or_run_on_is_taken_as_its_turn_words
             day,
         ),
     ]
-    chunk = chunk_stream(turns)[0]
-    reply = by_turn(
+    out = checked(
+        turns,
         [
             fact(
                 ["S2T3"],
@@ -530,10 +534,8 @@ def test_a_value_retold_in_the_third_person_or_run_on_is_taken_as_its_turn_words
             fact(
                 ["S2T3"], "Melanie", "event", "trip", "took her fam skiing in Norway"
             ),  # 2 words in the turn
-        ]
+        ],
     )
-    facts, _, _ = parse_facts(json.dumps(reply))
-    out = check(chunk, facts)
     assert [(f.locators, f.subject, f.value) for f in out.kept] == [
         (("S2T3",), "Melanie", "took my fam camping in the mountains last week"),
         (("S2T1",), "Melanie", "ran a charity race for mental health last Saturday"),
@@ -560,15 +562,13 @@ def test_a_value_retold_in_another_tense_is_taken_as_its_turn_words_it() -> None
             day,
         ),
     ]
-    chunk = chunk_stream(turns)[0]
-    reply = by_turn(
+    out = checked(
+        turns,
         [
             fact(["S4T7"], "Dave", "event", "car", "restored one last year - nothing like bringing it back"),
             fact(["S4T7"], "Dave", "event", "car", "repaired one last year in the garage"),
-        ]
+        ],
     )
-    facts, _, _ = parse_facts(json.dumps(reply))
-    out = check(chunk, facts)
     kept = [(f.subject, f.value) for f in out.kept]
     assert kept == [("Dave", "restore one last year - nothing like bringing")]
     assert out.respanned == 1 and out.dropped == {"value not in turn": 1}
@@ -586,17 +586,15 @@ def test_a_value_that_only_names_a_speaker_is_dropped_as_who_talks_to_whom() -> 
         Turn("S1T1", "Caroline", "Thanks, Mel! My friend Dana and I adopted a dog named Oscar.", day),
         Turn("S1T2", "Melanie", "Aw, Caroline! I got a car last week, an old red one.", day),
     ]
-    chunk = chunk_stream(turns)[0]
-    reply = by_turn(
+    out = checked(
+        turns,
         [
             fact(["S1T1"], "Caroline", "relation", "friend", "Mel"),
             fact(["S1T2"], "Melanie", "relation", "friend", "my friend Caroline"),
             fact(["S1T1"], "Caroline", "relation", "friend", "Dana and I adopted a dog named Oscar"),
             fact(["S1T2"], "Melanie", "event", "car", "got a car last week"),
-        ]
+        ],
     )
-    facts, _, _ = parse_facts(json.dumps(reply))
-    out = check(chunk, facts)
     assert out.dropped == {"speaker named": 2}
     assert [f.value for f in out.kept] == ["Dana and I adopted a dog named Oscar", "got a car last week"]
 
@@ -617,18 +615,16 @@ def test_small_talk_is_dropped_and_a_spoken_opening_is_cut_from_a_value() -> Non
             day,
         ),
     ]
-    chunk = chunk_stream(turns)[0]
-    reply = by_turn(
+    out = checked(
+        turns,
         [
             fact(["S2T5"], "Melanie", "plan", "self-care", "So I'm carving out some me-time each day"),
             fact(["S2T6"], "Caroline", "preference", "mood", "That's awesome, Mel"),
             fact(["S2T6"], "Caroline", "relation", "friend", "Thanks"),
             fact(["S2T6"], "Caroline", "plan", "safety", "stay safe"),
             fact(["S2T6"], "Caroline", "event", "talk", "felt super powerful at my talk"),
-        ]
+        ],
     )
-    facts, _, _ = parse_facts(json.dumps(reply))
-    out = check(chunk, facts)
     assert out.dropped == {"small talk": 3}
     assert [(f.subject, f.value) for f in out.kept] == [
         ("Melanie", "carving out some me-time each day"),
