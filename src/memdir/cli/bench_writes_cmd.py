@@ -38,7 +38,13 @@ def _ids(values: tuple[str, ...]) -> list[str] | None:
 
 
 @click.command("writes")
-@click.option("--benchmark", "-b", required=True, type=click.Choice(["locomo", "realtalk"]))
+@click.option(
+    "--benchmark",
+    "-b",
+    required=True,
+    type=click.Choice(["locomo", "realtalk", "key"]),
+    help="key: the hand-checked truth key's turns (study/bench/truth_key.json), scored on its facts.",
+)
 @click.option(
     "--conversation",
     "-c",

@@ -19,6 +19,7 @@ from typing import Any
 from memdir.errors import MemdirError
 from memdir.models.usage import Usage
 from memdir.store.atomic import write_atomic
+from memdir.study.eval import keyscore
 from memdir.study.eval.writes import GROUPS, WriteScore
 
 SUMMARY = "summary.json"
@@ -81,6 +82,7 @@ def figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     if len(rows) == 1:
         out["examples"] = data["examples"]
         out["reference_skipped"] = rows[0].get("reference_skipped", {})
+    out.update(keyscore.pooled(rows))  # the truth key's recall and precision (study/eval/keyscore.py)
     return out
 
 
@@ -141,9 +143,14 @@ def table_rows(data: Mapping[str, Any]) -> list[list[str]]:
                 _f(kept["lines"], ".1f"),
                 _f(kb_kept, ".2f"),
                 f"{f['check']['problems']}/{f['check']['warnings']}",
+                *(keyscore.cells(f) if _on_key(data) else []),
             ]
         )
     return cells
+
+
+def _on_key(data: Mapping[str, Any]) -> bool:
+    return bool((data["pooled"] or {}).get("key"))
 
 
 def _sum(a: float | None, b: float | None) -> float | None:
@@ -158,7 +165,7 @@ def table(data: Mapping[str, Any]) -> Any:
     s = data["settings"]
     where = f", sessions {s['sessions']}" if s.get("sessions") else ""
     t = Table(title=f"write quality: {s['benchmark']}, {s['model']} ({s['curates']}){where}")
-    for col in COLUMNS:
+    for col in (*COLUMNS, *(keyscore.KEY_COLUMNS if _on_key(data) else ())):
         t.add_column(col, justify="left" if col == "conversation" else "right")
     for cells in table_rows(data):
         t.add_row(*cells)

@@ -37,13 +37,13 @@ from memdir.fact_quality import SUPPORTED
 from memdir.models import Model
 from memdir.models.usage import Usage
 from memdir.store.store import Store
-from memdir.study.bench import load_sample, locomo, realtalk
+from memdir.study.bench import load_sample, locomo, realtalk, truthkey
 from memdir.study.bench.types import Sample, parse_sessions
-from memdir.study.eval import writes
+from memdir.study.eval import keyscore, writes
 from memdir.study.runfolder import JsonlTable, read_manifest, require_same, write_manifest
 from memdir.tools.wiring import open_store
 
-BENCHMARKS = ("locomo", "realtalk")
+BENCHMARKS = ("locomo", "realtalk", "key")
 ROWS = "writes.jsonl"
 MANIFEST = "manifest.json"
 
@@ -77,7 +77,8 @@ def conversation_ids(benchmark: str, chosen: Sequence[str] | None) -> list[str]:
     is refused with the known ones."""
     if benchmark not in BENCHMARKS:
         raise MemdirError(f"bench writes scores {' or '.join(BENCHMARKS)}, not {benchmark!r}")
-    known = locomo.sample_ids() if benchmark == "locomo" else realtalk.sample_ids()
+    listers = {"locomo": locomo.sample_ids, "key": truthkey.conversation_ids}
+    known = listers.get(benchmark, realtalk.sample_ids)()
     if not chosen:
         return known
     unknown = [c for c in chosen if c not in known]
@@ -86,11 +87,18 @@ def conversation_ids(benchmark: str, chosen: Sequence[str] | None) -> list[str]:
     return [c for c in known if c in chosen]
 
 
+def load(benchmark: str, cid: str) -> Sample:
+    """One conversation of the benchmark; for the truth key, the key's turns of one source
+    conversation (`truthkey.load`)."""
+    return truthkey.load(cid) if benchmark == "key" else load_sample(benchmark, cid)
+
+
 def reference(benchmark: str, sample: Sample, sessions: tuple[int, int] | None) -> locomo.Observations | None:
-    """LoCoMo's observations for the sample (cut to the sessions); None where there are none."""
-    if benchmark != "locomo":
+    """LoCoMo's observations for the sample, or the truth key's facts as observations (cut to
+    the sessions); None where there are none."""
+    if benchmark not in ("locomo", "key"):
         return None
-    found = locomo.observations(sample.id)
+    found = locomo.observations(sample.id) if benchmark == "locomo" else truthkey.observations(sample.id)
     return found.sliced(*sessions) if sessions else found
 
 
@@ -121,7 +129,7 @@ def run_writes(
     table.repair()
     done = {r["conversation"] for r in table.rows()}
     for cid in ids:
-        sample = load_sample(run.benchmark, cid)
+        sample = load(run.benchmark, cid)
         sample = sample.sliced(*span) if span else sample
         where = out / "stores" / cid
         if cid in done:
@@ -207,7 +215,15 @@ def scored_row(store: Store, sample: Sample, ref: locomo.Observations | None) ->
         "check": findings(store),
         "reference_skipped": dict(ref.skipped) if ref else {},
         "score": scored.as_json(),
+        **({"key": key_score(store, sample).as_json()} if sample.benchmark == truthkey.BENCHMARK else {}),
     }
+
+
+def key_score(store: Store, sample: Sample) -> keyscore.KeyScore:
+    """The store against the truth key's facts of the sample's turns (`eval/keyscore.py`)."""
+    turns = [t for t in truthkey.turns_of(sample.id) if t.locator in sample.locators()]
+    lines = writes.store_fact_lines(store)
+    return keyscore.score(lines, sample.turns, turns, sample.speakers, sample.session_dates)
 
 
 def store_size(store: Store) -> dict[str, int]:
