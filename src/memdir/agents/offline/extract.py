@@ -1,5 +1,8 @@
 """Keyed facts the offline curator reads off a turn: first-person statements ("I live in Boston",
-"I now prefer tea", "I went vegan") that name an attribute and its one current value.
+"I now prefer tea", "I went vegan") that name an attribute and its one current value. A move is
+one even when the speaker says it for their household ("we moved to Porto", "we're settling into
+the new flat in Porto"): it updates the speaker's home, which the earlier value must not outlive;
+another's move ("my sister moved to Rome") is not the speaker's and states nothing here.
 
 Kept apart from the curator's filing so what counts as a keyed fact has one home, which the
 filer (and any other curation) calls rather than re-deriving.
@@ -29,13 +32,18 @@ from memdir.words import STOPWORDS, sentence_ends
 DIETS = r"vegan|vegetarian|pescatarian|keto|paleo|plant-based|gluten-free|dairy-free"
 FOODS = r"red meat|meat|dairy|pork|beef|chicken|fish|seafood|gluten|sugar|animal products|eggs"
 _ADVERB = r"(?:now |currently |just |recently |finally |still |really |mostly |usually |generally )?"
+_NEW_HOME = r"(?:(?:the|our|my|a) )?(?:new )?(?:flat|apartment|house|home|place)"
 KEY_PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
     (attr, re.compile(rx, re.IGNORECASE), value)
     for attr, rx, value in (
         # (attribute, trigger, value): with no `value` group, the value is the clause after the
         # trigger; `value` writes the group into the value as the turn says it.
         ("favorite {what}", r"\bmy (?:new )?fav(?:ou?rite) (?P<what>[a-z]+(?: [a-z]+)?) is (?:now )?", ""),
-        ("home", rf"\bI(?:'ve| have)? {_ADVERB}(?:live|moved|relocated) (?:in|to) ", ""),
+        # the speaker's home: what they say of themself, or of the household they speak for ("we
+        # moved"); never of another ("my sister moved to Rome")
+        ("home", rf"\b(?:I|we)(?:'ve| have)? {_ADVERB}(?:live|moved|relocated) (?:in|to) ", ""),
+        ("home", rf"\b(?:I|we)(?:'ve| have)? {_ADVERB}moved into {_NEW_HOME} in ", ""),
+        ("home", rf"\b(?:I|we)(?:'m| am|'re| are)? {_ADVERB}settling (?:in|into) {_NEW_HOME} in ", ""),
         ("job", rf"\bI(?:'m| am|m)? {_ADVERB}(?:work(?:ing)?|employed) as (?:an? )?", ""),
         ("job", r"\bmy (?:new )?job is (?:now )?(?:an? )?", ""),
         ("job", rf"\bI(?:'ve| have)? {_ADVERB}(?:started|got|landed|took) a (?:new )?job as (?:an? )?", ""),
@@ -81,7 +89,7 @@ _LEAD = re.compile(
 _TRAIL = re.compile(
     r"(?:\s+(?:more|better|way better|a lot|lots|so much|very much|again|yet|today|lately|dude|man|"
     r"bro|honestly|in general|currently|now|though|tho|lol|haha|yesterday|recently|a while ago|"
-    r"(?:last|next) (?:week|month|year|weekend|night|summer|winter|spring|fall)|"
+    r"(?:last|next|this) (?:week|month|year|weekend|night|summer|winter|spring|fall)|"
     r"(?:in|last|this|since) (?:January|February|March|April|May|June|July|August|September|"
     r"October|November|December)(?: \d{4})?))+$",
     re.I,

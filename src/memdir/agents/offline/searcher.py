@@ -12,11 +12,12 @@ about them), else over the store. The best-ranked files are then read: a small f
 larger one by the section around its best hit (`toc`, `section_read`), whole only when no section
 holds it. Every line read is scored by idf-weighted term overlap with the question and the
 answer is the best-supported sentence, citing its line. Current keyed values beat struck-through
-past ones unless the question asks about the past. When the question names a person, that
-person's live keyed fact of the attribute it cues ("eat" cues diet) comes first, and their own
-lines beat lines that merely mention them; an assistant's line is never the answer while a
-person's line matches (the assistant's turns are kept only as context, docs/conventions.md,
-"People"). A baseline, labelled so in every output.
+past ones unless the question asks about the past ("before", "previously", "did she use to"), and
+then a value the question names is where it starts ("before Porto"), not the answer. When the
+question names a person, that person's live keyed fact of the attribute it cues ("eat" cues
+diet) comes first, and their own lines beat lines that merely mention them; an assistant's line
+is never the answer while a person's line matches (the assistant's turns are kept only as
+context, docs/conventions.md, "People"). A baseline, labelled so in every output.
 """
 
 from __future__ import annotations
@@ -42,7 +43,9 @@ NUMBERED = re.compile(r"^\s*(?P<n>\d+)\t(?P<text>.*)$")
 TOC_ROW = re.compile(r"^\s*(?P<label>#{1,6} .*?)\s+\[lines (?P<a>\d+)-(?P<b>\d+)\]$")
 TRAILING_LOCATOR = re.compile(rf"\s*{LOCATOR.pattern}\s*$")  # the group that ends a fact line
 PAST_WORDS = re.compile(
-    r"\b(used to|before|previous(ly)?|past|originally|first|old|earlier|former(ly)?)\b", re.I
+    r"\b(used to|did\s+(?:\S+\s+){1,3}?use to|before|previous(ly)?|past|originally|first|old|earlier|"
+    r"former(ly)?)\b",
+    re.I,
 )
 DATE_Q = re.compile(r"^\s*(when|what (date|day|year|month))\b", re.I)
 CHUNK_TURN = re.compile(rf"^\[(?P<loc>{TURN})\] (?P<rest>.*)$")  # a turn as a chunk shows it
@@ -277,6 +280,8 @@ class LexicalSearcher:
                 s *= 0.1  # context the assistant said, never the person's fact
             elif who is not None and _names(who, named):
                 s *= 1.5  # the person's own line, not one that merely mentions them
+            if keyed and wants_past and (said := set(terms(keyed.value))) and said <= set(q_terms):
+                s *= 0.1  # "where did Ana live before Porto": Porto is where the question starts
             if keyed and keyed.live:
                 s *= 0.7 if wants_past else 1.5
             elif ln.text.startswith("- ~~"):
