@@ -73,7 +73,7 @@ def test_full_search_carries_its_results_as_data(store: Store) -> None:
     (hit,) = res.data["results"]
     assert hit["rank"] == 1 and hit["path"] == "/memories/people/alice.md" and hit["score"] > 0
     assert hit["description"] == "Alice Park, Calvin's sister"
-    assert hit["lines"] == [{"line": 9, "text": "- Keeps bees on the roof [S4T2]"}]
+    assert hit["lines"] == [{"line": 9, "text": "- Keeps bees on the roof [S4T2]", "past": False}]
     assert hit["matched"] == ["Keeps", "bees"]
     assert f"(score {hit['score']:.2f})" in res.text  # the text shows the same figures
     empty = Harness(store, "search-bm25").call("bm25_full_search", {"query": "!!"}).data
@@ -95,7 +95,7 @@ def test_section_search_carries_heading_paths_and_line_ranges(store: Store) -> N
         9,
     )
     assert first["ranks"] == {"bm25": 1} and f"(score {first['score']:.4f}; bm25 #1)" in r.text
-    assert {"line": 9, "text": "- Keeps bees on the roof [S4T2]"} in first["lines"]
+    assert {"line": 9, "text": "- Keeps bees on the roof [S4T2]", "past": False} in first["lines"]
 
 
 def test_full_search_scope_and_top_k(store: Store) -> None:

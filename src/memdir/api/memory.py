@@ -192,7 +192,7 @@ class _Core:
                 text = self.store.read_text(h.path)
             except MemdirError:
                 continue  # gone since the search
-            hits.append(SearchHit.from_section(h, snippet(text, h, query)))
+            hits.append(SearchHit.from_section(h, snippet(text, h, query), text))
         return hits
 
     def _history(self) -> list[JournalStep]:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from memdir.models import Usage
 from memdir.store.hybrid import Mode
+from memdir.store.live_first import past_shown, superseded
 
 if TYPE_CHECKING:
     from memdir.agents.ingest import IngestResult
@@ -46,19 +47,29 @@ class SearchHit:
     # A folder index's section (`MEMORY.md`): navigation, ranked after every content hit
     # (docs/retrieval.md, "Content before navigation").
     navigation: bool = False
+    # The shown lines that are struck-through past values of a keyed fact, and whether the hit
+    # shows past values only, no live one (docs/retrieval.md, "Live values first").
+    past_lines: tuple[int, ...] = ()
+    superseded: bool = False
 
     @classmethod
-    def from_section(cls, hit: SectionHit, snippet: Iterable[tuple[int, str]]) -> SearchHit:
-        """The hit `store/hybrid.search_sections` ranked, with the lines shown for it."""
+    def from_section(cls, hit: SectionHit, snippet: Iterable[tuple[int, str]], text: str = "") -> SearchHit:
+        """The hit `store/hybrid.search_sections` ranked, with the lines shown for it; `text`,
+        its file's, marks the past values among them."""
+        shown = tuple(snippet)
+        lines = text.split("\n") if text else []
+        numbers = [n for n, _ in shown]
         return cls(
             path=hit.path,
             heading=hit.heading,
             start_line=hit.start,
             end_line=hit.end,
             score=hit.score,
-            snippet=tuple(snippet),
+            snippet=shown,
             ranks=dict(hit.ranks),
             navigation=hit.navigation,
+            past_lines=past_shown(lines, numbers),
+            superseded=superseded(lines, numbers),
         )
 
 

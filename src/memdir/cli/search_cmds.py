@@ -16,6 +16,7 @@ from memdir.store.analysis import best_lines, query_terms
 from memdir.store.embed import require_embedder
 from memdir.store.hybrid import MODES, search_sections, snippet
 from memdir.store.index import SearchIndex
+from memdir.store.live_first import PAST_MARK, live_above, past_shown, search_files, superseded
 from memdir.store.store import Store
 
 
@@ -52,15 +53,17 @@ def search_cmd(root: str, query: str, scope: str, top_k: int, mode: str, as_json
         _sections(store, query, scope, top_k, mode, as_json)
         return
     try:
-        hits = SearchIndex.for_store(store).search(query, scope, top_k)
+        hits = search_files(SearchIndex.for_store(store), query, scope, top_k)
     except MemdirError as exc:
         raise click.ClickException(str(exc)) from None
     terms = query_terms(query)
     rows: list[dict[str, Any]] = []
     for h, text in _readable(store, hits):
-        lines = best_lines(text, terms)
+        lines = text.split("\n")
+        shown = live_above(lines, [(s.lineno, s.text) for s in best_lines(text, terms)])
         rows.append(
-            {"path": h.path, "score": round(h.score, 4), "lines": [[s.lineno, s.text] for s in lines]}
+            {"path": h.path, "score": round(h.score, 4), "lines": [[n, t] for n, t in shown]}
+            | _marks(lines, shown)
         )
     if as_json:
         click.echo(
@@ -74,8 +77,19 @@ def search_cmd(root: str, query: str, scope: str, top_k: int, mode: str, as_json
         return
     for i, r in enumerate(rows, start=1):
         click.secho(f"{i:3d}. {r['path']}  ({r['score']:.2f})", bold=True)
-        for lineno, text in r["lines"]:
-            click.echo(f"     {lineno}: {text}")
+        _echo_lines(r["lines"], r["past_lines"])
+
+
+def _marks(lines: list[str], shown: Sequence[tuple[int, str]]) -> dict[str, Any]:
+    """A hit's past values among its shown lines, and whether it shows only past values
+    (docs/retrieval.md, "Live values first")."""
+    numbers = [n for n, _ in shown]
+    return {"past_lines": list(past_shown(lines, numbers)), "superseded": superseded(lines, numbers)}
+
+
+def _echo_lines(shown: Sequence[Sequence[Any]], past: Sequence[int]) -> None:
+    for lineno, text in shown:
+        click.echo(f"     {lineno}: {text}{PAST_MARK if lineno in past else ''}")
 
 
 def _readable(store: Store, hits: Sequence[H]) -> Iterator[tuple[H, str]]:
@@ -96,6 +110,7 @@ def _sections(store: Store, query: str, scope: str, top_k: int, mode: str, as_js
         raise click.ClickException(str(exc)) from None
     rows: list[dict[str, Any]] = []
     for h, text in _readable(store, hits):
+        shown = snippet(text, h, query)
         rows.append(
             {
                 "path": h.path,
@@ -103,8 +118,9 @@ def _sections(store: Store, query: str, scope: str, top_k: int, mode: str, as_js
                 "lines": [h.start, h.end],
                 "score": round(h.score, 6),
                 "ranks": h.ranks,
-                "snippet": [[n, line] for n, line in snippet(text, h, query)],
+                "snippet": [[n, line] for n, line in shown],
             }
+            | _marks(text.split("\n"), shown)
         )
     if as_json:
         out = {"query": query, "path": scope, "mode": mode, "results": rows}
@@ -117,8 +133,7 @@ def _sections(store: Store, query: str, scope: str, top_k: int, mode: str, as_js
         where = f"{r['lines'][0]}-{r['lines'][1]}"
         heading = f"  [{r['heading']}]" if r["heading"] else ""
         click.secho(f"{i:3d}. {r['path']}:{where}{heading}  ({r['score']:.4f})", bold=True)
-        for lineno, text in r["snippet"]:
-            click.echo(f"     {lineno}: {text}")
+        _echo_lines(r["snippet"], r["past_lines"])
 
 
 @click.command("reindex", cls=StoreCommand)

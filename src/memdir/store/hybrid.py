@@ -13,7 +13,8 @@ Content ranks before navigation, here and only here, so every surface that searc
 folder index (`MEMORY.md`) names what its folder holds, so it matches a question about
 anything in the folder, often better than the section that answers it ("what does Alice eat":
 four index lines outranked the diet fact). Index hits come after every content hit, in their
-own order (docs/retrieval.md, "Content before navigation").
+own order (docs/retrieval.md, "Content before navigation"). Among content, a key's live value
+ranks before its struck-through past values (`store/live_first.py`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from memdir.store.analysis import best_lines, query_terms
 from memdir.store.embed import embedder_missing, get_embedder
 from memdir.store.frontmatter import MEMORY_INDEX
 from memdir.store.index import SearchIndex
+from memdir.store.live_first import FileLines, live_above, live_first
 from memdir.store.unit_index import UnitRow
 
 Mode = Literal["bm25", "dense", "hybrid"]
@@ -90,8 +92,8 @@ def search_sections(
     fusion: Fusion = "rrf",
 ) -> list[SectionHit]:
     """The `top_k` best sections under `scope` for `query`, best first, content before
-    navigation (`content_first`). The first search by section of a store builds its units (and,
-    for dense or hybrid, their vectors)."""
+    navigation (`content_first`), live values before past ones (`live_first`). The first search
+    by section of a store builds its units (and, for dense or hybrid, their vectors)."""
     check_mode(mode)
     if sync:
         index.sync()
@@ -103,7 +105,11 @@ def search_sections(
     # them to be moved up.
     n = max(CANDIDATES, top_k)
     rankings = index.section_rankings(terms, vector, scope, n)
-    return content_first(fuse(rankings, fusion))[:top_k]
+    ranked = content_first(fuse(rankings, fusion))
+    content = [h for h in ranked if not h.navigation]
+    files = FileLines(index.store.read_text)  # a key's live line before its past ones (live_first)
+    live = live_first(content, lambda h: files(h.path, h.start, h.end), top_k)
+    return (live + ranked[len(content) :])[:top_k]
 
 
 def fuse(rankings: dict[str, list[tuple[UnitRow, float]]], fusion: Fusion = "rrf") -> list[SectionHit]:
@@ -137,15 +143,20 @@ def _hit(row: UnitRow, score: float, ranks: dict[str, int]) -> SectionHit:
 
 def snippet(text: str, hit: SectionHit, query: str, n: int = 2, width: int = 240) -> list[tuple[int, str]]:
     """Up to `n` lines of the hit's section that show the query's words (whole-file line
-    numbers), else its first lines after the heading: a meaning match may share no word."""
+    numbers), else its first lines after the heading: a meaning match may share no word. A past
+    value shown brings its key's live line from the section, above it (`live_above`)."""
     lines = text.split("\n")
     first = hit.start
     if hit.heading and lines[first - 1].lstrip().startswith("#"):
         first += 1  # the heading is in the hit's heading path already
     body = lines[first - 1 : hit.end]
     found = best_lines("\n".join(body), query_terms(query), n=n, width=width)
-    if found:
-        return [(s.lineno + first - 1, s.text) for s in found]
+    out = [(s.lineno + first - 1, s.text) for s in found] or _leading(body, first, n, width)
+    return live_above(lines, out, first, hit.end)  # a past value shown brings its live line
+
+
+def _leading(body: list[str], first: int, n: int, width: int) -> list[tuple[int, str]]:
+    """The first `n` lines of `body` (numbered from `first`) that are not blank."""
     out: list[tuple[int, str]] = []
     for i, line in enumerate(body, start=first):
         if line.strip():

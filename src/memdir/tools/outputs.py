@@ -63,7 +63,8 @@ RENAME = one_of(
     obj(kind=KIND_DIR, old_path=STR, new_path=STR),
 )
 
-LINE = obj(line=INT, text=STR)
+# A line a search shows; `past`: a struck-through past value of a keyed fact (docs/retrieval.md)
+SHOWN_LINE = obj(line=INT, text=STR, past=BOOL)
 
 GREP = obj(
     pattern=STR,
@@ -84,7 +85,15 @@ BM25_FULL = obj(
     query=STR,
     path=STR,
     results=array(
-        obj(rank=INT, path=STR, score=NUM, description=nullable(STR), lines=array(LINE), matched=array(STR))
+        obj(
+            rank=INT,
+            path=STR,
+            score=NUM,
+            description=nullable(STR),
+            lines=array(SHOWN_LINE),
+            matched=array(STR),
+            superseded=BOOL,  # it shows past values only, no live one
+        )
     ),
 )
 
@@ -101,8 +110,9 @@ SECTION_SEARCH = obj(
             end_line=INT,
             score=NUM,
             ranks={"type": "object", "additionalProperties": INT},  # {"bm25": 2, "dense": 5}
-            lines=array(LINE),
+            lines=array(SHOWN_LINE),
             navigation=BOOL,  # a folder index's section, ranked after every content hit
+            superseded=BOOL,  # it shows past values only, no live one
         )
     ),
 )

@@ -19,6 +19,7 @@ from memdir.store.analysis import best_lines, query_terms
 from memdir.store.chunks import CHUNK_DIR
 from memdir.store.hybrid import MODES, search_sections, snippet
 from memdir.store.index import SearchIndex
+from memdir.store.live_first import PAST_MARK, live_above, past_shown, search_files, superseded
 from memdir.store.paths import parse_memory_path
 from memdir.tools import outputs
 from memdir.tools.base import ToolContext, tool
@@ -60,7 +61,7 @@ def bm25_full_search(ctx: ToolContext, query: str, path: str = "/memories", top_
     terms = query_terms(query)
     if not terms:
         return f"No results: the query {query[:80]!r} has no searchable words; search with keywords."
-    hits = SearchIndex.for_store(ctx.store).search(query, mp.text, top_k)
+    hits = search_files(SearchIndex.for_store(ctx.store), query, mp.text, top_k)
     blocks: list[str] = []
     for hit in hits:
         text = _shown(ctx, hit.path)
@@ -71,9 +72,12 @@ def bm25_full_search(ctx: ToolContext, query: str, path: str = "/memories", top_
         desc = " ".join(fm.description.split()) if fm.description else ""
         if fm.description:
             head += f" [description: {desc[:MAX_DESCRIPTION]}{'…' if len(desc) > MAX_DESCRIPTION else ''}]"
-        lines = best_lines(text, terms)
-        body = [f"   {s.lineno}: {s.text}" for s in lines]
-        matched = list(dict.fromkeys(w for s in lines for w in s.matched))
+        found = best_lines(text, terms)
+        file_lines = text.split("\n")
+        shown = live_above(file_lines, [(s.lineno, s.text) for s in found])
+        past = past_shown(file_lines, [n for n, _ in shown])
+        body = _shown_lines(shown, past)
+        matched = list(dict.fromkeys(w for s in found for w in s.matched))
         if matched:
             body.append(f"   matched: {', '.join(matched)}")
         blocks.append("\n".join([head, *body]))
@@ -83,13 +87,19 @@ def bm25_full_search(ctx: ToolContext, query: str, path: str = "/memories", top_
                 "path": hit.path,
                 "score": hit.score,
                 "description": desc or None,
-                "lines": [{"line": s.lineno, "text": s.text} for s in lines],
+                "lines": [{"line": n, "text": line, "past": n in past} for n, line in shown],
                 "matched": matched,
+                "superseded": superseded(file_lines, [n for n, _ in shown]),
             }
         )
     if not blocks:
         return f"No files under {mp.text} match {query[:200]!r}."
     return f"{len(blocks)} file(s) under {mp.text} for {query[:200]!r}, best first:\n" + "\n".join(blocks)
+
+
+def _shown_lines(shown: list[tuple[int, str]], past: tuple[int, ...]) -> list[str]:
+    """A hit's lines as the text shows them, each past value marked (docs/retrieval.md)."""
+    return [f"   {n}: {line}{PAST_MARK if n in past else ''}" for n, line in shown]
 
 
 def _shown(ctx: ToolContext, path: str) -> str | None:
@@ -263,8 +273,9 @@ def section_search(
         found_by = ", ".join(f"{name} #{rank}" for name, rank in hit.ranks.items())
         head += f" (score {hit.score:.4f}; {found_by})"
         shown = snippet(text, hit, query)
-        lines = [f"   {n}: {line}" for n, line in shown]
-        blocks.append("\n".join([head, *lines]))
+        file_lines = text.split("\n")
+        past = past_shown(file_lines, [n for n, _ in shown])
+        blocks.append("\n".join([head, *_shown_lines(shown, past)]))
         results.append(
             {
                 "rank": len(results) + 1,
@@ -274,8 +285,9 @@ def section_search(
                 "end_line": hit.end,
                 "score": hit.score,
                 "ranks": dict(hit.ranks),
-                "lines": [{"line": n, "text": line} for n, line in shown],
+                "lines": [{"line": n, "text": line, "past": n in past} for n, line in shown],
                 "navigation": hit.navigation,
+                "superseded": superseded(file_lines, [n for n, _ in shown]),
             }
         )
     if not blocks:
