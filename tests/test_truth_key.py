@@ -33,7 +33,7 @@ def _data() -> Path:
         pytest.skip("MEMDIR_DATA is not set: the key's turns are checked against LoCoMo and REALTALK files")
     root = Path(env)
     if not (root / "locomo" / "locomo10.json").is_file() or not (root / "realtalk").is_dir():
-        pytest.skip(f"MEMDIR_DATA={root} holds no locomo/locomo10.json or realtalk/: the key's data is absent")
+        pytest.skip(f"MEMDIR_DATA={root} holds no locomo/locomo10.json or realtalk/: the key's data absent")
     return root
 
 
@@ -73,7 +73,9 @@ def test_a_malformed_key_is_refused_naming_the_entry() -> None:
         "conversation": "conv-42",
         "locator": "S1T1",
         "tags": ["denial"],
-        "facts": [{"subject": "Joanna", "attribute": "diet", "value": "dairy", "polarity": False, "date": ""}],
+        "facts": [
+            {"subject": "Joanna", "attribute": "diet", "value": "dairy", "polarity": False, "date": ""}
+        ],
     }
     assert truthkey.parse({"about": {}, "turns": [good]}).turns[0].facts[0].polarity is False
     bad_date = {**good, "facts": [{**good["facts"][0], "date": "last week"}]}
@@ -152,9 +154,9 @@ def test_absent_data_is_an_error_naming_the_file(tmp_path: Path, monkeypatch: py
     monkeypatch.setenv("MEMDIR_DATA", str(tmp_path / "empty"))
     monkeypatch.setenv("MEMDIR_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("MEMDIR_OFFLINE", "1")
-    with pytest.raises(DataUnavailable, match="locomo/locomo10.json is missing"):
+    with pytest.raises(DataUnavailable, match=r"locomo/locomo10\.json is missing"):
         truthkey.load("conv-42")
-    with pytest.raises(DataUnavailable, match="realtalk/Chat_4_Emi_Paola.json is missing"):
+    with pytest.raises(DataUnavailable, match=r"realtalk/Chat_4_Emi_Paola\.json is missing"):
         truthkey.load("Chat_4_Emi_Paola")
 
 
@@ -237,7 +239,8 @@ def test_a_positive_fact_is_not_kept_by_a_negated_line(tmp_path: Path) -> None:
 def test_cli_writes_on_the_key_prints_the_key_figures(tmp_path: Path) -> None:
     _data()
     out = tmp_path / "keyrun"
-    args = ["study", "bench", "writes", "-b", "key", "--model", "offline", "-o", str(out), "--no-progress", "--json"]
+    args = ["study", "bench", "writes", "-b", "key", "--model", "offline"]
+    args += ["-o", str(out), "--no-progress", "--json"]
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
