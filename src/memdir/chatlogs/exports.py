@@ -12,6 +12,11 @@ A ChatGPT conversation is a tree (`mapping`: id -> {message, parent, children}):
 or regenerating a reply starts a branch. The conversation as the user last saw it is the branch
 ending at `current_node`, read by following `parent` links up to the root and reversing; the
 abandoned branches are not what was said.
+
+Both exports name each conversation and message by an id (ChatGPT: the conversation's
+`conversation_id` or `id` and the message's `id`, else its node's; Claude.ai: their `uuid`s).
+Each turn keeps its pair (`ChatLog.ids`, `chatgpt:<conversation>/<message>`): the ingest ledger
+knows a message by it in a later export, wherever it stands and whatever its words.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
-from memdir.chatlogs.messages import ChatLog, _parse_time, _utc, from_records, unused
+from memdir.chatlogs.messages import SOURCE_ID, ChatLog, _parse_time, _utc, from_records, unused
 
 CHATGPT = "chatgpt-export"
 CLAUDE = "claude-export"
@@ -75,6 +80,7 @@ def read_export(value: Any, kind: str, path: str, gap: timedelta | None) -> Chat
 
 def _chatgpt(conv: Mapping[str, Any], where: str) -> tuple[list[dict[str, Any]], int]:
     mapping = conv["mapping"]
+    conv_id = _id(conv.get("conversation_id")) or _id(conv.get("id"))
     records: list[dict[str, Any]] = []
     hidden = 0
     for node_id in _current_branch(mapping, conv.get("current_node"), where):
@@ -92,7 +98,8 @@ def _chatgpt(conv: Mapping[str, Any], where: str) -> tuple[list[dict[str, Any]],
         else:
             text = raw if isinstance(raw, str) else ""
         when = message.get("create_time") or conv.get("create_time")
-        records.append({"role": _ROLES.get(role, role or "tool"), "content": text, "created_at": when})
+        record = {"role": _ROLES.get(role, role or "tool"), "content": text, "created_at": when}
+        records.append(_with_id(record, "chatgpt", conv_id, _id(message.get("id")) or node_id))
     return records, hidden
 
 
@@ -124,6 +131,7 @@ def _current_branch(mapping: Mapping[str, Any], current: Any, where: str) -> lis
 
 
 def _claude(conv: Mapping[str, Any], where: str) -> tuple[list[dict[str, Any]], int]:
+    conv_id = _id(conv.get("uuid"))
     records = []
     for message in conv["chat_messages"]:
         if not isinstance(message, Mapping):
@@ -131,14 +139,30 @@ def _claude(conv: Mapping[str, Any], where: str) -> tuple[list[dict[str, Any]], 
         sender = str(message.get("sender") or "")
         text = message.get("text")
         body = text if isinstance(text, str) and text.strip() else message.get("content")
-        records.append(
-            {
-                "role": _ROLES.get(sender, sender or "tool"),
-                "content": body,
-                "created_at": message.get("created_at"),
-            }
-        )
+        record = {
+            "role": _ROLES.get(sender, sender or "tool"),
+            "content": body,
+            "created_at": message.get("created_at"),
+        }
+        records.append(_with_id(record, "claude", conv_id, _id(message.get("uuid"))))
     return records, 0
+
+
+def _id(value: Any) -> str | None:
+    """An export's id as text (ids are strings; a number is taken as written), or None."""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def _with_id(
+    record: dict[str, Any], kind: str, conversation: str | None, message: str | None
+) -> dict[str, Any]:
+    """`record` carrying its message's place as the export names it, when it names both ids."""
+    if conversation and message:
+        record[SOURCE_ID] = f"{kind}:{conversation}/{message}"
+    return record
 
 
 def _start(conv: Mapping[str, Any], records: list[dict[str, Any]]) -> float:

@@ -8,7 +8,9 @@ text, are left out and counted (`ChatLog.skipped`). The locator is `S<session>T<
 from a `session` field (numbers as written, names numbered in order of first appearance), else
 from a gap in time longer than `session_gap` between two messages, else everything is session 1.
 The time is a `date`, `timestamp`, `time` or `created_at` field, ISO 8601 or epoch seconds; it
-gives the turn its date.
+gives the turn its date. A record an export reader made may carry the source's id of its message
+(`SOURCE_ID`); `ChatLog.ids` keeps them beside the turns, for the ingest ledger's key
+(store/ingest_ledger.py).
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ EXPECTED = (
     "session, date); a LoCoMo file; a REALTALK chat file; a ChatGPT or Claude.ai export"
 )
 """The shapes read, as every error names them."""
+SOURCE_ID = "memdir:source-id"
+"""The record field an export reader puts a message's own id in (`chatgpt:<conversation>/<message>`)."""
 TIME_FIELDS = ("date", "timestamp", "time", "created_at")
 # Roles whose messages are not the conversation: instructions to a model, and tool traffic.
 LEFT_OUT_ROLES = {"system": "system", "developer": "system", "tool": "tool", "function": "tool"}
@@ -66,6 +70,8 @@ class ChatLog:
     skipped: dict[str, int] = field(default_factory=dict)
     """reason (`system`, `tool`, `no text`) -> how many messages it left out"""
     notes: tuple[str, ...] = ()
+    ids: tuple[str | None, ...] = ()
+    """the source's id of each turn (an export's conversation and message), or () when it has none"""
 
     @property
     def sessions(self) -> int:
@@ -111,6 +117,7 @@ class _Message:
     text: str
     session: Any
     when: datetime | None
+    id: str | None = None
 
 
 def from_records(items: list[tuple[str, Any]], gap: timedelta | None) -> ChatLog:
@@ -160,7 +167,8 @@ def _from_messages(items: list[tuple[str, Any]], gap: timedelta | None) -> ChatL
         date = m.when.date().isoformat() if m.when else None
         turns.append(Turn(f"S{s}T{count[s]}", m.speaker, m.text, date))
     fmt = "speaker-text" if "speaker" in items[0][1] else "openai-messages"
-    return ChatLog(turns, fmt, dict(skipped), notes)
+    ids = tuple(m.id for m in kept) if any(m.id for m in kept) else ()
+    return ChatLog(turns, fmt, dict(skipped), notes, ids)
 
 
 def _message(obj: Mapping[str, Any], where: str) -> _Message | str:
@@ -199,6 +207,7 @@ def _message(obj: Mapping[str, Any], where: str) -> _Message | str:
         repair_text(text, "text", where),
         obj.get("session"),
         _when(obj, where),
+        source if isinstance(source := obj.get(SOURCE_ID), str) and source else None,
     )
 
 
