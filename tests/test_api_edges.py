@@ -137,13 +137,14 @@ def test_add_leaves_out_turns_already_in_the_store_and_says_so(tmp_path: Path) -
         assert any(issubclass(w.category, NoOpWarning) and "already" in str(w.message) for w in caught)
         assert {e.path.text: memory.store.read_text(e.path) for e in memory.store.files()} == before
         assert len(memory.history()) == steps
-        # one new turn beside an old one: only the new one goes in, in the next session
+        # one new turn after the old ones: only the new one goes in, continuing their session
         more = memory.add(
             [*chat, {"role": "user", "content": "My sister Ana is a nurse."}], date="2024-06-01"
         )
         assert more.turns == 1 and more.already == 2 and "2 of 3 turn(s) already in the store" in more.summary
+        assert "1 turn(s) continue S1" in more.summary
         stored = "".join(memory.store.read_text(e.path) for e in memory.store.files())
-        assert "[S2T3]" in stored and "nurse" in stored
+        assert "[S1T3]" in stored and "nurse" in stored
         # text too: the same line on the same day is the same turn
         memory.add("I drink green tea.", date="2024-06-02")
         with pytest.warns(NoOpWarning, match="already in the store"):

@@ -5,6 +5,10 @@ parse, a model that only talks) leaves the store as it was; a run that reports "
 is a silent no-op. `ingest` counts the writes of every management episode, names the chunks that
 wrote nothing in the run record, and the CLI and the API warn (and the CLI exits non-zero when
 no chunk changed anything).
+
+`on_landed` is told each chunk's turns once its episode is over (whatever it wrote), before the
+next chunk starts: the ingest ledger records them then, so a run a model error stops at chunk 3
+has recorded chunks 1 and 2, and its rerun resumes (store/ingest_ledger.py).
 """
 
 from __future__ import annotations
@@ -71,10 +75,12 @@ async def ingest(
     feedback: Feedback = "none",
     curation: Curation = "auto",
     role: Role | None = None,
+    on_landed: Callable[[list[Turn]], None] | None = None,
 ) -> IngestResult:
     """Integrate `turns` (chunked as in the study) with the management role; warn on no-ops.
     `feedback="health"` sends each episode the findings it introduced (agents/feedback.py);
-    `curation` chooses the agentic episode or split curation (agents/curation.py)."""
+    `curation` chooses the agentic episode or split curation (agents/curation.py); `on_landed`
+    gets each chunk's turns once its episode is over."""
     resolve(curation, model)  # a bad value or split for the offline model, refused before any chunk
     chunks = chunk_stream(turns)
     result = IngestResult(len(turns), [c.id for c in chunks])
@@ -90,6 +96,8 @@ async def ingest(
             curation=curation,
             role=role,
         )
+        if on_landed is not None:
+            on_landed(list(chunk.turns))
         writes = int(out.extra.get("writes", 0))
         result.writes[chunk.id] = writes
         result.outputs.append(out)

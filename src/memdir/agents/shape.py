@@ -225,12 +225,15 @@ async def ingest_shaped(
     on_chunk: Callable[[RoleOutput], None] | None = None,
     on_curate: Callable[[int], None] | None = None,
     curation: Curation = "auto",
+    on_landed: Callable[[list[Turn]], None] | None = None,
 ) -> ShapedResult:
     """Integrate a batch of turns in the shape asked. `dump`: append them to the verbatim dump
     (one step, no model call). `curate`: the management role (a store that holds a dump is
     switched first, so no store is half dump, half curated). `auto`: dump while the dump stays
     within `threshold_kb`, else switch. `on_curate` is told how many chunks curation will run;
-    `curation` is how each chunk is curated (agents/curation.py)."""
+    `curation` is how each chunk is curated (agents/curation.py). `on_landed` is told the turns
+    that are in the store, as they land: each chunk curated in place, the dump's batch, or the
+    whole batch once a switch lands (the ingest ledger records them then)."""
     if shape not in SHAPES:
         raise MemdirError(f"unknown shape {shape!r}; choose one of {', '.join(SHAPES)}")
     if threshold_kb < 0:
@@ -245,7 +248,7 @@ async def ingest_shaped(
     manager = _Manager(model, variant, record, profile, feedback, on_chunk, on_curate, curation)
     if kind == "curated" or (shape == "curate" and kind == "empty"):
         result.switch = recorded_switch(store)
-        result.ingest = await manager.curate(store, turns)
+        result.ingest = await manager.curate(store, turns, on_landed)
         _note(store, record, result, "curated")
         return result
     live = landing.digests(store)  # what the batch is decided on: checked again when it lands
@@ -255,6 +258,8 @@ async def ingest_shaped(
     if shape == "dump" or (shape == "auto" and kb <= threshold_kb):
         result.went, result.merge, result.dump_kb = "dump", merge, kb
         _write_dump(store, merge, live)
+        if on_landed is not None:
+            on_landed(turns)
         _note(store, record, result, "dump")
         return result
     result.went, result.dump_kb = "switch", kb
@@ -262,8 +267,10 @@ async def ingest_shaped(
     result.switch = _switch_point(backlog, merge.fresh, kb, threshold_kb)
     if backlog:
         await manager.switch(store, live, result, backlog, merge)
+        if on_landed is not None:
+            on_landed(turns)
     else:  # nothing dumped yet: curating the batch is the whole switch
-        result.ingest = await manager.curate(store, turns)
+        result.ingest = await manager.curate(store, turns, on_landed)
     _note(store, record, result, "curated")
     return result
 
@@ -355,12 +362,15 @@ class _Manager:
     on_curate: Callable[[int], None] | None
     curation: Curation = "auto"
 
-    async def curate(self, store: Store, turns: list[Turn]) -> IngestResult:
+    async def curate(
+        self, store: Store, turns: list[Turn], on_landed: Callable[[list[Turn]], None] | None = None
+    ) -> IngestResult:
+        """`on_landed` only for curation in place: a switch curates on a copy first."""
         if self.on_curate is not None:
             self.on_curate(len(chunk_stream(turns)))
         return await ingest(
             self.model, store, turns, variant=self.variant, record=self.record, profile=self.profile,
-            on_chunk=self.on_chunk, feedback=self.feedback, curation=self.curation,
+            on_chunk=self.on_chunk, feedback=self.feedback, curation=self.curation, on_landed=on_landed,
         )  # fmt: skip
 
     async def switch(

@@ -1,9 +1,11 @@
 """What `Memory.add` takes, as the turns the management role integrates.
 
-An app hands over what it has: a line of text, a list of chat messages, or a file. Each call
-is a new session of the store's stream: the locators derived here start at `S1T1`, and `add`
-places them after the highest session the store already cites (store/ingest_ledger.place, as
-`memdir ingest` does), so `[S3T2]` written by one call never collides with another call's.
+An app hands over what it has: a line of text, a list of chat messages, or a file. The
+locators derived here start at `S1T1`, and `add` places them in the store's stream
+(store/ingest_ledger.place, as `memdir ingest` does): a call is a new session after the highest
+the store holds, unless it continues a conversation an earlier call began (the same messages
+and more), so `[S3T2]` written by one call never collides with another call's. An export's
+message ids come along (`Given.ids`): the ledger knows its messages by them.
 """
 
 from __future__ import annotations
@@ -12,13 +14,23 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, TypeAlias
+from typing import Any, NamedTuple, TypeAlias
 
 from memdir.chatlogs import ChatLog, chat_from_records, read_chat
 from memdir.errors import MemdirError
 from memdir.stream import MAX_TURN_BYTES, Turn, one_line_field, too_long
 
 Input: TypeAlias = "str | os.PathLike[str] | Sequence[Mapping[str, Any]] | Sequence[Turn]"
+
+
+class Given(NamedTuple):
+    """What `add` was given, read: the turns, what the input was read as, the records skipped,
+    and the source's id of each turn (`ChatLog.ids`; () when it has none)."""
+
+    turns: list[Turn]
+    source: str
+    skipped: int
+    ids: tuple[str | None, ...] = ()
 
 
 def to_turns(
@@ -28,9 +40,9 @@ def to_turns(
     when: str | date | None = None,
     session_gap: timedelta | None = None,
     sample: str | None = None,
-) -> tuple[list[Turn], str, int]:
-    """(turns, what the input was read as, records skipped) for `data`; `sample` names the
-    conversation of a LoCoMo file that holds several."""
+) -> Given:
+    """What `data` holds, read (`Given`); `sample` names the conversation of a LoCoMo file that
+    holds several."""
     day = _day(when)
     if isinstance(data, os.PathLike):
         return _from_log(read_chat(os.fspath(data), session_gap=session_gap, sample=sample), day)
@@ -39,7 +51,7 @@ def to_turns(
             raise MemdirError("add() got empty text; nothing to remember")
         _bounded(data.strip(), "add() text")  # the bound every message gets
         who = _one_line(speaker, "add() speaker=")
-        return [Turn("S1T1", who, data.strip(), day)], "text", 0
+        return Given([Turn("S1T1", who, data.strip(), day)], "text", 0)
     items = list(data)
     if not items:
         raise MemdirError("add() got an empty list; pass text, chat messages or turns")
@@ -47,7 +59,7 @@ def to_turns(
         turns = [t for t in items if isinstance(t, Turn)]
         for i, t in enumerate(turns, start=1):
             _bounded(t.text, f"turns item {i} ({t.locator})")
-        return turns, "turns", 0
+        return Given(turns, "turns", 0)
     if not all(isinstance(m, Mapping) for m in items):
         raise MemdirError(
             "add() takes text, a file path, a list of chat messages ({role, content} or "
@@ -57,11 +69,11 @@ def to_turns(
     return _from_log(chat_from_records(records, session_gap=session_gap, where="messages"), day)
 
 
-def _from_log(log: ChatLog, day: str) -> tuple[list[Turn], str, int]:
+def _from_log(log: ChatLog, day: str) -> Given:
     """The log's turns, dated."""
     if not log.turns:
         raise MemdirError(f"add() found no turn to remember ({log.summary()})")
-    return _dated(log.turns, day), log.format, sum(log.skipped.values())
+    return Given(_dated(log.turns, day), log.format, sum(log.skipped.values()), log.ids)
 
 
 def _bounded(text: str, where: str) -> None:

@@ -51,7 +51,7 @@ from memdir.errors import MemdirError, NoOpWarning
 from memdir.models import Usage
 from memdir.store import spec
 from memdir.store.citations import resolve
-from memdir.store.ingest_ledger import DERIVED, place, record
+from memdir.store.ingest_ledger import DERIVED, Batch, place, serialized_async
 from memdir.store.journal import Journal, JournalStep, stop_committer
 from memdir.store.operations import operation
 from memdir.tools.base import Meter, ToolResult
@@ -231,12 +231,17 @@ class _Core:
         return Citation.from_resolved(text, resolve(self.store, text))
 
     async def _add(self, data: Input, model: str | Model | None, how: _AddOptions) -> AddResult:
+        self._open()
+        async with serialized_async(self.store):  # one ingest at a time (store/ingest_ledger.py)
+            return await self._add_held(data, model, how)
+
+    async def _add_held(self, data: Input, model: str | Model | None, how: _AddOptions) -> AddResult:
         from memdir.agents.shape import SWITCH_KB, ingest_shaped
 
         self._open()
         if how.profile is not None:
             require_profile(how.profile)  # before the input is read or a model started
-        given, source, skipped = to_turns(
+        given, source, skipped, ids = to_turns(
             data,
             speaker=how.speaker,
             when=how.date,
@@ -244,9 +249,10 @@ class _Core:
             sample=how.sample,
         )
         m = _model(self.model if model is None else model)
-        # As `memdir ingest` does: derived locators after the store's sessions, turns already
-        # ingested left out (store/ingest_ledger.py), so adding the same turns twice adds nothing.
-        placed = place(self.store, given, derived=source == "text" or source in DERIVED)
+        # As `memdir ingest` does: turns already ingested left out, derived locators continuing
+        # their conversation or after the store's sessions, each chunk's turns recorded as it
+        # lands (store/ingest_ledger.py), so adding the same turns twice adds nothing.
+        placed = place(self.store, given, derived=source == "text" or source in DERIVED, ids=ids)
         turns, already = placed.turns, placed.lines(len(given))
         if not turns:
             said = f"every turn was already in the store; nothing was added ({'; '.join(already)})"
@@ -260,9 +266,8 @@ class _Core:
         with operation(self.store.root, "add", label) as op:  # one id for all its steps
             shaped = await ingest_shaped(
                 m, self.store, turns, shape=how.shape, threshold_kb=threshold, profile=how.profile,
-                feedback=how.feedback, curation=how.curation,
+                feedback=how.feedback, curation=how.curation, on_landed=Batch(self.store, placed).land,
             )  # fmt: skip
-        record(self.store, turns)  # a second add of these turns adds nothing
         result = shaped.ingest
         said = shaped.summary()  # the dump, or the switch: then the ingest's own line follows
         if result is not None:
@@ -371,9 +376,11 @@ class Memory(_Core):
         The management role integrates it, played by `model` (default: the Memory's `model`;
         `offline`: the no-model curator; `local`, `openai/...`, `anthropic/...`, or a Model).
         Turns without a date get `date` (today by default). Turns the store already holds (an
-        earlier `add` or `memdir ingest` of the same speaker, text and date) are left out and
-        counted in `already`; when that leaves nothing the result adds nothing (`went="none"`)
-        and a `NoOpWarning` says so. Chunks whose episode changed nothing are named in the
+        earlier `add` or `memdir ingest` of the same conversation, at the same place: its message
+        ids in an export, else the same turns up to it) are left out and counted in `already`;
+        when that leaves nothing the result adds nothing (`went="none"`) and a `NoOpWarning` says
+        so; a call that failed part way keeps the chunks it landed, and the same call again
+        resumes. Chunks whose episode changed nothing are named in the
         result's `unchanged`, and a `NoOpWarning` is raised for them. `feedback="health"` sends each
         episode the health findings it introduced, for one more round (docs/health.md).
         `shape="auto"` keeps a verbatim dump, at no model cost, until it passes `switch_kb`

@@ -18,17 +18,18 @@ from memdir.agents.curation import CURATIONS, Curation
 from memdir.agents.feedback import FEEDBACKS, Feedback, feedback_totals
 from memdir.agents.ingest import NoOpWarning
 from memdir.agents.read_search import SEARCHES, read_search, resolve_search
+from memdir.agents.record import RunRecord
 from memdir.agents.run import answer_question, choose_option
 from memdir.agents.shape import SHAPES, SWITCH_KB, Shape, ShapedResult, ingest_shaped
 from memdir.agents.split import split_totals
-from memdir.chatlogs import parse_gap, read_chat
+from memdir.chatlogs import ChatLog, parse_gap, read_chat
 from memdir.cli.guard_opts import guard_options, require_reorganization
 from memdir.cli.model_opts import call_record, model_from_options, model_options, usage_line
 from memdir.cli.root_opts import StoreCommand, memory_root
 from memdir.errors import MemdirError
-from memdir.models import ModelError
+from memdir.models import Model, ModelError
 from memdir.store import ingest_ledger
-from memdir.store.operations import operation
+from memdir.store.operations import OperationTag, operation
 from memdir.store.store import Store
 from memdir.stream import RepairedTurnWarning
 from memdir.tools.guards import Guards
@@ -133,45 +134,12 @@ def ingest_cmd(
     click.echo(f"{chat.summary()} from {file}")
     model = model_from_options(model_name, base_url, api_key_env, script, tool_protocol)
     store = open_store(root, guards=guards)
-    try:
-        placed = ingest_ledger.place(store, chat.turns, derived=chat.format in ingest_ledger.DERIVED)
-    except MemdirError as exc:
-        raise click.ClickException(str(exc)) from None
-    for line in placed.lines(len(chat.turns)):
-        click.echo(line)
-    if chat.turns and not placed.turns:
-        click.echo("warning: every turn was already in the store; nothing was added", err=True)
-        raise SystemExit(1)
-    turns = placed.turns
-    record = call_record(store, command="ingest")
-
-    async def run() -> ShapedResult:
-        from rich.progress import Progress
-
-        bar = Progress(transient=True)  # shown once curation starts: a dump batch has no chunks
-        task = bar.add_task("integrating", total=None)
-
-        def start(n: int) -> None:
-            bar.update(task, total=n, description=f"integrating {n} chunk(s)")
-            bar.start()
-
-        try:
-            return await ingest_shaped(
-                model, store, turns, shape=shape, threshold_kb=SWITCH_KB if switch_kb is None else switch_kb,
-                record=record, profile=profile, feedback=feedback,
-                on_chunk=lambda _out: bar.advance(task), on_curate=start, curation=curation,
-            )  # fmt: skip
-        finally:
-            if bar.live.is_started:
-                bar.stop()
-
-    try:
-        with warnings.catch_warnings(), operation(store.root, "ingest", f"ingest {Path(file).name}") as op:
-            warnings.simplefilter("ignore", NoOpWarning)  # said below, in words and in the exit status
-            shaped = asyncio.run(run())
-    except (ModelError, MemdirError) as exc:
-        raise click.ClickException(f"{exc} (calls so far are in {record.path})") from None
-    ingest_ledger.record(store, turns)  # a second ingest of these turns adds nothing
+    waiting = f"waiting for the ingest already running into {root} to finish"
+    with ingest_ledger.serialized(store, on_wait=lambda: click.echo(waiting, err=True)):
+        shaped, op, record = _ingest_placed(
+            store, chat, file, model, profile=profile, feedback=feedback, shape=shape,
+            switch_kb=switch_kb, curation=curation,
+        )  # fmt: skip
     _shape_lines(shaped, store)
     undo = f"operation {op.id}: undo it whole with 'memdir revert {root} --operation {op.id}'"
     result = shaped.ingest
@@ -199,6 +167,59 @@ def ingest_cmd(
         )
     if result.changed_nothing:
         raise SystemExit(1)
+
+
+def _ingest_placed(
+    store: Store, chat: ChatLog, file: str, model: Model, *, profile: str | None, feedback: Feedback,
+    shape: Shape, switch_kb: float | None, curation: Curation,
+) -> tuple[ShapedResult, OperationTag, RunRecord]:  # fmt: skip
+    """The batch placed in the stream and integrated, its turns recorded in the ledger as they
+    land (store/ingest_ledger.py); run under the store's ingest lock."""
+    try:
+        placed = ingest_ledger.place(
+            store, chat.turns, derived=chat.format in ingest_ledger.DERIVED, ids=chat.ids
+        )
+    except MemdirError as exc:
+        raise click.ClickException(str(exc)) from None
+    for line in placed.lines(len(chat.turns)):
+        click.echo(line)
+    if chat.turns and not placed.turns:
+        click.echo("warning: every turn was already in the store; nothing was added", err=True)
+        raise SystemExit(1)
+    turns = placed.turns
+    batch = ingest_ledger.Batch(store, placed)
+    record = call_record(store, command="ingest")
+
+    async def run() -> ShapedResult:
+        from rich.progress import Progress
+
+        bar = Progress(transient=True)  # shown once curation starts: a dump batch has no chunks
+        task = bar.add_task("integrating", total=None)
+
+        def start(n: int) -> None:
+            bar.update(task, total=n, description=f"integrating {n} chunk(s)")
+            bar.start()
+
+        try:
+            return await ingest_shaped(
+                model, store, turns, shape=shape, threshold_kb=SWITCH_KB if switch_kb is None else switch_kb,
+                record=record, profile=profile, feedback=feedback,
+                on_chunk=lambda _out: bar.advance(task), on_curate=start, curation=curation,
+                on_landed=batch.land,
+            )  # fmt: skip
+        finally:
+            if bar.live.is_started:
+                bar.stop()
+
+    try:
+        with warnings.catch_warnings(), operation(store.root, "ingest", f"ingest {Path(file).name}") as op:
+            warnings.simplefilter("ignore", NoOpWarning)  # said below, in words and in the exit status
+            shaped = asyncio.run(run())
+    except (ModelError, MemdirError) as exc:
+        raise click.ClickException(
+            f"{exc} (calls so far are in {record.path}){batch.resume_note()}"
+        ) from None
+    return shaped, op, record
 
 
 def _not_notes(file: str, root: str) -> None:
