@@ -25,7 +25,8 @@ builds one with its index, journal and guards. Derived state lives in `<root>/.m
   shell's private working copy and the link-safe, content-digest mirror carrying its changes
   back); `moves.py` (a span of steps' renames composed, so findings follow a moved file);
   `operations.py` (the operation each step belongs to); `ingest_ledger.py` (where a batch of
-  turns goes in the stream; turns already ingested left out by a ledger of digests).
+  turns goes in the stream; turns already ingested, known by their place in their conversation,
+  left out while their batch has lines in the store; one ingest at a time).
 - Search (docs/retrieval.md): `index.py` (BM25 on tantivy plus a SQLite manifest in
   `.memdir/index/`, deletable; a query is the OR of its terms, so no text is a syntax error;
   tool writes are noted by the observer and committed by the next search; outside edits caught
