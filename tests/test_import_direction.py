@@ -56,6 +56,8 @@ LEAVES = {
     "cache",
     "words",
     "fact_quality",
+    "fact_dates",  # the days a turn's words name (the time rule of a written fact)
+    "fact_truth",  # who, what and when of a written fact: every curator and the benchmark
     "sign_test",  # the sign test both studies report with (its docstring says why a leaf)
     "study",  # memdir/study/__init__.py, a docstring only; its rooms are checked as study.<room>
     "__init__",

@@ -1,0 +1,347 @@
+"""Whether a written fact says what its cited turn says, about whom and when: the truth rules
+every curator validates by and `memdir study bench writes` scores by (docs/metrics.md, "Truth
+of a line").
+
+`fact_quality` asks whether a line's words occur in the turn it cites. That let false lines
+through with a real citation: "My sister Maria lives in Rome now." filed as the speaker's home,
+"I don't eat meat at all." as a diet of "eat meat", "My sister moved to Rome ... and I stayed
+in Paris." as "moved to Paris", a day the turn never named. A line is true here when all hold,
+checked in this order, the first that fails naming it false:
+
+- `unsupported`: its value's content words stand in one sentence of a cited turn in the
+  value's order, each within `GAP` more words of the one before than the value puts between
+  them (`in_order`), and that sentence states rather than asks;
+- `wrong subject`: the line's subject is who that clause speaks of (`actor`): its speaker for
+  "I", "we", "my job"; the named person or the relative for "my sister Maria", "my mother",
+  "Jo"; someone else for "she", "he", "they"; the other speaker for "you". A line may still
+  name the other person inside its value ("Alice | event: sister moved to Rome");
+- `negated`: the clause denies the value ("don't", "not", "never", "no longer", "quit",
+  "stopped") and the line states it as a live positive value;
+- `wrong date`: the line's day is neither the turn's day nor one the turn names
+  (`fact_dates.day_fits`);
+- `wrong kind`: a `plan` whose value is an act already done ("posted", "went to Rome") with no
+  word of intent before it;
+- `vacuous`: nothing in the value a question could ask about: after reactions and filler
+  ("great", "tough times", "got your back"), the generic verbs ("saw", "posted", "enabled"),
+  and the speakers' names, no word is left.
+
+The word lists are here and stated in docs/metrics.md; no model scores a line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memdir.fact_dates import day_fits
+from memdir.fact_quality import FIRST_PERSON
+from memdir.stream import Turn
+from memdir.words import STOPWORDS, sentences, stem, terms
+
+REASONS = ("unsupported", "wrong subject", "negated", "wrong date", "wrong kind", "vacuous")
+GAP = 3
+"""How many more words a turn may put between two of a value's words than the value does."""
+
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*|[,;:()]|\s[-–—]\s")
+_BOUNDARY = frozenset(",;:()-–—") | frozenset(
+    "and but so because while when although though since whereas or".split()  # noqa: SIM905
+)
+_SELF = FIRST_PERSON | frozenset("we we're we've we'd we'll us our ours ourselves".split())  # noqa: SIM905
+_OTHER = frozenset("he she they him her his hers them their theirs he's she's they're".split())  # noqa: SIM905
+_YOU = frozenset("you you're you've you'd you'll your yours yourself".split())  # noqa: SIM905
+RELATIVES = frozenset(
+    """
+    sister sisters brother brothers sibling siblings mother mom mum mommy mama father dad daddy papa
+    parent parents husband wife spouse son sons daughter daughters kid kids child children baby
+    boyfriend girlfriend partner fiance fiancee fiancé fiancée friend friends bestie bff buddy pal
+    cousin cousins aunt uncle grandma grandmother grandpa grandfather grandparents granddaughter
+    grandson niece nephew roommate boss coworker coworkers colleague colleagues neighbor neighbour
+    neighbors mentor students student teacher coach dog dogs cat cats pet pets puppy kitten
+    in-laws stepmom stepdad stepson stepdaughter ex
+    """.split()  # noqa: SIM905 - a word list reads better as text
+)
+_NEGATIONS = frozenset("not never no nobody nothing nor neither cannot quit stopped without".split())  # noqa: SIM905
+_NEGATION_PHRASES = ("no longer", "gave up", "give up", "giving up", "anymore", "any more")
+# Openings that contain a negation word and affirm ("I can't wait to", "not only").
+_AFFIRMING = re.compile(
+    r"\b(?:can(?:no|')t|couldn't|could not) wait\b|\bnot only\b|\bno doubt\b|\bnever been happier\b"
+    r"|\bnever forget\b|\bstopped by\b|\bno matter\b|\bcouldn't be (?:happier|prouder|more)\b",
+    re.I,
+)
+_INTENT = frozenset(
+    """
+    will 'll gonna going plan plans planning planned want wants wanna hope hoping hopes might may
+    would thinking intend intending aim aiming goal dream wish considering about soon next tomorrow
+    someday eventually later upcoming future trying try excited forward
+    """.split()  # noqa: SIM905
+)
+_IRREGULAR_PAST = frozenset(
+    """
+    went made got took saw did had was were came bought brought caught found gave kept left lost
+    met paid ran sold sent spent taught thought told won wrote ate drank drove flew grew knew
+    rode sang swam threw began became built felt heard held led read said sat slept spoke stood
+    """.split()  # noqa: SIM905
+)
+# What carries no subject matter of its own: reactions, compliments, filler and generic verbs.
+_EMPTY = frozenset(
+    stem(w)
+    for w in """
+    great good nice cool awesome amazing wonderful fantastic incredible beautiful lovely cute fun
+    funny glad happy sad sorry proud excited thanks thank congrats congratulations wow lol haha
+    laughing laugh laughed love loved tough hard rough times time day days pic pics picture
+    pictures photo photos thing things stuff lot lots way back moment moments vibe vibes guy guys
+    okay ok sure totally pretty bit whole same real true crazy wild important special exciting
+    interesting inspiring awesome best better worse worst big small little new old tons ton
+    saw see seen seeing posted post posting enabled enable made make making did done doing went
+    tried try trying had having took take taking gave give came come coming felt feel feeling
+    looked look looking seemed seem started start kept keep found find shared share sharing sent
+    send wanted want needed need thought knew know showed show heard hear used use let put
+    check checked checking means mean meant appreciate appreciated hope hoping wish wishes care
+    support supported sounds sound cheers hug hugs luck glad enjoy enjoyed enjoying matter matters
+    goes going gone happen happened happening stay stayed fine keep awesome idea ideas
+    """.split()  # noqa: SIM905 - a word list reads better as text
+)
+
+
+@dataclass(frozen=True)
+class Line:
+    """A written fact as the truth rules read it: who, what kind, what, when, live or past."""
+
+    subject: str
+    kind: str  # a distilled kind ("event", "plan", ...) or a keyed attribute ("home")
+    value: str
+    day: str | None
+    live: bool = True
+
+
+@dataclass(frozen=True)
+class Found:
+    """Where a value stands in a turn: its sentence's tokens and the first matched token."""
+
+    turn: Turn
+    tokens: list[str]
+    start: int
+
+
+def tokens_of(text: str) -> list[str]:
+    return [t.strip() or "-" for t in _TOKEN.findall(text)]
+
+
+def _content(word: str) -> str | None:
+    w = word.lower().strip("'’-")
+    return None if w in STOPWORDS or len(w) < 2 or not w[0].isalnum() else stem(w)
+
+
+def in_order(value: str, turn: Turn, drop: Sequence[str] = ()) -> Found | None:
+    """Where the value's content words (less `drop`, e.g. names the line adds) stand in order in
+    one stating sentence of `turn` under the `GAP` rule, or None."""
+    vtok = tokens_of(value)
+    want = [(i, c) for i, w in enumerate(vtok) if (c := _content(w)) and w.lower() not in drop]
+    if not want:
+        return None
+    for sentence in sentences(turn.text):
+        if sentence.rstrip().endswith("?"):
+            continue
+        toks = tokens_of(sentence)
+        stems = [_content(t) for t in toks]
+        hit = _align(want, stems)
+        if hit is not None:
+            return Found(turn, toks, hit)
+    return None
+
+
+def _align(want: list[tuple[int, str]], stems: list[str | None]) -> int | None:
+    """The token index of the first word of an in-order match of `want` in `stems`."""
+
+    def rest(k: int, at: int) -> bool:
+        if k == len(want):
+            return True
+        allowed = want[k][0] - want[k - 1][0] - 1 + GAP
+        for j in range(at + 1, min(len(stems), at + 2 + allowed)):
+            if stems[j] == want[k][1] and rest(k + 1, j):
+                return True
+        return False
+
+    for i, s in enumerate(stems):
+        if s == want[0][1] and rest(1, i):
+            return i
+    return None
+
+
+def _clauses(before: list[str]) -> list[list[tuple[int, str]]]:
+    """The tokens before a value (with their places in the sentence) cut into clauses at
+    punctuation and conjunctions, the last clause first."""
+    out: list[list[tuple[int, str]]] = [[]]
+    for i, t in enumerate(before):
+        if t in _BOUNDARY or t.lower() in _BOUNDARY:
+            out.append([])
+        else:
+            out[-1].append((i, t))
+    return out[::-1]
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who a clause speaks of: "speaker", "addressee", "other" (he, she, they) or "named"
+    (`words`: the relative and the name, e.g. ("sister", "Maria"))."""
+
+    who: str
+    words: tuple[str, ...] = ()
+
+
+def actor(found: Found, names: frozenset[str]) -> Actor:
+    """The first person the value's clause names before the value (the clauses before it in
+    its sentence when it names none); its speaker when the sentence names no one."""
+    toks = found.tokens
+    for clause in _clauses(toks[: found.start]):
+        words = [t for _, t in clause]
+        for i, (at, t) in enumerate(clause):
+            low = t.lower().replace("’", "'")
+            relative = _relative_after(words, i) if low in ("my", "our") else None
+            if relative is not None:
+                place = clause[relative][0]
+                after = toks[place + 1 : place + 2]  # the name may open the value: "my friend | Dana"
+                named = [toks[place].lower(), *(w for w in after if w[:1].isupper() and w != "I")]
+                return Actor("named", tuple(named))
+            if low in _SELF:
+                return Actor("speaker")
+            if low in _YOU:
+                return Actor("addressee")
+            if low in _OTHER:
+                return Actor("other")
+            if t[:1].isupper() and low.removesuffix("'s") in names:
+                return Actor("named", (t.removesuffix("'s"),))
+    return Actor("speaker")
+
+
+def _relative_after(clause: list[str], i: int) -> int | None:
+    """The index of a relative named within two words after "my" at `i` ("my older sister")."""
+    for j in range(i + 1, min(len(clause), i + 4)):
+        if clause[j].lower() in RELATIVES:
+            return j
+        if not clause[j].islower():
+            return None
+    return None
+
+
+def _same(name: str, other: str) -> bool:
+    a, b = name.lower().split(), other.lower().split()
+    return bool(a) and bool(b) and (a == b or a[0] == b[0])
+
+
+def subject_fits(subject: str, value: str, who: Actor, speaker: str, speakers: Sequence[str]) -> bool:
+    """Whether a line about `subject` may say `value` of the clause's actor `who`."""
+    said = {w.lower() for w in tokens_of(value)}
+    if who.who == "speaker":
+        return _same(subject, speaker)
+    if who.who == "addressee":
+        return not _same(subject, speaker)
+    if who.who == "other":
+        return not _same(subject, speaker) or bool(said & (RELATIVES | {n.lower() for n in speakers}))
+    # named: the person, "Alice's sister", or the speaker with the relative named in the value
+    words = {w.lower() for w in who.words}
+    subj = {w.lower().removesuffix("'s") for w in tokens_of(subject)}
+    return bool(words & subj) or (bool(words & said) and _same(subject, speaker))
+
+
+def negated(found: Found, value: str) -> bool:
+    """Whether the value's clause denies it before it, and the value does not carry the denial."""
+    clause = [t for _, t in _clauses(found.tokens[: found.start])[0]]
+    text = " ".join(clause).lower().replace("’", "'")
+    if _AFFIRMING.search(text + " " + value):
+        return False
+    cue = any(w in _NEGATIONS or w.endswith("n't") for w in text.split()) or any(
+        p in text for p in _NEGATION_PHRASES
+    )
+    own = " ".join(tokens_of(value)).lower()
+    carries = any(w in _NEGATIONS or w.endswith("n't") for w in own.split()) or any(
+        p in own for p in _NEGATION_PHRASES
+    )
+    return cue and not carries
+
+
+def done_not_planned(found: Found, value: str) -> bool:
+    """A plan whose value opens with a verb in the past, or follows one within three words ("ran
+    my first | marathon"), with no word of intent before it or in it."""
+    clause = [t.lower() for _, t in _clauses(found.tokens[: found.start])[0]]
+    first = (tokens_of(value) or [""])[0].lower()
+    past = any(w in _IRREGULAR_PAST or (w.endswith("ed") and len(w) > 4) for w in [*clause[-3:], first])
+    intent = any(w in _INTENT or w.endswith("'ll") for w in clause + [t.lower() for t in tokens_of(value)])
+    return past and not intent
+
+
+def vacuous(value: str, names: Sequence[str] = ()) -> bool:
+    """Nothing in `value` a question could ask about (a number counts; names of the speakers
+    do not)."""
+    spoken = {n.lower() for full in names for n in full.split()}
+    left = [t for w in tokens_of(value) if w.lower() not in spoken for t in terms(w) if t not in _EMPTY]
+    return not left
+
+
+def false_reason(
+    line: Line,
+    cited: Sequence[Turn],
+    speakers: Sequence[str] = (),
+    *,
+    names: frozenset[str] = frozenset(),
+    subject_known: bool = False,
+) -> str | None:
+    """Why `line` is false (one of `REASONS`), or None when it is true of the turns it cites.
+    `names`: lower-cased person names the stream writes (speakers, people they name);
+    `subject_known`: the subject was checked elsewhere (a reference fact names it)."""
+    drop = [w.lower() for w in tokens_of(line.subject)] + [n.lower() for s in speakers for n in s.split()]
+    found = next((f for t in cited if (f := in_order(line.value, t)) is not None), None) or next(
+        (f for t in cited if (f := in_order(line.value, t, drop)) is not None), None
+    )  # the names a line adds to its value ("Melanie ran a race") are tried without, second
+    if found is None:
+        return "unsupported"
+    known = names | {n.lower() for s in speakers for n in s.split()}
+    if not subject_known and not subject_fits(
+        line.subject, line.value, actor(found, known), found.turn.speaker, speakers
+    ):
+        return "wrong subject"
+    if line.live and negated(found, line.value):
+        return "negated"
+    if not day_fits(line.day or "", found.turn.text, found.turn.date):
+        return "wrong date"
+    if line.kind == "plan" and done_not_planned(found, line.value):
+        return "wrong kind"
+    if vacuous(line.value, [*speakers, line.subject]):
+        return "vacuous"
+    return None
+
+
+def reference_subject(text: str) -> Actor | None:
+    """Who a reference fact written in the third person is about ("Caroline attended ...",
+    "Caroline's sister Maria moved ..."), or None when it does not open with a name."""
+    toks = tokens_of(text)
+    if not toks or not toks[0][:1].isupper() or toks[0] == "I":
+        return None
+    head = toks[0].replace("’", "'")
+    if head.endswith("'s"):
+        relative = _relative_after(["my", *toks[1:4]], 0)
+        if relative is not None:
+            after = toks[relative + 1 : relative + 2]
+            return Actor("named", (toks[relative].lower(), *(w for w in after if w[:1].isupper())))
+    return Actor("named", (head.removesuffix("'s"),))
+
+
+def reference_fits(subject: str, ref: Actor) -> bool:
+    """Whether a line's subject is the person a reference fact is about."""
+    subj = {w.lower().removesuffix("'s") for w in tokens_of(subject)}
+    if len(ref.words) == 1 and ref.words[0].lower() not in RELATIVES:
+        return _same(subject, ref.words[0])
+    return bool(subj & {w.lower() for w in ref.words})
+
+
+def stream_names(turns: Sequence[Turn]) -> frozenset[str]:
+    """The person names a stream writes: its speakers, and capitalized words written after the
+    first word of a sentence (lower-cased), less the few capitals that are not names."""
+    found = {n.lower() for t in turns for n in t.speaker.split()}
+    for t in turns:
+        for sentence in sentences(t.text):
+            for w in tokens_of(sentence)[1:]:
+                if w[:1].isupper() and w != "I" and not w.isupper():
+                    found.add(w.lower().removesuffix("'s"))
+    return frozenset(found)
