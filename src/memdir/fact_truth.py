@@ -196,7 +196,7 @@ def actor(found: Found, names: frozenset[str]) -> Actor:
     toks = found.tokens
     for clause in _clauses(toks[: found.start]):
         words = [t for _, t in clause]
-        for i, (at, t) in enumerate(clause):
+        for i, (_, t) in enumerate(clause):
             low = t.lower().replace("’", "'")
             relative = _relative_after(words, i) if low in ("my", "our") else None
             if relative is not None:
