@@ -37,18 +37,20 @@ from dataclasses import dataclass, field
 from datetime import date as Date
 from typing import Any
 
-from memdir.agents.split.extract import KINDS, Proposed
+from memdir.agents.split.extract import FACTS_PER_TURN, KINDS, Proposed
 from memdir.agents.split.span import found_in_turn
+from memdir.agents.split.truthful import actor, fixed_kind, found_in, negated, subject_of, with_denial
+from memdir.conventions import neutralize_locators
+from memdir.fact_dates import day_fits
 from memdir.fact_quality import (
     DEMONSTRATIVES,
     FIRST_PERSON,
     PRONOUNS,
-    STRICT,
     junk_reason,
     occurs,
-    support,
     words_of,
 )
+from memdir.fact_truth import Line, false_reason, stream_names, tokens_of
 from memdir.stream import Chunk, Turn
 from memdir.words import terms
 
@@ -96,6 +98,8 @@ class Checked:
     recited: int = 0  # values found in another turn of the chunk than the one cited, re-cited
     dates_cleared: int = 0  # dates that were not an ISO day
     respanned: int = 0  # values retold or run on, taken as their turn words them (span.py)
+    denials_kept: int = 0  # denied values filed with their denial ("don't eat meat")
+    kinds_fixed: int = 0  # plans already done, filed as events
 
     def counts(self, proposed: int) -> dict[str, Any]:
         return {
@@ -107,6 +111,8 @@ class Checked:
             "evidence_recited": self.recited,
             "dates_cleared": self.dates_cleared,
             "values_respanned": self.respanned,
+            "denials_kept": self.denials_kept,
+            "kinds_fixed": self.kinds_fixed,
         }
 
 
@@ -178,14 +184,6 @@ def _extend_left(value: str, text: str, most: int = 3) -> str | None:
     return None
 
 
-def _sentence_of(value: str, text: str) -> str:
-    """The sentence of `text` that holds `value`, or the whole text."""
-    for sentence in _SENTENCE.split(text):
-        if occurs(value, sentence):
-            return sentence
-    return text
-
-
 def _iso_day(text: str) -> str | None:
     try:
         return Date.fromisoformat(text).isoformat() if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text) else None
@@ -199,29 +197,16 @@ def _is(name: str, speaker: str) -> bool:
     return bool(want) and want in (whole, whole.split(" ")[0])
 
 
-def _name_in(subject: str, cited: list[Turn], speakers: list[str]) -> str | None:
-    """The subject as the chunk writes it: a cited turn's speaker, or a name written in a cited
-    turn's text (a speaker of the chunk by their own spelling)."""
-    for t in cited:
-        if _is(subject, t.speaker):
-            return t.speaker
-    if not words_of(subject):
-        return None
-    for t in cited:
-        m = re.search(rf"(?<!\w){re.escape(subject.strip())}(?!\w)", t.text, re.IGNORECASE)
-        if m is not None:
-            return next((s for s in speakers if _is(m.group(0), s)), m.group(0))
-    return None
-
-
 def check(chunk: Chunk, proposed: list[Proposed]) -> Checked:
     by_locator = {t.locator: t for t in chunk.turns}
     speakers = list(dict.fromkeys(t.speaker for t in chunk.turns))
     names = [w for s in speakers for w in words_of(s)]  # the words of their names
+    chunk_names = stream_names(chunk.turns)
     out = Checked()
     seen: set[tuple[str, str, str, str]] = set()
+    per_turn: Counter[str] = Counter()
     for p in proposed:
-        reason = _check_one(p, by_locator, speakers, names, out)
+        reason = _check_one(p, by_locator, speakers, names, chunk_names, out)
         if isinstance(reason, str):
             out.dropped[reason] += 1
             continue
@@ -229,7 +214,11 @@ def check(chunk: Chunk, proposed: list[Proposed]) -> Checked:
         if key in seen:
             out.dropped["duplicate"] += 1
             continue
+        if per_turn[reason.turn.locator] >= FACTS_PER_TURN:
+            out.dropped["over cap"] += 1
+            continue
         seen.add(key)
+        per_turn[reason.turn.locator] += 1
         out.kept.append(reason)
     return out
 
@@ -256,7 +245,12 @@ def _only_speaker_named(value: str, names: list[str]) -> bool:
 
 
 def _check_one(
-    p: Proposed, by_locator: dict[str, Turn], speakers: list[str], names: list[str], out: Checked
+    p: Proposed,
+    by_locator: dict[str, Turn],
+    speakers: list[str],
+    names: list[str],
+    chunk_names: frozenset[str],
+    out: Checked,
 ) -> Fact | str:
     """The fact, or the reason it is dropped."""
     if not p.evidence or any(loc not in by_locator for loc in p.evidence):
@@ -290,27 +284,63 @@ def _check_one(
         if len(elsewhere) == 1:  # copied from a neighbour of the turn it cited: cite the turn it is in
             holder, cited = elsewhere[0], elsewhere
             out.recited += 1
-        elif support(value, [t.text for t in cited]) < STRICT:
-            return "value not in turn"
-        else:
-            holder = cited[0]
-    subject = _name_in(p.subject, cited, speakers)
-    if trimmed or _first_person(words_of(_sentence_of(value, holder.text))):
-        if subject != holder.speaker:
-            out.rewritten += 1
-        subject = holder.speaker
+        else:  # its words in order under the gap rule, never a bag of the turn's words
+            holder = next((t for t in cited if found_in(value, t) is not None), None)
+            if holder is None:
+                return "value not in turn"
+    return _truthful(p, value, holder, cited, trimmed or opened, chunk_names, speakers, out)
+
+
+def _truthful(
+    p: Proposed,
+    value: str,
+    holder: Turn,
+    cited: list[Turn],
+    trimmed: bool,
+    chunk_names: frozenset[str],
+    speakers: list[str],
+    out: Checked,
+) -> Fact | str:
+    """The fact with who, what and when taken from the turn (`truthful.py`), or why it is
+    dropped: the value stands only in a question (`asked`), is denied and the denial is too far
+    to keep (`negated`), its clause names nobody a line can hold (`subject`), or a truth rule
+    still fails (`fact_truth.REASONS`)."""
+    found = found_in(value, holder)
+    if found is None:
+        return "asked"
+    if negated(found, value):
+        grown = with_denial(found, value)
+        if grown is None:
+            return "negated"
+        value, out.denials_kept = grown, out.denials_kept + 1
+        found = found_in(value, holder) or found
+    who = actor(found, chunk_names)
+    subject = subject_of(who, holder, speakers)
+    first = (tokens_of(value) or [""])[0]
+    if who.who == "named" and len(who.words) == 1 and first[:1].isupper() and first.lower() in chunk_names:
+        subject = first  # "Maria lives in Rome" after "my sister": the value names her
     if subject is None:
         return "subject"
-    out.trimmed += trimmed or opened
+    subject = neutralize_locators(subject).replace("|", "/")
+    if not _is(p.subject, subject):
+        out.rewritten += 1
+    kind = fixed_kind(p.kind, found, value)
     day = _iso_day(p.date.strip())
-    if p.date.strip() and day is None:
+    if (p.date.strip() and day is None) or (day and not day_fits(day, holder.text, holder.date)):
         out.dates_cleared += 1
+        day = None
+    line = Line(subject, kind, value, day or holder.date)
+    reason = false_reason(line, [holder], speakers, names=chunk_names)
+    if reason is not None:
+        return reason
+    out.kinds_fixed += kind != p.kind
+    out.trimmed += trimmed
     return Fact(
         holder,
         tuple(cited_loc.locator for cited_loc in cited),
         subject,
-        p.kind,
-        clean_attribute(p.attribute, p.kind),
+        kind,
+        clean_attribute(p.attribute, kind),
         value,
         day or "",
     )

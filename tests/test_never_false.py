@@ -1,0 +1,216 @@
+"""Never a false memory (docs/metrics.md, "Truth of a line"; docs/curation.md, "Truth"): the
+scenarios a careful reader found in split curation's writes, each through the real validation
+and filer on a real store with a scripted model at the LLM boundary, and each false line judged
+by the write-quality benchmark's rules (`fact_truth`, `study.eval.writes`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from agent_helpers import new_store, snapshot
+from memdir.agents import ingest
+from memdir.fact_dates import day_fits
+from memdir.fact_truth import Line, false_reason
+from memdir.models import get_model
+from memdir.store.store import Store
+from memdir.stream import Turn
+from memdir.study.eval.writes import score, store_fact_lines
+
+DAY = "2024-03-01"
+
+
+def reply(turns: list[Turn], facts: dict[str, list[dict[str, str]]]) -> str:
+    """A reply of the extraction's shape: every turn's key, the given facts under theirs."""
+    from memdir.agents.split.extract import key
+
+    return json.dumps({key(t): facts.get(t.locator, []) for t in turns})
+
+
+def f(value: str, subject: str, kind: str = "fact", attribute: str = "", date: str = "") -> dict[str, str]:
+    return {"value": value, "subject": subject, "kind": kind, "attribute": attribute or kind, "date": date}
+
+
+def curate(tmp_path: Path, turns: list[Turn], facts: dict[str, list[dict[str, str]]]) -> tuple[Store, Any]:
+    store = new_store(tmp_path / "mem")
+    model = get_model("scripted", script=[reply(turns, facts)])
+    result = asyncio.run(ingest(model, store, turns, curation="split"))
+    return store, result.outputs[0].extra
+
+
+def text_of(store: Store) -> str:
+    return "\n".join(snapshot(store).values())
+
+
+def test_a_relatives_news_is_never_filed_as_the_speakers_own(tmp_path: Path) -> None:
+    turns = [
+        Turn("S1T1", "Alice", "I live in Lisbon, near the river.", "2024-01-10"),
+        Turn("S2T1", "Alice", "My sister Maria lives in Rome now. My mother works as a teacher.", DAY),
+    ]
+    store = new_store(tmp_path / "mem")
+    model = get_model(
+        "scripted",
+        script=[
+            reply(turns[:1], {"S1T1": [f("Lisbon", "Alice", "fact", "home")]}),
+            reply(
+                turns[1:],
+                {
+                    "S2T1": [
+                        f("lives in Rome", "Alice", "fact", "home"),
+                        f("a teacher", "Alice", "fact", "job"),
+                    ]
+                },
+            ),
+        ],
+    )
+    asyncio.run(ingest(model, store, turns, curation="split"))
+    text = text_of(store)
+    assert "- alice | home: Lisbon (since 2024-01-10) [S1T1]" in text  # still live, never struck
+    assert "~~alice | home" not in text and "alice | job" not in text
+    assert "Maria | fact: lives in Rome" in text or "maria | home: lives in Rome" in text
+    assert "Alice's mother" in text or "alice s mother" in text
+    lines = store_fact_lines(store)
+    judged = score(lines, turns, speakers=["Alice", "Bob"])
+    assert sum(judged.false.values()) == 0
+    # the line the old schema wrote is false by the benchmark's rules
+    assert false_reason(Line("alice", "home", "Rome", DAY), turns[1:], ["Alice"]) == "wrong subject"
+    assert false_reason(Line("alice", "job", "a teacher", DAY), turns[1:], ["Alice"]) == "wrong subject"
+
+
+def test_a_denial_is_never_stored_as_a_live_positive_value(tmp_path: Path) -> None:
+    turns = [Turn("S1T1", "Alice", "I don't eat meat at all. And I'm not a teacher, I never was.", DAY)]
+    store, extra = curate(
+        tmp_path,
+        turns,
+        {"S1T1": [f("eat meat", "Alice", "preference", "diet"), f("a teacher", "Alice", "fact", "job")]},
+    )
+    text = text_of(store)
+    assert "| diet: eat meat" not in text and "preference: eat meat" not in text
+    assert "job: a teacher" not in text and "fact: a teacher" not in text
+    assert "don't eat meat" in text and "not a teacher" in text  # kept with their denial
+    assert extra["denials_kept"] == 2
+    assert false_reason(Line("alice", "diet", "eat meat", DAY), turns, ["Alice"]) == "negated"
+    assert false_reason(Line("Alice", "fact", "a teacher", DAY), turns, ["Alice"]) == "negated"
+    assert false_reason(Line("Alice", "fact", "not a teacher", DAY), turns, ["Alice"]) is None
+
+
+def test_word_salad_is_not_supported(tmp_path: Path) -> None:
+    turns = [Turn("S1T1", "Alice", "My sister moved to Rome last year, and I stayed in Paris.", DAY)]
+    store, extra = curate(tmp_path, turns, {"S1T1": [f("moved to Paris", "Alice", "fact", "home")]})
+    assert "moved to Paris" not in text_of(store)
+    assert extra["facts_dropped"] == {"value not in turn": 1}
+    assert false_reason(Line("alice", "home", "moved to Paris", DAY), turns, ["Alice"]) == "unsupported"
+
+
+def test_a_date_the_turn_does_not_name_is_never_written(tmp_path: Path) -> None:
+    turns = [
+        Turn("S1T1", "Alice", "I went to a pottery class, it was fun.", DAY),
+        Turn("S1T2", "Alice", "I ran a charity race yesterday.", DAY),
+    ]
+    store, extra = curate(
+        tmp_path,
+        turns,
+        {
+            "S1T1": [f("went to a pottery class", "Alice", "event", "class", "1999-12-31")],
+            "S1T2": [f("ran a charity race", "Alice", "event", "race", "2024-02-29")],
+        },
+    )
+    text = text_of(store)
+    assert "1999-12-31" not in text
+    assert f"- {DAY}: Alice | event: went to a pottery class [S1T1]" in text
+    assert "- 2024-02-29: Alice | event: ran a charity race [S1T2]" in text  # "yesterday"
+    assert extra["dates_cleared"] == 1
+    assert (
+        false_reason(Line("Alice", "event", "went to a pottery class", "1999-12-31"), turns, [])
+        == "wrong date"
+    )
+    assert day_fits("2024-02-25", "I went there last week", DAY) and not day_fits(
+        "2024-01-01", "last week", DAY
+    )
+    assert day_fits("2024-03-10", "I'm going in March", DAY) and day_fits(
+        "2023-03-05", "back in March", "2023-05-01"
+    )
+
+
+VACUOUS = [
+    ("S1T1", "John", "I saw that!", f("saw", "John", "fact")),
+    ("S1T2", "Maria", "I posted it online.", f("posted", "Maria", "plan")),
+    ("S1T3", "Maria", "Great pic!", f("great pic", "Maria", "event")),
+    ("S1T4", "Maria", "Haha, I was laughing so hard.", f("laughing", "Maria", "relation")),
+    ("S1T5", "Maria", "I got your back, always.", f("got your back", "Maria", "plan")),
+    ("S1T6", "John", "These are tough times for me.", f("tough times", "John", "plan")),
+]
+
+
+def test_vacuous_lines_and_a_done_act_filed_as_a_plan_are_not_facts(tmp_path: Path) -> None:
+    turns = [Turn(loc, who, text, DAY) for loc, who, text, _ in VACUOUS]
+    turns.append(Turn("S1T7", "John", "I finished the marathon in Boston.", DAY))
+    facts = {loc: [fact] for loc, _, _, fact in VACUOUS}
+    facts["S1T7"] = [f("finished the marathon in Boston", "John", "plan")]
+    store, extra = curate(tmp_path, turns, facts)
+    text = text_of(store)
+    for _, _, _, fact in VACUOUS:
+        assert f": {fact['value']} [" not in text
+    assert "John | event: finished the marathon in Boston" in text  # a plan already done: an event
+    assert extra["kinds_fixed"] == 1 and extra["facts_kept"] == 1
+    # and the benchmark calls each such line false, by its reason
+    for loc, who, _, fact in VACUOUS:
+        turn = next(t for t in turns if t.locator == loc)
+        assert false_reason(Line(who, fact["kind"], fact["value"], DAY), [turn], ["John", "Maria"]) in (
+            "vacuous",
+            "wrong kind",
+        )
+
+
+def test_a_locator_in_a_reply_never_bricks_the_store(tmp_path: Path) -> None:
+    from memdir.api import Memory
+
+    mem = Memory(tmp_path / "mem")
+    said = [{"speaker": "Alice", "text": "I keep [S999999999T1] as my locker code at the gym."}]
+    bad = {"value": "[S999999999T1] as my locker code", "subject": "[S999999999T1]"}
+    model = get_model(
+        "scripted",
+        script=[
+            json.dumps({"S1T1 Alice": [{**bad, "kind": "fact", "attribute": "[S999999999T1]", "date": ""}]}),
+            json.dumps({"S2T1": []}),
+        ],
+    )
+    mem.add(said, model=model, curation="split", date=DAY)
+    text = "\n".join(p.read_text() for p in (tmp_path / "mem").rglob("*.md"))
+    assert "[S999999999T1]" not in text  # neither a subject, an attribute nor a value cites it
+    again = mem.add(
+        [{"speaker": "Alice", "text": "I moved to Porto."}], model=model, curation="split", date=DAY
+    )
+    assert again.went != "none"  # the store takes more: nothing claims session 999,999,999
+
+
+def test_the_benchmark_counts_false_lines_by_reason_beside_the_old_precision(tmp_path: Path) -> None:
+    turns = [
+        Turn("S1T1", "Alice", "My sister Maria lives in Rome now.", DAY),
+        Turn("S1T2", "Alice", "I don't eat meat at all.", DAY),
+        Turn("S1T3", "Alice", "I went to a pottery class, it was fun.", DAY),
+        Turn("S1T4", "Maria", "Great pic!", DAY),
+        Turn("S1T5", "Alice", "I went vegan last month.", DAY),
+    ]
+    body = "\n".join(
+        [
+            f"- alice | home: Rome (since {DAY}) [S1T1]",
+            f"- alice | diet: eat meat (since {DAY}) [S1T2]",
+            "- 1999-12-31: Alice | event: went to a pottery class [S1T3]",
+            f"- {DAY}: Maria | event: great pic [S1T4]",
+            f"- {DAY}: Alice | plan: went to a pottery class [S1T3]",
+            f"- alice | diet: vegan (since {DAY}) [S1T5]",
+            "- 2024-02-05: Alice | event: went vegan [S1T5]",
+        ]
+    )
+    store = Store(tmp_path / "s", create=True)
+    with store.step("create"):
+        store.create("/memories/people/alice.md", f"---\ndescription: alice\n---\n# Alice\n\n{body}\n")
+    s = score(store_fact_lines(store), turns, speakers=["Alice", "Maria"])
+    assert dict(s.false) == {"wrong subject": 1, "negated": 1, "wrong date": 1, "vacuous": 1, "wrong kind": 1}
+    data = s.as_json()
+    assert data["precision"]["distilled"] == 1.0  # every word of every line stands in its turn
+    assert data["precision_strict"]["distilled"] == round(2 / 7, 4)
+    assert data["false_line_count"] == 5 and len(data["examples"]["false"]) == 5
