@@ -83,7 +83,7 @@ def test_score_of_a_hand_made_store(tmp_path: Path) -> None:
     # (the verbatim line, and the unsupported distilled one: recall asks no support); Alice's
     # vegetables are under the threshold
     assert s.observations == 4
-    assert dict(s.kept) == {"all": 3, "distilled": 3, "verbatim": 1}
+    assert dict(s.kept) == {"all": 3, "distilled": 3, "verbatim": 1, "distilled_strict": 2}
     assert s.recall("all") == 0.75 and s.recall("verbatim") == 0.25
     shown = s.examples["unsupported"]
     assert any(e.startswith("forged: /memories/people/notes.md:") and "Lisbon" in e for e in shown)

@@ -15,7 +15,13 @@ searcher look the same there. These figures read the store alone:
   whole line, for a free-text line). A line citing a locator that names no turn of the stream is *forged*, and
   unsupported;
 - **fact recall** against a reference (LoCoMo's observations): an observation is kept when a
-  fact line cites one of its evidence turns and has content F1 >= `KEPT` with it.
+  fact line cites one of its evidence turns and has content F1 >= `KEPT` with it;
+- **truth** of every distilled line of the `SUBJECT | ...` grammars (keyed and `KIND` lines):
+  who, what and when by `memdir.fact_truth` (`false_lines` by reason: wrong subject, negated,
+  wrong date, unsupported, vacuous, wrong kind), and **strict precision**, the share of lines
+  good by the rules above and not false by these. Where a reference fact matches the line, the
+  reference's subject decides who it is about. `precision` keeps its old meaning (support and
+  junk only) beside it, so stores scored before compare.
 
 The rules themselves (content words, junk, support, content F1) are `memdir.fact_quality`,
 the ones the curators validate their own writes by, so a curator is judged by the rule it was
@@ -31,8 +37,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memdir.analytics.facts import FactLine, fact_lines
-from memdir.conventions import KeyedFact, normalize, parse_distilled, parse_keyed
+from memdir.conventions import DistilledFact, KeyedFact, normalize, parse_distilled, parse_keyed
 from memdir.fact_quality import SUPPORTED, content_f1, is_supported, junk_reason
+from memdir.fact_truth import REASONS, Line, false_reason, reference_fits, reference_subject, stream_names
 from memdir.store.store import Store
 from memdir.stream import Turn
 from memdir.study.bench.locomo import Observation
@@ -66,17 +73,32 @@ class Verdict:
     forged: bool  # cites a locator naming no turn of the stream
     supported: bool
     junk: str | None  # junk_reason of the value
+    false: str | None = None  # fact_truth's reason, for a line of the keyed or KIND grammar
 
     @property
     def good(self) -> bool:
         return self.supported and self.junk is None
 
+    @property
+    def strict(self) -> bool:
+        """Good, and true by who, what and when (`fact_truth`)."""
+        return self.good and self.false is None
+
     def shown(self) -> str:
         return f"{self.line.path}:{self.line.lineno}: {self.line.text.strip()}"
 
 
-def judge(line: FactLine, turns: Mapping[str, Turn], names: Sequence[str]) -> Verdict:
-    """The verdict on one fact line, given the stream's turns by locator and its speakers."""
+def judge(
+    line: FactLine,
+    turns: Mapping[str, Turn],
+    names: Sequence[str],
+    *,
+    people: frozenset[str] = frozenset(),
+    reference: Sequence[Observation] = (),
+) -> Verdict:
+    """The verdict on one fact line, given the stream's turns by locator, its speakers, the
+    person names it writes (`fact_truth.stream_names`) and the reference facts of the turns the
+    line cites (the best match by content F1 >= `KEPT` names its subject)."""
     cited = [turns[loc] for loc in line.locators if loc in turns]
     forged = len(cited) < len(line.locators)
     claim = claim_of(line.text)
@@ -96,7 +118,29 @@ def judge(line: FactLine, turns: Mapping[str, Turn], names: Sequence[str]) -> Ve
     supported = not forged and is_supported(said, sources, SUPPORTED)
     junk = junk_reason(value, whole=kf is None)
     grammar = "keyed" if isinstance(kf, KeyedFact) else "kind" if kf is not None else None
-    return Verdict(line, claim, kind, grammar, forged, supported, junk)
+    false = None
+    if kf is not None and not forged:
+        false = _false(kf, claim, cited, names, people, reference)
+    return Verdict(line, claim, kind, grammar, forged, supported, junk, false)
+
+
+def _false(
+    kf: KeyedFact | DistilledFact,
+    claim: str,
+    cited: Sequence[Turn],
+    names: Sequence[str],
+    people: frozenset[str],
+    reference: Sequence[Observation],
+) -> str | None:
+    if isinstance(kf, KeyedFact):
+        line = Line(kf.subject, kf.attribute, kf.value, None if kf.since == "unknown" else kf.since, kf.live)
+    else:
+        line = Line(kf.subject, kf.kind, kf.value, kf.date)
+    matched = max(reference, key=lambda o: content_f1(claim, o.text), default=None)
+    ref = reference_subject(matched.text) if matched and content_f1(claim, matched.text) >= KEPT else None
+    if ref is not None and not reference_fits(kf.subject, ref):
+        return "wrong subject"
+    return false_reason(line, cited, names, names=people, subject_known=ref is not None)
 
 
 def store_fact_lines(store: Store) -> list[FactLine]:
@@ -120,7 +164,9 @@ class WriteScore:
     junk: Counter[str] = field(default_factory=Counter)  # reason -> distilled lines
     observations: int = 0  # reference facts scored against (0: no reference, recall undefined)
     kept: Counter[str] = field(default_factory=Counter)  # group -> observations kept
-    examples: dict[str, list[str]] = field(default_factory=dict)  # "junk" / "unsupported" -> lines
+    examples: dict[str, list[str]] = field(default_factory=dict)  # "junk" / "unsupported" / "false" -> lines
+    strict: Counter[str] = field(default_factory=Counter)  # group -> good and not false
+    false: Counter[str] = field(default_factory=Counter)  # fact_truth reason -> lines
 
     @property
     def junk_lines(self) -> int:
@@ -131,6 +177,9 @@ class WriteScore:
 
     def precision(self, group: str) -> float | None:
         return self.good[group] / self.lines[group] if self.lines[group] else None
+
+    def strict_precision(self, group: str) -> float | None:
+        return self.strict[group] / self.lines[group] if self.lines[group] else None
 
     def junk_rate(self) -> float | None:
         return self.junk_lines / self.lines["distilled"] if self.lines["distilled"] else None
@@ -150,6 +199,8 @@ class WriteScore:
             self.observations + other.observations,
             self.kept + other.kept,
             examples,
+            self.strict + other.strict,
+            self.false + other.false,
         )
 
     def as_json(self) -> dict[str, Any]:
@@ -165,9 +216,14 @@ class WriteScore:
             "junk_reasons": dict(sorted(self.junk.items())),
             "junk_rate": _round(self.junk_rate()),
             "precision": {g: _round(self.precision(g)) for g in GROUPS},
+            "strict_good_lines": {g: self.strict[g] for g in GROUPS},
+            "false_lines": {r: self.false[r] for r in REASONS},
+            "false_line_count": sum(self.false.values()),
+            "precision_strict": {g: _round(self.strict_precision(g)) for g in GROUPS},
             "observations": self.observations,
-            "kept": {g: self.kept[g] for g in GROUPS},
+            "kept": {g: self.kept[g] for g in (*GROUPS, "distilled_strict")},
             "recall": {g: _round(self.recall(g)) for g in GROUPS},
+            "recall_distilled_strict": _round(self.recall("distilled_strict")),
             "examples": self.examples,
         }
 
@@ -184,6 +240,8 @@ class WriteScore:
             int(d["observations"]),
             Counter(d["kept"]),
             {k: list(v) for k, v in d.get("examples", {}).items()},
+            Counter(d.get("strict_good_lines", {})),
+            Counter({k: v for k, v in d.get("false_lines", {}).items() if v}),
         )
 
 
@@ -201,14 +259,32 @@ def score(
     reference facts (None: no reference, recall is left undefined)."""
     by_loc = {t.locator: t for t in turns}
     names = sorted({*speakers, *(t.speaker for t in by_loc.values())})
-    verdicts = [judge(line, by_loc, names) for line in lines]
-    out = WriteScore(examples={"junk": [], "unsupported": []})
+    people = stream_names(list(by_loc.values()))
+    refs: dict[str, list[Observation]] = {}
+    for obs in observations or ():
+        for loc in obs.evidence:
+            refs.setdefault(loc, []).append(obs)
+    verdicts = [
+        judge(
+            line,
+            by_loc,
+            names,
+            people=people,
+            reference=[o for loc in line.locators for o in refs.get(loc, ())],
+        )
+        for line in lines
+    ]
+    out = WriteScore(examples={"junk": [], "unsupported": [], "false": []})
     citing: dict[str, list[Verdict]] = {}
     for v in verdicts:
         for group in ("all", v.kind):
             out.lines[group] += 1
             out.good[group] += v.good
             out.supported[group] += v.supported
+            out.strict[group] += v.strict
+        if v.false is not None:
+            out.false[v.false] += 1
+            _example(out.examples["false"], f"{v.false}: {v.shown()}")
         out.forged += v.forged
         out.keyed += v.grammar == "keyed"
         out.kind_lines += v.grammar == "kind"
@@ -222,9 +298,11 @@ def score(
     for obs in observations or ():
         out.observations += 1
         near = {id(v): v for loc in obs.evidence for v in citing.get(loc, ())}.values()
-        hits = {v.kind for v in near if content_f1(v.claim, obs.text) >= KEPT}
+        matched = [v for v in near if content_f1(v.claim, obs.text) >= KEPT]
+        hits = {v.kind for v in matched}
         for group in ("distilled", "verbatim"):
             out.kept[group] += group in hits
+        out.kept["distilled_strict"] += any(v.kind == "distilled" and v.strict for v in matched)
         out.kept["all"] += bool(hits)
     return out
 
