@@ -25,7 +25,8 @@ from memdir.study.eval.writes import GROUPS, WriteScore
 SUMMARY = "summary.json"
 PLOT = "writes.png"
 COLUMNS = (
-    *("conversation", "lines", "R all", "R dist", "R verb", "P dist", "P verb", "junk", "forged"),
+    *("conversation", "lines", "R all", "R dist", "R verb", "P dist", "P strict", "false", "P verb"),
+    *("junk", "forged"),
     *("tok/chunk", "s/chunk", "tok/kept", "s/kept", "lines/kept", "KB/kept", "check"),
 )
 
@@ -57,6 +58,10 @@ def figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "chunks_unchanged": sum(int(r.get("chunks_unchanged", 0)) for r in rows),
         "recall": data["recall"],
         "precision": data["precision"],
+        "precision_strict": data["precision_strict"],
+        "false_lines": data["false_lines"],
+        "false_line_count": data["false_line_count"],
+        "recall_distilled_strict": data["recall_distilled_strict"],
         "fact_lines": data["fact_lines"],
         "good_lines": data["good_lines"],
         "keyed_lines": data["keyed_lines"],
@@ -91,7 +96,7 @@ def summary(rows: Sequence[Mapping[str, Any]], settings: Mapping[str, Any]) -> d
     the mean over conversations of each recall and precision."""
     per = {str(r["conversation"]): figures([r]) for r in rows}
     mean: dict[str, Any] = {}
-    for measure in ("recall", "precision"):
+    for measure in ("recall", "precision", "precision_strict"):
         for g in GROUPS:
             values = [f[measure][g] for f in per.values() if f[measure][g] is not None]
             mean[f"{measure}_{g}"] = round(statistics.fmean(values), 4) if values else None
@@ -133,6 +138,8 @@ def table_rows(data: Mapping[str, Any]) -> list[list[str]]:
                 str(f["fact_lines"]["all"]),
                 *(_f(f["recall"][g]) for g in GROUPS),
                 _f(f["precision"]["distilled"]),
+                _f(f["precision_strict"]["distilled"]),
+                str(f["false_line_count"]),
                 _f(f["precision"]["verbatim"]),
                 f"{f['junk_lines']}" + (f" ({f['junk_rate']:.1%})" if f["junk_rate"] is not None else ""),
                 str(f["forged_lines"]),
