@@ -42,7 +42,7 @@ def _ids(values: tuple[str, ...]) -> list[str] | None:
     "--benchmark",
     "-b",
     required=True,
-    type=click.Choice(["locomo", "realtalk", "key"]),
+    type=click.Choice(["locomo", "realtalk", "generated", "key"]),
     help="key: the hand-checked truth key's turns (study/bench/truth_key.json), scored on its facts.",
 )
 @click.option(
@@ -96,6 +96,7 @@ def writes_cmd(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
     from memdir.study.eval import writes_report as report
+    from memdir.study.eval.updates_run import summary_line
     from memdir.study.eval.writes_run import WritesRun, run_writes
 
     model = model_from_options(model_name, base_url, api_key_env, None, tool_protocol)
@@ -131,6 +132,9 @@ def writes_cmd(
     if not console.is_terminal:  # a pipe or a file: 80 columns would cut the figures
         console = Console(stderr=as_json, width=180)
     console.print(report.table(data))
+    updated = summary_line(data["pooled"] or {})
+    if updated:
+        console.print(updated)
     console.print(f"wrote {folder / 'writes.jsonl'}, summary.json and {report.PLOT}; {usage_line(model)}")
     if as_json:
         click.echo(json.dumps(data, indent=2))

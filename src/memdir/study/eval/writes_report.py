@@ -19,7 +19,7 @@ from typing import Any
 from memdir.errors import MemdirError
 from memdir.models.usage import Usage
 from memdir.store.atomic import write_atomic
-from memdir.study.eval import keyscore
+from memdir.study.eval import keyscore, updates_run
 from memdir.study.eval.writes import GROUPS, WriteScore
 
 SUMMARY = "summary.json"
@@ -87,6 +87,8 @@ def figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     if len(rows) == 1:
         out["examples"] = data["examples"]
         out["reference_skipped"] = rows[0].get("reference_skipped", {})
+    # update accuracy, the generated benchmark's (study/eval/updates.py, docs/metrics.md)
+    out.update(updates_run.pooled(rows))
     out.update(keyscore.pooled(rows))  # the truth key's recall and precision (study/eval/keyscore.py)
     return out
 

@@ -7,6 +7,8 @@ A run folder (over `study/runfolder.py`, like the eval's):
   (`tools.wiring.open_store`), with its call log in `.memdir/calls.jsonl`;
 - `writes.jsonl`: one row per conversation, appended as each finishes, so a rerun skips the
   finished ones (a store left half built by a stopped run is built again from nothing);
+- `updates.jsonl` (the generated benchmark): one row per session, its update accuracy scored as
+  the session ends (`updates_run.py`), so a rerun resumes a stopped conversation at a session;
 - `summary.json`: per conversation and pooled, derived from the rows alone (`writes_report`).
 
 The figures are `eval/writes.py` (what a store says) plus the cost of saying it: the model's
@@ -37,13 +39,15 @@ from memdir.fact_quality import SUPPORTED
 from memdir.models import Model
 from memdir.models.usage import Usage
 from memdir.store.store import Store
-from memdir.study.bench import load_sample, locomo, realtalk, truthkey
+from memdir.stream import Turn, chunk_stream
+from memdir.study.bench import DEFAULTS, load_sample, locomo, realtalk, truthkey
 from memdir.study.bench.types import Sample, parse_sessions
-from memdir.study.eval import keyscore, writes
+from memdir.study.eval import keyscore, updates, writes
+from memdir.study.eval.updates_run import UPDATES, SessionRows
 from memdir.study.runfolder import JsonlTable, read_manifest, require_same, write_manifest
 from memdir.tools.wiring import open_store
 
-BENCHMARKS = ("locomo", "realtalk", "key")
+BENCHMARKS = ("locomo", "realtalk", "generated", "key")
 ROWS = "writes.jsonl"
 MANIFEST = "manifest.json"
 
@@ -68,15 +72,26 @@ class WritesRun:
             "sessions": self.sessions,
             "base_url": self.base_url,
             "tool_protocol": self.tool_protocol,
-            "scoring": {"verbatim_f1": writes.VERBATIM, "kept_f1": writes.KEPT, "supported": SUPPORTED},
+            "scoring": {
+                "verbatim_f1": writes.VERBATIM,
+                "kept_f1": writes.KEPT,
+                "supported": SUPPORTED,
+                **({"update_match_f1": updates.MATCH} if self.benchmark == "generated" else {}),
+            },
         }
 
 
 def conversation_ids(benchmark: str, chosen: Sequence[str] | None) -> list[str]:
     """The benchmark's conversations (all, or `chosen` in the benchmark's order); an unknown id
-    is refused with the known ones."""
+    is refused with the known ones. The generated benchmark's ids name their parameters, so any
+    well-formed id is one (`gen-s42` by default)."""
     if benchmark not in BENCHMARKS:
-        raise MemdirError(f"bench writes scores {' or '.join(BENCHMARKS)}, not {benchmark!r}")
+        raise MemdirError(f"bench writes scores {', '.join(BENCHMARKS)}, not {benchmark!r}")
+    if benchmark == "generated":
+        ids = list(dict.fromkeys(chosen or [DEFAULTS["generated"]]))
+        for cid in ids:
+            load_sample(benchmark, cid)  # a malformed id refused (UnknownSample) before any build
+        return ids
     listers = {"locomo": locomo.sample_ids, "key": truthkey.conversation_ids}
     known = listers.get(benchmark, realtalk.sample_ids)()
     if not chosen:
@@ -141,11 +156,17 @@ def run_writes(
             if say:
                 say(f"{run.benchmark} {cid}: {'scored again' if rescore else 'already'} in {out / ROWS}")
             continue
+        ref = reference(run.benchmark, sample, span)
+        if run.benchmark == "generated":  # built a session at a time, resumed at one
+            sessions = SessionRows(JsonlTable(out / UPDATES), sample, model)
+            row = build_and_score(run, model, sample, ref, where, tick, sessions, sessions.resume(where, say))
+            table.append([row])
+            continue
         if where.exists():  # a build a stopped run left half done: its row was never written
             if say:
                 say(f"{run.benchmark} {cid}: rebuilding {where}, left unfinished by an earlier run")
             shutil.rmtree(where)
-        row = build_and_score(run, model, sample, reference(run.benchmark, sample, span), where, tick)
+        row = build_and_score(run, model, sample, ref, where, tick)
         table.append([row])
     return table.rows()
 
@@ -157,29 +178,38 @@ def build_and_score(
     ref: locomo.Observations | None,
     where: Path,
     tick: Tick | None = None,
+    sessions: SessionRows | None = None,
+    turns: list[Turn] | None = None,
 ) -> dict[str, Any]:
-    """One conversation: ingest its turns into a new store at `where`, then its row."""
+    """One conversation: ingest its turns (or only `turns`, those a resumed build has left) into
+    the store at `where`, then its row. With `sessions` (the generated benchmark), each session's
+    update accuracy is scored and saved as its last chunk lands, and the build's cost is the sum
+    of the saved sessions'."""
     store = open_store(where, create=True, init=True)
     record = RunRecord(store.state_dir / "calls.jsonl", command="bench writes", conversation=sample.id)
+    turns = sample.turns if turns is None else turns
     n_chunks = len(sample.chunks())
+    done = n_chunks - len(chunk_stream(turns))
     stamps: list[float] = []
     before = model.usage
     began = time.perf_counter()
 
-    def on_chunk(_out: RoleOutput) -> None:
+    def on_chunk(out: RoleOutput) -> None:
         stamps.append(time.perf_counter())
+        if sessions is not None:
+            sessions.chunk_done(store, out)
         if tick is not None:
-            tick(sample.id, len(stamps), n_chunks)
+            tick(sample.id, done + len(stamps), n_chunks)
 
     if tick is not None:
-        tick(sample.id, 0, n_chunks)
+        tick(sample.id, done, n_chunks)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoOpWarning)  # counted in the row instead
         result = asyncio.run(
             ingest(
                 model,
                 store,
-                sample.turns,
+                turns,
                 variant="agent-curated-keyed",
                 record=record,
                 on_chunk=on_chunk,
@@ -189,6 +219,13 @@ def build_and_score(
     seconds = time.perf_counter() - began
     now, then = model.usage.as_dict(), before.as_dict()
     used = Usage.from_dict({k: now[k] - then[k] for k in now})
+    cost = {
+        "chunks": len(result.chunks),
+        "chunks_unchanged": len(result.unchanged),
+        "seconds": round(seconds, 3),
+        "chunk_seconds": [round(b - a, 3) for a, b in zip([began, *stamps], stamps, strict=False)],
+        "usage": used.as_dict(),
+    }
     return {
         "benchmark": run.benchmark,
         "conversation": sample.id,
@@ -197,12 +234,9 @@ def build_and_score(
         "curates": resolve(run.curation, model),
         "sessions": run.sessions,
         "turns": len(sample.turns),
-        "chunks": len(result.chunks),
-        "chunks_unchanged": len(result.unchanged),
-        "seconds": round(seconds, 3),
-        "chunk_seconds": [round(b - a, 3) for a, b in zip([began, *stamps], stamps, strict=False)],
-        "usage": used.as_dict(),
+        **(sessions.cost() if sessions else cost),
         **scored_row(store, sample, ref),
+        **(sessions.figures(store) if sessions else {}),
     }
 
 
