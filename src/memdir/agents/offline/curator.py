@@ -41,6 +41,7 @@ from memdir.agents.offline.text import slug, topic_of
 from memdir.conventions import key_of, neutralize_locators, parse_keyed, turn_numbers
 from memdir.errors import MemdirError
 from memdir.fact_quality import junk_reason
+from memdir.fact_truth import Line, false_reason
 from memdir.store.spec import DEFAULT_FANOUT_CAP
 from memdir.stream import Chunk, Turn
 from memdir.tools.profiles import Harness
@@ -92,7 +93,7 @@ class CurationResult:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     superseded: int = 0
     keyed_written: int = 0
-    keyed_refused: int = 0  # junk values not written
+    keyed_refused: int = 0  # junk values, and values false of their turn (fact_truth), not written
     facts_written: int = 0
 
 
@@ -283,8 +284,13 @@ class Curator:
 
     def _keyed(self, folder: str, speaker: str, subject: str, attr: str, value: str, turn: Turn) -> None:
         """Write the live line of (subject, attribute) in its one section, superseding the old one.
-        A junk value (`fact_quality.junk_reason`) is not written: it would strike a true one."""
-        if junk_reason(value) is not None:
+        A junk value (`fact_quality.junk_reason`), or one the turn does not say of the subject
+        then (`fact_truth`: a relative's, a denied one, a bag of the turn's words), is not
+        written: it would strike a true one. The rules are the split curator's and the
+        benchmark's."""
+        said = replace(turn, speaker=speaker) if is_user(turn.speaker) else turn  # "user" by their name
+        line_said = Line(subject, attr, value, turn.date)
+        if junk_reason(value) is not None or false_reason(line_said, [said], [said.speaker]) is not None:
             self.result.keyed_refused += 1
             return
         path = f"{folder}/{FACTS}"

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Any
 
+from memdir.agents.split.truthful import people_of
 from memdir.conventions import TURN
 from memdir.fact_quality import FIRST_PERSON, words_of
 from memdir.models import ChatMessage, GenerateConfig, Model
@@ -41,6 +42,7 @@ VALUE_WORDS = 12
 # One to VALUE_WORDS words, single-spaced, with no quote or backslash (nothing to escape).
 VALUE_PATTERN = rf'^[^"\\ ]+( [^"\\ ]+){{0,{VALUE_WORDS - 1}}}$'
 FACTS_PER_TURN = 3
+PEOPLE = 3  # people a turn relates to its speaker, offered as subjects beside the speaker
 _SELF = FIRST_PERSON | frozenset("we we're we've we'd we'll our ours us ourselves".split())  # noqa: SIM905
 ANCHOR_WORDS = 6  # of a turn's text, written in its key
 _UNESCAPED = re.compile(r'["\\]')  # left out of a key, so that it holds nothing to escape
@@ -86,15 +88,17 @@ def asks_only(turn: Turn) -> bool:
 
 def schema(chunk: Chunk) -> dict[str, Any]:
     """The reply's shape for `chunk`: one property per turn, in the chunk's order, each a list
-    of facts whose subject is that turn's speaker; every object closed and every field required
-    (what OpenAI's strict mode needs)."""
+    of facts whose subject is that turn's speaker or a person the turn relates to them ("my
+    sister Maria": `truthful.people_of`); every object closed and every field required (what
+    OpenAI's strict mode needs). Held to the speaker alone, "My sister Maria lives in Rome now."
+    could only be filed as the speaker's home; validation still takes the subject from the turn."""
 
     def told(turn: Turn) -> dict[str, Any]:
         fact = {
             "type": "object",
             "properties": {
                 "value": {"type": "string", "pattern": VALUE_PATTERN},
-                "subject": {"type": "string", "enum": [turn.speaker]},
+                "subject": {"type": "string", "enum": [turn.speaker, *people_of(turn)[:PEOPLE]]},
                 "kind": {"type": "string", "enum": list(KINDS)},
                 "attribute": {"type": "string"},
                 "date": {"type": "string"},
