@@ -302,9 +302,15 @@ def test_fanout_stays_under_the_cap_by_going_a_level_down(tmp_path: Path) -> Non
     assert all(text.count(f"[{t.locator}]") == 1 for t in turns)
 
 
-def test_curated_store_reads_less_than_the_dump_on_a_generated_conversation(tmp_path: Path) -> None:
-    """Partitioned by person, topic and day, the curated store's search reads fewer bytes per
-    question than the verbatim dump's, on the same questions, with the same searcher."""
+def test_curated_store_reads_less_per_right_answer_than_the_dump_on_a_generated_conversation(
+    tmp_path: Path,
+) -> None:
+    """Partitioned by person, topic and day, with each changed value keyed, the curated store's
+    search reads fewer bytes per right answer than the verbatim dump's, on the same questions,
+    with the same searcher, and answers more of them. (Per question it may read more: since the
+    offline curator keys the generated benchmark's values, the searcher reads `facts.md`, where
+    the answers are; gen-s42-n10, measured: 2,195 bytes a question at correctness 47.1, against
+    the dump's 1,953 at 5.4.)"""
     cfg = RunConfig(
         benchmark="generated",
         conversations=["gen-s42-n10"],
@@ -315,6 +321,7 @@ def test_curated_store_reads_less_than_the_dump_on_a_generated_conversation(tmp_
     cells = {c.variant: c for c in run_eval(cfg, tmp_path / "run", progress=False).cells}
     dump, curated = cells["verbatim-dump"], cells["agent-curated"]
     assert curated.n_questions == dump.n_questions > 0
-    assert 0 < (curated.search.bytes_read or 0) < (dump.search.bytes_read or 0)
     assert curated.correctness and dump.correctness
-    assert (curated.correctness.all.mean or 0) >= (dump.correctness.all.mean or 0)
+    right, right_dump = curated.correctness.all.mean or 0, dump.correctness.all.mean or 0
+    assert right > 2 * right_dump > 0
+    assert 0 < (curated.search.bytes_read or 0) / right < (dump.search.bytes_read or 0) / right_dump

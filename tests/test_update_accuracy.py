@@ -142,22 +142,22 @@ GEN = "gen-s4-p2-n4-t6-a3-c1"
 def test_a_generated_sample_through_the_offline_curator(tmp_path: Path) -> None:
     """GEN's changed keys: Alice's diet and home and Bruno's job change in session 2 (the offline
     curator keys "I've gone vegan", "I live in Nairobi now", "I'm working as a data analyst
-    now": correct), Alice's morning drink in session 3 and Bruno's reading genre and workout in
-    session 4 (keyed by no pattern: omitted)."""
+    now"), Alice's morning drink in session 3 ("I've swapped my morning drink for ...") and
+    Bruno's reading genre and workout in session 4: every one correct, none hallucinated."""
     rows = run_writes(WritesRun("generated", "offline"), OfflineModel(), [GEN], tmp_path / "run")
     by_session = [
         (s["session"], s["scored"], s["correct"], s["hallucinated"], s["omitted"])
         for s in rows[0]["updates_by_session"]
     ]
-    assert by_session == [(1, 0, 0, 0, 0), (2, 3, 3, 0, 0), (3, 4, 3, 0, 1), (4, 6, 3, 0, 3)]
+    assert by_session == [(1, 0, 0, 0, 0), (2, 3, 3, 0, 0), (3, 4, 4, 0, 0), (4, 6, 6, 0, 0)]
     pooled = rows[0]["updates"]
     assert (pooled["scored"], pooled["correct"], pooled["omitted"], pooled["update_accuracy"]) == (
         13,
-        9,
-        4,
-        round(9 / 13, 4),
+        13,
+        0,
+        1.0,
     )
-    assert rows[0]["updates_final"]["update_accuracy"] == 0.5
+    assert rows[0]["updates_final"]["update_accuracy"] == 1.0
     saved = JsonlTable(tmp_path / "run" / UPDATES).rows()
     assert [r["chunks"] for r in saved] == [2, 2, 2, 2]  # scored at a session's last chunk only
     assert rows[0]["chunks"] == len(load_sample("generated", GEN).chunks()) == 8
@@ -248,8 +248,9 @@ def test_stale_first_reads_each_key_under_the_store_own_key(
 
 
 def test_the_command_prints_the_update_keys(tmp_path: Path) -> None:
-    """gen-s1-p2-n3-t4-a2-c1: Alice's favorite cuisine goes Japanese -> Thai in session 3; the
-    offline curator keyed `favorite food: Japanese` and nothing struck it: omitted."""
+    """gen-s1-p2-n3-t4-a2-c1: Alice's favorite cuisine goes Japanese -> Thai in session 3 ("My
+    taste has changed: Thai is my favorite cuisine now."); the offline curator keys both under
+    `favorite food` (a cuisine is a food), so Thai strikes Japanese through: correct."""
     sid = "gen-s1-p2-n3-t4-a2-c1"
     args = ["study", "bench", "writes", "-b", "generated", "-c", sid, "--model", "offline"]
     res = CliRunner().invoke(cli, [*args, "-o", str(tmp_path / "run"), "--json", "--no-progress"])
@@ -258,14 +259,15 @@ def test_the_command_prints_the_update_keys(tmp_path: Path) -> None:
     updates = data["conversations"][sid]["updates"]
     assert {k: updates[k] for k in ("scored", "correct", "hallucinated", "omitted", "update_accuracy")} == {
         "scored": 1,
-        "correct": 0,
+        "correct": 1,
         "hallucinated": 0,
-        "omitted": 1,
-        "update_accuracy": 0.0,
+        "omitted": 0,
+        "update_accuracy": 1.0,
     }
-    assert "favorite food: Japanese" in updates["examples"][0]
-    assert data["pooled"]["updates_final"]["omitted"] == 1
+    facts = (tmp_path / "run" / "stores" / sid / "people" / "alice" / "facts.md").read_text()
+    assert "- alice | favorite food: Thai (since" in facts and "~~alice | favorite food: Japanese~~" in facts
+    assert data["pooled"]["updates_final"]["correct"] == 1
     assert [s["scored"] for s in data["conversations"][sid]["updates_by_session"]] == [0, 0, 1]
-    assert "update accuracy 0.0 over 1 key-sessions" in res.stderr
+    assert "update accuracy 1.0 over 1 key-sessions" in res.stderr
     bad = CliRunner().invoke(cli, [*args[:6], "gen-x", "--model", "offline", "-o", str(tmp_path / "bad")])
     assert bad.exit_code != 0 and "not a generated sample id" in bad.output
