@@ -214,3 +214,35 @@ def test_the_benchmark_counts_false_lines_by_reason_beside_the_old_precision(tmp
     assert data["precision"]["distilled"] == 1.0  # every word of every line stands in its turn
     assert data["precision_strict"]["distilled"] == round(2 / 7, 4)
     assert data["false_line_count"] == 5 and len(data["examples"]["false"]) == 5
+
+
+def test_a_matching_reference_fact_names_the_subject(tmp_path: Path) -> None:
+    """LoCoMo files an observation under a speaker and may open it with another's name or a
+    relative: the line's subject is judged by the observation it matches, when one does."""
+    from memdir.study.bench.locomo import Observation
+
+    turns = [
+        Turn("S1T7", "Caroline", "The support group has made me feel accepted.", DAY),
+        Turn("S2T7", "Melanie", "My kids are so excited about summer break!", DAY),
+        Turn("S3T1", "Melanie", "You have such a caring heart, Caroline.", DAY),
+    ]
+    gold = [
+        Observation(1, "Caroline", "The support group has made Caroline feel accepted.", ("S1T7",)),
+        Observation(2, "Melanie", "Melanie's kids are excited about summer break.", ("S2T7",)),
+        Observation(3, "Melanie", "Caroline has a caring heart, Melanie says.", ("S3T1",)),
+    ]
+    body = "\n".join(
+        [
+            f"- {DAY}: Caroline | event: made me feel accepted [S1T7]",  # true: filed under Caroline
+            f"- {DAY}: Melanie | event: made me feel accepted [S1T7]",  # not Melanie's
+            f"- {DAY}: Melanie | plan: kids are so excited about summer break [S2T7]",  # her kids, named
+            f"- {DAY}: Melanie | fact: such a caring heart [S3T1]",  # Caroline's, by the reference
+        ]
+    )
+    store = Store(tmp_path / "s", create=True)
+    with store.step("create"):
+        store.create("/memories/people/notes.md", f"---\ndescription: notes\n---\n# Notes\n\n{body}\n")
+    s = score(store_fact_lines(store), turns, gold, speakers=["Caroline", "Melanie"])
+    assert dict(s.false) == {"wrong subject": 2}
+    assert sorted(e.split(": ", 1)[0] for e in s.examples["false"]) == ["wrong subject"] * 2
+    assert all("Melanie | event" in e or "caring heart" in e for e in s.examples["false"])

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memdir.fact_dates import day_fits
-from memdir.fact_quality import FIRST_PERSON
+from memdir.fact_quality import FIRST_PERSON, occurs
 from memdir.stream import Turn
 from memdir.words import STOPWORDS, sentences, stem, terms
 
@@ -73,7 +73,8 @@ _INTENT = frozenset(
     """
     will 'll gonna going plan plans planning planned want wants wanna hope hoping hopes might may
     would thinking intend intending aim aiming goal dream wish considering about soon next tomorrow
-    someday eventually later upcoming future trying try excited forward
+    someday eventually later upcoming future trying try excited forward thrilled eager ready
+    determined keen
     """.split()  # noqa: SIM905
 )
 _IRREGULAR_PAST = frozenset(
@@ -148,6 +149,11 @@ def in_order(value: str, turn: Turn, drop: Sequence[str] = ()) -> Found | None:
         hit = _align(want, stems)
         if hit is not None:
             return Found(turn, toks, hit)
+    spanning = occurs(value, turn.text) and not any(occurs(value, s) for s in sentences(turn.text))
+    if spanning:  # a span of the turn across its sentences is still its words; a question is not
+        toks = tokens_of(turn.text)
+        hit = _align(want, [_content(t) for t in toks])
+        return Found(turn, toks, hit) if hit is not None else None
     return None
 
 
@@ -188,6 +194,7 @@ class Actor:
 
     who: str
     words: tuple[str, ...] = ()
+    owner: str = ""  # whose relative ("Caroline" of "Caroline's sister"), where known
 
 
 def actor(found: Found, names: frozenset[str]) -> Actor:
@@ -242,7 +249,10 @@ def subject_fits(subject: str, value: str, who: Actor, speaker: str, speakers: S
     # named: the person, "Alice's sister", or the speaker with the relative named in the value
     words = {w.lower() for w in who.words}
     subj = {w.lower().removesuffix("'s") for w in tokens_of(subject)}
-    return bool(words & subj) or (bool(words & said) and _same(subject, speaker))
+    # the speaker may hold it when the value names the relative, or opens with one ("my friends,
+    # family and mentors" -> "Caroline | relation: family")
+    opens = (tokens_of(value) or [""])[0].lower() in RELATIVES | {"family"}
+    return bool(words & subj) or ((bool(words & said) or opens) and _same(subject, speaker))
 
 
 def negated(found: Found, value: str) -> bool:
@@ -312,24 +322,30 @@ def false_reason(
     return None
 
 
-def reference_subject(text: str) -> Actor | None:
-    """Who a reference fact written in the third person is about ("Caroline attended ...",
-    "Caroline's sister Maria moved ..."), or None when it does not open with a name."""
+def reference_subject(text: str, filed_under: str, names: frozenset[str]) -> Actor:
+    """Who a reference fact written in the third person is about: the relative it opens with
+    ("Caroline's sister Maria moved ...": her sister, `owner` Caroline), the person it opens
+    with when the stream names them ("Caroline attended ..."), else the person it is filed
+    under (LoCoMo files an observation under a speaker: "The support group made Caroline ...")."""
     toks = tokens_of(text)
-    if not toks or not toks[0][:1].isupper() or toks[0] == "I":
-        return None
-    head = toks[0].replace("’", "'")
-    if head.endswith("'s"):
+    head = (toks[0] if toks else "").replace("’", "'")
+    if head.endswith("'s") and head.removesuffix("'s").lower() in names:
         relative = _relative_after(["my", *toks[1:4]], 0)
         if relative is not None:
             after = toks[relative + 1 : relative + 2]
-            return Actor("named", (toks[relative].lower(), *(w for w in after if w[:1].isupper())))
-    return Actor("named", (head.removesuffix("'s"),))
+            named = (toks[relative].lower(), *(w for w in after if w[:1].isupper()))
+            return Actor("named", named, owner=head.removesuffix("'s"))
+    if head[:1].isupper() and head.removesuffix("'s").lower() in names:
+        return Actor("named", (head.removesuffix("'s"),))
+    return Actor("named", (filed_under,))
 
 
-def reference_fits(subject: str, ref: Actor) -> bool:
-    """Whether a line's subject is the person a reference fact is about."""
+def reference_fits(subject: str, value: str, ref: Actor) -> bool:
+    """Whether a line's subject is the person a reference fact is about, or that person's
+    owner with the relative named in the value ("Melanie | plan: kids are so excited ...")."""
     subj = {w.lower().removesuffix("'s") for w in tokens_of(subject)}
+    if ref.owner and _same(subject, ref.owner):
+        return bool({w.lower() for w in tokens_of(value)} & {w.lower() for w in ref.words})
     if len(ref.words) == 1 and ref.words[0].lower() not in RELATIVES:
         return _same(subject, ref.words[0])
     return bool(subj & {w.lower() for w in ref.words})

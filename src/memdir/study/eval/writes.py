@@ -137,8 +137,9 @@ def _false(
     else:
         line = Line(kf.subject, kf.kind, kf.value, kf.date)
     matched = max(reference, key=lambda o: content_f1(claim, o.text), default=None)
-    ref = reference_subject(matched.text) if matched and content_f1(claim, matched.text) >= KEPT else None
-    if ref is not None and not reference_fits(kf.subject, ref):
+    near = matched is not None and content_f1(claim, matched.text) >= KEPT
+    ref = reference_subject(matched.text, matched.speaker, people) if matched and near else None
+    if ref is not None and not reference_fits(kf.subject, kf.value, ref):
         return "wrong subject"
     return false_reason(line, cited, names, names=people, subject_known=ref is not None)
 
