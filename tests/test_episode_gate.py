@@ -146,3 +146,46 @@ def test_the_raw_turn_rule_leaves_notes_about_a_turn_alone() -> None:
     assert not reproduces_turn("- Bob: pottery (see /memories/people/bob.md)", TURNS)
     assert not reproduces_turn("Yes! [S1T1]", [Turn("S1T1", "Alice", "Yes!")])  # too short to tell
     assert reproduces_turn("Bob: I started a pottery class on Tuesdays. [S1T2]", TURNS)
+
+
+def test_an_episode_that_writes_a_false_keyed_fact_is_undone_and_a_true_one_kept(tmp_path: Path) -> None:
+    """The agentic curator's keyed writes are held to the truth rules split validates by
+    (fact_truth): Alice's dog's breed filed as Alice's own job is false of S1T1 (the clause is
+    about "my dog Rex"), so the episode is undone whole; the dog's breed filed under the dog's
+    name, or under Alice with the dog named, is true and stays."""
+    store = _store_with_alice(tmp_path)
+    before = _files(tmp_path / "m")
+    false = "- alice | job: a beagle (since 2024-05-02) [S1T1]\n"
+    out, record = _episode(
+        store,
+        [
+            call(
+                "create",
+                path="/memories/facts.md",
+                file_text=f"---\nname: facts\ndescription: keyed\n---\n{false}",
+            ),
+            answer("ok"),
+        ],
+    )
+    assert _files(tmp_path / "m") == before
+    (line,) = _undone(record)
+    assert line["reasons"] == ["false-fact-lines"] and line["false_lines"] == [
+        "/memories/facts.md:5 wrong subject"
+    ]
+    true = (
+        "- Rex | breed: a beagle (since 2024-05-02) [S1T1]\n"
+        "- 2024-05-02: Alice | fact: dog Rex is a beagle [S1T1]\n"
+    )
+    out, record = _episode(
+        store,
+        [
+            call(
+                "create",
+                path="/memories/facts.md",
+                file_text=f"---\nname: facts\ndescription: keyed\n---\n{true}",
+            ),
+            answer("ok"),
+        ],
+    )
+    assert not _undone(record) and out.extra["writes"] == 1
+    assert (tmp_path / "m" / "facts.md").read_text().endswith(true)

@@ -14,8 +14,11 @@ agents/run.py): on the local model an episode rewrote the root MEMORY.md with ra
 lost its frontmatter fence, writing no memory file (issue 32). An episode is undone whole, as
 one `episode-undo` step naming its reasons, when it (a) lost a cited locator, (b) broke the
 frontmatter of a file it changed (a fence lost, a block that no longer parses as a mapping, a
-`name` or `description` lost where the convention needs them), or (c) added to an index a line
-that reproduces a turn of its chunk (the rule of `reproduces_turn`; docs/health.md).
+`name` or `description` lost where the convention needs them), (c) added to an index a line
+that reproduces a turn of its chunk (the rule of `reproduces_turn`; docs/health.md), or (d)
+added a keyed or `SUBJECT | KIND: VALUE` line that its cited turn does not bear out about whom,
+what and when (`fact_truth.false_reason`, the rules split curation validates by and `bench
+writes` scores by): the agentic curator's keyed writes are held to the same truth.
 """
 
 from __future__ import annotations
@@ -27,8 +30,9 @@ from typing import Any
 
 from memdir.agents.landing import apply, digests, plain_files, plan, read, sha256
 from memdir.agents.record import RunRecord
-from memdir.conventions import LOCATOR, locators
+from memdir.conventions import LOCATOR, locators, parse_distilled, parse_keyed
 from memdir.fact_quality import content_f1
+from memdir.fact_truth import Line, false_reason, stream_names
 from memdir.store import frontmatter
 from memdir.store.frontmatter import MEMORY_INDEX
 from memdir.store.store import Store
@@ -41,6 +45,7 @@ EPISODE_UNDO_TOOL = "episode-undo"
 LOST_SOURCES = "lost-sources"
 BROKEN_FRONTMATTER = "broken-frontmatter"
 RAW_TURNS = "raw-turns-in-index"
+FALSE_LINES = "false-fact-lines"
 # A line of an index reproduces a turn when its content words match the turn's at content F1
 # .8 or more (fact_quality.content_f1): a paraphrase keeps fewer of them, a copy nearly all.
 RAW_TURN_F1 = 0.8
@@ -95,10 +100,11 @@ class Verdict:
     lost_sources: tuple[str, ...] = ()
     broken_frontmatter: tuple[tuple[str, str], ...] = ()  # (path, what broke)
     raw_turn_lines: tuple[tuple[str, int], ...] = ()  # (index path, line number)
+    false_lines: tuple[tuple[str, int, str], ...] = ()  # (path, line number, fact_truth reason)
 
     @property
     def worse(self) -> bool:
-        return bool(self.lost_sources or self.broken_frontmatter or self.raw_turn_lines)
+        return bool(self.lost_sources or self.broken_frontmatter or self.raw_turn_lines or self.false_lines)
 
     @property
     def reasons(self) -> list[str]:
@@ -106,13 +112,15 @@ class Verdict:
             (LOST_SOURCES, self.lost_sources),
             (BROKEN_FRONTMATTER, self.broken_frontmatter),
             (RAW_TURNS, self.raw_turn_lines),
+            (FALSE_LINES, self.false_lines),
         )
         return [reason for reason, found in named if found]
 
     @property
     def paths(self) -> list[str]:
         """The files the refused changes are in (a lost source names no file: it is gone)."""
-        return sorted({p for p, _ in self.broken_frontmatter} | {p for p, _ in self.raw_turn_lines})
+        found = {p for p, _ in self.broken_frontmatter} | {p for p, _ in self.raw_turn_lines}
+        return sorted(found | {p for p, _, _ in self.false_lines})
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -121,6 +129,7 @@ class Verdict:
             "lost_sources": list(self.lost_sources),
             "broken_frontmatter": [{"path": p, "problem": why} for p, why in self.broken_frontmatter],
             "raw_turn_lines": [f"{p}:{n}" for p, n in self.raw_turn_lines],
+            "false_lines": [f"{p}:{n} {why}" for p, n, why in self.false_lines],
         }
 
 
@@ -130,6 +139,7 @@ def judge(store: Store, before: Before, turns: Sequence[Turn]) -> Verdict:
     changed = {p: b for p, b in now.items() if p.endswith(".md") and before.files.get(p) != b}
     broken: list[tuple[str, str]] = []
     raw: list[tuple[str, int]] = []
+    false: list[tuple[str, int, str]] = []
     for path, data in sorted(changed.items()):
         text = data.decode("utf-8", "replace")
         old = before.files.get(path)
@@ -144,7 +154,39 @@ def judge(store: Store, before: Before, turns: Sequence[Turn]) -> Verdict:
                 for n, line in enumerate(text.splitlines(), 1)
                 if line not in kept and reproduces_turn(line, turns)
             ]
-    return Verdict(tuple(sorted(before.cited - _cited(now))), tuple(broken), tuple(raw))
+        false += _false_lines(path, text, old_text, turns)
+    return Verdict(tuple(sorted(before.cited - _cited(now))), tuple(broken), tuple(raw), tuple(false))
+
+
+def _false_lines(
+    path: str, text: str, old_text: str | None, turns: Sequence[Turn]
+) -> list[tuple[str, int, str]]:
+    """The keyed and `KIND` lines new in `text` that cite turns of the chunk and that
+    `fact_truth` calls false of them, with the reason."""
+    kept = set(old_text.splitlines()) if old_text is not None else set()
+    by_locator = {t.locator: t for t in turns}
+    speakers = sorted({t.speaker for t in turns})
+    found: list[tuple[str, int, str]] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if line in kept or "|" not in line:
+            continue
+        kf = parse_keyed(path, n, line)
+        df = parse_distilled(line) if kf is None else None
+        if kf is not None and kf.live:
+            said, locs = Line(kf.subject, kf.attribute, kf.value, _day(kf.since)), kf.locators
+        elif df is not None:
+            said, locs = Line(df.subject, df.kind, df.value, df.date), df.locators
+        else:
+            continue
+        cited = [by_locator[loc] for loc in locs if loc in by_locator]
+        reason = false_reason(said, cited, speakers, names=stream_names(turns)) if cited else None
+        if reason is not None:
+            found.append((path, n, reason))
+    return found
+
+
+def _day(since: str) -> str | None:
+    return None if since == "unknown" else since
 
 
 def reproduces_turn(line: str, turns: Sequence[Turn]) -> bool:
