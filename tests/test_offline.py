@@ -325,3 +325,18 @@ def test_curated_store_reads_less_per_right_answer_than_the_dump_on_a_generated_
     right, right_dump = curated.correctness.all.mean or 0, dump.correctness.all.mean or 0
     assert right > 2 * right_dump > 0
     assert 0 < (curated.search.bytes_read or 0) / right < (dump.search.bytes_read or 0) / right_dump
+
+
+def test_a_change_said_as_one_is_keyed_and_a_lower_case_word_is_no_name() -> None:
+    """The offline curator keys a change stated as one ("switched my workout to", "X is my
+    favorite Y now"), and a pattern asking for a name takes only a capitalized one: "started
+    learning an instrument" is no language course (read on conv-43's store)."""
+    from memdir.agents.offline.extract import keyed_facts
+
+    assert keyed_facts("I switched my workout to yoga.") == [("workout", "yoga")]
+    assert keyed_facts("My taste has changed: Thai is my favorite cuisine now.") == [
+        ("favorite food", "Thai")
+    ]
+    assert keyed_facts("I sold my old car and bought a Volvo XC60.") == [("car", "Volvo XC60")]
+    assert keyed_facts("Recently started learning an instrument.") == []
+    assert keyed_facts("I started learning Japanese.") == [("language course", "Japanese")]

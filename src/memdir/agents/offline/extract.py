@@ -33,7 +33,7 @@ DIETS = r"vegan|vegetarian|pescatarian|keto|paleo|plant-based|gluten-free|dairy-
 FOODS = r"red meat|meat|dairy|pork|beef|chicken|fish|seafood|gluten|sugar|animal products|eggs"
 _ADVERB = r"(?:now |currently |just |recently |finally |still |really |mostly |usually |generally )?"
 _NEW_HOME = r"(?:(?:the|our|my|a) )?(?:new )?(?:flat|apartment|house|home|place)"
-_NAME = r"[A-Z][\w-]*(?: [A-Z][\w-]*)?"  # a name as written: capitalized words
+_NAME = r"(?-i:[A-Z][\w-]*(?: [A-Z][\w-]*)?)"  # a name as written: capitalized words, whatever the flags
 KEY_PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
     (attr, re.compile(rx, re.IGNORECASE), value)
     for attr, rx, value in (
