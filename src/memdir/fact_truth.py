@@ -44,8 +44,9 @@ GAP = 3
 """How many more words a turn may put between two of a value's words than the value does."""
 
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*|[,;:()]|\s[-–—]\s")
+_DASH = re.compile(r"\s[-–—]+\s")
 _BOUNDARY = frozenset(",;:()-–—") | frozenset(
-    "and but so because while when although though since whereas or".split()  # noqa: SIM905
+    "and but because while when although though since whereas or".split()  # noqa: SIM905
 )
 _SELF = FIRST_PERSON | frozenset("we we're we've we'd we'll us our ours ourselves".split())  # noqa: SIM905
 _OTHER = frozenset("he she they him her his hers them their theirs he's she's they're".split())  # noqa: SIM905
@@ -141,9 +142,7 @@ def in_order(value: str, turn: Turn, drop: Sequence[str] = ()) -> Found | None:
     want = [(i, c) for i, w in enumerate(vtok) if (c := _content(w)) and w.lower() not in drop]
     if not want:
         return None
-    for sentence in sentences(turn.text):
-        if sentence.rstrip().endswith("?"):
-            continue
+    for sentence in _stating(turn.text):
         toks = tokens_of(sentence)
         stems = [_content(t) for t in toks]
         hit = _align(want, stems)
@@ -155,6 +154,18 @@ def in_order(value: str, turn: Turn, drop: Sequence[str] = ()) -> Found | None:
         hit = _align(want, [_content(t) for t in toks])
         return Found(turn, toks, hit) if hit is not None else None
     return None
+
+
+def _stating(text: str) -> list[str]:
+    """The sentences of `text` that state: a sentence ending in "?" is left out, but for what it
+    says before a dash ("Here's my new mansion - pretty cool huh?")."""
+    out: list[str] = []
+    for sentence in sentences(text):
+        if not sentence.rstrip().endswith("?"):
+            out.append(sentence)
+        elif _DASH.search(sentence):
+            out.extend(p for p in _DASH.split(sentence) if not p.rstrip().endswith("?"))
+    return out
 
 
 def _align(want: list[tuple[int, str]], stems: list[str | None]) -> int | None:
@@ -217,7 +228,7 @@ def actor(found: Found, names: frozenset[str]) -> Actor:
                 return Actor("addressee")
             if low in _OTHER:
                 return Actor("other")
-            if t[:1].isupper() and low.removesuffix("'s") in names:
+            if i == 0 and t[:1].isupper() and low.removesuffix("'s") in names:  # the clause's subject
                 return Actor("named", (t.removesuffix("'s"),))
     return Actor("speaker")
 
