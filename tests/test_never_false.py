@@ -246,3 +246,29 @@ def test_a_matching_reference_fact_names_the_subject(tmp_path: Path) -> None:
     assert dict(s.false) == {"wrong subject": 2}
     assert sorted(e.split(": ", 1)[0] for e in s.examples["false"]) == ["wrong subject"] * 2
     assert all("Melanie | event" in e or "caring heart" in e for e in s.examples["false"])
+
+
+def test_what_a_speaker_says_of_the_other_is_filed_under_the_other_and_a_turn_holds_three() -> None:
+    """ "You have such a caring heart" said by Melanie is about Caroline; five facts listed under
+    one turn keep three (FACTS_PER_TURN, held in validation as in the schema)."""
+    from memdir.agents.split.extract import FACTS_PER_TURN, parse_facts
+    from memdir.agents.split.validate import check
+    from memdir.stream import chunk_stream
+
+    turns = [
+        Turn("S1T1", "Caroline", "I went to a pride parade last week.", DAY),
+        Turn(
+            "S1T2", "Melanie", "You have such a caring heart. I ran a race, painted a lake, baked bread.", DAY
+        ),
+    ]
+    many = [
+        f(v, "Melanie", "event") for v in ("ran a race", "painted a lake", "baked bread", "ran", "a lake")
+    ]
+    facts, _, _ = parse_facts(reply(turns, {"S1T2": [f("a caring heart", "Melanie"), *many]}))
+    out = check(chunk_stream(turns)[0], facts)
+    assert [(k.subject, k.value) for k in out.kept] == [
+        ("Caroline", "a caring heart"),
+        ("Melanie", "ran a race"),
+        ("Melanie", "painted a lake"),
+    ]
+    assert FACTS_PER_TURN == 3 and out.dropped["over cap"] == 1 and out.rewritten == 1
