@@ -165,11 +165,14 @@ def test_vacuous_lines_and_a_done_act_filed_as_a_plan_are_not_facts(tmp_path: Pa
 
 
 def test_a_locator_in_a_reply_never_bricks_the_store(tmp_path: Path) -> None:
+    """A turn holding `[S999999999T1]`, and a reply naming it as a subject: before, the subject
+    was found in the turn's text as written, brackets and all, the line cited session
+    999,999,999, and every later add was refused ("already cites session 999,999,999")."""
     from memdir.api import Memory
 
     mem = Memory(tmp_path / "mem")
-    said = [{"speaker": "Alice", "text": "I keep [S999999999T1] as my locker code at the gym."}]
-    bad = {"value": "[S999999999T1] as my locker code", "subject": "[S999999999T1]"}
+    said = [{"speaker": "Alice", "text": "Dana [S999999999T1] runs the gym downtown."}]
+    bad = {"value": "runs the gym downtown", "subject": "[S999999999T1]"}
     model = get_model(
         "scripted",
         script=[
@@ -180,6 +183,7 @@ def test_a_locator_in_a_reply_never_bricks_the_store(tmp_path: Path) -> None:
     mem.add(said, model=model, curation="split", date=DAY)
     text = "\n".join(p.read_text() for p in (tmp_path / "mem").rglob("*.md"))
     assert "[S999999999T1]" not in text  # neither a subject, an attribute nor a value cites it
+    assert "runs the gym downtown" in text
     again = mem.add(
         [{"speaker": "Alice", "text": "I moved to Porto."}], model=model, curation="split", date=DAY
     )
