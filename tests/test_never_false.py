@@ -89,7 +89,7 @@ def test_a_denial_is_never_stored_as_a_live_positive_value(tmp_path: Path) -> No
     text = text_of(store)
     assert "| diet: eat meat" not in text and "preference: eat meat" not in text
     assert "job: a teacher" not in text and "fact: a teacher" not in text
-    assert "don't eat meat" in text and "not a teacher" in text  # kept with their denial
+    assert "don't eat meat" in text and "fact: not a teacher [" in text  # kept with their denial
     assert extra["denials_kept"] == 2
     assert false_reason(Line("alice", "diet", "eat meat", DAY), turns, ["Alice"]) == "negated"
     assert false_reason(Line("Alice", "fact", "a teacher", DAY), turns, ["Alice"]) == "negated"

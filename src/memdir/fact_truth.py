@@ -130,7 +130,8 @@ def tokens_of(text: str) -> list[str]:
     return [t.strip() or "-" for t in _TOKEN.findall(text)]
 
 
-def _content(word: str) -> str | None:
+def content(word: str) -> str | None:
+    """The stem a word is matched by, or None for a stopword (`words.STOPWORDS`)."""
     w = word.lower().strip("'’-")
     return None if w in STOPWORDS or len(w) < 2 or not w[0].isalnum() else stem(w)
 
@@ -139,19 +140,19 @@ def in_order(value: str, turn: Turn, drop: Sequence[str] = ()) -> Found | None:
     """Where the value's content words (less `drop`, e.g. names the line adds) stand in order in
     one stating sentence of `turn` under the `GAP` rule, or None."""
     vtok = tokens_of(value)
-    want = [(i, c) for i, w in enumerate(vtok) if (c := _content(w)) and w.lower() not in drop]
+    want = [(i, c) for i, w in enumerate(vtok) if (c := content(w)) and w.lower() not in drop]
     if not want:
         return None
     for sentence in _stating(turn.text):
         toks = tokens_of(sentence)
-        stems = [_content(t) for t in toks]
+        stems = [content(t) for t in toks]
         hit = _align(want, stems)
         if hit is not None:
             return Found(turn, toks, hit)
     spanning = occurs(value, turn.text) and not any(occurs(value, s) for s in sentences(turn.text))
     if spanning:  # a span of the turn across its sentences is still its words; a question is not
         toks = tokens_of(turn.text)
-        hit = _align(want, [_content(t) for t in toks])
+        hit = _align(want, [content(t) for t in toks])
         return Found(turn, toks, hit) if hit is not None else None
     return None
 

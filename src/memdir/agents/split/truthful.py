@@ -18,7 +18,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memdir.fact_truth import RELATIVES, Actor, Found, actor, done_not_planned, in_order, negated, tokens_of
+from memdir.fact_truth import (
+    RELATIVES,
+    Actor,
+    Found,
+    actor,
+    content,
+    done_not_planned,
+    in_order,
+    negated,
+    tokens_of,
+)
 from memdir.stream import Turn
 
 DENIAL_REACH = 3
@@ -49,7 +59,9 @@ def subject_of(who: Actor, turn: Turn, speakers: Sequence[str]) -> str | None:
 def with_denial(found: Found, value: str) -> str | None:
     """The value grown left to take in the words that deny it ("don't eat meat"), when they
     stand within `DENIAL_REACH` words before it in its clause; None when they stand further."""
-    before = found.tokens[: found.start]
+    words = tokens_of(value)
+    lead = next((i for i, w in enumerate(words) if content(w)), 0)  # "a teacher": "a" before the match
+    before = found.tokens[: max(0, found.start - lead)]
     for k in range(1, min(DENIAL_REACH, len(before)) + 1):
         grown = " ".join([*before[-k:], value])
         head = before[-k].lower().replace("’", "'")
