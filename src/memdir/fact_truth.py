@@ -46,7 +46,7 @@ GAP = 3
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*|[,;:()]|\s[-–—]\s")
 _DASH = re.compile(r"\s[-–—]+\s")
 _BOUNDARY = frozenset(",;:()-–—") | frozenset(
-    "and but because while when although though since whereas or".split()  # noqa: SIM905
+    "and but because while when although though since whereas or that which who".split()  # noqa: SIM905
 )
 _SELF = FIRST_PERSON | frozenset("we we're we've we'd we'll us our ours ourselves".split())  # noqa: SIM905
 _OTHER = frozenset("he she they him her his hers them their theirs he's she's they're".split())  # noqa: SIM905
@@ -101,7 +101,8 @@ _EMPTY = frozenset(
     send wanted want needed need thought knew know showed show heard hear used use let put
     check checked checking means mean meant appreciate appreciated hope hoping wish wishes care
     support supported sounds sound cheers hug hugs luck glad enjoy enjoyed enjoying matter matters
-    goes going gone happen happened happening stay stayed fine keep awesome idea ideas
+    goes going gone happen happened happening stay stayed fine keep awesome idea ideas agree
+    agreed ya yea yeah gonna kinda life lives living amazing rewarding thankful grateful stoked
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
 
@@ -296,8 +297,13 @@ def done_not_planned(found: Found, value: str) -> bool:
 def vacuous(value: str, names: Sequence[str] = ()) -> bool:
     """Nothing in `value` a question could ask about (a number counts; names of the speakers
     do not)."""
-    spoken = {n.lower() for full in names for n in full.split()}
-    left = [t for w in tokens_of(value) if w.lower() not in spoken for t in terms(w) if t not in _EMPTY]
+    spoken = [n.lower() for full in names for n in full.split() if len(n) >= 3]
+
+    def named(word: str) -> bool:  # a name, or the start of one ("Mel" for Melanie)
+        w = word.lower()
+        return len(w) >= 3 and any(n.startswith(w) for n in spoken)
+
+    left = [t for w in tokens_of(value) if not named(w) for t in terms(w) if t not in _EMPTY]
     return not left
 
 

@@ -40,9 +40,12 @@ def found_in(value: str, turn: Turn) -> Found | None:
     return in_order(value, turn)
 
 
-def subject_of(who: Actor, turn: Turn, speakers: Sequence[str]) -> str | None:
+def subject_of(who: Actor, turn: Turn, speakers: Sequence[str], value: str = "") -> str | None:
     """The line's subject for the clause's actor, or None when the clause names nobody a line
-    can hold (a "she" or "they" with no name)."""
+    can hold (a "she" or "they" with no name). A value that opens with a relative is the
+    speaker's ("my friends, family and mentors" -> "Caroline | relation: family")."""
+    if who.who == "named" and (tokens_of(value) or [""])[0].lower() in RELATIVES | {"family"}:
+        return turn.speaker
     if who.who == "speaker":
         return turn.speaker
     if who.who == "addressee":

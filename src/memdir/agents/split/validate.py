@@ -315,7 +315,7 @@ def _truthful(
         value, out.denials_kept = grown, out.denials_kept + 1
         found = found_in(value, holder) or found
     who = actor(found, chunk_names)
-    subject = subject_of(who, holder, speakers)
+    subject = subject_of(who, holder, speakers, value)
     first = (tokens_of(value) or [""])[0]
     if who.who == "named" and len(who.words) == 1 and first[:1].isupper() and first.lower() in chunk_names:
         subject = first  # "Maria lives in Rome" after "my sister": the value names her
