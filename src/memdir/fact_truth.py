@@ -48,9 +48,11 @@ _DASH = re.compile(r"\s[-–—]+\s")
 _BOUNDARY = frozenset(",;:()-–—") | frozenset(
     "and but because while when although though since whereas or that which who".split()  # noqa: SIM905
 )
-_SELF = FIRST_PERSON | frozenset("we we're we've we'd we'll us our ours ourselves".split())  # noqa: SIM905
-_OTHER = frozenset("he she they him her his hers them their theirs he's she's they're".split())  # noqa: SIM905
-_YOU = frozenset("you you're you've you'd you'll your yours yourself".split())  # noqa: SIM905
+# Who a clause is about, by the words that can be its subject or own its noun ("my job"); an
+# object ("keep me updated", "show him") says nothing of who does or has it.
+_SELF = frozenset("i i'm im i've i'd i'll my we we're we've we'd we'll our".split())  # noqa: SIM905
+_OTHER = frozenset("he she they her his their he's she's they're".split())  # noqa: SIM905
+_YOU = frozenset("you you're you've you'd you'll your".split())  # noqa: SIM905
 RELATIVES = frozenset(
     """
     sister sisters brother brothers sibling siblings mother mom mum mommy mama father dad daddy papa
@@ -103,6 +105,8 @@ _EMPTY = frozenset(
     support supported sounds sound cheers hug hugs luck glad enjoy enjoyed enjoying matter matters
     goes going gone happen happened happening stay stayed fine keep awesome idea ideas agree
     agreed ya yea yeah gonna kinda life lives living amazing rewarding thankful grateful stoked
+    last weekend week month year today yesterday recently lately since talked talk chatted chat
+    come came motivated worth worthwhile
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
 
@@ -214,6 +218,7 @@ def actor(found: Found, names: frozenset[str]) -> Actor:
     """The first person the value's clause names before the value (the clauses before it in
     its sentence when it names none); its speaker when the sentence names no one."""
     toks = found.tokens
+    speaker_names = {n.lower() for n in found.turn.speaker.split()}
     for clause in _clauses(toks[: found.start]):
         words = [t for _, t in clause]
         for i, (_, t) in enumerate(clause):
@@ -224,13 +229,15 @@ def actor(found: Found, names: frozenset[str]) -> Actor:
                 after = toks[place + 1 : place + 2]  # the name may open the value: "my friend | Dana"
                 named = [toks[place].lower(), *(w for w in after if w[:1].isupper() and w != "I")]
                 return Actor("named", tuple(named))
-            if low in _SELF:
+            if low in _SELF or (low in FIRST_PERSON and i == 0):
                 return Actor("speaker")
             if low in _YOU:
                 return Actor("addressee")
             if low in _OTHER:
                 return Actor("other")
             if i == 0 and t[:1].isupper() and low.removesuffix("'s") in names:  # the clause's subject
+                if len(clause) == 1 and low not in speaker_names:  # "Wow, Dave, that car ...": spoken to
+                    return Actor("addressee")
                 return Actor("named", (t.removesuffix("'s"),))
     return Actor("speaker")
 
@@ -289,9 +296,15 @@ def done_not_planned(found: Found, value: str) -> bool:
     my first | marathon"), with no word of intent before it or in it."""
     clause = [t.lower() for _, t in _clauses(found.tokens[: found.start])[0]]
     first = (tokens_of(value) or [""])[0].lower()
-    past = any(w in _IRREGULAR_PAST or (w.endswith("ed") and len(w) > 4) for w in [*clause[-3:], first])
+    past = any(past_form(w) for w in [*clause[-3:], first])
     intent = any(w in _INTENT or w.endswith("'ll") for w in clause + [t.lower() for t in tokens_of(value)])
     return past and not intent
+
+
+def past_form(word: str) -> bool:
+    """A verb in the past as written: irregular ("went") or a word of five letters or more in -ed."""
+    w = word.lower()
+    return w in _IRREGULAR_PAST or (w.endswith("ed") and len(w) > 4)
 
 
 def vacuous(value: str, names: Sequence[str] = ()) -> bool:
@@ -299,9 +312,9 @@ def vacuous(value: str, names: Sequence[str] = ()) -> bool:
     do not)."""
     spoken = [n.lower() for full in names for n in full.split() if len(n) >= 3]
 
-    def named(word: str) -> bool:  # a name, or the start of one ("Mel" for Melanie)
+    def named(word: str) -> bool:  # a name, or the start of one written as a name ("Mel"; not "car")
         w = word.lower()
-        return len(w) >= 3 and any(n.startswith(w) for n in spoken)
+        return len(w) >= 3 and (w in spoken or (word[:1].isupper() and any(n.startswith(w) for n in spoken)))
 
     left = [t for w in tokens_of(value) if not named(w) for t in terms(w) if t not in _EMPTY]
     return not left
@@ -363,7 +376,8 @@ def reference_fits(subject: str, value: str, ref: Actor) -> bool:
     owner with the relative named in the value ("Melanie | plan: kids are so excited ...")."""
     subj = {w.lower().removesuffix("'s") for w in tokens_of(subject)}
     if ref.owner and _same(subject, ref.owner):
-        return bool({w.lower() for w in tokens_of(value)} & {w.lower() for w in ref.words})
+        named = {w.lower() for w in ref.words} | RELATIVES | {"family"}
+        return bool({w.lower() for w in tokens_of(value)} & named)
     if len(ref.words) == 1 and ref.words[0].lower() not in RELATIVES:
         return _same(subject, ref.words[0])
     return bool(subj & {w.lower() for w in ref.words})

@@ -50,7 +50,7 @@ from memdir.fact_quality import (
     occurs,
     words_of,
 )
-from memdir.fact_truth import Line, false_reason, stream_names, tokens_of
+from memdir.fact_truth import Line, false_reason, past_form, stream_names, tokens_of, vacuous
 from memdir.stream import Chunk, Turn
 from memdir.words import terms
 
@@ -287,8 +287,27 @@ def _check_one(
         else:  # its words in order under the gap rule, never a bag of the turn's words
             holder = next((t for t in cited if found_in(value, t) is not None), None)
             if holder is None:
-                return "value not in turn"
+                head = _in_order_head(value, cited)
+                if head is None:
+                    return "value not in turn"
+                value, holder, trimmed = head[0], head[1], True
     return _truthful(p, value, holder, cited, trimmed or opened, chunk_names, speakers, out)
+
+
+def _in_order_head(value: str, cited: list[Turn]) -> tuple[str, Turn] | None:
+    """The longest opening of `value` whose words stand in order in a cited turn and say
+    something ("traditions and culture" from "Fascinated by the traditions and can't wait to get
+    a taste of the culture" -> "traditions"): what the turn bears out, never a bag of its words."""
+    parts = value.split()
+    for end in range(len(parts) - 1, 0, -1):
+        head = " ".join(parts[:end]).rstrip(",;:")
+        last = words_of(head)[-1] if words_of(head) else ""
+        if junk_reason(head) is not None or vacuous(head) or past_form(last) or last.endswith("ing"):
+            continue  # "moved to Paris" is not "moved": a verb cut from what it did
+        holder = next((t for t in cited if found_in(head, t) is not None), None)
+        if holder is not None:
+            return head, holder
+    return None
 
 
 def _truthful(
@@ -315,6 +334,8 @@ def _truthful(
         value, out.denials_kept = grown, out.denials_kept + 1
         found = found_in(value, holder) or found
     who = actor(found, chunk_names)
+    if who.who == "addressee":
+        return "said to the other"
     subject = subject_of(who, holder, speakers, value)
     first = (tokens_of(value) or [""])[0]
     if who.who == "named" and len(who.words) == 1 and first[:1].isupper() and first.lower() in chunk_names:
