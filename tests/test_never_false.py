@@ -278,3 +278,38 @@ def test_what_a_speaker_says_to_the_other_is_not_theirs_and_a_turn_holds_three()
         ("Melanie", "baked bread"),
     ]
     assert FACTS_PER_TURN == 3 and out.dropped == {"said to the other": 1, "over cap": 2}
+
+
+def test_a_value_cut_at_both_ends_is_mended_to_what_its_turn_says_and_a_wish_is_not_a_plan() -> None:
+    """Read on the recorded replies of conv-50 and conv-26 (sessions 1-5): "shop and it's a step
+    towards my other dream of working on" (a pronoun inside, cut before its object) is mended to
+    its last clean clause, grown to its object; "opening your own car maintenance shop" said to
+    Dave is his, not the speaker's; "Have a great time and learn a lot!" is a wish for the other,
+    not the speaker's plan."""
+    from memdir.agents.split.extract import parse_facts
+    from memdir.agents.split.validate import check
+    from memdir.stream import chunk_stream
+
+    turns = [
+        Turn(
+            "S4T5",
+            "Dave",
+            "My dream was to open a shop and it's a step towards my other dream of working on classic cars.",
+            DAY,
+        ),
+        Turn("S4T6", "Calvin", "Wow Dave! Congrats on opening your own car maintenance shop!", DAY),
+        Turn("S4T7", "Melanie", "Sounds awesome! Have a great time and learn a lot.", DAY),
+    ]
+    facts, _, _ = parse_facts(
+        reply(
+            turns,
+            {
+                "S4T5": [f("shop and it's a step towards my other dream of working on", "Dave", "plan")],
+                "S4T6": [f("opening your own car maintenance shop", "Calvin", "fact")],
+                "S4T7": [f("learn a lot", "Melanie", "plan")],
+            },
+        )
+    )
+    out = check(chunk_stream(turns)[0], facts)
+    assert [k.value for k in out.kept] == ["a step towards my other dream of working on classic cars"]
+    assert out.dropped == {"said to the other": 2}

@@ -53,6 +53,8 @@ _BOUNDARY = frozenset(",;:()-–—") | frozenset(
 _SELF = frozenset("i i'm im i've i'd i'll my we we're we've we'd we'll our".split())  # noqa: SIM905
 _OTHER = frozenset("he she they her his their he's she's they're".split())  # noqa: SIM905
 _YOU = frozenset("you you're you've you'd you'll your".split())  # noqa: SIM905
+# A sentence opening with one of these and naming nobody tells the other what to do or wish for.
+_IMPERATIVE = frozenset("have enjoy keep take stay let check try remember break rock".split())  # noqa: SIM905
 RELATIVES = frozenset(
     """
     sister sisters brother brothers sibling siblings mother mom mum mommy mama father dad daddy papa
@@ -219,6 +221,12 @@ def actor(found: Found, names: frozenset[str]) -> Actor:
     its sentence when it names none); its speaker when the sentence names no one."""
     toks = found.tokens
     speaker_names = {n.lower() for n in found.turn.speaker.split()}
+    own = [t.lower().replace("’", "'") for t in toks[found.start : found.start + 8]]
+    if {"your", "yours", "yourself"} & set(own):  # "opening your own shop": the value says whose
+        return Actor("addressee")
+    first = (toks[:1] or [""])[0].lower()
+    if first in _IMPERATIVE and not (_SELF | _YOU | _OTHER) & {t.lower() for t in toks[: found.start]}:
+        return Actor("addressee")  # "Have a great time and learn a lot!": a wish for the other
     for clause in _clauses(toks[: found.start]):
         words = [t for _, t in clause]
         for i, (_, t) in enumerate(clause):

@@ -59,6 +59,8 @@ _SPOKEN = re.compile(r"[\w'’]+")  # a value's words as written, case kept (a n
 _ATTRIBUTE_WORDS = 3
 # Words a value that only names a speaker may add to the name ("my friend Cal").
 _ADDRESS = frozenset(["friend", "buddy", "pal", "bud", "dear", "my", "our", "best", "good", "old"])
+# Words a phrase cannot end with: a value ending so was cut before what it needed.
+_OPEN_END = frozenset("of on in at to for with about from by into the a an my your his her our their".split())  # noqa: SIM905
 # Words that open a new clause: a junk value is cut before one of them first.
 _CLAUSE = frozenset(["and", "but", "or", "so", "because", "which", "who", "that", "when", "while", "since"])
 # Words that thank, greet, cheer or agree: a value of these alone is small talk (`_small_talk`).
@@ -184,6 +186,46 @@ def _extend_left(value: str, text: str, most: int = 3) -> str | None:
     return None
 
 
+def _extend_right(value: str, text: str, most: int = 3) -> str | None:
+    """A value the model cut mid-phrase at its end ("my other dream of working on"), given up to
+    `most` words after it in its turn and sentence: "... of working on classic cars"."""
+    words = [w for w in words_of(value) if w]
+    m = (
+        re.search(r"(?<!\w)" + r"\W+".join(map(re.escape, words)) + r"(?!\w)", text, re.IGNORECASE)
+        if words
+        else None
+    )
+    if m is None or not words or words[-1] not in _OPEN_END:
+        return None
+    after = re.split(r"[.!?;,]", text[m.end() :], maxsplit=1)[0].split()
+    found = None
+    for k in range(1, min(most, len(after)) + 1):
+        grown = clean_value(text[m.start() : m.end()] + " " + " ".join(after[:k]))
+        if words_of(grown)[-1] in _OPEN_END:
+            continue
+        found = grown
+        if k == len(after) or after[k].lower() in _CLAUSE:  # the phrase ends here
+            return grown
+    return found
+
+
+def _last_clause(value: str) -> str | None:
+    """The longest ending of a junk value that opens at a clause boundary and is no longer junk,
+    saying something (two content words or more): "shop and it's a step towards my other dream
+    of working on classic cars" -> "a step towards my other dream of working on classic cars"."""
+    parts = value.split()
+    for start in range(1, len(parts) - 1):
+        if parts[start - 1][-1] not in ",;:" and parts[start - 1].lower() not in _CLAUSE | {"it's", "its"}:
+            continue
+        tail = " ".join(parts[start:])
+        tail, _ = _trim_first_person(tail)
+        last = (words_of(tail) or [""])[-1]
+        ends_open = last in _OPEN_END or last in FIRST_PERSON or last in PRONOUNS
+        if junk_reason(tail) is None and len(terms(tail)) >= 2 and not ends_open:
+            return tail
+    return None
+
+
 def _iso_day(text: str) -> str | None:
     try:
         return Date.fromisoformat(text).isoformat() if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text) else None
@@ -272,8 +314,10 @@ def _check_one(
     value, opened = _trim_opening(value)
     value, trimmed = _trim_first_person(value)
     if junk_reason(value) is not None:
-        mended = _cut_to_clause(value) or next(
-            (v for t in cited if (v := _extend_left(value, t.text)) is not None), None
+        mended = (
+            _cut_to_clause(value)
+            or next((v for t in cited if (v := _extend_left(value, t.text)) is not None), None)
+            or _last_clause(next((v for t in cited if (v := _extend_right(value, t.text))), value))
         )
         if mended is None:
             return "junk value"
