@@ -313,3 +313,23 @@ def test_a_value_cut_at_both_ends_is_mended_to_what_its_turn_says_and_a_wish_is_
     out = check(chunk_stream(turns)[0], facts)
     assert [k.value for k in out.kept] == ["a step towards my other dream of working on classic cars"]
     assert out.dropped == {"said to the other": 2}
+
+
+def test_split_keys_a_change_said_as_one_even_when_the_model_skips_it(tmp_path: Path) -> None:
+    """The 1.5B model skipped "My taste has changed: Mexican is my favorite cuisine now." on the
+    generated benchmark (gen-s42: 15 of 59 key-sessions omitted, the old value still live). The
+    split filer runs the offline curator's keyed rules over each turn first, so the change
+    strikes the old value through whatever the model said."""
+    turns = [
+        Turn(
+            "S1T1", "Alice", "Honestly my favorite food is Ethiopian, I could eat it every day.", "2023-01-09"
+        ),
+        Turn("S2T1", "Alice", "My taste has changed: Mexican is my favorite cuisine now.", "2023-02-06"),
+    ]
+    store = new_store(tmp_path / "mem")
+    model = get_model("scripted", script=[reply(turns[:1], {}), reply(turns[1:], {})])
+    result = asyncio.run(ingest(model, store, turns, curation="split"))
+    facts = (tmp_path / "mem" / "people" / "alice" / "facts.md").read_text()
+    assert "- alice | favorite food: Mexican (since 2023-02-06) [S2T1]" in facts
+    assert "- ~~alice | favorite food: Ethiopian~~ (2023-01-09 until 2023-02-06) [S1T1]" in facts
+    assert [o.extra["keyed_by_rule"] for o in result.outputs] == [1, 1]

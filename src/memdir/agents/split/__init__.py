@@ -67,6 +67,7 @@ def _counts(
         "malformed": ex.malformed,
         "keyed_written": filed.keyed,
         "keyed_withheld": filed.withheld,
+        "keyed_by_rule": filed.ruled,
         "distilled_written": filed.distilled,
         "superseded": filed.superseded,
         "verbatim_written": filed.verbatim,

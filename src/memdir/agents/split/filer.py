@@ -16,6 +16,11 @@ the journal records the chunk as one step, as `consolidate` and `landing` do for
   striking the first;
 - kinds `event`, `plan`: a distilled line, `- DATE: SUBJECT | KIND: VALUE [LOC]`
   (`conventions.distilled_line`), in the subject's file for the cited turn's topic and day;
+- first, the offline curator's keyed rules over each turn (`offline/extract.keyed_facts`: "I
+  live in X now", "switched my workout to Y"): a 1.5B model often skips a change said in one
+  line ("My taste has changed: Mexican is my favorite cuisine now."), and a key left stale is
+  a value served as current after it ended (update accuracy, docs/metrics.md); a model's fact
+  of a key so filed in the chunk is a distilled line;
 - then every turn of the chunk verbatim, as the offline curator keeps them: a small extractor
   misses facts, and the verbatim lines keep them findable.
 """
@@ -25,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memdir.agents.offline.curator import Curator
+from memdir.agents.offline.extract import keyed_facts
 from memdir.agents.offline.speakers import is_assistant, is_user
 from memdir.agents.split.keys import keyed_attribute
 from memdir.agents.split.validate import Fact
@@ -45,6 +51,7 @@ class Filed:
     withheld: int = 0  # keyed kinds filed distilled: their key may not supersede (keys.py)
     tool_calls: int = 0
     assistant: int = 0  # facts about the assistant, who is never a person (docs/conventions.md)
+    ruled: int = 0  # keyed facts of the offline curator's rules (agents/offline/extract.py)
 
 
 def file_chunk(harness: Harness, chunk: Chunk, facts: list[Fact], **meta: object) -> Filed:
@@ -55,6 +62,16 @@ def file_chunk(harness: Harness, chunk: Chunk, facts: list[Fact], **meta: object
     with harness.store.step(STEP_TOOL, **{**harness.meta, **meta}):
         curator.open_roots()
         user = curator.user_name(chunk)
+        for turn in chunk.turns:  # the offline curator's keyed rules first: a change said as one
+            if is_assistant(turn.speaker):
+                continue
+            person = user if is_user(turn.speaker) else turn.speaker
+            for attr, value in keyed_facts(turn.text):
+                if key_of(person, attr) not in keyed_here:
+                    keyed_here.add(key_of(person, attr))
+                    before = curator.result.keyed_written
+                    curator.file_keyed(person, attr, value, turn)
+                    filed.ruled += curator.result.keyed_written - before
         for f in facts:
             if is_assistant(f.subject):
                 filed.assistant += 1
@@ -76,6 +93,7 @@ def file_chunk(harness: Harness, chunk: Chunk, facts: list[Fact], **meta: object
         for person, turns in curator.people(chunk).items():
             curator.file_said(person, turns)
             filed.verbatim += len(turns)
+    filed.keyed += filed.ruled
     filed.superseded = curator.result.superseded
     filed.tool_calls = len(curator.result.tool_calls)
     return filed
