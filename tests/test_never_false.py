@@ -333,3 +333,19 @@ def test_split_keys_a_change_said_as_one_even_when_the_model_skips_it(tmp_path: 
     assert "- alice | favorite food: Mexican (since 2023-02-06) [S2T1]" in facts
     assert "- ~~alice | favorite food: Ethiopian~~ (2023-01-09 until 2023-02-06) [S1T1]" in facts
     assert [o.extra["keyed_by_rule"] for o in result.outputs] == [1, 1]
+
+
+def test_a_value_says_whose_it_is_and_a_reference_it_names_fits() -> None:
+    """ "my sister said all the books I might read" holds "I": the speaker's, not the sister's;
+    "Max is my mother's cat" filed under the speaker names Max and the mother (a possessive's
+    "'s" cut), so a reference about Max or the mother fits it."""
+    from memdir.fact_truth import Actor, reference_fits
+
+    turn = [Turn("S1T1", "Fahim", "My sister gave me a list of all the books I might actually read.", DAY)]
+    assert false_reason(Line("Fahim's sister", "plan", "all the books I might actually read", DAY), turn) == (
+        "wrong subject"
+    )
+    assert false_reason(Line("Fahim", "plan", "all the books I might actually read", DAY), turn) is None
+    assert reference_fits("Deborah", "Max is my mother's cat", Actor("named", ("Max",)))
+    assert reference_fits("Deborah", "Max is my mother's cat", Actor("named", ("mother",), owner="Deborah"))
+    assert not reference_fits("Deborah", "a cat", Actor("named", ("Max",)))

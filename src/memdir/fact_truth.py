@@ -108,7 +108,7 @@ _EMPTY = frozenset(
     goes going gone happen happened happening stay stayed fine keep awesome idea ideas agree
     agreed ya yea yeah gonna kinda life lives living amazing rewarding thankful grateful stoked
     last weekend week month year today yesterday recently lately since talked talk chatted chat
-    come came motivated worth worthwhile
+    come came motivated worth worthwhile later already forward bud
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
 
@@ -224,6 +224,8 @@ def actor(found: Found, names: frozenset[str]) -> Actor:
     own = [t.lower().replace("’", "'") for t in toks[found.start : found.start + 8]]
     if {"your", "yours", "yourself"} & set(own):  # "opening your own shop": the value says whose
         return Actor("addressee")
+    if {"i", "i'm", "i've", "i'd", "i'll"} & set(own):  # "all the books I might read": the speaker's
+        return Actor("speaker")
     first = (toks[:1] or [""])[0].lower()
     if first in _IMPERATIVE and not (_SELF | _YOU | _OTHER) & {t.lower() for t in toks[: found.start]}:
         return Actor("addressee")  # "Have a great time and learn a lot!": a wish for the other
@@ -265,9 +267,14 @@ def _same(name: str, other: str) -> bool:
     return bool(a) and bool(b) and (a == b or a[0] == b[0])
 
 
+def _words(text: str) -> set[str]:
+    """The words of `text`, lower case, a possessive's "'s" cut ("my mother's cat": mother)."""
+    return {w.lower().replace("’", "'").removesuffix("'s") for w in tokens_of(text)}
+
+
 def subject_fits(subject: str, value: str, who: Actor, speaker: str, speakers: Sequence[str]) -> bool:
     """Whether a line about `subject` may say `value` of the clause's actor `who`."""
-    said = {w.lower() for w in tokens_of(value)}
+    said = _words(value)
     if who.who == "speaker":
         return _same(subject, speaker)
     if who.who == "addressee":
@@ -381,11 +388,14 @@ def reference_subject(text: str, filed_under: str, names: frozenset[str]) -> Act
 
 def reference_fits(subject: str, value: str, ref: Actor) -> bool:
     """Whether a line's subject is the person a reference fact is about, or that person's
-    owner with the relative named in the value ("Melanie | plan: kids are so excited ...")."""
+    owner with the relative named in the value ("Melanie | plan: kids are so excited ..."), or
+    a line whose value names that person ("Deborah | relation: Max is my mother's cat")."""
     subj = {w.lower().removesuffix("'s") for w in tokens_of(subject)}
+    if {w.lower() for w in ref.words if w[:1].isupper()} & _words(value):
+        return True
     if ref.owner and _same(subject, ref.owner):
         named = {w.lower() for w in ref.words} | RELATIVES | {"family"}
-        return bool({w.lower() for w in tokens_of(value)} & named)
+        return bool(_words(value) & named)
     if len(ref.words) == 1 and ref.words[0].lower() not in RELATIVES:
         return _same(subject, ref.words[0])
     return bool(subj & {w.lower() for w in ref.words})
