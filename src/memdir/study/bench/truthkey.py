@@ -24,7 +24,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from memdir.conventions import turn_numbers
+from memdir.conventions import SESSION_TURN, turn_numbers
 from memdir.errors import MemdirError
 from memdir.study.bench import locomo, realtalk
 from memdir.study.bench.data import UnknownSample
@@ -36,7 +36,7 @@ FILE = "truth_key.json"
 SOURCES = {"locomo": "locomo/locomo10.json", "realtalk": "realtalk/<conversation>.json"}
 TAGS = ("relatives", "denial", "relative-date", "change", "question", "small-talk", "context")
 _DATE = re.compile(r"\d{4}(?:-\d{2}(?:-\d{2})?)?")
-_LOCATOR = re.compile(r"S\d+T\d+")
+_LOCATOR = re.compile(SESSION_TURN)  # the one locator grammar (conventions)
 
 
 class MalformedKey(MemdirError):
