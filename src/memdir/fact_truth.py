@@ -108,7 +108,8 @@ _EMPTY = frozenset(
     goes going gone happen happened happening stay stayed fine keep awesome idea ideas agree
     agreed ya yea yeah gonna kinda life lives living amazing rewarding thankful grateful stoked
     last weekend week month year today yesterday recently lately since talked talk chatted chat
-    come came motivated worth worthwhile later already forward bud
+    come came motivated worth worthwhile later already forward bud here's there's won't can't
+    help helped value
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
 
