@@ -340,3 +340,28 @@ def test_a_change_said_as_one_is_keyed_and_a_lower_case_word_is_no_name() -> Non
     assert keyed_facts("I sold my old car and bought a Volvo XC60.") == [("car", "Volvo XC60")]
     assert keyed_facts("Recently started learning an instrument.") == []
     assert keyed_facts("I started learning Japanese.") == [("language course", "Japanese")]
+
+
+def test_a_second_liking_is_kept_beside_the_first_and_a_change_still_supersedes(tmp_path: Path) -> None:
+    """REALTALK Chat_1, read on the offline store: "I prefer wide bodies" struck "a stroll in
+    the park" through as a past preference, a false end date. A liking supersedes another only
+    when its turn says a change ("I now prefer tea")."""
+    import asyncio
+
+    from agent_helpers import new_store
+    from memdir.agents import ingest
+    from memdir.models import get_model
+
+    turns = [
+        Turn("S1T1", "Elise", "Some weekends I prefer a stroll in the park.", "2024-01-05"),
+        Turn("S2T1", "Elise", "I love planes but I prefer wide bodies especially.", "2024-01-15"),
+        Turn("S3T1", "Elise", "Guess what, I now prefer tea over coffee.", "2024-01-20"),
+    ]
+    store = new_store(tmp_path / "m")
+    asyncio.run(ingest(get_model("offline"), store, turns))
+    facts = (tmp_path / "m" / "people" / "elise" / "facts.md").read_text()
+    assert "~~elise | preference: a stroll in the park~~ (2024-01-05 until 2024-01-20)" in facts
+    assert "- elise | preference: tea (since 2024-01-20) [S3T1]" in facts
+    every = "\n".join(p.read_text() for p in (tmp_path / "m").rglob("*.md"))
+    assert "2024-01-15: Elise | preference: wide bodies [S2T1]" in every  # beside, superseding nothing
+    assert "until 2024-01-15" not in every

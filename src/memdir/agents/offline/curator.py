@@ -38,7 +38,7 @@ from memdir.agents.offline.speakers import (
     user_in_index,
 )
 from memdir.agents.offline.text import slug, topic_of
-from memdir.conventions import key_of, neutralize_locators, parse_keyed, turn_numbers
+from memdir.conventions import distilled_line, key_of, neutralize_locators, parse_keyed, turn_numbers
 from memdir.errors import MemdirError
 from memdir.fact_quality import junk_reason
 from memdir.fact_truth import Line, false_reason
@@ -86,6 +86,13 @@ def day_of(turn: Turn) -> tuple[str, str, str]:
     group = (turn_numbers(turn.locator) or (0, 0))[0]
     lo = (group - 1) // 25 * 25 + 1 if group > 0 else 0
     return "undated", f"session-{group}", f"sessions-{lo}-{lo + 24}"
+
+
+# Keys a person holds many values of at once: a second liking struck the first through as past
+# (REALTALK Chat_1: "I prefer wide bodies" ended "a stroll in the park", a false end date). A
+# new value supersedes only when its turn says a change (`_CHANGE`: "I now prefer tea").
+MANY_VALUED = frozenset({"preference"})
+_CHANGE = re.compile(r"\b(?:now|anymore|any more|no longer|instead|switched|these days|changed)\b", re.I)
 
 
 @dataclass
@@ -308,6 +315,11 @@ class Curator:
             if kf is not None and kf.live and kf.key == key:
                 if kf.value.strip().lower() == value.lower():
                     return  # already the current value
+                if attr in MANY_VALUED and not _CHANGE.search(turn.text):
+                    # "I prefer wide bodies" ends no earlier liking: beside it, superseding nothing
+                    line = distilled_line(speaker, attr, value, turn.date, [turn.locator])
+                    self.file_line(speaker, turn, line)
+                    return
                 locs = ", ".join(kf.locators)
                 struck = f"- ~~{kf.subject} | {kf.attribute}: {kf.value}~~ ({kf.since} until {date}) [{locs}]"
                 self._replace(path, line, f"{live}\n{struck}")
