@@ -34,6 +34,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memdir.conventions import DistilledFact, KeyedFact
 from memdir.fact_dates import day_fits
 from memdir.fact_quality import FIRST_PERSON, occurs
 from memdir.stream import Turn
@@ -123,6 +124,15 @@ class Line:
     value: str
     day: str | None
     live: bool = True
+
+
+def line_of(parsed: KeyedFact | DistilledFact) -> Line:
+    """A keyed line (live or struck) or a distilled line as the rules read it: a keyed
+    attribute stands where a distilled line has its kind, `(since unknown)` gives no day."""
+    if isinstance(parsed, KeyedFact):
+        day = None if parsed.since == "unknown" else parsed.since
+        return Line(parsed.subject, parsed.attribute, parsed.value, day, parsed.live)
+    return Line(parsed.subject, parsed.kind, parsed.value, parsed.date)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from memdir.agents.landing import apply, digests, plain_files, plan, read, sha25
 from memdir.agents.record import RunRecord
 from memdir.conventions import LOCATOR, locators, parse_distilled, parse_keyed
 from memdir.fact_quality import content_f1
-from memdir.fact_truth import Line, false_reason, stream_names
+from memdir.fact_truth import false_reason, line_of, stream_names
 from memdir.store import frontmatter
 from memdir.store.frontmatter import MEMORY_INDEX
 from memdir.store.store import Store
@@ -166,27 +166,19 @@ def _false_lines(
     kept = set(old_text.splitlines()) if old_text is not None else set()
     by_locator = {t.locator: t for t in turns}
     speakers = sorted({t.speaker for t in turns})
+    names = stream_names(turns)
     found: list[tuple[str, int, str]] = []
     for n, line in enumerate(text.splitlines(), 1):
         if line in kept or "|" not in line:
             continue
-        kf = parse_keyed(path, n, line)
-        df = parse_distilled(line) if kf is None else None
-        if kf is not None and kf.live:
-            said, locs = Line(kf.subject, kf.attribute, kf.value, _day(kf.since)), kf.locators
-        elif df is not None:
-            said, locs = Line(df.subject, df.kind, df.value, df.date), df.locators
-        else:
+        parsed = parse_keyed(path, n, line) or parse_distilled(line)
+        if parsed is None or not line_of(parsed).live:
             continue
-        cited = [by_locator[loc] for loc in locs if loc in by_locator]
-        reason = false_reason(said, cited, speakers, names=stream_names(turns)) if cited else None
+        cited = [by_locator[loc] for loc in parsed.locators if loc in by_locator]
+        reason = false_reason(line_of(parsed), cited, speakers, names=names) if cited else None
         if reason is not None:
             found.append((path, n, reason))
     return found
-
-
-def _day(since: str) -> str | None:
-    return None if since == "unknown" else since
 
 
 def reproduces_turn(line: str, turns: Sequence[Turn]) -> bool:

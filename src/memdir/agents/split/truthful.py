@@ -22,22 +22,14 @@ from memdir.fact_truth import (
     RELATIVES,
     Actor,
     Found,
-    actor,
     content,
     done_not_planned,
-    in_order,
-    negated,
     tokens_of,
 )
 from memdir.stream import Turn
 
 DENIAL_REACH = 3
 """How many of the turn's words before a denied value may be taken into it with the denial."""
-
-
-def found_in(value: str, turn: Turn) -> Found | None:
-    """Where the value stands, in order, in a sentence of the turn that states it."""
-    return in_order(value, turn)
 
 
 def subject_of(who: Actor, turn: Turn, speakers: Sequence[str], value: str = "") -> str | None:
@@ -98,4 +90,4 @@ def fixed_kind(kind: str, found: Found, value: str) -> str:
     return "event" if kind == "plan" and done_not_planned(found, value) else kind
 
 
-__all__ = ["actor", "fixed_kind", "found_in", "negated", "people_of", "subject_of", "with_denial"]
+__all__ = ["fixed_kind", "people_of", "subject_of", "with_denial"]

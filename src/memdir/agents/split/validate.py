@@ -39,7 +39,7 @@ from typing import Any
 
 from memdir.agents.split.extract import FACTS_PER_TURN, KINDS, Proposed
 from memdir.agents.split.span import found_in_turn
-from memdir.agents.split.truthful import actor, fixed_kind, found_in, negated, subject_of, with_denial
+from memdir.agents.split.truthful import fixed_kind, subject_of, with_denial
 from memdir.conventions import neutralize_locators
 from memdir.fact_dates import day_fits
 from memdir.fact_quality import (
@@ -50,7 +50,17 @@ from memdir.fact_quality import (
     occurs,
     words_of,
 )
-from memdir.fact_truth import Line, false_reason, past_form, stream_names, tokens_of, vacuous
+from memdir.fact_truth import (
+    Line,
+    actor,
+    false_reason,
+    in_order,
+    negated,
+    past_form,
+    stream_names,
+    tokens_of,
+    vacuous,
+)
 from memdir.stream import Chunk, Turn
 from memdir.words import terms
 
@@ -329,7 +339,7 @@ def _check_one(
             holder, cited = elsewhere[0], elsewhere
             out.recited += 1
         else:  # its words in order under the gap rule, never a bag of the turn's words
-            holder = next((t for t in cited if found_in(value, t) is not None), None)
+            holder = next((t for t in cited if in_order(value, t) is not None), None)
             if holder is None:
                 head = _in_order_head(value, cited)
                 if head is None:
@@ -348,7 +358,7 @@ def _in_order_head(value: str, cited: list[Turn]) -> tuple[str, Turn] | None:
         last = words_of(head)[-1] if words_of(head) else ""
         if junk_reason(head) is not None or vacuous(head) or past_form(last) or last.endswith("ing"):
             continue  # "moved to Paris" is not "moved": a verb cut from what it did
-        holder = next((t for t in cited if found_in(head, t) is not None), None)
+        holder = next((t for t in cited if in_order(head, t) is not None), None)
         if holder is not None:
             return head, holder
     return None
@@ -368,7 +378,7 @@ def _truthful(
     dropped: the value stands only in a question (`asked`), is denied and the denial is too far
     to keep (`negated`), its clause names nobody a line can hold (`subject`), or a truth rule
     still fails (`fact_truth.REASONS`)."""
-    found = found_in(value, holder)
+    found = in_order(value, holder)
     if found is None:
         return "asked"
     if negated(found, value):
@@ -376,7 +386,7 @@ def _truthful(
         if grown is None:
             return "negated"
         value, out.denials_kept = grown, out.denials_kept + 1
-        found = found_in(value, holder) or found
+        found = in_order(value, holder) or found
     who = actor(found, chunk_names)
     if who.who == "addressee":
         return "said to the other"

@@ -39,7 +39,7 @@ from typing import Any
 from memdir.analytics.facts import FactLine, fact_lines
 from memdir.conventions import DistilledFact, KeyedFact, normalize, parse_distilled, parse_keyed
 from memdir.fact_quality import SUPPORTED, content_f1, is_supported, junk_reason
-from memdir.fact_truth import REASONS, Line, false_reason, reference_fits, reference_subject, stream_names
+from memdir.fact_truth import REASONS, false_reason, line_of, reference_fits, reference_subject, stream_names
 from memdir.store.store import Store
 from memdir.stream import Turn
 from memdir.study.bench.locomo import Observation
@@ -132,16 +132,12 @@ def _false(
     people: frozenset[str],
     reference: Sequence[Observation],
 ) -> str | None:
-    if isinstance(kf, KeyedFact):
-        line = Line(kf.subject, kf.attribute, kf.value, None if kf.since == "unknown" else kf.since, kf.live)
-    else:
-        line = Line(kf.subject, kf.kind, kf.value, kf.date)
     matched = max(reference, key=lambda o: content_f1(claim, o.text), default=None)
     near = matched is not None and content_f1(claim, matched.text) >= KEPT
     ref = reference_subject(matched.text, matched.speaker, people) if matched and near else None
     if ref is not None and not reference_fits(kf.subject, kf.value, ref):
         return "wrong subject"
-    return false_reason(line, cited, names, names=people, subject_known=ref is not None)
+    return false_reason(line_of(kf), cited, names, names=people, subject_known=ref is not None)
 
 
 def store_fact_lines(store: Store) -> list[FactLine]:
