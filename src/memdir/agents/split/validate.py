@@ -185,7 +185,7 @@ def _extend_left(value: str, text: str, most: int = 3) -> str | None:
     words = [w for w in words_of(value) if w]
     if not words or junk_reason(value) != "fragment" or words[0] in PRONOUNS | DEMONSTRATIVES:
         return None  # only an opening cut mid-phrase is grown; "it was so powerful" is not
-    m = re.search(r"(?<!\w)" + r"\W+".join(map(re.escape, words)) + r"(?!\w)", text, re.IGNORECASE)
+    m = _where(words, text)
     if m is None:
         return None
     before = _SENTENCE.split(text[: m.start()])[-1].split()
@@ -196,16 +196,17 @@ def _extend_left(value: str, text: str, most: int = 3) -> str | None:
     return None
 
 
+def _where(words: list[str], text: str) -> re.Match[str] | None:
+    """Where `words` stand in `text` as a run, up to case and the punctuation between them."""
+    return re.search(r"(?<!\w)" + r"\W+".join(map(re.escape, words)) + r"(?!\w)", text, re.IGNORECASE)
+
+
 def _extend_right(value: str, text: str, most: int = 3) -> str | None:
     """A value the model cut mid-phrase at its end ("my other dream of working on"), given up to
     `most` words after it in its turn and sentence: "... of working on classic cars"."""
     words = [w for w in words_of(value) if w]
-    m = (
-        re.search(r"(?<!\w)" + r"\W+".join(map(re.escape, words)) + r"(?!\w)", text, re.IGNORECASE)
-        if words
-        else None
-    )
-    if m is None or not words or words[-1] not in _OPEN_END:
+    m = _where(words, text) if words and words[-1] in _OPEN_END else None
+    if m is None:
         return None
     after = re.split(r"[.!?;,]", text[m.end() :], maxsplit=1)[0].split()
     found = None
