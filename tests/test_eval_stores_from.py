@@ -205,3 +205,58 @@ def test_a_source_builder_that_also_searches_is_recorded_as_not_played(
         builder["model"] == mini and builder["effort_sent"] is False and builder["reasoning_effort"] is None
     )
     assert "--stores-from" in builder["not_played"]
+
+
+@pytest.mark.parametrize("linked", ["store", "parent"])
+def test_a_symlinked_store_in_the_source_run_is_refused_not_followed(
+    run_a: Path, tmp_path: Path, linked: str
+) -> None:
+    """A source run whose store folder (or a folder above it) is a link to a private store elsewhere
+    on the machine: the link is never followed, so nothing of that store is copied or searched."""
+    import shutil
+
+    source = tmp_path / "source"
+    shutil.copytree(run_a, source, symlinks=True)
+    private = tmp_path / "private"
+    conversation = source / "stores" / "generated" / SAMPLE
+    if linked == "store":
+        shutil.copytree(conversation / "verbatim-dump", private)
+        (private / "secret.md").write_text("The vault code is 4711.\n")
+        shutil.rmtree(conversation / "verbatim-dump")
+        (conversation / "verbatim-dump").symlink_to(private)
+    else:  # stores/generated/<conversation> is the link, the store inside it a real folder
+        shutil.copytree(conversation, private / SAMPLE)
+        (private / SAMPLE / "verbatim-dump" / "secret.md").write_text("The vault code is 4711.\n")
+        shutil.rmtree(conversation)
+        conversation.symlink_to(private / SAMPLE)
+    out = tmp_path / "run-b"
+    cfg = config(variants=["verbatim-dump"], stores_from=str(source), limit=None)
+    with pytest.raises(MemdirError, match="symbolic link") as err:
+        run_eval(cfg, out, progress=False, models={})
+    assert f"generated/{SAMPLE}/verbatim-dump" in str(err.value) and "copy" in str(err.value)
+    assert not (out / "manifest.json").exists()  # refused before this run wrote anything
+    assert not list(out.rglob("secret.md"))
+
+
+def test_a_store_swapped_for_a_link_after_the_run_started_is_not_copied(run_a: Path, tmp_path: Path) -> None:
+    """The store checked when the run starts is swapped for a link to a byte-identical store elsewhere
+    before its cell is taken: taking it refuses the link instead of copying what it points at."""
+    import shutil
+
+    from memdir.study.eval.runner import ConversationCell
+    from memdir.study.eval.stores_from import StoreSource
+
+    source = tmp_path / "source"
+    shutil.copytree(run_a, source, symlinks=True)
+    source_store = source / "stores" / "generated" / SAMPLE / "verbatim-dump"
+    taken = StoreSource.open(source).require([("generated", SAMPLE, "verbatim-dump")])
+    sha256 = taken["cells"][f"generated/{SAMPLE}/verbatim-dump"]["sha256"]
+    private = tmp_path / "private"
+    shutil.copytree(source_store, private)
+    shutil.rmtree(source_store)
+    source_store.symlink_to(private)
+    cell = ConversationCell("generated", SAMPLE, "verbatim-dump")
+    dest = tmp_path / "run-b" / "store"
+    with pytest.raises(MemdirError, match="symbolic link"):
+        StoreSource.open(source).take(cell, dest, sha256)
+    assert not dest.exists() and cell.stores_from is None

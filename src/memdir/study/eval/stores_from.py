@@ -11,6 +11,13 @@ building; the source's build cost, its checks and the store's digest are named i
 manifest, beside the source run's path and creation stamp, and each cell's marker names the
 source cell. Closed-book has no store to take and runs as ever.
 
+A link is never followed out of the source run: a store folder reached through a symbolic link
+(the store itself or a folder above it, inside the run) could be any store on the machine, a
+private one included, so it is refused, saying to copy the store into the run. The copy walks
+from the run folder with descriptors that never follow a link (store/safefs.py) and takes what
+memdir reads of a store, its folders and plain files; links, hard links and special files inside
+it are left behind, as every reader of a store leaves them.
+
 A source must have built the cells asked for, over the same benchmark, sessions and tool set
 (the tool set chose the search profile the source recorded), by the builder this run names:
 anything else is refused before this run writes its manifest, saying what to change.
@@ -19,13 +26,14 @@ anything else is refused before this run writes its manifest, saying what to cha
 from __future__ import annotations
 
 import hashlib
-import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from memdir.agents.landing import digests
-from memdir.errors import MemdirError
+from memdir.errors import MemdirError, PathError
+from memdir.store.safefs import SafeRoot
 from memdir.store.store import Store
 from memdir.study.eval.folder import RunFolder
 from memdir.study.runfolder import read_manifest
@@ -115,7 +123,7 @@ class StoreSource:
             why = f"its cell is {marker.get('status')}" + (
                 f": {marker['reason']}" if marker.get("reason") else ""
             )
-        elif not (store / "MEMORY.md").is_file():
+        elif not self._has_store(name, store):
             why = f"its store folder {store} is missing"
         if why is not None or marker is None:
             raise MemdirError(
@@ -123,6 +131,47 @@ class StoreSource:
                 f"(memdir study eval ... --out {self.run}), or leave {variant} out of --variants"
             )
         return marker
+
+    def _linked(self, name: str, store: Path, detail: str) -> MemdirError:
+        return MemdirError(
+            f"--stores-from {self.run}: the store of {name} ({store}) is reached through a symbolic "
+            f"link ({detail}), and links are never followed out of the source run; copy the store "
+            "into the run folder in place of the link, or leave this cell out"
+        )
+
+    def _has_store(self, name: str, store: Path) -> bool:
+        """Whether the store folder holds a MEMORY.md, found without following any link from the
+        run folder down; a link on the way is refused."""
+        parts = (*store.relative_to(self.run).parts, "MEMORY.md")
+        try:
+            st = SafeRoot(self.run).lstat(parts, str(store))
+        except PathError as exc:
+            raise self._linked(name, store, str(exc)) from None
+        if st is not None and stat.S_ISLNK(st.st_mode):
+            raise self._linked(name, store, "its MEMORY.md is a link")
+        return st is not None and stat.S_ISREG(st.st_mode)
+
+    def _copy(self, name: str, source: Path, store_dir: Path) -> None:
+        """The store's folders and plain files copied to `store_dir` (a new folder), read by
+        descriptors that never follow a link, so a folder swapped for one since it was checked is
+        refused, not read."""
+        parts = source.relative_to(self.run).parts
+        safe, dest = SafeRoot(self.run), SafeRoot(store_dir)
+        with SafeRoot(store_dir.parent).dir_fd((store_dir.name,), str(store_dir), create=True):
+            pass
+        try:
+            with safe.reader() as reader:
+                for found in safe.scan(parts, str(source)):
+                    rel = found.parts[len(parts) :]
+                    shown = str(store_dir.joinpath(*rel))
+                    if found.kind == "dir":
+                        with dest.dir_fd(rel, shown, create=True):
+                            pass
+                    elif found.kind == "file" and found.nlink == 1:
+                        data = reader.read(found.parts, str(self.run.joinpath(*found.parts)))
+                        dest.write(rel, shown, data, must_exist=False)
+        except PathError as exc:
+            raise self._linked(name, source, str(exc)) from None
 
     def require(self, cells: list[tuple[str, str, str]]) -> dict[str, Any]:
         """What this run records of its source (manifest.json's `stores_from`), refusing the first
@@ -151,9 +200,8 @@ class StoreSource:
         journal; refused if its bytes are no longer those recorded when this run started."""
         marker = self._marker(cell.benchmark, cell.conversation, cell.variant)
         source = self.folder.store_dir(cell.benchmark, cell.conversation, cell.variant)
-        # symlinks=True: a link is copied as a link, never followed out of the source store
-        shutil.copytree(source, store_dir, symlinks=True, ignore=shutil.ignore_patterns(".memdir"))
         name = f"{cell.benchmark}/{cell.conversation}/{cell.variant}"
+        self._copy(name, source, store_dir)
         if store_digest(store_dir) != sha256:
             raise MemdirError(
                 f"--stores-from {self.run}: the store of {name} changed since this run started; "
