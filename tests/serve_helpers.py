@@ -53,10 +53,11 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def serve_process(
-    args: list[str], env: dict[str, str] | None = None
+    args: list[str], env: dict[str, str] | None = None, host: str | None = None
 ) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    """`memdir serve ARGS --http PORT` as a child process; yields it and its /mcp URL once it
-    accepts connections, and stops it (SIGTERM, then SIGKILL) afterwards."""
+    """`memdir serve ARGS --http PORT` (on `--host HOST` when given) as a child process; yields
+    it and its /mcp URL once it accepts connections, and stops it (SIGTERM, then SIGKILL)
+    afterwards."""
     src = str(Path(__file__).resolve().parents[1] / "src")
     full_env = {
         **os.environ,
@@ -68,7 +69,8 @@ def serve_process(
         # pytest-xdist): the child then exits saying so, and we try another.
         port = free_port()
         proc = subprocess.Popen(
-            [sys.executable, "-m", "memdir", "serve", *args, "--http", str(port)],
+            [sys.executable, "-m", "memdir", "serve", *args, "--http", str(port)]
+            + (["--host", host] if host else []),
             env=full_env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -86,7 +88,8 @@ def serve_process(
             proc.wait()
             raise
     try:
-        yield proc, f"http://127.0.0.1:{port}/mcp"
+        name = host or "127.0.0.1"
+        yield proc, f"http://{'[' + name + ']' if ':' in name else name}:{port}/mcp"
     finally:
         if proc.poll() is None:
             proc.terminate()

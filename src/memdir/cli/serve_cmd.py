@@ -8,7 +8,7 @@ import click
 from memdir.cli.guard_opts import guard_options, require_reorganization
 from memdir.cli.root_opts import StoreCommand
 from memdir.errors import MemdirError
-from memdir.mcp.http_limits import is_loopback
+from memdir.mcp.loopback import is_loopback
 from memdir.mcp.tenants import OPEN_TENANTS, PER_TENANT
 from memdir.tools.guards import Guards
 from memdir.tools.profiles import PROFILES, profile_specs

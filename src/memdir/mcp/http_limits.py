@@ -33,7 +33,6 @@ docs/reliability.md).
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import os
 import sys
 import threading
@@ -110,16 +109,6 @@ class _Waiting:
 
 _registries: weakref.WeakKeyDictionary[ServerState, _Waiting] = weakref.WeakKeyDictionary()
 _registries_lock = threading.Lock()  # tests run several servers, each on its own thread
-
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` names this machine's loopback interface: the one rule for where a server
-    with no authentication may listen (`memdir ui` always; `memdir serve ROOT` unless told)."""
-    name = "127.0.0.1" if host == "localhost" else host.strip("[]")
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
 
 
 def _waiting_of(state: ServerState) -> _Waiting:

@@ -117,10 +117,23 @@ async def serve_stdio(store: Store, profile: str, **meta: Any) -> None:
 
 
 def http_app(store: Store, profile: str, host: str = "127.0.0.1", **meta: Any) -> Any:
+    """The streamable HTTP app; on a loopback `host`, behind the DNS-rebinding guard
+    (loopback.py: the SDK's own guard knows three spellings of loopback, so it is left off)."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from memdir.mcp.loopback import RebindingGuard, is_loopback
+
     server = build_server(Harness(store, profile, keep_indexes=True, **{"role": "mcp", **meta}))
-    return server.streamable_http_app(
-        streamable_http_path="/mcp", host=host, max_sessions=MAX_SESSIONS, session_idle_timeout=SESSION_IDLE_S
+    app = server.streamable_http_app(
+        streamable_http_path="/mcp",
+        host=host,
+        max_sessions=MAX_SESSIONS,
+        session_idle_timeout=SESSION_IDLE_S,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
+    if is_loopback(host):
+        app.add_middleware(RebindingGuard)
+    return app
 
 
 def serve_http(store: Store, profile: str, port: int, host: str = "127.0.0.1", **meta: Any) -> None:

@@ -15,29 +15,17 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from memdir.errors import MemdirError
+from memdir.mcp.loopback import RebindingGuard, is_loopback
 from memdir.mcp.tenant_pool import TenantBusy, TenantPool
 from memdir.mcp.tenants import OPEN_TENANTS, PER_TENANT, Tenants
 from memdir.tools.base import Meter
 from memdir.tools.guards import Guards
-
-LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
-
-
-def _security(host: str) -> TransportSecuritySettings | None:
-    """The SDK's DNS-rebinding protection for a local bind, as `streamable_http_app` sets it."""
-    if host not in LOCAL_HOSTS:
-        return None
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
-    )
 
 
 def bearer(scope: Scope) -> str | None:
@@ -76,7 +64,7 @@ class TenantDispatch:
         per_tenant: int = PER_TENANT,
     ) -> None:
         self.tenants = tenants
-        self.pool = TenantPool(_security(host), guards, open_tenants, per_tenant)
+        self.pool = TenantPool(guards, open_tenants, per_tenant)
 
     @property
     def meters(self) -> dict[str, Meter]:
@@ -128,7 +116,9 @@ def tenants_app(
         async with dispatch.run():
             yield
 
-    app = Starlette(routes=[Route(path, endpoint=dispatch)], lifespan=lifespan)
+    # On loopback, the DNS-rebinding guard (loopback.py) answers before any token is looked at.
+    guard = [Middleware(RebindingGuard)] if is_loopback(host) else []
+    app = Starlette(routes=[Route(path, endpoint=dispatch)], middleware=guard, lifespan=lifespan)
     app.state.dispatch = dispatch
     return app
 

@@ -32,7 +32,6 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
 
 from memdir.mcp.server import MAX_SESSIONS, SESSION_IDLE_S, build_server
 from memdir.mcp.tenants import (
@@ -85,7 +84,6 @@ class TenantPool:
 
     def __init__(
         self,
-        security: TransportSecuritySettings | None,
         guards: Guards | None = None,
         capacity: int = OPEN_TENANTS,
         per_tenant: int = PER_TENANT,
@@ -97,7 +95,6 @@ class TenantPool:
             raise ValueError("the pool needs room for at least one tenant and one request")
         if not 0 <= streams_reserved < max_streams:
             raise ValueError("the reserved streams must leave some of max_streams for any tenant")
-        self.security = security
         self.guards = guards or Guards()
         self.capacity = capacity
         self.per_tenant = per_tenant
@@ -205,7 +202,6 @@ class TenantPool:
         server = build_server(harness, name=f"memdir:{entry.tenant}", in_flight=pinned)
         manager = StreamableHTTPSessionManager(
             app=server,
-            security_settings=self.security,
             max_sessions=MAX_SESSIONS,
             session_idle_timeout=SESSION_IDLE_S,
         )

@@ -1,11 +1,12 @@
 """The Starlette application: routes, the templates, and the guards every response passes.
 
 Guards: only GET and HEAD reach a page (the one POST, the tenants' sign-in, sets a cookie and
-touches no store); the Host header must name loopback, so a page on another site cannot reach
-this server through a rebound DNS name; every response forbids loading anything from another
-origin (Content-Security-Policy), so a store file cannot make the page fetch a remote asset
-even if it got past the escaping. A memdir error is a page saying what to do, with the status
-the problem deserves (a refused path 400, a missing one 404).
+touches no store); the Host header must name loopback (`mcp/loopback.py`, the same rule as for
+where it may listen), so a page on another site cannot reach this server through a rebound DNS
+name; every response forbids loading anything from another origin (Content-Security-Policy),
+so a store file cannot make the page fetch a remote asset even if it got past the escaping. A
+memdir error is a page saying what to do, with the status the problem deserves (a refused path
+400, a missing one 404).
 """
 
 from __future__ import annotations
@@ -17,18 +18,17 @@ from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from memdir.mcp.loopback import RebindingGuard
 from memdir.mcp.tenants import Tenants
 from memdir.ui import auth, views_health, views_history, views_runs, views_store
 from memdir.ui.pages import UIState, View, guarded, templates
 from memdir.ui.scratch import Scratch
 from memdir.ui.sources import Sources
 
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
     "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
@@ -99,7 +99,7 @@ def build_app(
         routes=routes(),
         middleware=[
             Middleware(SecurityHeaders),
-            Middleware(TrustedHostMiddleware, allowed_hosts=list(LOOPBACK_HOSTS)),
+            Middleware(RebindingGuard, host_status=400, check_origin=False),
         ],
     )
     if scratch is None:  # the server's private folder: past snapshots and growth plots

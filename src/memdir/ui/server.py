@@ -17,7 +17,8 @@ from starlette.applications import Starlette
 from uvicorn.config import STARTUP_FAILURE
 
 from memdir.errors import MemdirError
-from memdir.mcp.http_limits import config, is_loopback
+from memdir.mcp.http_limits import config
+from memdir.mcp.loopback import is_loopback
 from memdir.mcp.tenants import Tenants
 from memdir.tokens import encoding
 from memdir.ui.app import build_app
