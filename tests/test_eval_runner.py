@@ -264,7 +264,7 @@ def test_an_llm_judge_scores_correctness_and_attribution(tmp_path: Path) -> None
     cfg = config(variants=["verbatim-dump"], judge="scripted/judge", limit=2, in_flight=1)
     summary = run_eval(cfg, tmp_path / "run", progress=False, models={"scripted/judge": judge})
     rows = [json.loads(x) for x in (tmp_path / "run" / "answers.jsonl").read_text().splitlines()]
-    assert [(r["correctness"], r["attribution"]) for r in rows] == [(1.0, 0.0), (0.0, 0.85)]
+    assert [(r["correctness"], r["attribution"]) for r in rows] == [(1.0, 0.0), (0.0, 1.0)]
     assert rows[1]["judge"]["scales"] == {
         "citation_correctness": 1,
         "relevance": 1,
@@ -292,7 +292,14 @@ def test_an_llm_judge_scores_correctness_and_attribution(tmp_path: Path) -> None
     assert health.judge_f1_agreement == agree and health.agreement_n == 2
     from memdir.study.eval.report import write_report
 
-    assert "## The judge against offline F1" in write_report(tmp_path / "run").read_text()
+    report = write_report(tmp_path / "run").read_text()
+    assert "## The judge against offline F1" in report
+    # the composite: 0.1 x coherent aggregation + 0.6 x correctness + 0.3 x relevance, per answer
+    # (0.6 and 0.1 x 0.5 + 0.3 x 1 = 0.35), the cell's mean in the correctness table's column
+    comp = summary.cells[0].composite
+    assert comp is not None and comp.all.mean == pytest.approx(0.475) and comp.all.n == 2
+    assert "| correctness | without defective golds | attribution | composite |" in report
+    assert "| verbatim-dump | partial | 2 | 50.0 | 50.0 | 50.0 | 47.5 |" in report  # limit=2: partial
 
 
 def test_an_unparsed_verdict_is_counted_and_its_reply_kept(tmp_path: Path) -> None:

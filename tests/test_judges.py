@@ -227,18 +227,18 @@ async def test_attribution_judge_sees_cited_text_and_file_not_found(store: Store
     assert all(f'"{k}": <0-1>' in prompt for k in judges.SCALES) and "$" not in prompt
     assert v.label == "scored"
     assert v.scales == {"citation_correctness": 0.5, "relevance": 1.0, "coherent_aggregation": 1.0}
-    assert v.score == pytest.approx(0.1 * 0.5 + 0.6 * 1.0 + 0.3 * 1.0)  # the grounding composite
+    assert v.score == 1.0  # the study's attribution: the relevance scale
     assert v.record()["scales"] == v.scales
 
 
 @pytest.mark.parametrize(
-    ("reply", "grounding"),
+    ("reply", "attribution"),
     [
         (scaled(1, 1, 1), 1.0),
         (scaled(0, 0, 0), 0.0),
-        (scaled(1, 0, 0), 0.1),
-        (scaled(0, 1, 0), 0.6),
-        (scaled(0, 0, 1), 0.3),
+        (scaled(1, 0, 0), 0.0),
+        (scaled(0, 1, 0), 1.0),
+        (scaled(0, 0, 1), 0.0),
         (
             'Here: ```json\n{"citation_correctness": "0.5", "relevance": 0.5, '
             '"coherent_aggregation": 0.5}\n```',
@@ -246,9 +246,9 @@ async def test_attribution_judge_sees_cited_text_and_file_not_found(store: Store
         ),
     ],
 )
-def test_attribution_json_parses_to_three_scales_and_the_composite(reply: str, grounding: float) -> None:
+def test_attribution_json_parses_to_three_scales_and_relevance(reply: str, attribution: float) -> None:
     v = judges.parse_verdict("attribution", reply, "p")
-    assert v.label == "scored" and v.score == pytest.approx(grounding)
+    assert v.label == "scored" and v.score == pytest.approx(attribution)
     assert v.scales is not None and set(v.scales) == set(judges.SCALES)
 
 
@@ -269,9 +269,9 @@ def test_an_unreadable_attribution_is_unparsed_never_a_score(reply: str) -> None
 
 async def test_judge_item_records_every_score(store: Store) -> None:
     q = Question("alice-diet-current", "current", "What is Alice's diet?", "vegan", ("S6T5",))
-    model = ScriptedModel('{"reason": "ok", "verdict": "CORRECT"}', scaled(0.5, 0.0, 0.0))
+    model = ScriptedModel('{"reason": "ok", "verdict": "CORRECT"}', scaled(0.5, 0.25, 0.0))
     out = await judges.judge_item(model, store, q, "vegan", ["/memories/people/alice.md:7", "x.md"])
-    assert out["correctness"] == 1.0 and out["attribution"] == pytest.approx(0.05)
+    assert out["correctness"] == 1.0 and out["attribution"] == pytest.approx(0.25)
     assert out["offline_correctness"] == 1.0 and out["lexical_support"] == 1.0
     assert out["citations_resolved"] == 1 and out["citations_not_found"] == ["x.md"]
     offline = await judges.judge_item(None, None, q, "vegetarian", [])

@@ -132,12 +132,12 @@ def test_each_role_sends_its_reasoning_effort_and_the_judge_temperature_zero(
     assert row["judge"]["cost_usd"] == pytest.approx(2 * nano.cost(call))
     assert row["search"]["cost_usd"] == pytest.approx(row["search"]["rounds"] * mini.cost(call))
     cell = summary.cells[0]
-    assert row["attribution"] == pytest.approx(0.1 * 1 + 0.6 * 0.5 + 0.3 * 1)  # the grounding composite
+    assert row["attribution"] == pytest.approx(0.5)  # the study's attribution: the relevance scale
     scales = {"citation_correctness": 1.0, "relevance": 0.5, "coherent_aggregation": 1.0, "n": 1}
     assert cell.judge_health and cell.judge_health.scales
     assert cell.judge_health.scales.as_json() == scales
     report = write_report(tmp_path / "run").read_text()
-    assert "| agent-curated | 1 | 100.0 | 50.0 | 100.0 | 70.0 |" in report
+    assert "| agent-curated | 1 | 100.0 | 50.0 | 100.0 |" in report
     assert cell.search.reasoning_tokens == 150 * (cell.search.rounds or 0)
     assert cell.build["reasoning_tokens"] == 150 * cell.build["model_calls"] > 0
 
@@ -158,7 +158,7 @@ def test_a_model_without_a_reasoning_control_is_sent_none_and_the_manifest_says_
     assert all("reasoning_effort" not in s.body for s in standin.seen)
     assert [s.body.get("temperature") for s in standin.seen] == [None, 0.0, 0.0]  # search, then the judge
     row = json.loads((tmp_path / "run" / "answers.jsonl").read_text())
-    assert row["variant"] == "closed-book" and row["attribution"] == pytest.approx(0.7)  # attributed too
+    assert row["variant"] == "closed-book" and row["attribution"] == pytest.approx(0.5)  # attributed too
     assert row["judge"]["labels"] == {"correctness": "correct", "attribution": "scored"}
     roles = json.loads((tmp_path / "run" / "manifest.json").read_text())["roles"]
     assert roles["search"]["reasoning_effort"] == "high" and roles["search"]["effort_sent"] is False

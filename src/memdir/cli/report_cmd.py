@@ -10,12 +10,25 @@ import click
 
 @click.command("report")
 @click.argument("run", type=click.Path(file_okay=False, exists=True, path_type=Path))
-def report_cmd(run: Path) -> None:
+@click.option(
+    "--rerun-of",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=None,
+    help="An earlier `memdir study eval` run of the same cells: the report adds each cell's "
+    "composite (0.1 grounding + 0.6 correctness + 0.3 attribution) in both and the change in points.",
+)
+def report_cmd(run: Path, rerun_of: Path | None) -> None:
     """Redraw report.md and the plots of RUN, a run folder of `memdir study eval` or `memdir
     study skills` (a skill run's summary.json too)."""
     from memdir.study.skills.folder import TASKS
 
+    if rerun_of is not None and not (rerun_of / "summary.json").is_file():
+        raise click.ClickException(
+            f"--rerun-of {rerun_of}: no summary.json there (a `memdir study eval` run)"
+        )
     if (run / TASKS).is_file():
+        if rerun_of is not None:
+            raise click.ClickException("--rerun-of compares conversational runs; RUN is a skill run")
         from memdir.study.skills.report import write_report as write_skills
 
         write_skills(run)
@@ -23,7 +36,7 @@ def report_cmd(run: Path) -> None:
     elif (run / "summary.json").is_file():
         from memdir.study.eval.report import write_report as write_eval
 
-        path = write_eval(run)
+        path = write_eval(run, rerun_of)
     else:
         raise click.ClickException(
             f"{run} is not a run folder: no {TASKS} (memdir study skills) or summary.json (memdir study eval)"

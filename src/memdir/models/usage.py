@@ -129,6 +129,12 @@ class Bounds:
             return None
         return (self.no_cache - self.measured) / denom
 
+    @property
+    def measured_over_perfect(self) -> float | None:
+        """How many times a perfect cache's bill the run paid (Table 18's measured/perfect);
+        None when the perfect bound is 0 (nothing was asked)."""
+        return None if self.perfect == 0 else self.measured / self.perfect
+
     def __add__(self, other: Bounds) -> Bounds:
         return Bounds(
             self.no_cache + other.no_cache, self.measured + other.measured, self.perfect + other.perfect

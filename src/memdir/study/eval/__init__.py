@@ -18,8 +18,9 @@ scored, summarized and reported from their run folder alone.
   paired comparisons and Table 18's caching efficiency).
 - Scoring: `lexical.py` (LoCoMo token F1 and exact match: what `--judge offline` grades by),
   `citations.py` (through the product's one resolver, `store/citations.py`), `judges.py`
-  (fixed-prompt LLM judges answering in JSON: correctness, and attribution on three 0-1 scales
-  with their grounding composite), `model_settings.py` (Table 11's per-role settings, recorded
+  (fixed-prompt LLM judges answering in JSON: correctness, and attribution on three 0-1 scales),
+  `composite.py` (the study's run-to-run composite of grounding, correctness and attribution),
+  `model_settings.py` (Table 11's per-role settings, recorded
   in the manifest), `stats.py` (the comparisons, one- or two-sided as their claim, by the leaf
   `sign_test.py`; scores with and without defective golds).
 - Without a model: `retrieval.py` (`bench retrieval`: recall@k, nDCG@10, session level, per

@@ -5,8 +5,9 @@ Each LLM judge is one fixed prompt (package data under `prompts/`, identified in
 by `PROMPT_IDS`, a hash of its text) sent once at temperature 0 and, where the model takes one,
 the study's low reasoning effort (`JUDGE_CONFIG`). Both answer in JSON. Correctness is a verdict,
 CORRECT or WRONG. Attribution is scored on the paper's three scales, each 0-1 (`SCALES`:
-citation correctness, relevance, coherent aggregation), and its score is the grounding
-composite of the three (`GROUNDING_WEIGHTS`). Attribution resolves every citation against the
+citation correctness, relevance, coherent aggregation); its score is the study's attribution,
+the `relevance` scale, and two of the scales feed the run-to-run composite with correctness
+(`composite.py`, which says which scale is which and why). Attribution resolves every citation against the
 store that was searched and shows an unresolvable one as `[FILE NOT FOUND]`; a closed-book
 answer has no store, so each of its citations is shown so.
 
@@ -29,15 +30,14 @@ from typing import Any, Protocol
 from memdir.store.store import Store
 from memdir.study.bench.types import Question
 from memdir.study.eval.citations import NOT_FOUND, Resolved, lexical_support, resolve, resolve_all
+from memdir.study.eval.composite import STUDY_SCALES
 from memdir.study.eval.lexical import exact_match, f1_score, locomo_f1, normalize_answer, offline_correctness
 
 # The study's judge setting (docs/study.md, Configuration of record (Table 11)): temperature 0,
 # low reasoning effort (sent only to models that take one), the search role's output cap.
 JUDGE_CONFIG: dict[str, Any] = {"temperature": 0.0, "max_tokens": 8192, "reasoning_effort": "low"}
-# Attribution's three scales, in the order the prompt asks for them, and the weight each takes
-# in the grounding composite (the issue of record's 0.1 / 0.6 / 0.3, in its order of the scales).
+# Attribution's three scales, in the order the prompt asks for them.
 SCALES = ("citation_correctness", "relevance", "coherent_aggregation")
-GROUNDING_WEIGHTS = {"citation_correctness": 0.1, "relevance": 0.6, "coherent_aggregation": 0.3}
 
 
 class HasText(Protocol):
@@ -71,14 +71,14 @@ def verdict_schema(judge: str) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": list(properties)}
 
 
-def grounding(scores: dict[str, float]) -> float:
-    """The grounding score: the weighted composite of attribution's three scales."""
-    return sum(GROUNDING_WEIGHTS[k] * scores[k] for k in SCALES)
+def attribution_score(scales: dict[str, float]) -> float:
+    """An answer's attribution: the scale the study reads it from (`composite.STUDY_SCALES`)."""
+    return scales[STUDY_SCALES["attribution"]]
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """A judge's decision: `score` (correctness 1.0 / 0.0; attribution the grounding composite),
+    """A judge's decision: `score` (correctness 1.0 / 0.0; attribution its `relevance` scale),
     or None when the reply could not be read; attribution's three scales in `scales`."""
 
     judge: str
@@ -140,7 +140,7 @@ def parse_verdict(judge: str, reply: str, prompt: str) -> Verdict:
             scales = {k: _scale(obj.get(k)) for k in SCALES}
             if all(v is not None for v in scales.values()):
                 read = {k: v for k, v in scales.items() if v is not None}
-                return Verdict(judge, "scored", round(grounding(read), 6), reply, prompt, scales=read)
+                return Verdict(judge, "scored", attribution_score(read), reply, prompt, scales=read)
         return Verdict(judge, "unparsed", None, reply, prompt)
     labels = [
         str(o["verdict"]).upper()
@@ -251,7 +251,6 @@ async def judge_item(
 
 
 __all__ = [
-    "GROUNDING_WEIGHTS",
     "JUDGE_CONFIG",
     "NOT_FOUND",
     "PROMPTS",
@@ -260,9 +259,9 @@ __all__ = [
     "JudgeModel",
     "Resolved",
     "Verdict",
+    "attribution_score",
     "exact_match",
     "f1_score",
-    "grounding",
     "judge_attribution",
     "judge_correctness",
     "judge_item",

@@ -33,6 +33,7 @@ from pydantic import (
 
 from memdir.errors import MemdirError
 from memdir.sign_test import Sidedness
+from memdir.study.eval.composite import composite
 from memdir.study.runfolder import not_a_row
 
 # summary.json and timings.json are derived from the folder's tables: a resumed run derives them again.
@@ -150,8 +151,15 @@ class AnswerRow(Record):
         """The cell the row belongs to, as `ConversationCell.key` names it."""
         return {"benchmark": self.benchmark, "conversation": self.conversation, "variant": self.variant}
 
+    @property
+    def composite(self) -> float | None:
+        """The study's run-to-run composite of this answer (`composite.py`), from its
+        correctness and attribution's scales as recorded; None where a judge did not score."""
+        return composite(self.correctness, self.judge.scales if self.judge else None)
+
     def score(self, name: str) -> float | None:
-        """One of the row's scores by its column name (correctness, attribution, f1, evidence_hit)."""
+        """One of the row's scores by its column name (correctness, attribution, composite, f1,
+        evidence_hit)."""
         value = getattr(self, name)
         return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
@@ -236,6 +244,7 @@ class CellSummary(Record):
     attribution: ScoreColumn | None = None
     f1: ScoreColumn | None = None
     evidence_hit: ScoreColumn | None = None
+    composite: ScoreColumn | None = None
     search: SearchMeans = Field(default_factory=SearchMeans)
     judge_health: JudgeHealth | None = None
     caching: CacheBounds | None = None

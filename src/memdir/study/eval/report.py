@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from memdir.models.usage import reasoning_share
+from memdir.study.eval.composite import COMPOSITE_WEIGHTS, STUDY_SCALES
 from memdir.study.eval.folder import TIMINGS
-from memdir.study.eval.judges import GROUNDING_WEIGHTS, grounding
+from memdir.study.eval.judges import SCALES
 from memdir.study.eval.records import CellSummary, CellTimings, RunSummary, RunTimings, Score, ScoreColumn
-from memdir.study.eval.report_tables import caching_table, paired_table
+from memdir.study.eval.report_tables import caching_table, composite_change_table, paired_table
 
 
 def _pct(score: ScoreColumn | None, which: str = "all") -> str:
@@ -49,18 +50,17 @@ def correctness_table(cells: list[CellSummary]) -> list[str]:
     many = _many(cells)
     cats = sorted({k for c in cells if c.correctness for k in c.correctness.by_category})
     lines = [
-        "| variant | status | n | correctness | without defective golds | attribution "
+        "| variant | status | n | correctness | without defective golds | attribution | composite "
         "| cited gold evidence | " + " | ".join(cats) + (" |" if cats else "|"),
-        "|---" * (7 + len(cats)) + "|",
+        "|---" * (8 + len(cats)) + "|",
     ]
     for c in cells:
         by = c.correctness.by_category if c.correctness else {}
         per = [_mean(by[k]) if k in by else "—" for k in cats]
         lines.append(
             f"| {_label(c, many)} | {c.status} | {c.n_questions} | {_pct(c.correctness)} | "
-            f"{_pct(c.correctness, 'clean')} | {_pct(c.attribution)} | {_pct(c.evidence_hit)} | "
-            + " | ".join(per)
-            + (" |" if per else "|")
+            f"{_pct(c.correctness, 'clean')} | {_pct(c.attribution)} | {_pct(c.composite)} | "
+            f"{_pct(c.evidence_hit)} | " + " | ".join(per) + (" |" if per else "|")
         )
     return lines
 
@@ -162,25 +162,27 @@ def judge_table(cells: list[CellSummary], times: Timings | None = None) -> list[
 
 
 def attribution_table(cells: list[CellSummary]) -> list[str]:
-    """Attribution on the paper's three scales, means over the answers the judge scored, and
-    the grounding composite they make (the correctness table's attribution column, which also
-    counts unparsed replies as unscored); empty without an LLM judge's scales."""
+    """Attribution on the paper's three scales, means over the answers the judge scored, with
+    the two the study's composite reads (`composite.STUDY_SCALES`) named; empty without an LLM
+    judge's scales."""
     shown = [(c, c.judge_health.scales) for c in cells if c.judge_health and c.judge_health.scales]
     if not shown:
         return []
     many = _many(cells)
+    named = {scale: score for score, scale in STUDY_SCALES.items()}
+    heads = [k.replace("_", " ") + (f" (= {named[k]})" if k in named else "") for k in SCALES]
+    weights = " + ".join(f"{w} x {k}" for k, w in COMPOSITE_WEIGHTS.items())
     lines = [
         "## Attribution on the judge's three scales (%)",
         "",
-        "Grounding = 0.1 x citation correctness + 0.6 x relevance + 0.3 x coherent aggregation.",
+        f"Composite (the correctness table's column) = {weights}.",
         "",
-        "| variant | scored | citation correctness | relevance | coherent aggregation | grounding |",
-        "|---|---|---|---|---|---|",
+        f"| variant | scored | {' | '.join(heads)} |",
+        "|---" * (2 + len(SCALES)) + "|",
     ]
     for c, sc in shown:
-        parts = {k: float(getattr(sc, k)) for k in GROUNDING_WEIGHTS}
-        cols = " | ".join(f"{100 * v:.1f}" for v in parts.values())
-        lines.append(f"| {_label(c, many)} | {sc.n} | {cols} | {100 * grounding(parts):.1f} |")
+        cols = " | ".join(f"{100 * float(getattr(sc, k)):.1f}" for k in SCALES)
+        lines.append(f"| {_label(c, many)} | {sc.n} | {cols} |")
     return ["", *lines]
 
 
@@ -231,7 +233,14 @@ def plot(cells: list[CellSummary], out: Path) -> list[str]:
     return files
 
 
-def render(summary: RunSummary, plots: list[str], timings: RunTimings | None = None) -> str:
+def render(
+    summary: RunSummary,
+    plots: list[str],
+    timings: RunTimings | None = None,
+    rerun_of: tuple[str, RunSummary] | None = None,
+) -> str:
+    """report.md; `rerun_of` (a name and that run's summary) adds the composite's change from
+    that run, cell by cell."""
     cells = summary.cells
     times: Timings = {t.cell: t for t in (timings.cells if timings else [])}
     first = cells[0] if cells else None
@@ -259,6 +268,7 @@ def render(summary: RunSummary, plots: list[str], timings: RunTimings | None = N
         *attribution_table(cells),
         *caching_table(cells),
         *paired_table(summary),
+        *(composite_change_table(rerun_of[1], summary, rerun_of[0]) if rerun_of else []),
     ]
     notes = [f"- {c.conversation} / {c.variant}: **{c.status}**: {c.reason}" for c in cells if c.reason]
     if notes:
@@ -270,12 +280,15 @@ def render(summary: RunSummary, plots: list[str], timings: RunTimings | None = N
     return "\n".join(head) + "\n"
 
 
-def write_report(run_dir: str | Path) -> Path:
+def write_report(run_dir: str | Path, rerun_of: str | Path | None = None) -> Path:
+    """Draw report.md and the plots of a run folder again; `rerun_of`, another run folder of
+    the same cells, adds the composite's run-to-run change."""
     out = Path(run_dir)
     summary = RunSummary.read(out / "summary.json")
+    other = (Path(rerun_of).name, RunSummary.read(Path(rerun_of) / "summary.json")) if rerun_of else None
     timings_file = out / TIMINGS
     timings = RunTimings.read(timings_file) if timings_file.is_file() else None
     plots = plot(summary.cells, out)
     path = out / "report.md"
-    path.write_text(render(summary, plots, timings), encoding="utf-8")
+    path.write_text(render(summary, plots, timings, other), encoding="utf-8")
     return path

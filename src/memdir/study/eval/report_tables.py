@@ -1,10 +1,13 @@
 """The report's statistics tables, from `summary.json` alone: the paired comparisons (sign tests,
-each with the sidedness it was run at) and the caching efficiency per cell (the paper's Table 18)."""
+each with the sidedness it was run at), the caching efficiency per cell (the paper's Table 18) and
+the composite's change between two runs of the same cells (`composite.py`)."""
 
 from __future__ import annotations
 
+from memdir.models.usage import Bounds
 from memdir.sign_test import SIDEDNESS_LABELS
-from memdir.study.eval.records import CellSummary, RunSummary
+from memdir.study.eval.composite import points
+from memdir.study.eval.records import CellSummary, RunSummary, ScoreColumn
 
 
 def paired_table(summary: RunSummary) -> list[str]:
@@ -48,14 +51,55 @@ def caching_table(cells: list[CellSummary]) -> list[str]:
         "prompt token paid once. Efficiency: the share of the saving a perfect cache allows that the "
         "run's cache made, `(no-cache - measured) / (no-cache - perfect)` (Table 18).",
         "",
-        "| variant | no-cache | measured | perfect | efficiency |",
-        "|---|---|---|---|---|",
+        "| variant | no-cache | measured | perfect | measured/perfect | efficiency |",
+        "|---|---|---|---|---|---|",
     ]
     for c, k in shown:
         eff = k.caching_efficiency
         name = f"{c.conversation} / {c.variant}" if many else c.variant
         lines.append(
-            f"| {name} | {k.no_cache:,} | {k.measured:,} | {k.perfect:,} | "
+            f"| {name} | {k.no_cache:,} | {k.measured:,} | {k.perfect:,} | {_ratio(k.measured, k.perfect)} | "
             f"{'—' if eff is None else f'{100 * eff:.1f}%'} |"
         )
     return lines
+
+
+def composite_change_table(before: RunSummary, after: RunSummary, before_name: str) -> list[str]:
+    """The study's run-to-run variation: each cell both runs hold, its composite in each and
+    the change in points (the paper saw +4.0, -2.7, +0.6 and +2.8); a cell one run lacks, or
+    one without an LLM judge's composite, is listed as such rather than dropped."""
+    old = {_cell_key(c): c for c in before.cells}
+    lines = [
+        "",
+        f"## Run-to-run change of the composite (this run against {before_name})",
+        "",
+        "| cell | before | after | change (points) |",
+        "|---|---|---|---|",
+    ]
+    for c in after.cells:
+        b = old.get(_cell_key(c))
+        was = _mean(b.composite) if b else None
+        now = _mean(c.composite)
+        change = points(was, now)
+        lines.append(
+            f"| {c.conversation} / {c.variant} | {_show(was) if b else 'not in that run'} | {_show(now)} | "
+            f"{'—' if change is None else f'{change:+.1f}'} |"
+        )
+    return lines
+
+
+def _ratio(measured: int, perfect: int) -> str:
+    ratio = Bounds(0, measured, perfect).measured_over_perfect
+    return "—" if ratio is None else f"{ratio:.2f}x"
+
+
+def _cell_key(c: CellSummary) -> tuple[str, str, str]:
+    return (c.benchmark, c.conversation, c.variant)
+
+
+def _mean(column: ScoreColumn | None) -> float | None:
+    return column.all.mean if column else None
+
+
+def _show(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:.1f}"

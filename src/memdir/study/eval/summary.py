@@ -130,6 +130,12 @@ def scale_means(rows: list[AnswerRow]) -> ScaleMeans | None:
     return ScaleMeans.model_validate(means | {"n": len(scored)})
 
 
+def _judged(rows: list[AnswerRow]) -> bool:
+    """Whether any answer has the study's composite (an LLM judge scored it): offline cells
+    carry no composite column rather than one of unscored answers."""
+    return any(r.composite is not None for r in rows)
+
+
 def _cell_rows(cell: _Cell, rows: list[AnswerRow]) -> list[AnswerRow]:
     return sorted((r for r in rows if r.key == cell.key), key=lambda r: r.order)
 
@@ -169,6 +175,7 @@ def summarize_run(config: _Config, cells: Sequence[_Cell], rows: list[AnswerRow]
                 attribution=summarize(mine, "attribution", defective) if mine else None,
                 f1=summarize(mine, "f1", defective) if mine else None,
                 evidence_hit=summarize(mine, "evidence_hit", defective) if mine else None,
+                composite=summarize(mine, "composite", defective) if _judged(mine) else None,
                 search=search_means(mine),
                 judge_health=judge_summary(mine),
                 caching=caching(mine),
