@@ -126,13 +126,24 @@ def test_ask_search_read_on_the_cli(tmp_path: Path) -> None:
     assert data["dropped_citations"] == 1 and data["search"] == "read"
 
 
-def test_a_citation_counts_only_inside_what_was_shown() -> None:
-    shown = [Shown("/memories/a.md", "# A", 5, 9, ("x",) * 5)]
-    assert within_shown("/memories/a.md:6-8", shown) == "/memories/a.md:6-8"
-    assert within_shown("a.md#L5-L9", shown) == "/memories/a.md:5-9"  # the grammar's other forms
-    assert within_shown("/memories/a.md > # A", shown) == "/memories/a.md > # A"
-    assert within_shown("/memories/a.md:4-6", shown) is None  # line 4 was not shown
-    assert within_shown("/memories/b.md:5", shown) is None
+def test_a_citation_counts_only_inside_what_was_shown(tmp_path: Path) -> None:
+    store = new_store(tmp_path / "m")
+    text = "---\nname: a\ndescription: a\n---\n# A\n- one\n- two\n- three\n- four\n"  # 5-9
+    Harness(store, "manage").call_or_raise("create", {"path": "/memories/a.md", "file_text": text})
+    other = text.replace("name: a", "name: b")
+    Harness(store, "manage").call_or_raise("create", {"path": "/memories/b.md", "file_text": other})
+    shown = [Shown("/memories/a.md", "# A", 5, 9, tuple(text.split("\n")[4:9]))]
+    assert within_shown("/memories/a.md:6-8", shown, store) == "/memories/a.md:6-8"
+    assert within_shown("a.md#L5-L9", shown, store) == "/memories/a.md:5-9"  # the grammar's other forms
+    assert within_shown("/memories/a.md > # A", shown, store) == "/memories/a.md > # A"
+    assert within_shown("/memories/a.md", shown, store) == "/memories/a.md"  # its body shown whole
+    assert within_shown("/memories/a.md:4-6", shown, store) is None  # line 4 was not shown
+    assert within_shown("/memories/b.md:5", shown, store) is None
+    assert within_shown("/memories/a.md > ## Nowhere", shown, store) is None  # names nothing
+    part = [Shown("/memories/a.md", "# A", 5, 7, tuple(text.split("\n")[4:7]))]  # cut by the budget
+    assert within_shown("/memories/a.md > # A", part, store) is None
+    assert within_shown("/memories/a.md", part, store) is None
+    assert within_shown("/memories/a.md:6-7", part, store) == "/memories/a.md:6-7"
 
 
 def test_the_sections_shown_keep_to_the_byte_budget(tmp_path: Path) -> None:
@@ -162,3 +173,38 @@ def test_an_answer_gives_days_as_people_write_them(tmp_path: Path) -> None:
     out = asyncio.run(read_search(get_model("scripted", script=[since]), store, "Since when is Alice vegan?"))
     assert out.answer == "vegan since 2 May 2024 (not 2024-02-30)"
     assert out.citations == ["/memories/people/alice.md:7"]
+
+
+def test_a_section_or_file_cited_but_not_shown_whole_is_dropped(tmp_path: Path) -> None:
+    """Issue 46 item 8: a section citation to a section outside the lines shown, and a whole-file
+    citation of a file shown in part, were kept (and `found`); citations to lines shown are kept,
+    and so are a section and a file the model was shown whole."""
+    store = new_store(tmp_path / "m")
+    secret = ALICE + "## Secrets\n- The safe code is 4711 [S3T1]\n"  # lines 10-11
+    diet = (
+        "---\nname: diet\ndescription: what Alice eats\n---\n# Diet\n- Alice eats a vegan diet now [S2T3]\n"
+    )
+    harness = Harness(store, "manage")
+    harness.call_or_raise("create", {"path": "/memories/alice.md", "file_text": secret})
+    harness.call_or_raise("create", {"path": "/memories/diet.md", "file_text": diet})
+    cites = [
+        "alice.md > ## Secrets",  # never shown
+        "/memories/alice.md",  # shown in part: its secret never was
+        "/memories/alice.md:7",  # a shown line
+        "/memories/alice.md > # Alice > ## Diet",  # a section shown whole
+        "/memories/diet.md",  # a file shown whole (its body: the frontmatter is no section)
+    ]
+
+    def reply(messages: list[ChatMessage]) -> str:
+        user = messages[-1].content
+        assert "7: - alice | diet: vegan" in user and "6: - Alice eats a vegan diet" in user
+        assert "4711" not in user and "Secrets" not in user  # what the test's premise needs
+        return json.dumps({"answer": "vegan", "citations": cites})
+
+    record = RunRecord(None)
+    model = get_model("scripted", script=[reply])
+    # BM25 ranks the secret, which shares no word with the question, last of five sections
+    out = asyncio.run(read_search(model, store, QUESTION, record=record, mode="bm25", k=4))
+    assert out.citations == cites[2:] and out.extra["dropped_citations"] == 2
+    (line,) = [e for e in record.entries if e["kind"] == "episode"]
+    assert line["citations"] == cites[2:] and line["dropped_citations"] == 2

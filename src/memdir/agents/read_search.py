@@ -9,8 +9,10 @@ extra is installed, else BM25, as `Memory.search` picks), shows the best of them
 paths and whole-file line numbers, and asks once for `{"answer", "citations"}` (the json-schema
 protocol on the local model, structured output on OpenAI, a forced tool on Anthropic:
 `GenerateConfig.require_schema`). A citation must name lines it was shown; the others are
-dropped and counted. The agentic search stays the study's (`agents/run.answer_question`) and the
-default for every other model.
+dropped and counted. What a citation names is read by the one resolver (store/citations.py):
+a section or a whole file is kept only when every line of it was shown, so a section the model
+never saw, or a file it saw a part of, is not cited as if it had been read. The agentic search
+stays the study's (`agents/run.answer_question`) and the default for every other model.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from memdir.conventions import parse_citation, spoken_dates
 from memdir.errors import MemdirError
 from memdir.models import Model, price_card
 from memdir.models.base import ChatMessage, GenerateConfig, reply_text
+from memdir.store.citations import resolve
 from memdir.store.hybrid import SectionHit, default_mode, search_sections
 from memdir.store.index import SearchIndex
 from memdir.store.store import Store
@@ -133,19 +136,19 @@ def _lines(store: Store, hit: SectionHit) -> Shown | None:
     return Shown(hit.path, hit.heading, hit.start, hit.end, tuple(lines)) if lines else None
 
 
-def within_shown(citation: str, shown: list[Shown]) -> str | None:
-    """`citation` as `path:start-end` when it names lines the model was shown (a file or section
-    citation of a shown file: as written); None when it names anything else."""
-    c = parse_citation(citation)
-    ranges = [(s.start, s.end) for s in shown if s.path == c.path]
-    if not ranges:
+def within_shown(citation: str, shown: list[Shown], store: Store) -> str | None:
+    """`citation` when every line it names was shown: lines as `path:start-end`, a section or
+    the whole file as written; None when it names anything else (or nothing)."""
+    r = resolve(store, citation)
+    seen = {n for s in shown if s.path == r.path for n in range(s.start, s.end + 1)}
+    if r.lines is None or not seen:
         return None
-    if c.start is None:
+    first, last = r.lines
+    if not all(n in seen for n in range(first, last + 1)):
+        return None
+    if parse_citation(citation).start is None:
         return citation.strip()
-    end = c.end if c.end is not None else c.start
-    if not any(a <= c.start <= end <= b for a, b in ranges):
-        return None
-    return f"{c.path}:{c.start}" if end == c.start else f"{c.path}:{c.start}-{end}"
+    return f"{r.path}:{first}" if last == first else f"{r.path}:{first}-{last}"
 
 
 async def read_search(
@@ -174,7 +177,8 @@ async def read_search(
     parsed = parse_answer(reply)
     # A small model copies the notes' ISO days; the answer is for a person (prompts/read_search.md)
     parsed = replace(parsed, answer=spoken_dates(parsed.answer))
-    kept = [c for c in (within_shown(c, shown) for c in parsed.citations) if c is not None]
+    checked = await asyncio.to_thread(lambda: [within_shown(c, shown, store) for c in parsed.citations])
+    kept = [c for c in checked if c is not None]
     dropped = len(parsed.citations) - len(kept)
     files = len({s.path for s in shown})
     ep = Episode(

@@ -10,6 +10,12 @@ Resolves: the whole file; a line range starting inside the file (an end past the
 cut there); a section path, optionally narrowed to lines inside that section. Anything else (a
 missing file, a folder, a start past the end, an unknown section, a path outside the store)
 does not, with the reason.
+
+A resolved citation also names the lines it stands for (`Resolved.lines`), so that a reader
+that showed a model some lines can tell whether a citation claims only what was shown (the
+read search, agents/read_search.py): a range's lines, a section's, and for the whole file its
+body, from after the frontmatter to its last line (the frontmatter is the file's signage, in no
+section, and a final newline starts no line), as the search's units cover a file (store/units.py).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from dataclasses import dataclass
 
 from memdir.conventions import lines, parse_citation
 from memdir.errors import MemdirError
+from memdir.store import frontmatter
 from memdir.store.outline import find_sections, outline, parse_section_path
 from memdir.store.store import Store
 
@@ -36,6 +43,7 @@ class Resolved:
     start: int | None = None
     end: int | None = None
     section: str | None = None
+    lines: tuple[int, int] | None = None  # the first and last line it stands for, when resolved
 
     @property
     def ok(self) -> bool:
@@ -49,8 +57,8 @@ def resolve(store: Store, citation: str) -> Resolved:
     cited = parse_citation(citation)
     path, start, end, section = cited.path, cited.start, cited.end, cited.section
 
-    def said(text: str | None, error: str | None = None) -> Resolved:
-        return Resolved(citation, path, text, error, start, end, section)
+    def said(text: str | None, error: str | None = None, span: tuple[int, int] | None = None) -> Resolved:
+        return Resolved(citation, path, text, error, start, end, section, span)
 
     try:
         text = store.read_text(path)
@@ -70,10 +78,11 @@ def resolve(store: Store, citation: str) -> Resolved:
             if not sec.start <= start <= end <= sec.end:
                 where = f"{section!r} ({sec.start}-{sec.end})"
                 return said(None, f"lines {start}-{end} are outside {where}")
-            return said("\n".join(rows[start - 1 : end]))
-        return said("\n".join(rows[sec.start - 1 : sec.end]))
+            return said("\n".join(rows[start - 1 : end]), span=(start, end))
+        return said("\n".join(rows[sec.start - 1 : sec.end]), span=(sec.start, sec.end))
     if start is not None and end is not None:
         if start < 1 or end < start or start > len(rows):
             return said(None, f"lines {start}-{end} are outside {path} (1-{len(rows)})")
-        return said("\n".join(rows[start - 1 : min(end, len(rows))]))
-    return said(text)
+        return said("\n".join(rows[start - 1 : min(end, len(rows))]), span=(start, min(end, len(rows))))
+    last = len(rows) - 1 if text.endswith("\n") else len(rows)
+    return said(text, span=(min(frontmatter.split(text)[1] + 1, max(last, 1)), max(last, 1)))
