@@ -83,14 +83,15 @@ def serve_cmd(
     if (root is None) == (tenants_file is None):
         raise click.UsageError("give exactly one of ROOT (one store) or --tenants (many stores over HTTP)")
     if tenants_file is not None:
-        from memdir.mcp import tenants
         from memdir.mcp.tenant_app import serve_tenants
+        from memdir.mcp.tenants_live import LiveTenants
 
         if port is None:
             raise click.UsageError("--tenants serves over HTTP only; add --http PORT")
         if reorganize:
             raise click.UsageError("with --tenants, mark a token instead: memdir token add --reorganize")
-        registry = tenants.load(tenants_file)
+        live = LiveTenants.watch(tenants_file)  # a token revoked or added later counts within a second
+        registry = live.current
         if not registry.tokens:
             raise MemdirError(f"{tenants_file} holds no tokens; add one with 'memdir token add'")
         names = sorted({t.tenant for t in registry.tokens})
@@ -98,9 +99,7 @@ def serve_cmd(
             f"memdir: serving {len(names)} tenant(s), {len(registry.tokens)} token(s) at http://{host}:{port}/mcp",
             err=True,
         )
-        serve_tenants(
-            registry, port, host, guards=guards, open_tenants=open_tenants, per_tenant=tenant_requests
-        )
+        serve_tenants(live, port, host, guards=guards, open_tenants=open_tenants, per_tenant=tenant_requests)
         return
     from memdir.mcp.server import serve_http, serve_stdio
 

@@ -110,7 +110,7 @@ def revoke_cmd(tenants_file: str, token_or_fingerprint: str) -> None:
     left = len(tenants.load(tenants_file).tokens)
     click.echo(
         f"revoked {gone.fingerprint} (tenant {gone.tenant!r}, {gone.profile}); {left} token(s) left in "
-        f"{tenants_file}; a running 'memdir serve --tenants' accepts it until it is restarted"
+        f"{tenants_file}; running servers (serve --tenants, ui --tenants) refuse it within a second"
     )
 
 

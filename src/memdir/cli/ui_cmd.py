@@ -68,21 +68,22 @@ def ui_cmd(
         path = Path(root).resolve()
         found.append(Source("store", path.name or str(path), path, pair))
     if tenants_file is not None:
-        from memdir.mcp import tenants
+        from memdir.mcp.tenants_live import LiveTenants
 
-        registry = tenants.load(tenants_file)
-        if not registry.tokens:
+        registry = LiveTenants.watch(tenants_file)  # a token revoked later is refused within a second
+        if not registry.current.tokens:
             raise MemdirError(f"{tenants_file} holds no tokens; add one with 'memdir token add'")
-        for t in registry.tokens:
-            found.append(Source(t.tenant, t.tenant, Path(t.real_root), tenant=t.tenant))
+    sources = Sources(found)
+    if registry is not None:
+        sources.bind_tenants(registry.current.tokens)  # and the tenants added later (ui/pages.py)
     runs = Path(runs_dir).resolve() if runs_dir is not None else None
-    what = root or (f"{len({s.sid for s in found})} tenant(s)" if tenants_file else runs_dir)
+    what = root or (f"{len(sources.by_id)} tenant(s)" if tenants_file else runs_dir)
 
     def announce(url: str) -> None:
         click.echo(f"memdir ui: serving {what} read-only at {url}", err=True)
         click.echo(url)
 
-    serve(Sources(found), host=host, port=port, runs=runs, tenants=registry, announce=announce)
+    serve(sources, host=host, port=port, runs=runs, tenants=registry, announce=announce)
 
 
 def register(cli: click.Group) -> None:

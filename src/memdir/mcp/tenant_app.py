@@ -15,6 +15,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import Route
@@ -24,6 +25,7 @@ from memdir.errors import MemdirError
 from memdir.mcp.loopback import RebindingGuard, is_loopback
 from memdir.mcp.tenant_pool import TenantBusy, TenantPool
 from memdir.mcp.tenants import OPEN_TENANTS, PER_TENANT, Tenants
+from memdir.mcp.tenants_live import LiveTenants
 from memdir.tools.base import Meter
 from memdir.tools.guards import Guards
 
@@ -57,13 +59,13 @@ class TenantDispatch:
 
     def __init__(
         self,
-        tenants: Tenants,
+        tenants: Tenants | LiveTenants,
         host: str = "127.0.0.1",
         guards: Guards | None = None,
         open_tenants: int = OPEN_TENANTS,
         per_tenant: int = PER_TENANT,
     ) -> None:
-        self.tenants = tenants
+        self.tenants = tenants if isinstance(tenants, LiveTenants) else LiveTenants(tenants)
         self.pool = TenantPool(guards, open_tenants, per_tenant)
 
     @property
@@ -76,7 +78,7 @@ class TenantDispatch:
         if token is None:
             await _unauthorized(send, "send 'Authorization: Bearer <token>'; memdir token add makes one")
             return
-        entry = self.tenants.lookup(token)
+        entry = self.tenants.current.lookup(token)  # as last read: the file is watched off the loop
         if entry is None:
             await _unauthorized(send, "unknown token")
             return
@@ -84,6 +86,10 @@ class TenantDispatch:
         stream = scope.get("method") == "GET"  # an event stream, held open for its session's life
         try:
             async with self.pool.use(entry, stream=stream) as manager:
+                if self.tenants.current.entry(entry.token_sha256) != entry:  # revoked while it waited
+                    self.pool.revoke({entry.token_sha256})
+                    await _unauthorized(send, "unknown token")
+                    return
                 handed = True
                 await manager.handle_request(scope, receive, send)
         except TenantBusy as busy:
@@ -96,12 +102,28 @@ class TenantDispatch:
 
     @contextlib.asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
-        async with self.pool.run():
-            yield
+        """The pool's lifetime, and the watch on the tenants file beside it."""
+        async with self.pool.run(), anyio.create_task_group() as tg:
+            tg.start_soon(self._watch)
+            try:
+                yield
+            finally:
+                tg.cancel_scope.cancel()
+
+    async def _watch(self) -> None:
+        """Read the tenants file again whenever it changes (a stat every CHECK_EVERY_S, the
+        read in a worker thread) and end the sessions of the tokens it no longer holds."""
+        if self.tenants.path is None:
+            return
+        while True:
+            await anyio.sleep(self.tenants.every)
+            gone = await anyio.to_thread.run_sync(lambda: self.tenants.refresh(force=True))
+            if gone:
+                self.pool.revoke(gone)
 
 
 def tenants_app(
-    tenants: Tenants,
+    tenants: Tenants | LiveTenants,
     host: str = "127.0.0.1",
     path: str = "/mcp",
     guards: Guards | None = None,
@@ -124,7 +146,7 @@ def tenants_app(
 
 
 def serve_tenants(
-    tenants: Tenants,
+    tenants: Tenants | LiveTenants,
     port: int,
     host: str = "127.0.0.1",
     guards: Guards | None = None,

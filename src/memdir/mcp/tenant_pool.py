@@ -166,6 +166,18 @@ class TenantPool:
                 self.streams -= 1
             self._evict_excess()
 
+    def revoke(self, token_hashes: set[str]) -> int:
+        """End the MCP sessions of these tokens (revoked from the tenants file, tenants_live.py):
+        their session managers stop, which ends their sessions and event streams and cuts their
+        requests in flight. Every other token's manager, the tenant's store and its other
+        sessions go on untouched. Returns how many managers were stopped."""
+        stopped = 0
+        for tenant in self.open.values():
+            for digest in token_hashes & tenant.served.keys():
+                tenant.served.pop(digest).stop.set()
+                stopped += 1
+        return stopped
+
     def _stream_refusal(self, tenant: OpenTenant) -> str | None:
         """Why `tenant` may not open another event stream now, or None. A tenant that holds none
         may take a reserved one, so streams held by others never lock it out."""

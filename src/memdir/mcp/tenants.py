@@ -97,6 +97,11 @@ class Tenants:
             return None
         return found
 
+    def entry(self, token_sha256: str) -> TenantToken | None:
+        """The entry of a token known by its stored hash (a sign-in remembers that, never the
+        token), or None once the token is gone from the file."""
+        return self._by_hash.get(token_sha256)
+
 
 def check(tokens: list[TenantToken]) -> None:
     """Refuse a set of tokens that could let one tenant reach another's files."""

@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memdir.mcp.loopback import RebindingGuard
 from memdir.mcp.tenants import Tenants
+from memdir.mcp.tenants_live import LiveTenants
 from memdir.ui import auth, views_health, views_history, views_runs, views_store
 from memdir.ui.pages import UIState, View, guarded, templates
 from memdir.ui.scratch import Scratch
@@ -91,7 +92,11 @@ def routes() -> list[BaseRoute]:
 
 
 def build_app(
-    sources: Sources, *, runs: Path | None = None, tenants: Tenants | None = None, scratch: Path | None = None
+    sources: Sources,
+    *,
+    runs: Path | None = None,
+    tenants: Tenants | LiveTenants | None = None,
+    scratch: Path | None = None,
 ) -> Starlette:
     """The UI over `sources` (and the run folders under `runs`); `tenants` guards each store
     behind its tenant's bearer token."""
@@ -105,5 +110,7 @@ def build_app(
     if scratch is None:  # the server's private folder: past snapshots and growth plots
         scratch = Path(tempfile.mkdtemp(prefix="memdir-ui-"))
         atexit.register(shutil.rmtree, scratch, True)  # `serve` also removes it on SIGTERM
+    if isinstance(tenants, Tenants):  # a set given in code: never changes
+        tenants = LiveTenants(tenants)
     app.state.ui = UIState(sources, templates(), runs, tenants, Scratch(scratch))
     return app

@@ -74,7 +74,8 @@ async def login(request: Request) -> Response:
     if entry is None:
         return page(request, "login.html", 401, title="sign in", message="that token opens no tenant here")
     resp = RedirectResponse("/", status_code=303)
-    resp.set_cookie(COOKIE, ui.sessions.open(entry.tenant), httponly=True, samesite="strict", path="/")
+    sid = ui.sessions.open(entry.tenant, entry.token_sha256)
+    resp.set_cookie(COOKIE, sid, httponly=True, samesite="strict", path="/")
     return resp
 
 

@@ -15,7 +15,7 @@ from starlette.responses import Response
 from starlette.templating import Jinja2Templates
 
 from memdir.errors import MemdirError, NotFoundError, PathError
-from memdir.mcp.tenants import Tenants
+from memdir.mcp.tenants_live import LiveTenants
 from memdir.tools.text import human_size
 from memdir.ui.scratch import Scratch
 from memdir.ui.sessions import Sessions
@@ -31,10 +31,11 @@ class UIState:
     sources: Sources
     templates: Jinja2Templates
     runs: Path | None = None
-    tenants: Tenants | None = None
+    tenants: LiveTenants | None = None  # the tenants file, watched: a revoked token is refused
     scratch: Scratch | None = None  # the server's private folder (growth plots, past snapshots)
     cache: dict[Any, Any] = field(default_factory=dict)
     sessions: Sessions = field(default_factory=Sessions)  # the browsers signed in (auth.login)
+    bound: int = 0  # the reload of the tenants file the sources follow (Sources.bind_tenants)
 
 
 def state(request: Request) -> UIState:
@@ -61,7 +62,15 @@ def tenant_of(request: Request) -> str | None:
         entry = ui.tenants.lookup(token)
         return None if entry is None else entry.tenant
     sid = request.cookies.get(COOKIE)
-    return ui.sessions.tenant(sid) if sid else None
+    found = ui.sessions.signed(sid) if sid else None
+    if found is None:
+        return None
+    tenant, digest = found
+    entry = ui.tenants.entry(digest)
+    if entry is None or entry.tenant != tenant:  # its token was revoked: so are its sign-ins
+        ui.sessions.forget(digest)
+        return None
+    return tenant
 
 
 def visible_sources(request: Request) -> list[Source]:
@@ -70,7 +79,11 @@ def visible_sources(request: Request) -> list[Source]:
     every = list(ui.sources.by_id.values())
     if ui.tenants is None:
         return every
-    tenant = tenant_of(request)
+    tenant = tenant_of(request)  # the tenants file read again first, if it changed
+    if ui.tenants.reloads != ui.bound:  # a tenant added, or its name bound to another root
+        ui.bound = ui.tenants.reloads
+        ui.sources.bind_tenants(ui.tenants.current.tokens)
+        every = list(ui.sources.by_id.values())
     return [s for s in every if tenant is not None and s.tenant == tenant]
 
 

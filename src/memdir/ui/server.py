@@ -20,6 +20,7 @@ from memdir.errors import MemdirError
 from memdir.mcp.http_limits import config
 from memdir.mcp.loopback import is_loopback
 from memdir.mcp.tenants import Tenants
+from memdir.mcp.tenants_live import LiveTenants
 from memdir.tokens import encoding
 from memdir.ui.app import build_app
 from memdir.ui.sources import Sources
@@ -73,7 +74,7 @@ def serve(
     host: str = "127.0.0.1",
     port: int = DEFAULT_PORT,
     runs: Path | None = None,
-    tenants: Tenants | None = None,
+    tenants: Tenants | LiveTenants | None = None,
     announce: Callable[[str], None] = lambda url: print(url, flush=True),
 ) -> None:
     """Serve until SIGINT or SIGTERM, then remove the server's private folder.

@@ -35,31 +35,47 @@ class Sessions:
         self.limit = limit
         self.ttl_s = ttl_s
         self.clock = clock
-        self._by_id: OrderedDict[str, tuple[str, float]] = OrderedDict()  # id -> (tenant, expiry)
+        self._by_id: OrderedDict[str, tuple[str, str, float]] = (
+            OrderedDict()
+        )  # id -> (tenant, token hash, expiry)
         self._lock = threading.Lock()
 
-    def open(self, tenant: str) -> str:
-        """A new session id for `tenant`."""
+    def open(self, tenant: str, token_sha256: str = "") -> str:
+        """A new session id for `tenant`, signed in with the token of hash `token_sha256`
+        (kept so that revoking the token ends the sign-in: `forget`)."""
         sid = PREFIX + secrets.token_urlsafe(SESSION_BYTES)
         with self._lock:
             self._expire()
-            self._by_id[sid] = (tenant, self.clock() + self.ttl_s)
+            self._by_id[sid] = (tenant, token_sha256, self.clock() + self.ttl_s)
             while len(self._by_id) > self.limit:
                 self._by_id.popitem(last=False)
         return sid
 
-    def tenant(self, sid: str) -> str | None:
-        """The tenant `sid` was opened for, or None (unknown, forgotten or expired)."""
+    def signed(self, sid: str) -> tuple[str, str] | None:
+        """(tenant, token hash) of the sign-in `sid`, or None (unknown, forgotten or expired)."""
         with self._lock:
             self._expire()
             found = self._by_id.get(sid)
-            return None if found is None else found[0]
+            return None if found is None else (found[0], found[1])
+
+    def tenant(self, sid: str) -> str | None:
+        """The tenant `sid` was opened for, or None (unknown, forgotten or expired)."""
+        found = self.signed(sid)
+        return None if found is None else found[0]
+
+    def forget(self, token_sha256: str) -> int:
+        """End every sign-in made with that token (it was revoked); the others stay."""
+        with self._lock:
+            gone = [sid for sid, (_, digest, _) in self._by_id.items() if digest == token_sha256]
+            for sid in gone:
+                del self._by_id[sid]
+        return len(gone)
 
     def _expire(self) -> None:
         """Forget expired sign-ins; they were opened in expiry order, so the oldest come first."""
         now = self.clock()
         while self._by_id:
-            sid, (_, expiry) = next(iter(self._by_id.items()))
+            sid, (_, _, expiry) = next(iter(self._by_id.items()))
             if expiry > now:
                 break
             del self._by_id[sid]

@@ -8,11 +8,13 @@ names a source by id only, so no request can name a folder on disk.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from memdir.api.memory import Memory
 from memdir.errors import NotFoundError
+from memdir.mcp.tenants import TenantToken
 from memdir.store.journal import Journal
 from memdir.store.store import Store
 
@@ -44,6 +46,22 @@ class Sources:
     def add(self, source: Source) -> None:
         self.by_id.setdefault(source.sid, source)
 
+    def bind_tenants(self, tokens: Iterable[TenantToken]) -> None:
+        """One source per tenant of a tenants file, its id the tenant's name: a tenant added
+        since is served from now on, and one whose name is bound to another root now is served
+        from that root (its old store let go), never from the one its name had before."""
+        roots = {t.tenant: Path(t.real_root) for t in tokens}
+        with self._lock:
+            for tenant, root in roots.items():
+                known = self.by_id.get(tenant)
+                if known is not None and known.tenant == tenant and known.root == root:
+                    continue
+                self.by_id[tenant] = Source(tenant, tenant, root, tenant=tenant)
+                self._stores.pop(tenant, None)
+                memory = self._memories.pop(tenant, None)
+                if memory is not None:
+                    memory.close()
+
     def get(self, sid: str) -> Source:
         found = self.by_id.get(sid)
         if found is None:
@@ -55,7 +73,9 @@ class Sources:
         with self._lock:
             if sid not in self._stores:
                 self._stores[sid] = Store(src.root)
-            return self._stores[sid]
+            store = self._stores[sid]
+        store.finish_landing()  # one another process was stopped in since: every page sees it whole
+        return store
 
     def journal(self, sid: str) -> Journal:
         return Journal(self.store(sid).root)
