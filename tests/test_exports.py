@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from memdir.api.memory import Memory
@@ -157,3 +158,94 @@ def test_memory_add_reads_an_export_file(tmp_path: Path) -> None:
     memory = Memory(tmp_path / "mem")
     result = memory.add(_write(tmp_path, "claude.json", claude_export()))
     assert result.source == "claude-export" and result.turns == 4
+
+
+def _chain(n: int, ids: list[str] | None = None) -> dict[str, Any]:
+    """One ChatGPT conversation whose `n` messages form a single chain (no branch), ids given or
+    `m0`..., the user and the assistant taking turns, `current_node` its last message."""
+    ids = ids or [f"m{i}" for i in range(n)]
+    mapping = {
+        ids[i]: _node(
+            ids[i - 1] if i else None,
+            [ids[i + 1]] if i + 1 < n else [],
+            "user" if i % 2 == 0 else "assistant",
+            f"message {i}",
+            at=MAR_1 + i,
+        )
+        for i in range(n)
+    }
+    return {"id": "long", "title": "Long", "create_time": MAR_1, "current_node": ids[-1], "mapping": mapping}
+
+
+@pytest.mark.slow
+def test_a_100000_message_chain_is_read_whole_and_in_order(tmp_path: Path) -> None:
+    """Issue 46 item 6: the branch walk's cycle guard scanned a list, so a 100,000-node chain took
+    minutes. Its speed is measured in benchmarks/export_branch_walk.py and its order of growth is
+    held by the next test; this one checks what a chain that long reads as."""
+    n = 100_000
+    chat = read_chat(_write(tmp_path, "conversations.json", [_chain(n)]))
+    assert [t.text for t in chat.turns] == [f"message {i}" for i in range(n)]
+    assert [t.locator for t in chat.turns[:2]] == ["S1T1", "S1T2"] and chat.turns[-1].locator == f"S1T{n}"
+    assert chat.turns[0].speaker == "user" and chat.turns[1].speaker == "assistant"
+
+
+class _CountedId(str):
+    """A node id that counts how often it is compared for equality (a hash lookup of distinct ids
+    compares none; a scan of a list compares one against each id before it)."""
+
+    compared = 0
+
+    def __eq__(self, other: object) -> bool:
+        _CountedId.compared += 1
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+
+def test_the_branch_walk_compares_ids_a_bounded_number_of_times() -> None:
+    """The walk is linear in the chain's length, whatever the machine's speed: walking 3,000
+    nodes, up from `current_node` and down the first children, compares ids far fewer than
+    3,000 times (the list's scan compared each id with every one before it: 4.5 million)."""
+    from memdir.chatlogs.exports import CHATGPT, read_export
+
+    n = 3_000
+    ids = [_CountedId(f"m{i}") for i in range(n)]
+    up = _chain(n, ids)
+    down = {**_chain(n, ids), "id": "down", "current_node": None}
+    _CountedId.compared = 0
+    chat = read_export([up, down], CHATGPT, "export", None)
+    assert _CountedId.compared < n, _CountedId.compared
+    assert [t.text for t in chat.turns] == [f"message {i}" for i in range(n)] * 2
+
+
+def test_a_cycle_in_a_chatgpt_tree_ends_the_walk(tmp_path: Path) -> None:
+    """A damaged export whose parent links (or first children) loop is read once round the loop,
+    in order, not walked forever."""
+    up = {  # c's parent is b, b's a, a's c: from current_node c the walk meets c again
+        "id": "up",
+        "create_time": MAR_1,
+        "current_node": "c",
+        "mapping": {
+            "a": _node("c", ["b"], "user", "first", at=MAR_1),
+            "b": _node("a", ["c"], "assistant", "second", at=MAR_1 + 1),
+            "c": _node("b", ["a"], "user", "third", at=MAR_1 + 2),
+        },
+    }
+    down = {  # no current_node: from the root down first children, y's first child is x again
+        "id": "down",
+        "create_time": JUN_2,
+        "mapping": {
+            "r": _node(None, ["x"]),
+            "x": _node("r", ["y"], "user", "fourth", at=JUN_2),
+            "y": _node("x", ["x"], "assistant", "fifth", at=JUN_2 + 1),
+        },
+    }
+    chat = read_chat(_write(tmp_path, "conversations.json", [down, up]))
+    got = [(t.locator, t.text) for t in chat.turns]
+    assert got == [
+        ("S1T1", "first"),
+        ("S1T2", "second"),
+        ("S1T3", "third"),
+        ("S2T1", "fourth"),
+        ("S2T2", "fifth"),
+    ]
