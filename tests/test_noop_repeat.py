@@ -8,6 +8,7 @@ import json
 import warnings
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from agent_helpers import new_store
@@ -188,3 +189,38 @@ def test_ingest_one_live_value_refuses_a_repeated_keyed_fact_and_the_model_sees_
     assert (root / "alice.md").read_text() == GOOD_FILE
     calls = [e for e in read_record(root / ".memdir" / "calls.jsonl") if e["kind"] == "model_call"]
     assert [r["is_error"] for c in calls for r in c["results"]] == [True, False]
+
+
+def test_an_ingest_of_no_turns_says_nothing_was_ingested_and_offers_no_undo(tmp_path: Path) -> None:
+    """Issue 46 item 12: a file with no turn ran an ingest of 0 chunks, exited 0 and printed an
+    'undo it' line for an operation that changed nothing. It says plainly that nothing was
+    ingested and why, offers nothing to undo, and exits 1 as every other no-op of ingest does."""
+    root = tmp_path / "mem"
+    assert CliRunner().invoke(cli, ["init", str(root)]).exit_code == 0
+    system_only = tmp_path / "system.jsonl"
+    system_only.write_text(json.dumps({"role": "system", "content": "You are a helpful bot."}) + "\n")
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]\n")
+    before = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if ".memdir" not in p.parts)
+    for file, why in ((system_only, "skipped 1 system message(s)"), (empty, "it holds no records")):
+        for shape in ("curate", "dump", "auto"):
+            res = CliRunner().invoke(
+                cli, ["ingest", str(root), "--model", "offline", "--shape", shape, str(file)]
+            )
+            said = f"{file.name} --shape {shape}: {res.output}"
+            assert res.exit_code == 1, said
+            assert f"nothing was ingested: {file} holds no turn" in res.output and why in res.output, said
+            assert "undo it" not in res.output and "operation" not in res.output, said
+            assert "already in the dump" not in res.output, said
+    after = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if ".memdir" not in p.parts)
+    assert after == before
+    # Memory.add refuses such input too, before any operation (api/inputs.py)
+    from memdir import Memory
+    from memdir.errors import MemdirError
+
+    memory = Memory(root)
+    try:
+        with pytest.raises(MemdirError, match="found no turn to remember"):
+            memory.add(system_only)
+    finally:
+        memory.close()

@@ -112,7 +112,8 @@ def ingest_cmd(
     characters; the management role integrates them one by one. A turn may be at most 256 KiB;
     a lone surrogate in a turn's text (unstorable as UTF-8) becomes U+FFFD, with a warning
     naming the turn. Chunks whose episode changed nothing are counted and named (a warning);
-    when no chunk changed anything the command exits with status 1.
+    when no chunk changed anything the command exits with status 1, as it does, saying why and
+    starting no operation, for a file that holds no turn.
 
     With --shape dump or auto the turns may go to the verbatim dump instead (said with the turns
     and files written; a batch the dump already held exits with status 1); auto says where it
@@ -132,6 +133,10 @@ def ingest_cmd(
         click.echo(f"warning: {w.message}", err=True)
     memory_root(root)  # a typo makes no new store: refused, naming memdir init
     click.echo(f"{chat.summary()} from {file}")
+    if not chat.turns:  # no operation to start, nothing to undo: a no-op, said as adopt's is
+        why = chat.left_out() or "it holds no records"
+        click.echo(f"nothing was ingested: {file} holds no turn ({why}); the store is unchanged", err=True)
+        raise SystemExit(1)
     model = model_from_options(model_name, base_url, api_key_env, script, tool_protocol)
     store = open_store(root, guards=guards)
     waiting = f"waiting for the ingest already running into {root} to finish"
