@@ -9,7 +9,8 @@ The shapes read (docs/serving.md, "Feeding it conversations"), told apart by the
   and a REALTALK chat file (`{name, session_N: [...]}`), their turns read as the study's
   benchmark loaders read them (`dialogues.py`);
 - a ChatGPT `conversations.json` or a Claude.ai export (`exports.py`: a session per
-  conversation).
+  conversation), also as the .zip the service hands over (`archive.py`: its conversations.json
+  read in memory, within caps on its size and on the zip's members).
 
 Messages and records carry no locator; `messages.py` derives one (`S<session>T<turn>`)
 and says what it left out. The bounds are the stream's (docs/reliability.md, section 7): a line,
@@ -27,6 +28,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from memdir.chatlogs.archive import export_member, is_zip
 from memdir.chatlogs.dialogues import locomo_turns, realtalk_turns
 from memdir.chatlogs.exports import CHATGPT, CLAUDE, export_kind, read_export
 from memdir.chatlogs.messages import (
@@ -68,12 +70,17 @@ def read_chat(
 
     `sample` names the conversation to read from a LoCoMo file of several (its `sample_id`).
     """
+    shown = str(path)
     with open(path, "rb") as fh:
-        kind, value = _read(fh, path)
+        if is_zip(fh):
+            shown, member = export_member(fh, shown)
+            kind, value = _read(member, shown)
+        else:
+            kind, value = _read(fh, path)
     if kind == "jsonl":
         chat = from_records(value, session_gap)
     else:
-        chat = _document(value, str(path), session_gap, sample)
+        chat = _document(value, shown, session_gap, sample)
     if sample is not None and chat.format != "locomo":
         raise ValueError(
             f"{path}: a sample ({sample!r}) names one conversation of a LoCoMo file; this file holds "

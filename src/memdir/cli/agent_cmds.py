@@ -106,7 +106,8 @@ def ingest_cmd(
 
     FILE is memdir turns ({locator, speaker, text, date}), OpenAI-style messages ({role,
     content}) or speaker/text records ({speaker, text}, optional session and date), each as
-    JSONL or a JSON list, or a LoCoMo or REALTALK file; the format is detected and said.
+    JSONL or a JSON list, a LoCoMo or REALTALK file, or a ChatGPT or Claude.ai export (its
+    conversations.json, or the .zip as downloaded); the format is detected and said.
     Messages without locators get S<session>T<turn>; system and tool messages are left out and
     counted. The stream is cut into chunks of at most 8 turns, closed early at 3,000
     characters; the management role integrates them one by one. A turn may be at most 256 KiB;
