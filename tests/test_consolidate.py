@@ -204,9 +204,10 @@ def test_a_landing_refused_part_way_puts_back_what_it_had_changed(tmp_path: Path
     _seed(tmp_path / "mem")
     store = open_store(tmp_path / "mem", guards=Guards(core_budget=1_000))  # an operator's guard
     before, head = snapshot(store.root), Journal(store.root).head()
-    notes = call("create", path="/memories/notes.md", file_text=fm("notes", "notes", "word " * 2_000))
+    # New files land in path order before any edit or removal (landing.apply): this one comes last.
+    notes = call("create", path="/memories/zz-notes.md", file_text=fm("zz-notes", "notes", "word " * 2_000))
     with pytest.raises(GuardError, match="over this store's budget of 1,000"):
-        _run(store, [*MOVES[:-1], notes, answer("done")])  # lands the move and the edit, then refused
+        _run(store, [*MOVES[:-1], notes, answer("done")])  # lands the move and new files, then refused
     assert snapshot(store.root) == before and not (store.root / "people").exists()
     journal = Journal(store.root)  # what happened is journaled, and its net effect is nothing
     assert journal.head() != head and journal.files_at(journal.head() or "") == journal.files_at(head or "")

@@ -4,9 +4,11 @@ Consolidation lands a working copy's changes and revert lands a journal snapshot
 these files hold these bytes", planned here by content digest and applied with `Store.delete`,
 `rename`, `write` and `create` inside the caller's `Store.step`, so the guards hold and the
 observers (index, journal) see one step. Each file is written atomically, and the set of them
-lands whole: the plan is written as an intent record first, which the next writer rolls forward
-if a kill stops the landing part way; if a write fails part way, the files already changed are
-put back before the error goes on (docs/consolidate.md, docs/reliability.md).
+lands whole: the plan is written as an intent record first, which the next process to open the
+store (a reader too) rolls forward if a kill stops the landing part way; new files are in place
+before old ones go, so not even the files a kill leaves lack a fact the landing keeps; if a write
+fails part way, the files already changed are put back before the error goes on
+(docs/consolidate.md, docs/reliability.md).
 
 Only plain files count (regular, one link, visible, within the walk's depth): exactly what the
 journal records. A hard-linked or special file is never read, written or removed here.
@@ -116,25 +118,36 @@ def apply(
     removals empty go too, unless a target path or `keep_dirs` needs them.
 
     The plan is first written whole as the store's intent record (`store/landing_intent.py`), so
-    a SIGKILL at any later point leaves a store the next writer rolls forward, not one with half
-    the landing's files. An error part way rolls back instead: the record is rewritten to the old
-    state first, so a kill during the undo still ends whole."""
+    a SIGKILL at any later point leaves a store the next process to open it rolls forward, not
+    one with half the landing's files. The files go in `landing_intent.placing_order`: moves
+    (one atomic rename each), new files and rewrites first, removals last, so a kill anywhere
+    leaves every fact the landing keeps in some file even before that. An error part way rolls
+    back instead: the record is rewritten to the old state first, so a kill during the undo
+    still ends whole."""
     if ops.empty:
         return
     needed = ancestors([*ops.creates, *(b for _, b in ops.renames)]) | keep_dirs
     state = store.root / STATE_DIR
-    landing_intent.write(state, _intent(store, _target(ops, new, old), _changes(ops), keep_dirs))
+    target = _target(ops, new, old)
+    landing_intent.write(state, _intent(store, target, _changes(ops), keep_dirs))
+    early, late = landing_intent.placing_order(target, old.get)
+    moved_from = {b: a for a, b in ops.renames}
+    rewrites = set(ops.writes)
+
+    def place(p: str) -> None:
+        if p in moved_from:
+            store.rename(moved_from[p], p)
+        else:
+            put(store, p, new[p], exists=p in rewrites)
+
     try:
+        for p in early:
+            place(p)
         for p in ops.deletes:
             store.delete(p)
-        _prune(store, ops.deletes, needed)
-        for a, b in ops.renames:
-            store.rename(a, b)
-        _prune(store, [a for a, _ in ops.renames], needed)
-        for p in ops.writes:
-            put(store, p, new[p], exists=True)
-        for p in ops.creates:
-            put(store, p, new[p], exists=False)
+        _prune(store, [*ops.deletes, *moved_from.values()], needed)
+        for p in late:
+            place(p)
     except BaseException:
         back = {p: None for p in [*ops.creates, *(b for _, b in ops.renames)]} | dict(old)
         with contextlib.suppress(MemdirError, OSError):

@@ -19,9 +19,15 @@ if TYPE_CHECKING:
     from memdir.store.journal import JournalStep
 
 
-def _store(root: str) -> Store:
+def _store(root: str, *, journaled: bool = False) -> Store:
+    """Read only: no index follows it, nor the journal unless `journaled` (history: so a landing
+    a kill stopped, which opening the store finishes, is listed as itself; Store.finish_landing)."""
     try:
-        return Store(root)  # read only: no index or journal follows it
+        if journaled:
+            from memdir.tools.wiring import open_store
+
+            return open_store(root, index=False)
+        return Store(root)
     except MemdirError as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -83,7 +89,7 @@ def history_cmd(root: str, as_json: bool, limit: int | None, by_step: bool, op_r
     --steps lists every journaled step (step 0 the baseline), --operation ID one operation's steps."""
     from memdir.store.journal import Journal, find, group
 
-    steps = Journal(_store(root).root).steps()
+    steps = Journal(_store(root, journaled=True).root).steps()
     if op_ref is not None:
         try:
             steps = find(group(steps), op_ref).steps if steps else []

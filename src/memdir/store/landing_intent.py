@@ -10,12 +10,21 @@ with the bytes it will hold (or None: gone), the folders it keeps, the changes i
 and the step's tool and meta. `Store.step` removes the record once the step's observers (the
 journal) have it. A record still present means a landing was stopped part way, or just before
 that removal: the next step of any process, under the writer lock and before its own work,
-rolls it forward (`Store.step`): every path is given its target bytes, files first, removals
-after, and the whole landing is handed to the observers as the step it was (meta
-`rolled_forward`), so the journal records it under its own tool, never as half a `recovered`
-step, and makes no second commit when the killed step had already reached it
-(docs/reliability.md). Rolling forward is idempotent: a kill during it leaves the record for the
-next writer.
+rolls it forward (`Store.step`), and so does any process that opens the store, readers
+included (`Store.finish_landing`), so no reader sees the store as the kill left it: every path
+is given its target bytes, files first, removals after, and the whole landing is handed to the
+observers as the step it was (meta `rolled_forward`), so the journal records it under its own
+tool, never as half a `recovered` step, and makes no second commit when the killed step had
+already reached it (docs/reliability.md). A store no journal follows (a bare reader's) puts the
+files in place and keeps the record, marked `landed`, for the next store the journal follows to
+record; that store leaves the files as they are then. Rolling forward is idempotent: a kill
+during it leaves the record for the next process.
+
+Order, in a landing and in its roll-forward alike (`placing_order`): every file that is to hold
+new bytes is put in place before any file is removed, and a rewrite that drops a source locator
+comes after the rewrites that do not, so at no instant is a fact the landing keeps absent from
+the files. Only a path a removal must clear first (a file where a folder is to be, or the
+reverse) waits until after the removals.
 """
 
 from __future__ import annotations
@@ -27,11 +36,12 @@ import os
 import stat
 import warnings
 import zlib
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from memdir.conventions import locators
 from memdir.errors import MemdirError, NotFoundError, PathError
 from memdir.store.atomic import fsync_dir, write_atomic
 from memdir.store.paths import parse_memory_path
@@ -39,7 +49,7 @@ from memdir.store.safefs import SafeRoot
 
 INTENT = "landing.intent"  # in the state folder, beside the writer lock
 ROLLED_FORWARD = "rolled_forward"  # the meta key of a step that finished a stopped landing
-VERSION = 1
+VERSION = 2  # 2 added `landed`; a version 1 record (without it) still reads
 
 ChangeRow = tuple[str, str, str | None]  # (kind, path, new path) as `Store.Change` has them
 
@@ -54,11 +64,16 @@ class Intent:
     target: dict[str, bytes | None]
     changes: tuple[ChangeRow, ...] = ()
     keep_dirs: tuple[str, ...] = ()
+    landed: bool = False  # the files are in place; only the journal's record of the step is due
 
     def encode(self) -> bytes:
         meta = json.dumps(self.meta, default=str, sort_keys=True)
-        body = marshal.dumps((VERSION, self.tool, meta, self.target, self.changes, self.keep_dirs))
+        fields = (VERSION, self.tool, meta, self.target, self.changes, self.keep_dirs, self.landed)
+        body = marshal.dumps(fields)
         return zlib.crc32(body).to_bytes(4, "little") + body
+
+    def as_landed(self) -> Intent:
+        return replace(self, landed=True)
 
 
 def decode(data: bytes) -> Intent:
@@ -67,13 +82,17 @@ def decode(data: bytes) -> Intent:
     if len(crc) < 4 or zlib.crc32(body) != int.from_bytes(crc, "little"):
         raise MemdirError("the landing intent record is damaged (bad checksum)")
     try:
-        version, tool, meta, target, changes, keep = marshal.loads(body)
-    except (ValueError, EOFError, TypeError) as exc:
+        fields = marshal.loads(body)
+        version = fields[0]
+        if version in (1, VERSION):
+            tool, meta, target, changes, keep = fields[1:6]
+            landed = bool(fields[6]) if version == VERSION else False
+    except (ValueError, EOFError, TypeError, IndexError) as exc:
         raise MemdirError(f"the landing intent record is damaged ({exc})") from None
-    if version != VERSION:
-        raise MemdirError(f"the landing intent record has version {version}; this memdir reads {VERSION}")
+    if version not in (1, VERSION):
+        raise MemdirError(f"the landing intent record has version {version}; this memdir reads 1-{VERSION}")
     rows = tuple((str(k), str(p), None if n is None else str(n)) for k, p, n in changes)
-    return Intent(str(tool), dict(json.loads(meta)), dict(target), rows, tuple(keep))
+    return Intent(str(tool), dict(json.loads(meta)), dict(target), rows, tuple(keep), landed)
 
 
 def path(state_dir: Path) -> Path:
@@ -116,19 +135,38 @@ def pending(state_dir: Path) -> Intent | None:
 
 
 def roll_forward(safe: SafeRoot, intent: Intent) -> int:
-    """Give every path of `intent` its target bytes: writes and creates first, removals after,
-    then the folders the removals emptied; returns how many paths had to change."""
+    """Give every path of `intent` its target bytes in `placing_order` (a move whose source is
+    still there is a rename, which keeps the file's mode), then remove the files it removes and
+    the folders that emptied, then place what a removal had to clear; returns how many paths had
+    to change."""
     changed = 0
     needed = ancestors(p for p, data in intent.target.items() if data is not None) | set(intent.keep_dirs)
-    for p, data in sorted(intent.target.items()):
-        if data is None:
-            continue
+    moved_from = {b: a for kind, a, b in intent.changes if kind == "rename" and b is not None}
+
+    def present(p: str) -> bytes | None:
+        mp = parse_memory_path(p)
+        st = safe.lstat(mp.parts, mp.text)
+        return safe.read(mp.parts, mp.text) if st is not None and stat.S_ISREG(st.st_mode) else None
+
+    def place(p: str) -> None:
+        nonlocal changed
+        data = intent.target[p]
+        assert data is not None
         mp = parse_memory_path(p)
         st = safe.lstat(mp.parts, mp.text)
         if st is not None and stat.S_ISREG(st.st_mode) and safe.read(mp.parts, mp.text) == data:
-            continue
-        safe.write(mp.parts, mp.text, data, must_exist=st is not None)
+            return
+        src = moved_from.get(p)
+        if st is None and src is not None and present(src) == data:
+            smp = parse_memory_path(src)
+            safe.rename(smp.parts, mp.parts, smp.text, mp.text)
+        else:
+            safe.write(mp.parts, mp.text, data, must_exist=st is not None)
         changed += 1
+
+    early, late = placing_order(intent.target, present)
+    for p in early:
+        place(p)
     for p, data in sorted(intent.target.items()):
         mp = parse_memory_path(p)
         st = safe.lstat(mp.parts, mp.text) if data is None else None
@@ -143,7 +181,38 @@ def roll_forward(safe: SafeRoot, intent: Intent) -> int:
             empty = st is not None and stat.S_ISDIR(st.st_mode)
             if empty and next(iter(safe.scan(mp.parts, mp.text, hidden=True)), None) is None:
                 safe.delete(mp.parts, mp.text)
+    for p in late:
+        place(p)
     return changed
+
+
+def placing_order(
+    target: Mapping[str, bytes | None], present: Callable[[str], bytes | None]
+) -> tuple[list[str], list[str]]:
+    """The paths that get bytes, in the order that keeps every fact in some file: (before the
+    removals, after them). Before: new files and rewrites that drop no source locator, then the
+    rewrites that drop one (its new home is written by then). After: paths a removal must clear
+    first, a removed file standing where a folder is to be, or a removed file's folder where a
+    file is to be. `present(path)`: the path's bytes now, None when it holds no file."""
+    gone = {p for p, data in target.items() if data is None}
+    gone_dirs = ancestors(gone)
+    early: list[tuple[bool, str]] = []
+    late: list[str] = []
+    for p, data in sorted(target.items()):
+        if data is None:
+            continue
+        if p in gone_dirs or ancestors([p]) & gone:
+            late.append(p)
+            continue
+        old = present(p)
+        early.append((old is not None and drops_facts(old, data), p))
+    return [p for _, p in sorted(early)], late
+
+
+def drops_facts(old: bytes, new: bytes) -> bool:
+    """Does `new` cite fewer source locators than `old` did?"""
+    cited = set(locators(new.decode("utf-8", "replace")))
+    return not set(locators(old.decode("utf-8", "replace"))) <= cited
 
 
 def ancestors(paths: Iterable[str]) -> frozenset[str]:

@@ -14,6 +14,7 @@ import os
 import stat
 import threading
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -60,6 +61,12 @@ class Step:
 
 
 ORPHAN_AGE = 60.0  # seconds: a temp file older than this, seen under the writer lock, is orphaned
+_stepping = threading.local()  # .roots: the roots this thread is in a step on, whichever Store
+
+
+def _in_step(root: Path) -> bool:
+    roots: set[Path] = getattr(_stepping, "roots", set())
+    return root in roots
 
 
 class StoreObserver(Protocol):
@@ -71,9 +78,12 @@ class StoreObserver(Protocol):
     changes or none (the journal's record is due then); an observer subclasses this class to
     inherit their no-ops, so the Store calls all three on every observer and asks none which it
     has. `keeps_description_cache`: the listing's description cache follows the store only where
-    an observer keeps it (the search index's, `descriptions.py`)."""
+    an observer keeps it (the search index's, `descriptions.py`). `records_steps`: the observer
+    is the store's record of its steps (the journal), so a stopped landing's intent record may go
+    once it has the step (`Store._resume_landing`)."""
 
     keeps_description_cache: ClassVar[bool] = False
+    records_steps: ClassVar[bool] = False
 
     def before_step(self, store: Store, step: Step) -> None:
         """Under the writer lock, before the tool writes."""
@@ -124,6 +134,7 @@ class Store:
         self._local = threading.local()
         self._swept = False
         self.observers: list[StoreObserver] = [factory(self) for factory in observers]
+        self.finish_landing()
 
     # -- locations -------------------------------------------------------------------
     @property
@@ -169,10 +180,13 @@ class Store:
             for obs in self.observers:  # see the store as it is before this step
                 obs.before_step(self, step)
             self._local.step = step
+            roots: set[Path] = getattr(_stepping, "roots", set())
+            _stepping.roots = roots | {self.root}
             try:
                 yield step
             finally:
                 self._local.step = None
+                _stepping.roots = roots
                 # Published even when the call failed after writing: derived views follow disk.
                 if step.changes:
                     for obs in self.observers:
@@ -187,12 +201,40 @@ class Store:
         step: Step | None = getattr(self._local, "step", None)
         return step
 
+    def finish_landing(self) -> bool:
+        """Roll forward a landing a kill stopped part way, if its intent record is there: every
+        Store does this when it is built, so any process that opens the store, a reader too,
+        sees it whole (docs/reliability.md). Under the writer lock, as the next writer would
+        (`_resume_landing`); a landing still running in another process or thread is waited
+        for, one running in this thread's own step is left alone. Costs one stat when no record
+        is there. A process that cannot take the lock (no write permission) reads the store as
+        the kill left it, with a warning; returns whether a record was handled."""
+        state = self.root / STATE_DIR
+        try:
+            if not landing_intent.path(state).is_file() or _in_step(self.root):
+                return False
+            with self.writer_lock.hold():
+                self._resume_landing()
+        except OSError as exc:  # a read-only store or state folder, or a lock held past its timeout
+            warnings.warn(
+                f"a landing stopped part way in {self.root} could not be finished here ({exc}); "
+                "this process reads the store as the stop left it: run any memdir command that "
+                "can write the store (e.g. 'memdir check' as its owner) to finish it",
+                stacklevel=3,
+            )
+            return False
+        return True
+
     def _resume_landing(self) -> None:
         """Finish a landing a kill stopped part way (its intent record is still there), before
         anything else sees the store: its files are given their target bytes and the observers
         get it as the step it was, so the journal records it whole, under its own tool
         (`landing_intent.py`; if the killed step had already reached the journal, the journal
-        finds nothing new and makes no second commit). The record goes only once that is done."""
+        finds nothing new and makes no second commit). The record goes only once that is done.
+        A store no journal follows (a bare reader's, or one with the index only) puts the files
+        in place and leaves the record, marked landed, for the next store the journal follows;
+        that one leaves the files as they are by then (an edit made since is the person's, not
+        the landing's)."""
         state = self.root / STATE_DIR
         intent = landing_intent.pending(state)
         if intent is None:
@@ -201,16 +243,16 @@ class Store:
             intent.tool,
             {**intent.meta, landing_intent.ROLLED_FORWARD: "a kill stopped this landing part way"},
         )
-        self._local.step = step
-        try:
+        if not intent.landed:
             landing_intent.roll_forward(self.safe, intent)
-            step.changes.extend(Change(cast(ChangeKind, k), p, n) for k, p, n in intent.changes)
-        finally:
-            self._local.step = None
+        step.changes.extend(Change(cast(ChangeKind, k), p, n) for k, p, n in intent.changes)
         if step.changes:
             for obs in self.observers:
                 obs.on_step(self, step)
-        landing_intent.clear(state)
+        if any(getattr(obs, "records_steps", False) for obs in self.observers):
+            landing_intent.clear(state)
+        elif not intent.landed:  # no journal here: the record waits, marked, for one
+            landing_intent.write(state, intent.as_landed())
 
     def sweep_orphans(self, older_than: float = ORPHAN_AGE) -> list[str]:
         """Remove the temp files killed writers left (`.memdir-tmp-*`); returns their names.

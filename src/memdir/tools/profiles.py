@@ -133,6 +133,7 @@ class Harness:
             )
         else:
             merged = {**self.meta, **{k: v for k, v in meta.items() if v is not None}}
+            self.store.finish_landing()  # one another process was stopped in: readers see it whole
             result = run_tool(spec, self.store, args or {}, merged, self.config)
         result.meter.bytes_returned = len(result.text.encode("utf-8"))
         with self._meter_lock:

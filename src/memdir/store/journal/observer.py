@@ -44,6 +44,8 @@ class JournalObserver(StoreObserver):
     """Logs one step per writing tool call, for the committer process to commit
     (`commitd.py`); opens nothing until the first write."""
 
+    records_steps = True  # a stopped landing's record goes once the journal has its step
+
     def __init__(self, store: Store) -> None:
         self.store = store
         self.journal = Journal(store.root)
@@ -166,6 +168,8 @@ class JournalObserver(StoreObserver):
 
 
 class _NoJournal(StoreObserver):
+    records_steps = True  # no git, no journal: nothing else will record a stopped landing
+
     def on_step(self, store: Store, step: Step) -> None:
         return None
 
