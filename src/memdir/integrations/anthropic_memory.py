@@ -7,9 +7,13 @@ writes, the journal and index, the operator's guards, and error texts the model 
 Claude writes plain text files; a memdir file opens with frontmatter (`name`, `description`).
 The adapter bridges the two so the same calls have the same effect on the text Claude wrote:
 - Line numbers count from the first line after the frontmatter. `view` shows the frontmatter
-  as an unnumbered block above line 1; `view_range` and `insert_line` address the content
-  lines, exactly as they would in a file without frontmatter (so `insert_line: 0` is the top
-  of Claude's text, not the top of the file).
+  as an unnumbered block above line 1; `view_range`, `insert_line` and the lines an "occurs N
+  times" refusal names address the content lines, exactly as they would in a file without
+  frontmatter (so `insert_line: 0` is the top of Claude's text, not the top of the file).
+- As the SDK numbers them: a file ending in a newline shows the empty line after it (`text.
+  split("\n")`), and every `insert` leaves the file ending in a newline.
+- Every refusal is the SDK's `ToolError`, whichever command or layer refused, so the tool
+  runner hands it to Claude as an error result (docs/serving.md lists what differs).
 - Lenient mode (the default): `create` of a file without frontmatter gets one synthesized,
   `name` = the file stem and `description` = the text's first line with a word in it (heading
   marks removed, cut to 100 characters). A file that opens with a frontmatter block is checked
@@ -26,9 +30,11 @@ accepts, is refused, and the store holds only names `validate` accepts.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
 import anyio
 from anthropic.lib.tools._beta_functions import BetaFunctionToolResultType
@@ -45,7 +51,7 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818ViewCommand,
 )
 
-from memdir.errors import ToolError
+from memdir.errors import MemdirError
 from memdir.store import frontmatter
 from memdir.store.frontmatter import MEMORY_INDEX, is_memory_name, memory_name
 from memdir.store.paths import parse_memory_path
@@ -55,6 +61,7 @@ from memdir.tools.text import split_lines
 from memdir.tools.wiring import open_store
 
 DESCRIPTION_CHARS = 100
+C = TypeVar("C")
 
 
 def synthesize_frontmatter(path: str, text: str) -> str:
@@ -86,6 +93,23 @@ def _harness(memory: Harness | HarnessSource | str | os.PathLike[str]) -> Harnes
     return memory.harness("manage")
 
 
+def _refusals(
+    command: Callable[[MemdirMemoryTool, C], str],
+) -> Callable[[MemdirMemoryTool, C], str]:
+    """`command` with any memdir error (a path through a link, a file gone meanwhile) raised as
+    the SDK's ToolError, the one exception its tool runner turns into an error result; the
+    async adapter calls these same methods, so neither face leaks memdir's exceptions."""
+
+    @functools.wraps(command)
+    def refusing(self: MemdirMemoryTool, cmd: C) -> str:
+        try:
+            return command(self, cmd)
+        except MemdirError as exc:
+            raise AnthropicToolError(f"Error: {exc}") from None
+
+    return refusing
+
+
 class MemdirMemoryTool(BetaAbstractMemoryTool):
     """`memory_20250818` over a memdir store, for the Anthropic SDK's tool runner.
 
@@ -109,16 +133,18 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
 
     # -- plumbing ------------------------------------------------------------------------
     def execute(self, command: BetaMemoryTool20250818Command) -> BetaFunctionToolResultType:
-        """Dispatch as the SDK does; any memdir tool error reaches Claude as an error result."""
+        """Dispatch as the SDK does; any memdir error reaches Claude as an error result."""
         try:
             return super().execute(command)
-        except ToolError as exc:
+        except MemdirError as exc:
             raise AnthropicToolError(f"Error: {exc}") from None
 
-    def _run(self, name: str, args: dict[str, Any]) -> str:
+    def _run(self, name: str, args: dict[str, Any], fm: int = 0) -> str:
+        """The harness's reply to one call; a refusal raised as the SDK's ToolError, its line
+        numbers (an "occurs N times" refusal's) shifted past `fm` frontmatter lines."""
         result = self.harness.call(name, args, **self.meta)
         if result.is_error:
-            raise AnthropicToolError(result.text)
+            raise AnthropicToolError(_view_numbers(result.text, fm))
         return result.text
 
     def _path(self, path: str, *, new: bool = False) -> str:
@@ -127,7 +153,7 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
         name it maps to (`frontmatter.memory_name`); refused otherwise."""
         try:
             mp = parse_memory_path(path)
-        except ToolError as exc:
+        except MemdirError as exc:
             raise AnthropicToolError(f"Error: {exc}") from None
         if mp.is_root or is_memory_name(mp.name) or (not new and self.store.exists(mp)):
             return mp.text
@@ -148,21 +174,17 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
         """Lines the frontmatter occupies in `path` (0 for a folder, a missing file, or none)."""
         try:
             return frontmatter.split(self.store.read_text(path))[1]
-        except ToolError:
+        except MemdirError:
             return 0
 
     # -- the six commands ----------------------------------------------------------------
+    @_refusals
     def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
+        """A folder as memdir lists it; a file numbered as the SDK numbers it (`text.split("\\n")`,
+        so the empty line after a final newline has a number), below its frontmatter."""
         path = self._path(command.path)
-        try:
-            is_file = (
-                not parse_memory_path(path).is_root
-                and self.store.exists(path)
-                and not self.store.is_dir(path)
-            )
-        except ToolError:
-            is_file = False
-        if not is_file:
+        mp = parse_memory_path(path)
+        if mp.is_root or not self.store.exists(mp) or self.store.is_dir(mp):
             if command.view_range:
                 return self._run(
                     "view",
@@ -171,26 +193,37 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
             return self._run("view", {"path": path})
         text = self.store.read_text(path)
         fm = frontmatter.split(text)[1]
-        total = len(split_lines(text)) - fm
-        args: dict[str, Any] = {"path": path}
+        real = len(split_lines(text)) - fm  # the lines memdir's view numbers
+        total = real + (text == "" or text.endswith("\n"))  # and the empty one the SDK adds
+        first, last = 1, total
         if command.view_range:
             if len(command.view_range) != 2:
                 raise AnthropicToolError(
                     "Error: view_range is [start_line, end_line], e.g. [1, 20] or [5, -1]"
                 )
-            first, last = command.view_range
-            if first < 1 or first > max(total, 1) or (last != -1 and not first <= last <= total):
+            first, end = command.view_range
+            if first < 1 or first > total or (end != -1 and not first <= end <= total):
                 raise AnthropicToolError(
                     f"Error: view_range {command.view_range} is out of range; {path} has {total} lines "
                     f"after its frontmatter: use [1, {total}], or -1 as the end"
                 )
-            args["start_line"], args["end_line"] = first + fm, (-1 if last == -1 else last + fm)
-            header = f"{path} (lines {first}-{total if last == -1 else last} of {total})"
+            last = total if end == -1 else end
+            header = f"{path} (lines {first}-{last} of {total})"
         else:
             header = f"{path} ({total} lines" + (", below its frontmatter)" if fm else ")")
-        body = self._run("view", args).split("\n", 1)[1] if total or fm else ""
-        return header + "\n" + _renumber(body, fm)
+        if command.view_range and first <= real:
+            args: dict[str, Any] = {"path": path, "start_line": first + fm, "end_line": min(last, real) + fm}
+        else:
+            args = {"path": path}
+        out = self._run("view", args)
+        body = _renumber(out.split("\n", 1)[1], fm) if "\n" in out else ""
+        if first > real:  # only the SDK's empty last line was asked for
+            body = ""
+        if last > real:
+            body += ("\n" if body else "") + f"{total:6d}\t"
+        return header + "\n" + body
 
+    @_refusals
     def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
         path = self._path(command.path, new=True)
         text = command.file_text
@@ -205,34 +238,43 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
             notes.append("frontmatter added: name and description")
         return f"Created {path}" + (f" ({'; '.join(notes)})" if notes else "")
 
+    @_refusals
     def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
         path = self._path(command.path)
-        out = self._run("str_replace", {"path": path, "old_str": command.old_str, "new_str": command.new_str})
+        args = {"path": path, "old_str": command.old_str, "new_str": command.new_str}
+        out = self._run("str_replace", args, self._fm_lines(path))
         head, _, snippet = out.partition("\n")
         where = "in the frontmatter" if "(frontmatter," in head else ""
         return f"Edited {path}{' ' + where if where else ''}:\n" + _renumber(snippet, self._fm_lines(path))
 
+    @_refusals
     def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
+        """Insert as the SDK does: the text less its trailing newlines as one block, and the
+        file ending in a newline after it (the final newline a mid-file insert into a file
+        without one adds lands in the same journal step)."""
         path = self._path(command.path)
+        store = self.store
         fm = self._fm_lines(path)
-        try:
-            total = len(split_lines(self.store.read_text(path))) - fm
-        except ToolError as exc:
-            raise AnthropicToolError(f"Error: {exc}") from None
+        total = len(split_lines(store.read_text(path))) - fm
         line = command.insert_line
         if line < 0 or line > total:
             raise AnthropicToolError(
                 f"Error: insert_line {line} is out of range; {path} has {total} lines, use 0-{total} "
                 "(0 = the top, before line 1)"
             )
-        out = self._run(
-            "insert", {"path": path, "insert_line": line + fm, "insert_text": _one_block(command.insert_text)}
-        )
+        with store.step("insert", **{**self.harness.meta, **self.meta}):
+            args = {"path": path, "insert_line": line + fm, "insert_text": _one_block(command.insert_text)}
+            out = self._run("insert", args)
+            text = store.read_text(path)
+            if not text.endswith("\n"):
+                store.write(path, text + "\n")
         return f"Inserted after line {line} of {path}:\n" + _renumber(out.partition("\n")[2], fm)
 
+    @_refusals
     def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
         return self._run("delete", {"path": self._path(command.path)})
 
+    @_refusals
     def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
         """Move; in lenient mode a file whose frontmatter name was its old stem takes the new stem
         in the same journal step, so the store stays valid (Claude does not know about `name`)."""
@@ -261,6 +303,18 @@ def _one_block(text: str) -> str:
 
 
 _NUMBERED = re.compile(r"^\s*(\d+)\t(.*)$")
+_BODY_LINES = re.compile(r"(in the body of \S+, at lines )((?:\d+, )*\d+)")
+_FM_LINES = re.compile(r"(in the frontmatter of \S+), at lines (?:\d+, )*\d+")
+
+
+def _view_numbers(error: str, fm: int) -> str:
+    """An "occurs N times" refusal with its whole-file line numbers put in view's numbering:
+    body lines counted from the first line after the frontmatter, frontmatter lines named as
+    the unnumbered block view shows above line 1."""
+    if fm == 0:
+        return error
+    error = _BODY_LINES.sub(lambda m: m[1] + ", ".join(str(int(n) - fm) for n in m[2].split(", ")), error)
+    return _FM_LINES.sub(r"\1 (the unnumbered block view shows above line 1)", error)
 
 
 def _renumber(numbered_text: str, fm: int) -> str:

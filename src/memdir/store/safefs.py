@@ -98,6 +98,13 @@ def _path_error(exc: OSError, shown: str) -> PathError | NotFoundError:
     return PathError(f"{shown}: {os.strerror(exc.errno or 0)}")
 
 
+def _is_link(name: str, dir_fd: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.lstat(name, dir_fd=dir_fd).st_mode)
+    except OSError:
+        return False
+
+
 class SafeRoot:
     """The root's operations, each relative to a descriptor chain that never follows a link."""
 
@@ -137,6 +144,9 @@ class SafeRoot:
                 os.close(fd)
                 fd = nfd
         except OSError as exc:
+            if exc.errno == errno.ENOTDIR and _is_link(part, fd):
+                # O_DIRECTORY on a link says ENOTDIR: the folder on the way is a link, not a file
+                exc = OSError(errno.ELOOP, os.strerror(errno.ELOOP))
             os.close(fd)
             raise _path_error(exc, shown) from None
         return fd
