@@ -17,6 +17,7 @@ from tests.conftest import REPO, fm
 from tests.landing_kills import cited, kill_once, plain, prepare, run
 
 from memdir.analytics.integrity import check
+from memdir.api import Memory
 from memdir.store.journal import Journal
 from memdir.store.landing_intent import INTENT, pending
 from memdir.store.scratch import SCRATCH
@@ -131,6 +132,19 @@ def test_a_reader_opened_before_the_kill_sees_every_fact_at_its_next_read(tmp_pa
     assert plain(root) == after
     tools = [s.tool for s in Journal(root).steps()]
     assert tools[-1] == "adopt" and "recovered" not in tools
+
+
+def test_a_memory_opened_before_the_kill_finds_every_fact_at_its_next_search(tmp_path: Path) -> None:
+    root = tmp_path / "template"
+    _before, after = prepare("adopt-rename", root, tmp_path, 4)
+    points = int((tmp_path / "points").read_text().split()[0])
+    with Memory(root, create=False) as memory:  # an agent's, open all along
+        proc = run("adopt-rename", root, (points + 1) // 2, tmp_path)
+        assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
+        hits = memory.search("walker3 ridge3", k=1, mode="bm25")
+        assert hits and hits[0].path == "/memories/notes/note-003.md"
+        assert any("[S3T1]" in line for _, line in hits[0].snippet)
+        assert plain(root) == after and memory.history()[-1].tool == "adopt"
 
 
 def test_a_bare_reader_finishes_the_files_and_leaves_the_journal_record_to_the_next_store(

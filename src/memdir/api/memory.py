@@ -128,6 +128,7 @@ class _Core:
                 f"this Memory over {self.root} is closed (close() was called, or its with-block "
                 f"ended); open a new Memory({self.root!r}) to use the store again"
             )
+        self.store.finish_landing()  # one another process was stopped in: every call sees it whole
 
     def _close(self) -> None:
         """Land every journaled step and let go of what the store holds open; the committer
