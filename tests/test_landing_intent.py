@@ -19,7 +19,7 @@ from tests.landing_kills import cited, kill_once, plain, prepare, run
 from memdir.analytics.integrity import check
 from memdir.api import Memory
 from memdir.store.journal import Journal
-from memdir.store.landing_intent import INTENT, pending
+from memdir.store.landing_intent import INTENT, Intent, pending, write
 from memdir.store.scratch import SCRATCH
 from memdir.store.store import Store
 from memdir.store.workcopy import scratch_copy
@@ -185,3 +185,31 @@ def test_a_reader_that_cannot_write_the_store_reads_it_with_a_warning(tmp_path: 
     finally:
         subprocess.run(["umount", str(ro)], capture_output=True)
     assert Store(root).finish_landing() and plain(root) == after  # its owner's next open finishes it
+
+
+def test_a_roll_forward_moves_a_file_keeping_its_mode_and_clears_a_path_before_placing_there(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "mem"
+    store = open_store(root, create=True)
+    a, y = fm("a", "a note", "- a fact [S1T1]\n"), fm("y", "y", "- y fact [S1T2]\n")
+    with store.step("seed"):
+        store.create("/memories/a.md", a)
+        store.create("/memories/x.md", y)  # a file where the landing puts a folder
+    os.chmod(root / "a.md", 0o640)
+    target: dict[str, bytes | None] = {
+        "/memories/a.md": None,
+        "/memories/b.md": a.encode(),
+        "/memories/x.md": None,
+        "/memories/x.md/y.md": y.encode(),
+    }
+    rows = (
+        ("rename", "/memories/a.md", "/memories/b.md"),
+        ("rename", "/memories/x.md", "/memories/x.md/y.md"),
+    )
+    write(root / ".memdir", Intent("consolidate", {}, target, rows))  # as a kill before any file left it
+    nxt = Harness(open_store(root), "manage", role="next")
+    assert not nxt.call("view", {"path": "/memories"}).is_error
+    assert (root / "b.md").stat().st_mode & 0o777 == 0o640 and not (root / "a.md").exists()
+    assert (root / "x.md" / "y.md").read_text() == y
+    assert Journal(root).steps()[-1].tool == "consolidate" and not (root / ".memdir" / INTENT).exists()
