@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from memdir.models.usage import Bounds, Usage
+from memdir.store.private import create
+from memdir.store.safefs import private_dirs
 
 _SECRET_NAME = re.compile(r"(API_KEY|_TOKEN|SECRET|PASSWORD)$|^(OPENAI|ANTHROPIC)_.*KEY", re.IGNORECASE)
 REDACTED = "[redacted]"
@@ -48,7 +50,7 @@ class RunRecord:
         self.entries: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_dirs(self.path.parent)
 
     def write(self, kind: str, **fields: Any) -> dict[str, Any]:
         entry = {"ts": round(time.time(), 3), "kind": kind, **self.context}
@@ -66,7 +68,7 @@ def append_line(path: Path, line: str) -> None:
     workers of a Ray run share one record): one `O_APPEND` write under an exclusive `flock`,
     so no line is ever cut into another, whatever its length."""
     data = (line + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    fd = create(path, os.O_WRONLY | os.O_APPEND)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         view = memoryview(data)

@@ -51,6 +51,8 @@ from memdir.conventions import locators
 from memdir.errors import MemdirError
 from memdir.models import Model
 from memdir.store import spec
+from memdir.store.atomic import write_atomic
+from memdir.store.safefs import DIR_MODE
 from memdir.store.store import Store
 from memdir.stream import Turn, chunk_stream
 from memdir.tools.guards import GuardedStore
@@ -196,10 +198,7 @@ def read_state(store: Store) -> dict[str, Any] | None:
 
 
 def write_state(store: Store, state: dict[str, Any]) -> None:
-    path = store.state_dir / STATE_FILE
-    tmp = path.with_name(f".{STATE_FILE}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(store.state_dir / STATE_FILE, (json.dumps(state, indent=2) + "\n").encode("utf-8"))
 
 
 def recorded_switch(store: Store) -> SwitchPoint | None:
@@ -410,9 +409,9 @@ class _Manager:
 def _gate(merge: Merge, work: Store, where: Path, result: ShapedResult, target: dict[str, bytes]) -> None:
     """Count the dump's turn lines (the batch's included) the curated store keeps verbatim or cites
     by locator. The others stay: their session files, trimmed to them, join `target`."""
-    where.mkdir()
+    os.mkdir(where, DIR_MODE)
     for path in merge.sessions:
-        (where / path.removeprefix("/memories/")).write_text(merge.text(path), encoding="utf-8")
+        write_atomic(where / path.removeprefix("/memories/"), merge.text(path).encode("utf-8"))
     diff = diff_facts(Store(where), work)
     cited: set[str] = set()
     for data in target.values():

@@ -14,6 +14,7 @@ from pathlib import Path
 from memdir.api.results import Operation
 from memdir.errors import MemdirError
 from memdir.store.journal import Journal, JournalStep, group
+from memdir.store.safefs import private_dirs
 
 
 def steps(journal: Journal) -> list[JournalStep]:
@@ -71,8 +72,9 @@ def _materialize(journal: Journal, commit: str, dest: Path) -> int:
     for sha, data in journal.blobs(sorted(by_sha)):
         for path in by_sha[sha]:
             target = dest.joinpath(*path.split("/"))
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o444)
+            private_dirs(target.parent)
+            # read-only and its owner's: a past snapshot is for reading, by no one else
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o400)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
             written += 1

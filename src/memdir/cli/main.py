@@ -13,6 +13,7 @@ import click
 from memdir import __version__
 from memdir.cli.topics import TopicGroup, Topics, topic
 from memdir.errors import MemdirError
+from memdir.store.private import tighten_umask
 
 # Each topic module (under memdir.cli) and the commands its `register(cli)` adds;
 # tests/test_cli_topics.py holds this table to what each module registers.
@@ -46,6 +47,7 @@ def cli() -> None:
 
 
 def main() -> None:
+    tighten_umask()  # what memdir and its children (git, tantivy, SQLite) make is private (private.py)
     try:
         cli(standalone_mode=True)
     except MemdirError as exc:

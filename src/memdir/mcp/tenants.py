@@ -28,6 +28,7 @@ from memdir.errors import MemdirError
 from memdir.store import safeyaml
 from memdir.store.atomic import write_atomic
 from memdir.store.oslock import OsLock
+from memdir.store.safefs import private_dirs
 from memdir.tools.profiles import PROFILES
 
 TOKEN_BYTES = 32
@@ -192,7 +193,7 @@ def load(path: str | os.PathLike[str]) -> Tenants:
 def save(path: str | os.PathLike[str], tenants: Tenants) -> None:
     """Write the file atomically, readable by its owner only (hashes are not secrets, roots may be)."""
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
+    private_dirs(p.parent)  # a new folder is 0700 whatever the umask: no one else may swap the file
     body = json.dumps([asdict(t) for t in tenants.tokens], indent=2) + "\n"
     write_atomic(p, body.encode("utf-8"), mode=0o600)
 
@@ -267,7 +268,7 @@ def _editing(path: str | os.PathLike[str]) -> OsLock:
     """The lock of a read-modify-write of the tenants file, so a concurrent add cannot bring a
     revoked token back (nor a revoke drop a new one)."""
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
+    private_dirs(p.parent)
     lock = p.parent / f".{p.name}.lock"
     os.close(os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))  # like the file: owner only
     return OsLock(lock)

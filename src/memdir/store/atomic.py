@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 from memdir.store.oslock import OsLock
+from memdir.store.safefs import FILE_MODE
 
 
 def fsync_dir(path: Path) -> None:
@@ -24,10 +26,16 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
+def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
     """Replace (or create) `path` with `data` and permissions `mode`; on any failure the old file
     is untouched. The temp file is created 0600 (`mkstemp`) and given `mode` before the replace,
-    so a private file (`mode=0o600`) is never readable by others, not even for a moment."""
+    so a private file is never readable by others, not even for a moment. Without `mode`, a
+    file that exists keeps its own and a new one is FILE_MODE, whatever the umask (private.py)."""
+    if mode is None:
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+        except FileNotFoundError:
+            mode = FILE_MODE
     fd, tmp = tempfile.mkstemp(prefix=".memdir-tmp-", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:

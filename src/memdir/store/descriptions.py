@@ -40,6 +40,8 @@ from memdir.errors import ToolError
 from memdir.store import frontmatter
 from memdir.store.paths import MemoryPath
 from memdir.store.per_root import PerRoot
+from memdir.store.private import owner_only
+from memdir.store.safefs import private_dirs
 from memdir.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -132,8 +134,9 @@ class DescriptionCache:
         return db
 
     def _connect(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(exist_ok=True)  # the state folder, deleted meanwhile: loses nothing
-        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
+        private_dirs(self.path.parent)  # the state folder, deleted meanwhile: loses nothing
+        with owner_only():  # SQLite makes the file (and its WAL, with its mode) under the umask
+            db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
         try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")

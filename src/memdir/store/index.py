@@ -37,6 +37,7 @@ from memdir.store.analysis import ANALYSIS_VERSION, ANALYZER_NAME, analyzer, doc
 from memdir.store.oslock import OsLock
 from memdir.store.paths import ROOT, STATE_DIR, MemoryPath, parse_memory_path
 from memdir.store.per_root import PerRoot
+from memdir.store.private import owner_only
 from memdir.store.scan import scan
 from memdir.store.store import Step, Store, StoreObserver
 from memdir.store.unit_index import UnitIndex, UnitRow
@@ -219,7 +220,7 @@ class SearchIndex:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        with self._mutex, self._flock:
+        with self._mutex, self._flock, owner_only():  # tantivy and SQLite take the umask (private.py)
             self._ensure_open()
             yield
 

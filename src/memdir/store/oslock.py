@@ -22,6 +22,7 @@ from pathlib import Path
 from types import TracebackType
 
 from memdir.errors import MemdirError
+from memdir.store.safefs import FILE_MODE
 
 FIRST_WAIT = 0.001  # seconds between tries on a lock another process holds, doubling
 LAST_WAIT = 0.05
@@ -35,7 +36,7 @@ def lock_fd(path: Path, timeout: float) -> int:
     """A new descriptor of `path` holding its flock (closing it lets go), waiting at most
     `timeout`: the plain lock under `OsLock`, and the journal lock, held for one block and
     never reentered."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)  # a new one, its owner's only
     deadline = time.monotonic() + timeout
     wait = FIRST_WAIT
     try:

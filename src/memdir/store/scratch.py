@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from memdir.store.paths import STATE_DIR
+from memdir.store.safefs import DIR_MODE, private_dirs
 
 SCRATCH = "scratch"
 LOCK_SUFFIX = ".lock"
@@ -31,7 +32,7 @@ def scratch_dir(root: Path) -> Iterator[Path]:
     lock is held until then, so no sweep takes it from a live process."""
     base = Path(root) / STATE_DIR / SCRATCH
     try:
-        base.mkdir(parents=True, exist_ok=True)
+        private_dirs(base)
         sweep(base)
         fd, lock = _locked(base)
     except OSError:  # a store we may not write: the temp folder, as before
@@ -40,7 +41,7 @@ def scratch_dir(root: Path) -> Iterator[Path]:
         return
     where = lock.with_name(lock.name.removesuffix(LOCK_SUFFIX))
     try:
-        where.mkdir()
+        os.mkdir(where, DIR_MODE)
         yield where
     finally:
         shutil.rmtree(where, ignore_errors=True)

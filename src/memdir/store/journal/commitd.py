@@ -98,7 +98,9 @@ os.register_at_fork(after_in_child=_forget_after_fork)
 def main() -> None:
     """The committer's loop: one git dir per line of stdin."""
     from memdir.store.journal.land import land_pending
+    from memdir.store.private import tighten_umask
 
+    tighten_umask()  # its own process: all it makes (libgit2's objects, git's packs) is private
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C meant for the writer; stdin's end stops us
     repos: dict[str, pygit2.Repository] = {}
     for raw in sys.stdin.buffer:

@@ -21,6 +21,7 @@ import pygit2
 from memdir.store.journal.log import StepLog, land
 from memdir.store.journal.repair import repair
 from memdir.store.oslock import lock_fd
+from memdir.store.private import owner_only
 
 LOCK = "memdir-journal.lock"
 LOCK_TIMEOUT = 120.0
@@ -31,7 +32,8 @@ READ_WAIT = 30.0  # seconds a reader waits for the journal lock before it reads 
 def journal_lock(git_dir: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
     fd = lock_fd(Path(git_dir) / LOCK, timeout)
     try:
-        yield
+        with owner_only():  # every journal write holds this lock; libgit2 takes the umask (private.py)
+            yield
     finally:
         os.close(fd)
 

@@ -23,6 +23,7 @@ import pygit2
 
 from memdir.store.atomic import write_atomic
 from memdir.store.journal.log import HEADER, RECORDS
+from memdir.store.safefs import private_dirs
 
 NOTE = "memdir-damage"  # what the last repair found and did, until a writer commits it
 DEFAULT_BRANCH = "refs/heads/master"
@@ -56,7 +57,7 @@ def repair(repo: pygit2.Repository, git_dir: Path) -> str | None:
     branch = _branch(git_dir)
     tip = newest_whole(repo)
     ref = git_dir / branch
-    ref.parent.mkdir(parents=True, exist_ok=True)
+    private_dirs(ref.parent)
     if tip is None:
         with contextlib.suppress(FileNotFoundError):
             ref.unlink()

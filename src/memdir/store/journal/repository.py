@@ -65,6 +65,7 @@ from pathlib import Path
 import pygit2
 
 from memdir.errors import MemdirError
+from memdir.store.atomic import write_atomic
 from memdir.store.journal.baseline import baseline
 from memdir.store.journal.format import (
     BASELINE,
@@ -77,6 +78,7 @@ from memdir.store.journal.format import (
 from memdir.store.journal.land import READ_WAIT, journal_lock, land_pending
 from memdir.store.journal.repair import repair
 from memdir.store.paths import STATE_DIR
+from memdir.store.private import owner_only
 from memdir.store.safefs import SafeRoot, private_dirs
 
 __all__ = ["BASELINE", "MEMORY_PREFIX", "RECOVERED", "Journal", "JournalStep"]
@@ -147,16 +149,17 @@ class Journal:
         """Create the journal and commit the store as it is now as step 0 (the baseline)."""
         if self.exists:
             return
-        private_dirs(self.git_dir.parent)  # `.memdir/`, if the journal is the first to need it
-        self.git_dir.mkdir(exist_ok=True)
-        self._git("init", "-q")
-        (self.git_dir / "info").mkdir(exist_ok=True)
-        (self.git_dir / "info" / "exclude").write_text(".*\n", encoding="utf-8")
-        baseline(self.repo(), SafeRoot(self.root), _clean_env(self.git_dir, self.root), self.root)
+        with owner_only():  # git and libgit2 take the umask: what they make is private (private.py)
+            private_dirs(self.git_dir)  # and `.memdir/`, if the journal is the first to need it
+            self._git("init", "-q")
+            private_dirs(self.git_dir / "info")
+            write_atomic(self.git_dir / "info" / "exclude", b".*\n")
+            baseline(self.repo(), SafeRoot(self.root), _clean_env(self.git_dir, self.root), self.root)
 
     def collect(self) -> None:
         """Pack loose objects once there are many (`git gc --auto`), refs left loose."""
-        self._git("-c", "gc.packRefs=false", "gc", "--auto", "--quiet")
+        with owner_only():
+            self._git("-c", "gc.packRefs=false", "gc", "--auto", "--quiet")
 
     def repo(self) -> pygit2.Repository:
         # Every object the journal links is one it has just written or read: libgit2's check

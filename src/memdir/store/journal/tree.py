@@ -31,7 +31,8 @@ import pygit2
 from memdir.errors import MemdirError, NotFoundError
 from memdir.store.atomic import write_atomic
 from memdir.store.journal.format import MEMORY_PREFIX, found, why_skipped
-from memdir.store.safefs import SafeRoot, Unread, printable
+from memdir.store.private import create
+from memdir.store.safefs import SafeRoot, Unread, printable, private_dirs
 from memdir.store.store import Change
 
 BLOB = pygit2.enums.FileMode.BLOB
@@ -190,9 +191,9 @@ def set_head(repo: pygit2.Repository, oid: pygit2.Oid) -> None:
         repo.set_head(oid)
         return
     path = Path(repo.path) / name
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dirs(path.parent)
     data = f"{oid}\n".encode()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    fd = create(path)
     try:
         os.pwrite(fd, data, 0)
         os.ftruncate(fd, len(data))
@@ -242,7 +243,7 @@ def in_flight(git_dir: Path) -> bool:
 
 def mark(git_dir: Path, flag: bool) -> None:
     """One byte, rewritten in place: no fsync (a killed process loses nothing the kernel has)."""
-    fd = os.open(git_dir / IN_FLIGHT, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    fd = create(git_dir / IN_FLIGHT)
     try:
         os.pwrite(fd, b"1" if flag else b"0", 0)
     finally:
