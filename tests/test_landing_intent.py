@@ -1,6 +1,9 @@
 """The pieces that make a landing whole under SIGKILL (issue 33, defect 1), in the quick loop:
 one kill in the middle of a merge's landing, the sweep of a killed process's scratch copies, and
-a damaged intent record. The kill at every write point is `test_crash_landing.py`."""
+a damaged intent record; and the readers that finish a stopped landing before they read (issue
+46, item 1): `check`, `history` and `search` processes, a Harness and a Memory held open across
+the kill, a bare reader, a reader that cannot write, and the roll-forward's order. The kill at
+every write point of every landing is `test_crash_landing.py`."""
 
 from __future__ import annotations
 
