@@ -85,6 +85,12 @@ def test_the_library_under_umask_0_makes_nothing_others_can_use(tmp_path: Path) 
             assert mem.search("Bergen")
             assert len(mem.history()) >= 2
         tenants.add_token("new/dir/t.json", "mem", "search")
+        from memdir.store.store import Store
+        from memdir.store.workcopy import scratch_copy
+        with scratch_copy(Store("mem")) as copy:  # a role's throwaway copy, under .memdir/
+            shared = [os.path.join(d, n) for d, ds, fs in os.walk("mem") for n in ds + fs
+                      if os.lstat(os.path.join(d, n)).st_mode & 0o077]
+            assert copy.root.is_dir() and not shared, shared
     """
     _run(code, tmp_path)
     assert (tmp_path / "mem" / ".memdir" / "index").is_dir()

@@ -26,7 +26,7 @@ from pathlib import Path
 from memdir.errors import PathError, ToolError
 from memdir.store.mirror import Node, Rel, mirror, scan
 from memdir.store.paths import MAX_DEPTH, STATE_DIR, parse_memory_path
-from memdir.store.safefs import TMP_PREFIX, SafeRoot, remove_tree
+from memdir.store.safefs import DIR_MODE, TMP_PREFIX, SafeRoot, remove_tree
 from memdir.store.scratch import scratch_dir
 from memdir.store.store import Store
 
@@ -51,7 +51,7 @@ def scratch_copy(store: Store) -> Iterator[Store]:
     where the next copy or writer sweeps it up if this process is killed (`scratch.py`)."""
     with scratch_dir(store.root) as tmp:
         copy = tmp / "store"
-        copy.mkdir()
+        os.mkdir(copy, DIR_MODE)  # the store's copy, its owner's alone (private.py)
         mirror(store.root, scan(store.root, shared_as_other=True), copy, {}, durable=False)
         yield Store(copy)
 
