@@ -25,7 +25,7 @@ from memdir.errors import MemdirError
 from memdir.mcp.loopback import RebindingGuard, is_loopback
 from memdir.mcp.tenant_pool import TenantBusy, TenantPool
 from memdir.mcp.tenants import OPEN_TENANTS, PER_TENANT, Tenants
-from memdir.mcp.tenants_live import LiveTenants
+from memdir.mcp.tenants_live import LiveTenants, grant
 from memdir.tools.base import Meter
 from memdir.tools.guards import Guards
 
@@ -86,7 +86,7 @@ class TenantDispatch:
         stream = scope.get("method") == "GET"  # an event stream, held open for its session's life
         try:
             async with self.pool.use(entry, stream=stream) as manager:
-                if self.tenants.current.entry(entry.token_sha256) != entry:  # revoked while it waited
+                if grant(self.tenants.current.entry(entry.token_sha256)) != grant(entry):  # revoked meanwhile
                     self.pool.revoke({entry.token_sha256})
                     await _unauthorized(send, "unknown token")
                     return

@@ -111,4 +111,9 @@ class LiveTenants:
             old = self._current
             self._current, self._seen = fresh, seen
             self.reloads += 1
-        return {t.token_sha256 for t in old.tokens if fresh.entry(t.token_sha256) != t}
+        return {t.token_sha256 for t in old.tokens if grant(fresh.entry(t.token_sha256)) != grant(t)}
+
+
+def grant(entry: TenantToken | None) -> tuple[str, str, str, bool] | None:
+    """What a token opens: a change of it (not of its label) ends the token's sessions."""
+    return None if entry is None else (entry.tenant, entry.real_root, entry.profile, entry.reorganize)
