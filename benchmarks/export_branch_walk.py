@@ -1,5 +1,5 @@
 """A ChatGPT export's branch walk, the working tree's against a baseline commit's, on exports
-holding one long chain: the walk alone (`_current_branch`, root to `current_node`) and the whole
+holding one long chain: the walk alone (`chatgpt.current_branch`, root to `current_node`) and the whole
 read (`read_chat`: parse, walk, turns).
 
 The walk's cycle guard scanned a list of the nodes met, so a chain of n nodes cost n^2/2
@@ -26,12 +26,15 @@ CHILD = r"""
 import json, sys, time
 from pathlib import Path
 from memdir.chatlogs import read_chat
-from memdir.chatlogs.exports import _current_branch
+try:
+    from memdir.chatlogs.chatgpt import current_branch
+except ImportError:  # a baseline from before the ChatGPT reader had a module of its own
+    from memdir.chatlogs.exports import _current_branch as current_branch
 
 path = Path(sys.argv[1])
 conv = json.loads(path.read_text())[0]
 start = time.perf_counter()
-branch = _current_branch(conv["mapping"], conv["current_node"], "bench")
+branch = current_branch(conv["mapping"], conv["current_node"], "bench")
 walk = time.perf_counter() - start
 start = time.perf_counter()
 turns = len(read_chat(path).turns)

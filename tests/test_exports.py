@@ -120,7 +120,8 @@ def test_a_chatgpt_export_follows_the_current_branch_one_session_per_conversatio
         ("S2T1", "user", "I have been vegan since May.", "2024-06-02"),
         ("S2T2", "assistant", "Noted: vegan since May.", "2024-06-02"),
     ]
-    assert chat.skipped == {"hidden": 1, "system": 1}  # the tool node is on an abandoned branch
+    # the abandoned reply and the tool node are off the current branch: counted, not read
+    assert chat.skipped == {"hidden": 1, "system": 1, "branch": 2}
     assert "Madrid" not in json.dumps([t.text for t in chat.turns])
 
 

@@ -2,8 +2,11 @@
 FILE`, `Memory.add`), which the study's benchmark loaders share for LoCoMo and REALTALK turns.
 
 `read.py` detects a file's shape and reads it; `messages.py` derives locators for messages and
-records that carry none; `exports.py` reads ChatGPT and Claude.ai exports, and `archive.py` the
-conversations.json inside the .zip they are downloaded as; `dialogues.py` reads
+records that carry none; `exports.py` reads ChatGPT and Claude.ai exports (a session per
+conversation, a damaged one skipped and named), `chatgpt.py` and `claude.py` each service's
+conversation as the user saw it (the current branch; speech, never reasoning or tool traffic;
+attachments as lines, `export_fields.py`), and `archive.py` the conversations.json inside the
+.zip they are downloaded as; `dialogues.py` reads
 the turns of a LoCoMo or REALTALK conversation. This room imports only memdir's leaves
 (`stream`, `conventions`), so anything may use it.
 """

@@ -8,9 +8,11 @@ text, are left out and counted (`ChatLog.skipped`). The locator is `S<session>T<
 from a `session` field (numbers as written, names numbered in order of first appearance), else
 from a gap in time longer than `session_gap` between two messages, else everything is session 1.
 The time is a `date`, `timestamp`, `time` or `created_at` field, ISO 8601 or epoch seconds; it
-gives the turn its date. A record an export reader made may carry the source's id of its message
-(`SOURCE_ID`); `ChatLog.ids` keeps them beside the turns, for the ingest ledger's key
-(store/ingest_ledger.py).
+gives the turn its date, by one rule for every format: the day in UTC (a time without a zone is
+taken as UTC, a bare date is that day). Epoch seconds, all a ChatGPT export gives, carry no
+zone, so the UTC day is the one day every format can agree on (docs/serving.md, "Dates"). A
+record an export reader made may carry the source's id of its message (`SOURCE_ID`);
+`ChatLog.ids` keeps them beside the turns, for the ingest ledger's key (store/ingest_ledger.py).
 """
 
 from __future__ import annotations
@@ -48,6 +50,10 @@ _REASONS = {
     "system": "system message(s) (instructions, not conversation)",
     "tool": "tool message(s) (tool traffic, not conversation)",
     "no text": "message(s) with no text",
+    "reasoning": "reasoning part(s) (the model's thinking, not said)",
+    "branch": "message(s) on abandoned branches (edited or retried)",
+    "hidden": "hidden message(s) (custom instructions)",
+    "malformed conversation": "conversation(s) that could not be read (named below)",
 }
 _TEXT_PARTS = ("text", "input_text", "output_text")
 _SESSION_NAME = re.compile(r"(?:session[\s_-]*|s)?(\d+)", re.IGNORECASE)
@@ -72,6 +78,8 @@ class ChatLog:
     notes: tuple[str, ...] = ()
     ids: tuple[str | None, ...] = ()
     """the source's id of each turn (an export's conversation and message), or () when it has none"""
+    attachments: int = 0
+    """attached files kept as lines of their turns (an export's: `export_fields.with_attachments`)"""
 
     @property
     def sessions(self) -> int:
@@ -88,6 +96,8 @@ class ChatLog:
     def summary(self) -> str:
         """`read 412 turn(s) (openai-messages, 3 session(s)); skipped 2 system message(s) ...`."""
         head = f"read {len(self.turns)} turn(s) ({self.format}, {self.sessions} session(s))"
+        if self.attachments:
+            head += f", {self.attachments} attachment(s) kept as lines of their turns"
         rest = self.left_out()
         return f"{head}; {rest}" if rest else head
 
@@ -164,7 +174,7 @@ def _from_messages(items: list[tuple[str, Any]], gap: timedelta | None) -> ChatL
     turns = []
     for m, s in zip(kept, sessions, strict=True):
         count[s] += 1
-        date = m.when.date().isoformat() if m.when else None
+        date = _utc(m.when).date().isoformat() if m.when else None  # one rule: the UTC day
         turns.append(Turn(f"S{s}T{count[s]}", m.speaker, m.text, date))
     fmt = "speaker-text" if "speaker" in items[0][1] else "openai-messages"
     ids = tuple(m.id for m in kept) if any(m.id for m in kept) else ()
