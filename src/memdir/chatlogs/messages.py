@@ -53,7 +53,7 @@ _REASONS = {
     "reasoning": "reasoning part(s) (the model's thinking, not said)",
     "branch": "message(s) on abandoned branches (edited or retried)",
     "hidden": "hidden message(s) (custom instructions)",
-    "malformed conversation": "conversation(s) that could not be read (named below)",
+    "malformed conversation": "conversation(s) that could not be read (each named)",
 }
 _TEXT_PARTS = ("text", "input_text", "output_text")
 _SESSION_NAME = re.compile(r"(?:session[\s_-]*|s)?(\d+)", re.IGNORECASE)
