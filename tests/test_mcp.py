@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS
 from tests.conftest import fm, snapshot
 
 from memdir.mcp.server import build_server
@@ -93,8 +95,12 @@ async def test_stdio_search_profile_cannot_write(root: Path) -> None:
             ("delete", {"path": "/memories/a.md"}),
             ("rename", {"old_path": "/memories/a.md", "new_path": "/memories/b.md"}),
         ]:
-            r = await client.call_tool(name, args)
-            assert r.is_error and "not available in the 'search' profile" in text(r)
+            with pytest.raises(MCPError) as refused:  # not listed: the spec's -32602 (docs/serving.md)
+                await client.call_tool(name, args)
+            assert refused.value.error.code == INVALID_PARAMS
+            assert refused.value.error.message == (
+                f"Unknown tool: {name} (the 'search' profile serves view, grep, toc, section_read)"
+            )
         r = await client.call_tool(
             "section_read", {"path": "/memories/a.md", "section_path": "# Alice > ## Diet"}
         )

@@ -15,6 +15,8 @@ import pytest
 from click.testing import CliRunner
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS
 
 from memdir.cli.main import cli
 from memdir.errors import MemdirError
@@ -156,8 +158,10 @@ async def test_read_only_token_cannot_write(world: World) -> None:
             ("delete", {"path": "/memories/people"}),
             ("rename", {"old_path": "/memories/people", "new_path": "/memories/p2"}),
         ]:
-            err, text = await call(s, name, args)
-            assert err and "not available in the 'search' profile" in text
+            with pytest.raises(MCPError) as refused:  # not listed: the spec's -32602 (docs/serving.md)
+                await s.call_tool(name, args)
+            assert refused.value.error.code == INVALID_PARAMS
+            assert refused.value.error.message.startswith(f"Unknown tool: {name} (the 'search' profile")
         err, text = await call(s, "view", {"path": "/memories/people/owner.md"})
         assert not err and "ALPHASECRET" in text
     assert _snap(world.root_a) == before

@@ -3,9 +3,10 @@
 Built on the SDK's low-level `Server` so the tool list is exactly our generated schemas (names,
 titles, parameter names, annotations, output schemas), not a re-inference from Python
 signatures. Tool errors come back as `is_error` results carrying our message, which the model
-can act on. A successful call of a tool with an output schema also carries its structured
-result (`structuredContent`, which the SDK's client validates against that schema) and, when
-the result names a file's sha256, that hash in `_meta` (docs/serving.md).
+can act on; a tool the server does not list is the spec's protocol error (-32602), naming it.
+A successful call of a tool with an output schema also carries its structured result
+(`structuredContent`, which the SDK's client validates against that schema) and, when the
+result names a file's sha256, that hash in `_meta` (docs/serving.md).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Any
 import anyio
 from mcp import types
 from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS
 
 from memdir import __version__
 from memdir.store.store import Store
@@ -76,6 +79,12 @@ def call_result(result: ToolResult, structured: bool) -> types.CallToolResult:
     return types.CallToolResult(content=content, structured_content=data, is_error=False, _meta=meta)
 
 
+def unknown_tool(harness: Harness, name: str) -> str:
+    """The message of the spec's error for a tool this server does not list: the name first, as
+    in the spec's example, then what the profile serves instead."""
+    return f"Unknown tool: {name} (the '{harness.profile}' profile serves {', '.join(harness.specs)})"
+
+
 def build_server(
     harness: Harness,
     name: str = "memdir",
@@ -90,14 +99,16 @@ def build_server(
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        spec = harness.specs.get(params.name)
+        if spec is None:  # a protocol error, not a tool result (docs/serving.md)
+            raise MCPError(INVALID_PARAMS, unknown_tool(harness, params.name))
         args = params.arguments or {}
         # No lock here: reads run side by side (one slow grep must not hold up every other
         # client of the store); writes queue on the store's writer lock, across threads and
         # processes alike, and the harness keeps its meter under its own lock.
         with in_flight():
             result = await anyio.to_thread.run_sync(lambda: harness.call(params.name, dict(args)))
-        spec = harness.specs.get(params.name)
-        return call_result(result, spec is not None and spec.output_schema is not None)
+        return call_result(result, spec.output_schema is not None)
 
     return Server(
         name,
@@ -117,19 +128,26 @@ async def serve_stdio(store: Store, profile: str, **meta: Any) -> None:
 
 
 def http_app(store: Store, profile: str, host: str = "127.0.0.1", **meta: Any) -> Any:
-    """The streamable HTTP app; on a loopback `host`, behind the DNS-rebinding guard
-    (loopback.py: the SDK's own guard knows three spellings of loopback, so it is left off)."""
+    """The streamable HTTP app at /mcp, its streams resumable (resume.py); on a loopback
+    `host`, behind the DNS-rebinding guard (loopback.py: the SDK's own guard knows three
+    spellings of loopback, so it is left off)."""
+    from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
     from mcp.server.transport_security import TransportSecuritySettings
+    from starlette.applications import Starlette
+    from starlette.routing import Route
 
     from memdir.mcp.loopback import RebindingGuard, is_loopback
+    from memdir.mcp.resume import ResumableSessions
 
     server = build_server(Harness(store, profile, keep_indexes=True, **{"role": "mcp", **meta}))
-    app = server.streamable_http_app(
-        streamable_http_path="/mcp",
-        host=host,
+    manager = ResumableSessions(
+        server,
         max_sessions=MAX_SESSIONS,
         session_idle_timeout=SESSION_IDLE_S,
-        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+    app = Starlette(
+        routes=[Route("/mcp", endpoint=StreamableHTTPASGIApp(manager))], lifespan=lambda _app: manager.run()
     )
     if is_loopback(host):
         app.add_middleware(RebindingGuard)

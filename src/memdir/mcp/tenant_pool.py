@@ -33,6 +33,7 @@ import anyio
 from anyio.abc import TaskGroup
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
+from memdir.mcp.resume import ResumableSessions
 from memdir.mcp.server import MAX_SESSIONS, SESSION_IDLE_S, build_server
 from memdir.mcp.tenants import (
     MAX_STREAMS,
@@ -212,11 +213,7 @@ class TenantPool:
                 self._evict_excess()
 
         server = build_server(harness, name=f"memdir:{entry.tenant}", in_flight=pinned)
-        manager = StreamableHTTPSessionManager(
-            app=server,
-            max_sessions=MAX_SESSIONS,
-            session_idle_timeout=SESSION_IDLE_S,
-        )
+        manager = ResumableSessions(server, max_sessions=MAX_SESSIONS, session_idle_timeout=SESSION_IDLE_S)
         return _Served(manager)
 
     async def _run_manager(self, served: _Served) -> None:
