@@ -54,11 +54,13 @@ from memdir.store.citations import resolve
 from memdir.store.ingest_ledger import DERIVED, Batch, place, serialized_async
 from memdir.store.journal import Journal, JournalStep, stop_committer
 from memdir.store.operations import operation
+from memdir.store.sdk_layout import store_root, unconverted
+from memdir.store.store import Store
 from memdir.tools.base import Meter, ToolResult
 from memdir.tools.guards import Guards
 from memdir.tools.profiles import Harness, require_profile
 from memdir.tools.schemas import Format, render
-from memdir.tools.wiring import open_store, release_store
+from memdir.tools.wiring import observer_factories, open_store, release_store
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -67,6 +69,7 @@ if TYPE_CHECKING:
     from memdir.agents.feedback import Feedback
     from memdir.agents.output import RoleOutput
     from memdir.agents.read_search import Search
+    from memdir.agents.sdk_folder import Conversion
     from memdir.agents.shape import Shape
     from memdir.integrations.anthropic_memory import MemdirMemoryTool
     from memdir.models import Model
@@ -104,9 +107,19 @@ class _Core:
         **meta: Any,
     ) -> None:
         self.guards = guards or Guards()
+        root = store_root(root)  # the SDK helper's folder: the memories/ inside it
+        convert = create and unconverted(root)
         self.store = open_store(
-            root, create=create, init=create, guards=self.guards, index=index, journal=journal
+            root, create=create, init=create and not convert, guards=self.guards, index=index, journal=journal
         )
+        # What opening an SDK helper's folder converted (agents/sdk_folder.py), None for any other.
+        self.converted: Conversion | None = None
+        if convert:  # the operator's step, as init is: through a store without the guards
+            from memdir.agents.sdk_folder import convert as convert_folder
+
+            plain = Store(root, observers=observer_factories(index=index, journal=journal))
+            self.converted = convert_folder(plain, role="api")
+            spec.init(plain)
         self.model = model  # what `add` and `ask` run on, unless a call names another
         self.meta = {"role": "api", **meta}
         self._harnesses: dict[tuple[str, bool], Harness] = {}

@@ -16,18 +16,27 @@ from typing import Any
 import click
 
 from memdir.store.frontmatter import MEMORY_INDEX
+from memdir.store.sdk_layout import is_sdk_base, store_root
 
 ROOT_OPTION = "root_option"  # the parser's name for --root's value; the command never sees it
 
 
 def memory_root(root: str) -> Path:
-    """`root` made absolute against the current folder (a client starts the server elsewhere);
-    refused unless it is a memory, so a typo or a folder the agent should not write (a home
-    folder) is never made into a store or served: the refusal names `memdir init`."""
+    """`root` made absolute against the current folder (a client starts the server elsewhere),
+    the store inside it for an Anthropic SDK helper's folder (`store/sdk_layout.py`); refused
+    unless it is a memory, so a typo or a folder the agent should not write (a home folder) is
+    never made into a store or served: the refusal names `memdir init`."""
     path = Path(os.path.abspath(Path(root).expanduser()))  # absolute, links kept, ".." folded
     if not path.is_dir():
         raise click.BadParameter(
             f"no folder at {path}; make a memory there with: memdir init {path}", param_hint="ROOT"
+        )
+    base, path = path, store_root(path)
+    if path != base and not (path / MEMORY_INDEX).is_file():
+        raise click.BadParameter(
+            f"{base} is an Anthropic SDK memory helper's folder, not converted yet; open it once with "
+            f"memdir.Memory({str(base)!r}), which converts it in place (docs/serving.md)",
+            param_hint="ROOT",
         )
     if not (path / MEMORY_INDEX).is_file():
         raise click.BadParameter(
@@ -40,7 +49,14 @@ def memory_root(root: str) -> Path:
 def _a_memory(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
     if value is not None:
         memory_root(value)
-    return value
+    return _sdk_store(_ctx, _param, value)
+
+
+def _sdk_store(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """ROOT as given, or the store inside it when it is an SDK helper's folder."""
+    if value is None or not is_sdk_base(value):
+        return value
+    return str(store_root(value))
 
 
 def _same_folder(a: str, b: str) -> bool:
@@ -76,7 +92,7 @@ class StoreCommand(click.Command):
                 ["root"],
                 type=kind,
                 required=root_required and root_default is None,
-                callback=_a_memory if root_memory else None,
+                callback=_a_memory if root_memory else _sdk_store,
                 **default,
             ),
         )

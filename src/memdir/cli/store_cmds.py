@@ -32,8 +32,19 @@ def _store(root: str, create: bool = False, guards: Guards | None = None) -> Sto
 
 @click.command("init", cls=StoreCommand, root_exists=False)
 def init_cmd(root: str) -> None:
-    """Make ROOT a valid empty memory (a root MEMORY.md)."""
+    """Make ROOT a valid empty memory (a root MEMORY.md). An Anthropic SDK memory helper's
+    folder is converted in place first, as memdir.Memory(ROOT) would (docs/serving.md)."""
+    from memdir.store.sdk_layout import unconverted
+
     store = _store(root, create=True)
+    if unconverted(store.root):
+        from memdir.agents.sdk_folder import convert
+
+        try:
+            for line in convert(store, role="cli").lines():
+                click.echo(line)
+        except MemdirError as exc:
+            raise click.ClickException(str(exc)) from None
     made = spec.init(store)
     click.echo(f"{'Initialized' if made else 'Already a memory:'} {store.root}")
 

@@ -55,6 +55,7 @@ from memdir.errors import MemdirError
 from memdir.store import frontmatter
 from memdir.store.frontmatter import MEMORY_INDEX, is_memory_name, memory_name
 from memdir.store.paths import parse_memory_path
+from memdir.store.sdk_layout import store_root, unconverted
 from memdir.tools.guards import Guards
 from memdir.tools.profiles import Harness
 from memdir.tools.text import split_lines
@@ -84,11 +85,20 @@ class HarnessSource(Protocol):
 
 def _harness(memory: Harness | HarnessSource | str | os.PathLike[str]) -> Harness:
     """The caller's harness, or, for a bare root, a `manage` harness over it as `Memory(root)`
-    would open it (created, initialized, guards off)."""
+    would open it (created, initialized, guards off; an SDK helper's folder at its memories/).
+    An SDK helper's folder not converted yet is refused: its conversion is `Memory`'s, and the
+    MEMORY.md made here would mark it done."""
     if isinstance(memory, Harness):
         return memory
     if isinstance(memory, str | os.PathLike):
-        store = open_store(memory, create=True, init=True, guards=Guards())
+        root = store_root(memory)
+        if unconverted(root):
+            raise MemdirError(
+                f"{memory} is an Anthropic SDK memory helper's folder, not converted yet: open it "
+                f"with memdir.Memory({str(memory)!r}).anthropic_memory_tool(), which converts it in "
+                "place first (docs/serving.md)"
+            )
+        store = open_store(root, create=True, init=True, guards=Guards())
         return Harness(store, "manage", keep_indexes=True, role="api")
     return memory.harness("manage")
 

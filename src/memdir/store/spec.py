@@ -7,6 +7,7 @@ directory finds its index. Cross-references (`see /memories/...`) must point at 
 
 from __future__ import annotations
 
+import codecs
 import itertools
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -213,12 +214,52 @@ def tree_violations(
     return out
 
 
+TEXT_SNIFF = 64 * 1024  # a file whose first 64 KiB are UTF-8 is text a tool would be asked to edit
+_CONTROL = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")  # no text holds these; \t \n \f \r it may
+
+
+def text_not_memory(store: Store, walked: Walk, governed: set[MemoryPath]) -> Iterator[Violation]:
+    """Text files that are not `.md` (an SDK helper's `notes.txt`): `view` shows them but
+    `str_replace` and `insert` refuse them, so a store holding one is not one the tools can
+    keep. Other files (a photo, an archive: not UTF-8, or holding control codes) are no one's
+    text and are left be."""
+    for e in walked.seen:
+        if e.is_dir or e.parts[-1].endswith(".md") or is_governed(e.path, governed):
+            continue
+        try:
+            head = store.safe.read(e.parts, e.path.text, TEXT_SNIFF)
+        except ToolError:
+            continue
+        try:
+            shown = codecs.getincrementaldecoder("utf-8")().decode(head, final=len(head) < TEXT_SNIFF)
+        except UnicodeDecodeError:
+            continue
+        if _CONTROL.search(shown):  # UTF-8 by chance (a NUL, a C1 code): bytes, not text
+            continue
+        name = frontmatter.memory_name(e.parts[-1])
+        target = e.path.parent.child(name) if name else None
+        if target is None:
+            fix = "give it a memory file name (kebab-case .md) and frontmatter"
+        elif walked.exists(store, target):
+            fix = f"its memory file name is taken by {target.text}: merge the two, or give it another name"
+        else:
+            fix = f"give it a memory file name ({target.text}) and frontmatter"
+        yield Violation(
+            e.path.text,
+            "not-memory",
+            f"a text file that is not .md: the tools show it but cannot edit it; {fix}, or move it "
+            "out of the store (an Anthropic SDK helper's folder is converted when memdir.Memory "
+            "opens it, docs/serving.md)",
+        )
+
+
 def validate(store: Store, walked: Walk | None = None) -> Report:
     """Every violation of the convention and of the frontmatter rules, in path order."""
     walked = walked if walked is not None else walk(store)
     governed = governed_dirs(store, walked)
     md = walked.md_files
     report = Report(tree_violations(store, walked, {e.path.parent for e in md}, governed, walked.unread))
+    report.violations.extend(text_not_memory(store, walked, governed))
     for entry in md:
         if is_governed(entry.path, governed):
             continue
