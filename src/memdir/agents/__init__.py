@@ -28,7 +28,8 @@
   private working copy, landed as one step only if its gates hold: `cost_cap.py`, no sourced
   fact lost, no new `check` finding, the store unchanged meanwhile); `revert.py` (the store as
   before one journaled step, as a new step); `adopt.py` (a folder of notes made a valid memory in
-  place); `landing.py` writes their changes in one step, `change_summary.py` describes them
+  place; `adopt_walk.py` what it finds and leaves alone, `adopt_watch.py` a note saved while it
+  lands kept); `landing.py` writes their changes in one step, `change_summary.py` describes them
   (docs/consolidate.md).
 """
 

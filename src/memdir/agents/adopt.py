@@ -18,28 +18,37 @@ path: written whole or not at all), so `memdir revert` undoes an adoption in one
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import stat
 import unicodedata
 from dataclasses import dataclass, field
 
 from memdir.agents import landing
-from memdir.errors import MemdirError
-from memdir.store import folder_index, frontmatter, spec
+from memdir.agents.adopt_walk import entries, hidden
+from memdir.agents.adopt_watch import Saved, checked, present
+from memdir.errors import MemdirError, NotFoundError
+from memdir.store import folder_index, frontmatter, retarget, spec
 from memdir.store.frontmatter import KEBAB, MEMORY_INDEX
 from memdir.store.operations import operation
 from memdir.store.paths import ROOT, MemoryPath
-from memdir.store.safefs import Unread
 from memdir.store.store import Store
+from memdir.stream import BOM
 
 TOOL = "adopt"
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 _MAX_DESCRIPTION = 200
+_BOM = BOM.decode("utf-8")
+ROUNDS = 3  # plans made under the writer lock before adopt gives up on notes that keep changing
+CHANGED = "changed on disk after the plan was made: planned again from its new bytes, which are kept"
 
 
 @dataclass
 class Adoption:
     """What adopting a folder does (or did): each list holds memory paths, with a reason where
-    something is left alone."""
+    something is left alone. `seen` holds the digest of every path the plan read or makes (None:
+    absent then), so the landing can tell a note saved since from the one it planned."""
 
     described: list[str] = field(default_factory=list)  # frontmatter added or completed
     renamed: list[tuple[str, str]] = field(default_factory=list)
@@ -48,6 +57,11 @@ class Adoption:
     left: list[tuple[str, str]] = field(default_factory=list)  # (path, why) not touched
     texts: dict[str, str] = field(default_factory=dict)  # path -> the new text
     removed: list[str] = field(default_factory=list)  # old paths of renamed notes
+    unmarked: list[str] = field(default_factory=list)  # a byte order mark hid the frontmatter
+    retargeted: list[str] = field(default_factory=list)  # `see` references to renamed notes
+    replanned: list[str] = field(default_factory=list)  # saved by someone else meanwhile
+    seen: dict[str, str | None] = field(default_factory=dict)
+    rename: bool = False
 
     @property
     def changes(self) -> int:
@@ -57,6 +71,15 @@ class Adoption:
         out = [f"add frontmatter: {p}" for p in self.described]
         out += [f"rename: {a} -> {b}" for a, b in self.renamed]
         out += [f"make index: {p}" for p in self.indexed]
+        out += [
+            f"drop byte order mark: {p} (it hid the note's frontmatter from every reader)"
+            for p in self.unmarked
+        ]
+        out += [
+            f"rewrite references: {p} (its 'see /memories/...' lines name renamed notes)"
+            for p in self.retargeted
+        ]
+        out += [f"planned again: {p} ({CHANGED})" for p in self.replanned]
         out += [
             f"kept name: {p} (not kebab-case, so validate refuses it; renaming would break links to "
             "it: rename it yourself, or adopt with --rename)"
@@ -86,50 +109,69 @@ def describe(body: str, stem: str) -> str:
 
 def plan(store: Store, *, rename: bool = False) -> Adoption:
     """What adoption would change, computed from the files alone (nothing written)."""
-    out = Adoption()
+    out = Adoption(rename=rename)
     folders: dict[MemoryPath, list[tuple[str, str]]] = {ROOT: []}  # folder -> (entry, description)
     subfolders: dict[MemoryPath, list[MemoryPath]] = {ROOT: []}
     governed = spec.governed_dirs(store)
-    unread: list[Unread] = []
-    taken = {e.path.text for e in store.walk(unread=unread)}
-    for e in store.walk():
-        mp = e.path
-        if spec.is_governed(mp, governed):
+    found, out.left = entries(store)
+    taken = {mp.text for mp, _ in found}
+    texts: dict[str, str] = {}  # every markdown text read, as read
+    for mp, is_dir in found:
+        if is_dir:
+            if not spec.is_governed(mp, governed):
+                folders.setdefault(mp, [])
+                subfolders.setdefault(mp, [])
+                subfolders.setdefault(mp.parent, []).append(mp)
             continue
-        if e.is_dir:
-            folders.setdefault(mp, [])
-            subfolders.setdefault(mp, [])
-            subfolders.setdefault(mp.parent, []).append(mp)
+        if spec.is_governed(mp, governed) or mp.name == MEMORY_INDEX:
+            if rename and mp.name.endswith(".md"):  # no adoption of its own, but references
+                _read(store, mp, out, texts)
             continue
         if not mp.name.endswith(".md"):
             out.left.append((mp.text, "not a markdown file"))
             continue
-        if mp.name == MEMORY_INDEX:
-            continue
-        entry = _note(store, mp, rename, taken, out)
+        entry = _note(store, mp, rename, taken, out, texts)
         if entry is not None:
             folders.setdefault(mp.parent, []).append(entry)
-    out.left += [(u.path, u.reason) for u in unread]
-    out.left += [(h, "hidden: no memory path reaches it") for h in _hidden(store)]
+    out.left += [(h, "hidden: no memory path reaches it") for h in hidden(store, [ROOT, *subfolders])]
+    if out.renamed:
+        _retarget(store, out, texts)
     for folder in sorted(folders, key=lambda m: m.parts):
         index = folder.child(MEMORY_INDEX)
         if store.exists(index) or (not folders[folder] and not _holds_notes(folder, folders)):
             continue
         out.indexed.append(index.text)
+        out.seen[index.text] = None
         kids = sorted(subfolders.get(folder, []), key=lambda m: m.parts)
         out.texts[index.text] = _index(folder, folders[folder], [k for k in kids if _holds_notes(k, folders)])
     return out
 
 
-def _note(
-    store: Store, mp: MemoryPath, rename: bool, taken: set[str], out: Adoption
-) -> tuple[str, str] | None:
-    """The note's index entry (file name, description), planning its frontmatter and rename."""
+def _read(store: Store, mp: MemoryPath, out: Adoption, texts: dict[str, str]) -> str | None:
+    """The note's text, its digest kept in `out.seen`; None (and listed) when it cannot be read."""
     try:
-        text = store.read_text(mp)
-    except MemdirError as exc:
-        out.left.append((mp.text, f"unreadable: {exc}"))
+        data = store.read_bytes(mp)
+        text = data.decode("utf-8")
+    except (MemdirError, UnicodeDecodeError) as exc:
+        why = f"{mp.text} is not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else str(exc)
+        out.left.append((mp.text, f"unreadable: {why}"))
         return None
+    out.seen[mp.text] = landing.sha256(data)
+    texts[mp.text] = text
+    return text
+
+
+def _note(
+    store: Store, mp: MemoryPath, rename: bool, taken: set[str], out: Adoption, texts: dict[str, str]
+) -> tuple[str, str] | None:
+    """The note's index entry (file name, description), planning its frontmatter and rename.
+    A byte order mark an editor put first is dropped (no reader finds frontmatter behind it);
+    the lines adopt adds end as the note's first line does (CRLF or LF)."""
+    read = _read(store, mp, out, texts)
+    if read is None:
+        return None
+    text = read.removeprefix(_BOM)
+    eol = "\r\n" if text.split("\n", 1)[0].endswith("\r") else "\n"
     stem = mp.name[:-3]
     fm = frontmatter.parse(text)
     if not fm.present and (broken := frontmatter.broken_fence(text)) is not None:
@@ -152,29 +194,46 @@ def _note(
             taken.add(target.text)
             out.renamed.append((mp.text, target.text))
             out.removed.append(mp.text)
+            out.seen[target.text] = None
             name = kebab(stem)
         else:
             out.misnamed.append(mp.text)
     description = fm.description or describe(frontmatter.body(text), stem)
     if fm.present:
-        new_text = _completed(text, fm, name, description)
+        new_text = _completed(text, fm, name, description, eol)
     else:
-        new_text = frontmatter.dump(name, description) + text
+        new_text = frontmatter.dump(name, description).replace("\n", eol) + text
     where = mp.parent.child(f"{name}.md").text
-    if new_text != text or where != mp.text:
+    if new_text != read or where != mp.text:
         out.texts[where] = new_text
         if new_text != text:
             out.described.append(where)
+        if text != read:
+            out.unmarked.append(where)
     return (f"{name}.md", description)
 
 
-def _completed(text: str, fm: frontmatter.Frontmatter, name: str, description: str) -> str:
+def _completed(text: str, fm: frontmatter.Frontmatter, name: str, description: str, eol: str) -> str:
     """`text` with the keys its block lacks put right after the opening fence, every other byte kept."""
     block = frontmatter.dump(name, description).splitlines(keepends=True)[1:-1]  # the key lines
     wanted = [ln for ln in block if (ln.startswith("name:") and fm.name is None)
               or (ln.startswith("description:") and fm.description is None)]  # fmt: skip
     first_end = text.index("\n") + 1
-    return text[:first_end] + "".join(wanted) + text[first_end:]
+    return text[:first_end] + "".join(wanted).replace("\n", eol) + text[first_end:]
+
+
+def _retarget(store: Store, out: Adoption, texts: dict[str, str]) -> None:
+    """Every `see /memories/...` reference to a renamed note, in any note of the store, made to
+    name its new path, in the same step (`store/retarget.py`): on the text adopt plans for a note
+    it changes anyway, on the text as read for any other."""
+    moves = dict(out.renamed)
+    planned = {p: out.texts.get(moves.get(p, p), t) for p, t in texts.items()}
+    changed = set(out.texts)
+    for p, new in retarget.plan(store, moves, planned).items():
+        where = moves.get(p, p)
+        out.texts[where] = new
+        if where not in changed:
+            out.retargeted.append(where)
 
 
 def _holds_notes(folder: MemoryPath, folders: dict[MemoryPath, list[tuple[str, str]]]) -> bool:
@@ -187,28 +246,63 @@ def _index(folder: MemoryPath, notes: list[tuple[str, str]], kids: list[MemoryPa
     return folder_index.render(folder, list(notes), [k.name for k in kids], what=what)
 
 
-def _hidden(store: Store) -> list[str]:
-    """Hidden entries (a leading '.'), outside `.memdir/`, that no memory path can name."""
-    found = []
-    for folder in [ROOT, *(e.path for e in store.walk() if e.is_dir)]:
-        _, disk = store.resolve(folder)
-        try:
-            names = sorted(p.name for p in disk.iterdir() if p.name.startswith("."))
-        except OSError:
-            continue
-        found += [f"{folder.text}/{n}" for n in names if not (folder.is_root and n == ".memdir")]
-    return found
-
-
-def adopt(store: Store, adoption: Adoption) -> None:
-    """Land `adoption` as one journaled step (landing's whole-or-nothing write)."""
+def adopt(store: Store, adoption: Adoption) -> Adoption:
+    """Land `adoption` as one journaled step (landing's whole-or-nothing write); returns what
+    landed. Under the writer lock every path the plan read or makes is read again, and each
+    note is compared with those bytes once more just before it is replaced: a note someone saved
+    since the plan was made (an editor takes no lock) is planned again from what was saved, and
+    listed, and a save made during the landing puts the landing back whole (the save kept) and
+    it starts again, so a save is never replaced by a text planned from the bytes before it
+    (docs/reliability.md). After ROUNDS plans, notes that keep changing stop it, unchanged."""
     if not adoption.changes:
-        return
+        return adoption
+    replanned: set[str] = set()
+    moved: list[str] = []
+    with operation(store.root, TOOL, f"adopt {store.root.name}"), store.step(TOOL) as step:
+        for _ in range(ROUNDS):
+            now = {p: present(store, p) for p in adoption.seen}
+            moved = sorted(p for p, d in adoption.seen.items() if now[p][0] != d)
+            if not moved:
+                adoption.replanned = sorted(replanned)
+                if not adoption.changes:
+                    return adoption
+                recorded = len(step.changes)
+                try:
+                    _land(store, adoption, {p: data for p, (_, data) in now.items()})
+                    return adoption
+                except Saved as exc:  # the landing was put back, the save kept: plan again
+                    del step.changes[recorded:]
+                    moved = [exc.path]
+            replanned.update(moved)
+            adoption = plan(store, rename=adoption.rename)
+    raise MemdirError(
+        f"{len(moved)} note(s) kept changing while adopt ran ({', '.join(moved[:5])}): nothing was "
+        "changed; run adopt again once they are saved"
+    )
+
+
+def _land(store: Store, adoption: Adoption, now: dict[str, bytes | None]) -> None:
+    """The plan as landing's file operations, from the bytes just checked. A renamed note is
+    a new file to landing (its bytes change too), made with the store's private mode; it gets
+    the mode the note had, so `--rename` leaves a 0644 note 0644 as a rewrite in place does."""
     new = {p: t.encode("utf-8") for p, t in adoption.texts.items()}
-    with operation(store.root, TOOL, f"adopt {store.root.name}"), store.step(TOOL):
-        paths = [*new, *adoption.removed]
-        current = {p: landing.sha256(store.read_bytes(p)) for p in paths if store.exists(p)}
-        target = {p: d for p, d in current.items() if p not in adoption.removed}
-        target.update({p: landing.sha256(b) for p, b in new.items()})
-        ops = landing.plan(current, target)
-        landing.apply(store, ops, {p: new[p] for p in ops.needed}, landing.read(store, ops.old_side))
+    modes = {a: _mode(store, a) for a, _ in adoption.renamed}
+    current = {p: landing.sha256(b) for p in [*new, *adoption.removed] if (b := now.get(p)) is not None}
+    target = {p: d for p, d in current.items() if p not in adoption.removed}
+    target.update({p: landing.sha256(b) for p, b in new.items()})
+    ops = landing.plan(current, target)
+    old = {p: b for p in ops.old_side if (b := now.get(p)) is not None}
+    with checked(store, now, new, old):
+        landing.apply(store, ops, {p: new[p] for p in ops.needed}, old)
+    for src, dst in adoption.renamed:  # best effort: a note swapped meanwhile keeps its own mode
+        mp = store.parse(dst)
+        with contextlib.suppress(MemdirError, OSError), store.safe.open_plain(mp.parts, mp.text) as fd:
+            os.fchmod(fd, modes[src])
+
+
+def _mode(store: Store, path: str) -> int:
+    mp = store.parse(path)
+    st = store.safe.lstat(mp.parts, mp.text)
+    if st is None:
+        raise NotFoundError(f"{mp.text} went while adopt ran; nothing was changed: run adopt again")
+    return stat.S_IMODE(st.st_mode)

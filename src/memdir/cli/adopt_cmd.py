@@ -21,7 +21,7 @@ from memdir.errors import MemdirError
     "--rename",
     is_flag=True,
     help="Also rename notes whose file name is not kebab-case (Travel Plans.md -> travel-plans.md); "
-    "links to them from elsewhere will break.",
+    "'see /memories/...' references to them are rewritten, other links to them will break.",
 )
 def adopt_cmd(root: str, dry_run: bool, rename: bool) -> None:
     """Make ROOT, an existing folder of markdown notes, a valid memory in place.
@@ -30,7 +30,8 @@ def adopt_cmd(root: str, dry_run: bool, rename: bool) -> None:
     heading, else its first line); a block lacking either key gets it at its top; every folder
     of notes gets a MEMORY.md index. Every line of every note is kept. Hidden entries, files
     that are not markdown and notes with broken frontmatter are left alone and listed. One
-    journaled step: 'memdir revert ROOT STEP' undoes it. Exit 1 when there was nothing to do.
+    journaled step: 'memdir revert ROOT STEP' undoes it. A note saved while adopt runs is
+    planned again from what was saved, and listed. Exit 1 when there was nothing to do.
     """
     from memdir.agents.adopt import adopt, plan
     from memdir.tools.wiring import open_store
@@ -45,8 +46,7 @@ def adopt_cmd(root: str, dry_run: bool, rename: bool) -> None:
             adoption = plan(Store(folder), rename=rename)
         else:
             store = open_store(folder)
-            adoption = plan(store, rename=rename)
-            adopt(store, adoption)
+            adoption = adopt(store, plan(store, rename=rename))
     except MemdirError as exc:
         raise click.ClickException(str(exc)) from None
     for line in adoption.lines():
@@ -57,6 +57,12 @@ def adopt_cmd(root: str, dry_run: bool, rename: bool) -> None:
         f"{len(adoption.renamed)} renamed, {len(adoption.indexed)} MEMORY.md made; "
         f"{len(adoption.left)} entry(ies) left alone"
         + (f"; {len(adoption.misnamed)} name(s) validate refuses kept" if adoption.misnamed else "")
+        + (
+            f"; {len(adoption.retargeted)} more note(s) with references rewritten"
+            if adoption.retargeted
+            else ""
+        )
+        + (f"; {len(adoption.replanned)} planned again (saved while adopt ran)" if adoption.replanned else "")
     )
     if not adoption.changes:
         click.echo("nothing to adopt: the notes already have what a memory needs", err=True)

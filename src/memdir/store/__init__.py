@@ -24,6 +24,7 @@ builds one with its index, journal and guards. Derived state lives in `<root>/.m
   `.memdir/scratch/`, swept once their process is gone); `workcopy.py` + `mirror.py` (the
   shell's private working copy and the link-safe, content-digest mirror carrying its changes
   back); `moves.py` (a span of steps' renames composed, so findings follow a moved file);
+  `retarget.py` (the `see /memories/...` references a rename moves, rewritten store-wide);
   `operations.py` (the operation each step belongs to); `ingest_ledger.py` (where a batch of
   turns goes in the stream; turns already ingested, known by their place in their conversation,
   left out while their batch has lines in the store; one ingest at a time).

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from memdir.agents.offline.edits import Edits
 from memdir.store.frontmatter import MEMORY_INDEX
-from memdir.store.spec import XREF
+from memdir.store.retarget import retarget_line
 
 ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 SESSION = re.compile(r"session-(\d+)")
@@ -271,14 +271,3 @@ def retarget(ed: Edits, folder: str, moved: dict[str, str]) -> tuple[int, str | 
         if not truncated or not paths:
             break
     return rewritten, None
-
-
-def retarget_line(line: str, moved: dict[str, str]) -> str:
-    """`line` with each `see OLD` of a moved file read `see NEW` (a section after it is kept)."""
-
-    def swap(m: re.Match[str]) -> str:
-        target = m.group(1).rstrip(".:!?")
-        new = moved.get(target)
-        return m.group(0).replace(target, new, 1) if new else m.group(0)
-
-    return XREF.sub(swap, line)
