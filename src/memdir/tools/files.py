@@ -17,7 +17,7 @@ from memdir.store import frontmatter
 from memdir.store.frontmatter import MEMORY_INDEX
 from memdir.store.index_upkeep import Event
 from memdir.store.paths import MemoryPath, parse_memory_path
-from memdir.tools import outputs
+from memdir.tools import outputs, references
 from memdir.tools.base import ToolContext, tool
 from memdir.tools.index_keeping import keeping, land, reply
 from memdir.tools.preconditions import (
@@ -58,8 +58,8 @@ NOT_DELETED = """
 A fact that no longer holds is superseded (struck through with its end date), not deleted.
 """
 REFERENCES = """
-References to the old path in other files (`see /memories/...`) are not rewritten: grep for
-the old path and point them at the new one.
+References to the old path in other files (`see /memories/...`) are rewritten to the new one in
+the same step, folders included; a path written any other way is not rewritten: grep for it.
 """
 
 
@@ -339,12 +339,13 @@ def rename(ctx: ToolContext, old_path: str, new_path: str, expected_sha256: str 
         ctx.meter.bytes_read += len(data)
         digest = sha256_hex(data)
         require_current(omp.text, digest, expected)
-    said, renamed = _move(ctx, omp, nmp, data)
+    refs = references.plan(ctx, omp, nmp)
+    said, renamed = _move(ctx, omp, nmp, data, refs)
     ctx.touch(omp)
     ctx.touch(nmp)
     if data is None:
         ctx.data = {"kind": "directory", "old_path": omp.text, "new_path": nmp.text}
-        return f"Moved folder {omp.text} to {nmp.text}.{reply(said)}"
+        return f"Moved folder {omp.text} to {nmp.text}.{refs.said()}{reply(said)}"
     ctx.data = {"kind": "file", "old_path": omp.text, "new_path": nmp.text, "sha256": digest}
     name = renamed or frontmatter.parse(data.decode("utf-8", "replace")).name
     now = " now" if renamed else ""
@@ -353,7 +354,7 @@ def rename(ctx: ToolContext, old_path: str, new_path: str, expected_sha256: str 
         msg += f"; change it to '{nmp.stem}' with str_replace so it matches the file stem."
     else:
         msg += "."
-    return msg + reply(said)
+    return msg + refs.said() + reply(said)
 
 
 def _rewrite(ctx: ToolContext, mp: MemoryPath, text: str, new_text: str) -> list[str]:
@@ -395,10 +396,11 @@ def _after(said: list[str]) -> str:
 
 
 def _move(
-    ctx: ToolContext, omp: MemoryPath, nmp: MemoryPath, data: bytes | None
+    ctx: ToolContext, omp: MemoryPath, nmp: MemoryPath, data: bytes | None, refs: references.Refs
 ) -> tuple[list[str], str | None]:
-    """`omp` moved to `nmp` (`data`: a file's bytes, None for a folder), indexes kept; and the
-    frontmatter name the file took (`_name_follows`), if it took one."""
+    """`omp` moved to `nmp` (`data`: a file's bytes, None for a folder), indexes and `refs` (the
+    references naming it) kept; and the frontmatter name the file took (`_name_follows`), if any."""
+    many = bool(refs.texts)  # files beyond the move itself: landed under an intent record
     if data is not None:
         text = data.decode("utf-8", "replace")
         named = _name_follows(ctx, omp, nmp, text)
@@ -406,7 +408,8 @@ def _move(
         own: dict[str, bytes | None] = {omp.text: None, nmp.text: data}
         rows: list[tuple[str, str, str | None]] = [("rename", omp.text, nmp.text)]
         if named is None:
-            return land(ctx, event, lambda: ctx.store.rename(omp, nmp), lambda: (own, rows)), None
+            move = references.around(ctx, refs, lambda: ctx.store.rename(omp, nmp))
+            return land(ctx, event, move, lambda: refs.target(own, rows), many=many), None
         own[nmp.text] = named.encode("utf-8")
         rows.append(("modify", nmp.text, None))
 
@@ -414,7 +417,8 @@ def _move(
             ctx.store.rename(omp, nmp)
             ctx.store.write(nmp, named)
 
-        return land(ctx, event, move_and_name, lambda: (own, rows)), nmp.stem
+        named_move = references.around(ctx, refs, move_and_name)
+        return land(ctx, event, named_move, lambda: refs.target(own, rows), many=many), nmp.stem
     files = [e.path for e in ctx.store.walk(omp) if not e.is_dir]
     event = Event("rename", omp, nmp, is_dir=True, holds_md=any(f.name.endswith(".md") for f in files))
 
@@ -425,6 +429,7 @@ def _move(
             new = MemoryPath(nmp.parts + f.parts[len(omp.parts) :]).text
             out[f.text], out[new] = None, ctx.store.read_bytes(f)
             moved.append(("rename", f.text, new))
-        return out, moved
+        return refs.target(out, moved)
 
-    return land(ctx, event, lambda: ctx.store.rename(omp, nmp), target), None
+    move = references.around(ctx, refs, lambda: ctx.store.rename(omp, nmp))
+    return land(ctx, event, move, target, many=many), None

@@ -26,6 +26,7 @@ from memdir.errors import MemdirError
 from memdir.store import index_upkeep, landing_intent
 from memdir.store.index_upkeep import Event, Upkeep
 from memdir.store.paths import STATE_DIR
+from memdir.store.retarget import retarget
 from memdir.store.store import Store
 from memdir.tools.base import ToolContext
 
@@ -39,17 +40,24 @@ def keeping(ctx: ToolContext) -> bool:
     return bool(ctx.config.get(KEEP_INDEXES))
 
 
-def land(ctx: ToolContext, event: Event, write: Callable[[], object], target: Target) -> list[str]:
+def land(
+    ctx: ToolContext, event: Event, write: Callable[[], object], target: Target, *, many: bool = False
+) -> list[str]:
     """Carry out `write` (the tool's own write, every check of it already made), with the
     indexes `event` needs when index keeping is on; returns what was done to the indexes.
     `target` gives the write's own effect (each path's bytes after it, None: gone; the changes
-    its step records), asked for only when indexes change."""
+    its step records), asked for only when indexes change or the write itself changes `many`
+    files (a rename and the references to it, `references.py`). The indexes a rename rewrites
+    have their `see` references to it retargeted too (`store/retarget.py`)."""
     if not keeping(ctx):
         write()
         return []
     store = ctx.store
     upkeep = index_upkeep.plan(store, event)
-    if upkeep.empty:
+    if event.kind == "rename" and event.new is not None:
+        moves = {event.path.text: event.new.text}
+        upkeep.writes = {p: t if t is None else retarget(t, moves) for p, t in upkeep.writes.items()}
+    if upkeep.empty and not many:
         write()
         return []
     step = store.current_step()
@@ -57,6 +65,8 @@ def land(ctx: ToolContext, event: Event, write: Callable[[], object], target: Ta
         raise RuntimeError("index keeping runs inside the tool's step")
     old = {p: store.read_bytes(p) if store.exists(p) else None for p in upkeep.writes}
     own, rows = target()
+    if event.kind == "rename":  # an index holding a reference to what moved: the upkeep's row says it
+        rows = [r for r in rows if not (r[0] == "modify" and r[1] in upkeep.writes)]
     state = store.root / STATE_DIR
     intent = landing_intent.Intent(
         step.tool, dict(step.meta), _final(upkeep, own, rows), (*_rows(upkeep, old), *rows)
