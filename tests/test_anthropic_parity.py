@@ -13,7 +13,7 @@ from anthropic.lib.tools._beta_functions import ToolError as AnthropicToolError
 from anthropic.tools.memory import BetaLocalFilesystemMemoryTool
 from anthropic.types.beta import BetaMemoryTool20250818ViewCommand
 
-from memdir import Memory
+from memdir import Guards, Memory
 from memdir.integrations.anthropic_memory import MemdirAsyncMemoryTool, MemdirMemoryTool
 from memdir.store import frontmatter
 from memdir.store.journal import Journal
@@ -161,3 +161,22 @@ async def test_async_refusals_are_the_sdks_tool_error_too(linked: Path) -> None:
         with pytest.raises(AnthropicToolError, match="symbolic link") as refused:
             await tool.view(BetaMemoryTool20250818ViewCommand(command="view", path=path))
         assert "is a file" not in str(refused.value)
+
+
+def test_a_refused_insert_leaves_the_file_without_its_final_newline_as_it_was(tmp_path: Path) -> None:
+    """The newline the SDK's insert adds is the adapter's own write: a guard refusing the insert
+    takes it back, so a failed call leaves the file byte-identical."""
+    with Memory(tmp_path / "m", guards=Guards(core_budget=400)) as memory:
+        tool = memory.anthropic_memory_tool()
+        tool.call({"command": "create", "path": "/memories/diary.md", "file_text": "one\ntwo"})
+        before = (tmp_path / "m" / "diary.md").read_bytes()
+        with pytest.raises(AnthropicToolError, match="subfolder"):
+            tool.call(
+                {
+                    "command": "insert",
+                    "path": "/memories/diary.md",
+                    "insert_line": 1,
+                    "insert_text": "word " * 600,
+                }
+            )
+        assert (tmp_path / "m" / "diary.md").read_bytes() == before

@@ -260,8 +260,8 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
     @_refusals
     def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
         """Insert as the SDK does: the text less its trailing newlines as one block, and the
-        file ending in a newline after it (the final newline a mid-file insert into a file
-        without one adds lands in the same journal step)."""
+        file ending in a newline after it (the final newline a file without one gets lands in
+        the insert's journal step)."""
         path = self._path(command.path)
         store = self.store
         fm = self._fm_lines(path)
@@ -272,12 +272,20 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
                 f"Error: insert_line {line} is out of range; {path} has {total} lines, use 0-{total} "
                 "(0 = the top, before line 1)"
             )
+        args = {"path": path, "insert_line": line + fm, "insert_text": _one_block(command.insert_text)}
         with store.step("insert", **{**self.harness.meta, **self.meta}):
-            args = {"path": path, "insert_line": line + fm, "insert_text": _one_block(command.insert_text)}
-            out = self._run("insert", args)
+            # The newline goes first, so the insert is the call's last write: a refused insert
+            # (a guard) takes the newline back, and the file is as it was.
             text = store.read_text(path)
-            if not text.endswith("\n"):
+            padded = text != "" and not text.endswith("\n")
+            if padded:
                 store.write(path, text + "\n")
+            try:
+                out = self._run("insert", args)
+            except BaseException:
+                if padded:
+                    store.write(path, text)
+                raise
         return f"Inserted after line {line} of {path}:\n" + _renumber(out.partition("\n")[2], fm)
 
     @_refusals
