@@ -176,6 +176,14 @@ def test_the_bare_path_adapter_leaves_an_unconverted_folder_to_memory(tmp_path: 
 def test_memdir_init_converts_an_sdk_folder_too(tmp_path: Path) -> None:
     base = tmp_path / "memory"
     sdk_folder(base)
+    res = CliRunner().invoke(cli, ["validate", str(base)])  # before: not valid, and why
+    assert (
+        res.exit_code == 1
+        and "[root-index]" in res.output
+        and "/memories/user_preferences.txt: [not-memory]" in res.output
+    )
+    res = CliRunner().invoke(cli, ["serve", str(base)])  # a store to serve must be converted first
+    assert res.exit_code == 2 and f"memdir init {base}" in res.output
     res = CliRunner().invoke(cli, ["init", str(base)])
     assert res.exit_code == 0, res.output
     assert "user_preferences.txt -> /memories/user-preferences.md" in res.output

@@ -34,8 +34,8 @@ def memory_root(root: str) -> Path:
     base, path = path, store_root(path)
     if path != base and not (path / MEMORY_INDEX).is_file():
         raise click.BadParameter(
-            f"{base} is an Anthropic SDK memory helper's folder, not converted yet; open it once with "
-            f"memdir.Memory({str(base)!r}), which converts it in place (docs/serving.md)",
+            f"{base} is an Anthropic SDK memory helper's folder, not converted yet; convert it in place "
+            f"with: memdir init {base} (or open it once with memdir.Memory), docs/serving.md",
             param_hint="ROOT",
         )
     if not (path / MEMORY_INDEX).is_file():
