@@ -1,8 +1,8 @@
 """An Anthropic SDK helper's memory folder made a memdir store in place, losing nothing.
 
 `BetaLocalFilesystemMemoryTool` lets Claude write any name (`user_preferences.txt`, `Notes.md`)
-with no frontmatter; the tools edit only memory files (kebab-case `.md` with `name` and
-`description`). So the first `Memory(BASE)` over such a folder (`store/sdk_layout.py` finds its
+with no frontmatter; the tools edit only `.md` files, and `validate` asks each to be a memory
+file (a kebab-case name, `name` and `description`). So the first `Memory(BASE)` over such a folder (`store/sdk_layout.py` finds its
 root, `BASE/memories`) converts it before anything else:
 
 1. each file whose name is not a memory file name moves to the one it stands for
