@@ -20,7 +20,9 @@ builds one with its index, journal and guards. Derived state lives in `<root>/.m
   `index_upkeep.py` (the indexes one write needs); `descriptions.py` (listing descriptions and
   their cache); `citations.py` (the one citation resolver, for `Memory.ask` and the study).
 - Landing and recovery: `landing_intent.py` (the intent record a many-file landing writes
-  first, rolled forward after a kill; docs/reliability.md); `scratch.py` (throwaway copies under
+  first, and the order its files are placed in, new before removed; rolled forward after a
+  kill by the next process to open the store, readers included: `Store.finish_landing`;
+  docs/reliability.md); `scratch.py` (throwaway copies under
   `.memdir/scratch/`, swept once their process is gone); `workcopy.py` + `mirror.py` (the
   shell's private working copy and the link-safe, content-digest mirror carrying its changes
   back); `moves.py` (a span of steps' renames composed, so findings follow a moved file);
