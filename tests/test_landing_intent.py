@@ -7,6 +7,7 @@ every write point of every landing is `test_crash_landing.py`."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -17,10 +18,12 @@ from pathlib import Path
 
 import pytest
 from tests.conftest import REPO, fm
-from tests.landing_kills import cited, kill_once, plain, prepare, run
+from tests.landing_kills import MERGE, cited, kill_once, plain, prepare, run
 
+from memdir.agents.consolidate import consolidate
 from memdir.analytics.integrity import check
 from memdir.api import Memory
+from memdir.models import get_model
 from memdir.store.journal import Journal
 from memdir.store.landing_intent import INTENT, Intent, pending, write
 from memdir.store.scratch import SCRATCH
@@ -216,3 +219,15 @@ def test_a_roll_forward_moves_a_file_keeping_its_mode_and_clears_a_path_before_p
     assert (root / "b.md").stat().st_mode & 0o777 == 0o640 and not (root / "a.md").exists()
     assert (root / "x.md" / "y.md").read_text() == y
     assert Journal(root).steps()[-1].tool == "consolidate" and not (root / ".memdir" / INTENT).exists()
+
+
+def test_a_consolidate_started_after_a_kill_works_on_the_landed_store(tmp_path: Path) -> None:
+    root = tmp_path / "template"
+    before, _after = prepare("revert", root, tmp_path, 0)  # the merge landed; its revert to kill
+    points = int((tmp_path / "points").read_text().split()[0])
+    store = open_store(root)  # opened before the kill, as a long-running process holds it
+    proc = run("revert", root, (points + 1) // 2, tmp_path)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
+    report = asyncio.run(consolidate(get_model("scripted", script=list(MERGE)), store, passes=1))
+    assert report.landed, report.verdict()  # its copy was the reverted store, whole
+    assert plain(root) == before and [s.tool for s in Journal(root).steps()][-2:] == ["revert", "consolidate"]

@@ -132,6 +132,7 @@ async def consolidate(
     report = ConsolidationReport(model.name, cap, dry_run)
     with contextlib.ExitStack() as stack:
         with store.writer_lock.hold():  # a consistent copy: no writer mid-step
+            store.finish_landing()  # nor a landing another process was stopped in (reentrant lock)
             live = digests(store)
             base = stack.enter_context(scratch_copy(store))
         if digests(base) != live:
