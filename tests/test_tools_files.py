@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import cProfile
+import pstats
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.conftest import fm, snapshot
@@ -384,3 +388,32 @@ def test_meter_counts_bytes(manage: Harness, alice: Path) -> None:
     assert res.meter.bytes_returned == len(res.text.encode())
     assert res.meter.files_touched == {"/memories/people/alice.md"}
     assert manage.meter.calls == 2
+
+
+# -- the write path's cost (issue 47: as fast as the SDK helper it replaces) ------------------
+def _yaml_loads(run: Callable[[], object]) -> int:
+    """How many times `run` starts the YAML parser (safeyaml.load), counted by the profiler."""
+    prof = cProfile.Profile()
+    prof.runcall(run)
+    stats: dict[tuple[str, int, str], tuple[Any, ...]] = pstats.Stats(prof).stats  # type: ignore[attr-defined]
+    return sum(v[1] for (file, _, fn), v in stats.items() if file.endswith("safeyaml.py") and fn == "load")
+
+
+def test_a_body_edit_does_not_parse_the_unchanged_frontmatter(manage: Harness, root: Path) -> None:
+    """A str_replace or insert below the frontmatter leaves the block byte-identical, so every
+    frontmatter rule gives what it gave before: the YAML parser (two parses of each text, most
+    of a body edit's time on a file with `metadata:`) is not run at all."""
+    text = "---\nname: bob\ndescription: Bob, a friend\nmetadata:\n  serial: '7'\n---\n# Bob\n\nkey: K7\n"
+    assert not manage.call("create", {"path": "/memories/bob.md", "file_text": text}).is_error
+    edit = {"path": "/memories/bob.md", "old_str": "key: K7", "new_str": "key: K7 (edited)"}
+    assert _yaml_loads(lambda: manage.call("str_replace", edit)) == 0
+    add = {"path": "/memories/bob.md", "insert_line": 6, "insert_text": "- bob | likes: tea [S1T1]"}
+    assert _yaml_loads(lambda: manage.call("insert", add)) == 0
+    fence = text.split("# Bob")[0]
+    assert (root / "bob.md").read_text() == fence + "- bob | likes: tea [S1T1]\n# Bob\n\nkey: K7 (edited)\n"
+    # A frontmatter edit is still checked whole: a key outside name/description/metadata refused.
+    bad = {"path": "/memories/bob.md", "old_str": "metadata:", "new_str": "owner: me\nmetadata:"}
+    before = (root / "bob.md").read_bytes()
+    res = manage.call("str_replace", bad)
+    assert res.is_error and "frontmatter would gain 'owner'" in res.text, res.text
+    assert (root / "bob.md").read_bytes() == before
