@@ -240,7 +240,10 @@ class SafeRoot:
                 )
             os.rename(old[-1], new[-1], src_dir_fd=a, dst_dir_fd=b)
             os.fsync(b)
-            os.fsync(a)
+            # One folder holding both names (the same one, not two opened by the same path: a
+            # swap between the two walks could make them differ) is made durable by one fsync.
+            if not os.path.samestat(os.fstat(a), os.fstat(b)):
+                os.fsync(a)
 
     def scan(
         self,

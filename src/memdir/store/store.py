@@ -373,9 +373,10 @@ class Store:
         mp = self.parse(path)
         if mp.is_root:
             raise PathError("the memory root cannot be deleted; delete the files or folders inside it")
-        if not self.exists(mp):
+        st = self._lstat(mp)[1]  # one walk to it for both questions (issue 47: per-call cost)
+        if st is None:
             raise NotFoundError(f"{mp.text} does not exist; nothing was deleted")
-        gone = [e.path.text for e in self.walk(mp) if not e.is_dir] if self.is_dir(mp) else [mp.text]
+        gone = [e.path.text for e in self.walk(mp) if not e.is_dir] if stat.S_ISDIR(st.st_mode) else [mp.text]
         self.safe.delete(mp.parts, mp.text)
         for g in gone:
             self._record(Change("delete", g))
@@ -386,27 +387,28 @@ class Store:
         nmp = self.parse(new)
         if omp.is_root or nmp.is_root:
             raise PathError("the memory root itself cannot be renamed")
-        if not self.exists(omp):
+        st = self._lstat(omp)[1]  # looked at once, for existence and for `_movable`
+        if st is None:
             raise NotFoundError(f"{omp.text} does not exist; view its folder to find the right name")
         if self.exists(nmp):
             raise ExistsError(f"{nmp.text} already exists; choose another destination or delete it first")
         if nmp.is_within(omp):
             raise PathError(f"cannot move {omp.text} into itself ({nmp.text})")
-        moved = self._movable(omp, nmp)
+        moved = self._movable(omp, nmp, st)
         self._check_parent(nmp)
         self.safe.rename(omp.parts, nmp.parts, omp.text, nmp.text)
         for src, dst in moved:
             self._record(Change("rename", src.text, MemoryPath(dst).text))
         return omp, nmp
 
-    def _movable(self, omp: MemoryPath, nmp: MemoryPath) -> list[tuple[MemoryPath, tuple[str, ...]]]:
+    def _movable(
+        self, omp: MemoryPath, nmp: MemoryPath, st: os.stat_result
+    ) -> list[tuple[MemoryPath, tuple[str, ...]]]:
         """(source, destination parts) of every file a rename moves, after every check that
         can refuse it: an error here means nothing moved. A file must be plain (one link, so
         not shared with anything outside the store; regular, so not a FIFO or a device); a
-        folder must land with its deepest folder at most MAX_DEPTH levels down."""
-        st = self._lstat(omp)[1]
-        if st is None:
-            raise NotFoundError(f"{omp.text} does not exist; view its folder to find the right name")
+        folder must land with its deepest folder at most MAX_DEPTH levels down. `st`: the
+        source's lstat."""
         if not stat.S_ISDIR(st.st_mode):
             problem = unplain(st)
             if problem is not None:
