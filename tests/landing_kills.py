@@ -1,4 +1,5 @@
-"""Every landing (consolidate, revert, revert of an operation, adopt --rename) killed with
+"""Every landing (consolidate, revert, revert of an operation, adopt --rename and its revert,
+which moves each renamed note back, then rewrites it) killed with
 SIGKILL at each of its write points, in a real process, and what comes next: the readers
 (search, view, check), before any write, then the next writer. The tests
 (`test_crash_landing.py`, `test_landing_intent.py`) and the full run
@@ -43,12 +44,13 @@ from memdir.tools.wiring import open_store
 REPO = Path(__file__).resolve().parents[1]
 KILL_AT = "MEMDIR_TEST_KILL_AT"  # the write point to die at (0: count them and live)
 POINTS_FILE = "MEMDIR_TEST_POINTS"  # where a counting run writes how many points it met
-MODES = ("consolidate", "revert", "revert-operation", "adopt-rename")
+MODES = ("consolidate", "revert", "revert-operation", "adopt-rename", "revert-adopt-rename")
 TOOL = {  # the tool each mode's landing is journaled under
     "consolidate": "consolidate",
     "revert": "revert",
     "revert-operation": "revert",
     "adopt-rename": "adopt",
+    "revert-adopt-rename": "revert",
 }
 READERS = ("search", "view", "check")  # each kill's first reader takes its turn in this order
 
@@ -181,7 +183,7 @@ def main(mode: str, root: str) -> None:
     if mode == "consolidate":
         report = asyncio.run(consolidate(get_model("scripted", script=list(MERGE)), store, passes=1))
         assert report.landed, report.verdict()
-    elif mode == "revert":
+    elif mode in ("revert", "revert-adopt-rename"):
         revert(store, len(Journal(store.root).steps()) - 1)
     elif mode == "revert-operation":
         merge = [op for op in group(Journal(store.root).steps()) if op.operation.kind == "consolidate"]
@@ -378,12 +380,12 @@ class Campaign:
 
 def prepare(mode: str, template: Path, tmp: Path, notes: int) -> tuple[dict[str, bytes], dict[str, bytes]]:
     """Seed `template` for `mode` and return (state before the landing, state after it)."""
-    if mode == "adopt-rename":
+    if mode.endswith("adopt-rename"):
         seed_notes(template, notes)
     else:
         seed(template)
-    if mode.startswith("revert"):  # the landing to revert: the merge, landed whole
-        done = run("consolidate", template, 0, tmp)
+    if mode.startswith("revert"):  # the landing to revert (the merge, or the adoption), landed whole
+        done = run("adopt-rename" if mode.endswith("adopt-rename") else "consolidate", template, 0, tmp)
         assert done.returncode == 0, done.stderr.decode()
     if mode == "revert-operation":  # a later operation on another file, which the revert keeps
         store = open_store(template)

@@ -11,7 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from memdir.agents.adopt import adopt, plan
@@ -98,11 +97,6 @@ def test_a_notes_mode_is_kept_by_adopt_rename(tmp_path: Path) -> None:
     assert stat.S_IMODE((root / "plain.md").stat().st_mode) == 0o644
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="revert.py recreates a note an undone step renamed with the store's default mode "
-    "(issue 46, item 9: the fix is revert's, described to the lead)",
-)
 def test_revert_of_adopt_rename_gives_the_note_its_mode_back(tmp_path: Path) -> None:
     root = tmp_path / "notes"
     root.mkdir()

@@ -1,6 +1,6 @@
 """Every landing is whole under SIGKILL and no reader is left without a fact (issue 33, defect
 1; issue 46, item 1): a consolidate merge, its revert, the revert of the merge's operation with
-a later operation kept, and an adopt --rename, each killed in a real process at every one of its
+a later operation kept, an adopt --rename and its revert, each killed in a real process at every one of its
 write points. Right after each kill the files on disk still hold every fact the landing keeps
 (new files are in place before old ones go); then, before any write, the readers (BM25 search
 and view through the tools, `check`'s bare store) each find every one of them, whichever opens
@@ -46,3 +46,8 @@ def test_a_revert_of_an_operation_killed_at_every_write_of_its_landing_loses_not
 @pytest.mark.slow
 def test_an_adopt_rename_killed_at_every_write_of_its_landing_loses_nothing(tmp_path: Path) -> None:
     _check(campaign("adopt-rename", tmp_path, notes=8))
+
+
+@pytest.mark.slow
+def test_an_adopt_renames_revert_killed_at_every_write_loses_nothing(tmp_path: Path) -> None:
+    _check(campaign("revert-adopt-rename", tmp_path, notes=8))

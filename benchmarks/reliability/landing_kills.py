@@ -1,6 +1,7 @@
 """Every landing killed at every write point: a consolidate merge (two person files into one,
 three sourced facts), the revert of that merge, the revert of the merge's operation (a later
-operation on another file kept), and an adopt --rename of a folder of notes (300 by default),
+operation on another file kept), an adopt --rename of a folder of notes (300 by default) and
+the revert of that adoption (each renamed note moved back, then rewritten),
 each run in a real process that sends itself SIGKILL at its Nth write (a Python audit hook
 counts file creations, renames, removals and folder changes during the landing's step;
 memdir's code runs unchanged), for every N the landing has, each on a fresh copy of one store.
@@ -62,7 +63,7 @@ def main() -> None:
         states = Counter(o.state for o in result.outcomes)
         rows.append(
             {
-                "landing": mode + (f" ({args.notes} notes)" if mode == "adopt-rename" else ""),
+                "landing": mode + (f" ({args.notes} notes)" if mode.endswith("adopt-rename") else ""),
                 "write points": result.points,
                 "kills": result.kills,
                 "facts lost": result.facts_lost,

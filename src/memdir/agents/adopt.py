@@ -18,17 +18,14 @@ path: written whole or not at all), so `memdir revert` undoes an adoption in one
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import stat
 import unicodedata
 from dataclasses import dataclass, field
 
 from memdir.agents import landing
 from memdir.agents.adopt_walk import entries, hidden
 from memdir.agents.adopt_watch import Saved, checked, present
-from memdir.errors import MemdirError, NotFoundError
+from memdir.errors import MemdirError
 from memdir.store import folder_index, frontmatter, retarget, spec
 from memdir.store.frontmatter import KEBAB, MEMORY_INDEX
 from memdir.store.operations import operation
@@ -282,27 +279,14 @@ def adopt(store: Store, adoption: Adoption) -> Adoption:
 
 
 def _land(store: Store, adoption: Adoption, now: dict[str, bytes | None]) -> None:
-    """The plan as landing's file operations, from the bytes just checked. A renamed note is
-    a new file to landing (its bytes change too), made with the store's private mode; it gets
-    the mode the note had, so `--rename` leaves a 0644 note 0644 as a rewrite in place does."""
+    """The plan as landing's file operations, from the bytes just checked. A renamed note is a
+    move then a rewrite to landing, so it keeps its mode (a 0644 note stays 0644, as a
+    rewrite in place does) and the journal records the rename, which `memdir revert` moves back."""
     new = {p: t.encode("utf-8") for p, t in adoption.texts.items()}
-    modes = {a: _mode(store, a) for a, _ in adoption.renamed}
     current = {p: landing.sha256(b) for p in [*new, *adoption.removed] if (b := now.get(p)) is not None}
     target = {p: d for p, d in current.items() if p not in adoption.removed}
     target.update({p: landing.sha256(b) for p, b in new.items()})
-    ops = landing.plan(current, target)
+    ops = landing.plan(current, target, dict(adoption.renamed))
     old = {p: b for p in ops.old_side if (b := now.get(p)) is not None}
-    with checked(store, now, new, old):
+    with checked(store, now, old):
         landing.apply(store, ops, {p: new[p] for p in ops.needed}, old)
-    for src, dst in adoption.renamed:  # best effort: a note swapped meanwhile keeps its own mode
-        mp = store.parse(dst)
-        with contextlib.suppress(MemdirError, OSError), store.safe.open_plain(mp.parts, mp.text) as fd:
-            os.fchmod(fd, modes[src])
-
-
-def _mode(store: Store, path: str) -> int:
-    mp = store.parse(path)
-    st = store.safe.lstat(mp.parts, mp.text)
-    if st is None:
-        raise NotFoundError(f"{mp.text} went while adopt ran; nothing was changed: run adopt again")
-    return stat.S_IMODE(st.st_mode)

@@ -29,35 +29,48 @@ class Saved(MemdirError):
 
 
 @contextlib.contextmanager
-def checked(
-    store: Store, now: dict[str, bytes | None], new: dict[str, bytes], old: dict[str, bytes]
-) -> Iterator[None]:
+def checked(store: Store, now: dict[str, bytes | None], old: dict[str, bytes]) -> Iterator[None]:
     """While the landing runs, each path's first write, removal or move first compares the path
     with `now` (what adopt checked); a difference stops the landing with `Saved`, and `old`
     then holds the saved bytes, so landing's undo leaves the save in place (and does not remove
-    a file someone made at a path adopt was to create). A later call on the same path is the
-    undo's: it runs unless the path no longer holds what adopt put there (saved again since:
-    that save stays). The store's own methods (its guards too) do the writing."""
+    a file someone made at a path adopt was to create). A later call on the same path (the
+    rewrite of a note just moved, or the undo's) runs unless the path no longer holds what the
+    landing put there (saved again since: that save stays). The store's own methods (its
+    guards too) do the writing."""
     real = {name: getattr(store, name) for name in ("write", "create", "delete", "rename")}
-    seen: set[str] = set()
+    ours: dict[str, str | None] = {}  # digest of what the landing's calls left at each path
+
+    def held(p: str) -> str | None:
+        """What `p` should hold: what the landing put there, else what adopt checked."""
+        if p in ours:
+            return ours[p]
+        data = now.get(p)
+        return None if data is None else sha256(data)
 
     def saved(p: str) -> bool:
-        want = now.get(p) if p not in seen else new.get(p)
-        return present(store, p)[0] != (None if want is None else sha256(want))
+        return present(store, p)[0] != held(p)
 
     def watched(name: str) -> Callable[..., object]:
         def call(*args: str | MemoryPath) -> object:
             paths = [store.parse(a).text for a in (args[:2] if name == "rename" else args[:1])]
-            if any(p in seen for p in paths):  # the undo, putting back what the landing did
-                return None if any(p in new and saved(p) for p in paths) else real[name](*args)
-            for p in paths:
-                if p in now and saved(p):
-                    data = present(store, p)[1]
-                    if data is not None:
-                        old[p] = data
-                    raise Saved(p)
-                seen.add(p)
-            return real[name](*args)
+            if any(p in ours for p in paths):  # a path the landing changed already
+                if any(p in ours and saved(p) for p in paths):
+                    return None
+            else:
+                for p in paths:
+                    if p in now and saved(p):
+                        data = present(store, p)[1]
+                        if data is not None:
+                            old[p] = data
+                        raise Saved(p)
+            before = {p: held(p) for p in paths}
+            result = real[name](*args)
+            if name == "rename":
+                ours[paths[0]], ours[paths[1]] = None, before[paths[0]]
+            else:
+                text = args[1] if name != "delete" else None
+                ours[paths[0]] = None if not isinstance(text, str) else sha256(text.encode("utf-8"))
+            return result
 
         return call
 

@@ -1,7 +1,8 @@
 """Bringing a store's files to a target state through the store's own write API, in one step.
 
 Consolidation lands a working copy's changes and revert lands a journal snapshot; both are "make
-these files hold these bytes", planned here by content digest and applied with `Store.delete`,
+these files hold these bytes", planned here by content digest (and the moves the caller knows
+of: adopt's renames, the renames a revert takes back) and applied with `Store.delete`,
 `rename`, `write` and `create` inside the caller's `Store.step`, so the guards hold and the
 observers (index, journal) see one step. Each file is written atomically, and the set of them
 lands whole: the plan is written as an intent record first, which the next process to open the
@@ -57,8 +58,10 @@ def read(store: Store, paths: Iterable[str]) -> dict[str, bytes]:
 
 @dataclass(frozen=True)
 class Plan:
-    """The file operations that turn one state into another: removals, moves of identical bytes,
-    rewrites of existing files and new files (paths are memory paths)."""
+    """The file operations that turn one state into another: removals, moves, rewrites and new
+    files (paths are memory paths). A move whose destination is also in `writes` is a move then
+    a rewrite: the file keeps its mode (a rewrite keeps the mode it finds) and the journal
+    records a rename."""
 
     deletes: tuple[str, ...] = ()
     renames: tuple[tuple[str, str], ...] = ()
@@ -77,13 +80,19 @@ class Plan:
     @property
     def old_side(self) -> list[str]:
         """Paths that exist now and change: their present bytes let a failed landing be undone."""
-        return [*self.deletes, *(a for a, _ in self.renames), *self.writes]
+        moved_to = {b for _, b in self.renames}
+        return [*self.deletes, *(a for a, _ in self.renames), *(p for p in self.writes if p not in moved_to)]
 
 
-def plan(current: Mapping[str, str], target: Mapping[str, str]) -> Plan:
+def plan(
+    current: Mapping[str, str], target: Mapping[str, str], moves: Mapping[str, str] | None = None
+) -> Plan:
     """Operations from `current` to `target` ({path: digest}). A path that goes and one that comes
     with the same digest, each the only one with it, are a move (as `Store.record_external`
-    reads them), so the journal keeps the file's history."""
+    reads them), so the journal keeps the file's history. `moves` ({old: new}) names the moves
+    the caller knows of whose bytes change too (adopt's renamed note, the undoing of a recorded
+    rename): each whose ends are not paired already is a move then a rewrite of its new path,
+    so the file keeps its mode instead of coming back as a new private file."""
     gone = sorted(current.keys() - target.keys())
     new = sorted(target.keys() - current.keys())
     by_digest: dict[str, list[str]] = defaultdict(list)
@@ -97,10 +106,18 @@ def plan(current: Mapping[str, str], target: Mapping[str, str]) -> Plan:
     ]
     moved_from = {a for a, _ in renames}
     moved_to = {b for _, b in renames}
+    rewritten: list[str] = []
+    for a, b in sorted((moves or {}).items()):
+        if a in gone and b in new and a not in moved_from and b not in moved_to:
+            renames.append((a, b))
+            moved_from.add(a)
+            moved_to.add(b)
+            rewritten += [b] if current[a] != target[b] else []
+    changed = [p for p in current.keys() & target.keys() if current[p] != target[p]]
     return Plan(
         deletes=tuple(p for p in gone if p not in moved_from),
         renames=tuple(renames),
-        writes=tuple(p for p in sorted(current.keys() & target.keys()) if current[p] != target[p]),
+        writes=tuple(sorted([*changed, *rewritten])),
         creates=tuple(p for p in new if p not in moved_to),
     )
 
@@ -120,7 +137,8 @@ def apply(
     The plan is first written whole as the store's intent record (`store/landing_intent.py`), so
     a SIGKILL at any later point leaves a store the next process to open it rolls forward, not
     one with half the landing's files. The files go in `landing_intent.placing_order`: moves
-    (one atomic rename each), new files and rewrites first, removals last, so a kill anywhere
+    (one atomic rename each, a moved file's rewrite right after it), new files and rewrites
+    first, removals last, so a kill anywhere
     leaves every fact the landing keeps in some file even before that. An error part way rolls
     back instead: the record is rewritten to the old state first, so a kill during the undo
     still ends whole."""
@@ -130,15 +148,16 @@ def apply(
     state = store.root / STATE_DIR
     target = _target(ops, new, old)
     landing_intent.write(state, _intent(store, target, _changes(ops), keep_dirs))
-    early, late = landing_intent.placing_order(target, old.get)
     moved_from = {b: a for a, b in ops.renames}
+    early, late = landing_intent.placing_order(target, old.get, moved_from)
     rewrites = set(ops.writes)
 
     def place(p: str) -> None:
         if p in moved_from:
             store.rename(moved_from[p], p)
-        else:
-            put(store, p, new[p], exists=p in rewrites)
+            if p not in rewrites:
+                return
+        put(store, p, new[p], exists=p in rewrites)
 
     try:
         for p in early:
@@ -221,7 +240,12 @@ def _prune(store: Store, removed: Iterable[str], needed: frozenset[str]) -> None
 
 
 def _undo(store: Store, ops: Plan, old: Mapping[str, bytes]) -> None:
-    """Best effort: put every path `ops` touches back to its bytes in `old` (or absent)."""
+    """Best effort: put every path `ops` touches back to its bytes in `old` (or absent); a moved
+    file is moved back first, so it keeps its mode."""
+    for a, b in ops.renames:
+        with contextlib.suppress(MemdirError, OSError):
+            if not store.exists(a) and store.exists(b) and not store.is_dir(b):
+                store.rename(b, a)
     for p in [*ops.creates, *(b for _, b in ops.renames)]:
         with contextlib.suppress(MemdirError, OSError):
             if p not in old and store.exists(p) and not store.is_dir(p):

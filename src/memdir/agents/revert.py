@@ -5,7 +5,10 @@ made since are removed, files removed since come back, and the rest get their ol
 exactly "undo step N" when N is the newest step and nothing was edited outside the tools since;
 otherwise it also undoes what came later, so it is refused unless forced (docs/consolidate.md).
 The restore is itself one new step (tool `revert`) written through the store's write API, so the
-index and the journal follow it and a revert can be reverted in turn.
+index and the journal follow it and a revert can be reverted in turn. A file the undone steps
+moved is moved back, then rewritten when they changed its bytes too (`moved_back`), so it keeps
+its mode: a note `adopt --rename` made `travel-plans.md` is `Travel Plans.md` again with
+the mode it had, not a new private file.
 
 Reverting an operation (`revert_operation`: an ingest, an `add`, a consolidate, an adopt, one
 tool call; `store/operations.py`) restores only the files its steps changed, to their bytes just
@@ -104,7 +107,7 @@ def revert(store: Store, step: int, *, force: bool = False) -> RevertReport:
         target = _snapshot(journal, before.commit)
         undone = [s.index for s in steps[step:]]
         report = RevertReport(step, steps[step].tool, before.commit, undone, forced=force)
-        report.ops = plan(current, target)
+        report.ops = plan(current, target, moved_back(steps[step:]))
         st.meta.update(restored=before.commit[:12], undone=len(report.undone), forced=force or None)
         if report.ops.empty:
             return report
@@ -154,6 +157,21 @@ def _snapshot(journal: Journal, commit: str) -> dict[str, str]:
     return {MEMORY_PREFIX + rel: sha for rel, sha in journal.files_at(commit).items()}
 
 
+def moved_back(steps: list[JournalStep]) -> dict[str, str]:
+    """{path now: path before `steps`} of every file they moved (renames followed in order, a file
+    removed or made anew since forgotten): the moves a restore takes back, so a file whose bytes
+    the steps changed as well (adopt's renamed note) is moved back and rewritten, keeping its
+    mode, rather than removed and made again as a new private file."""
+    origin: dict[str, str] = {}
+    for s in steps:
+        for c in s.changes:
+            if c.kind == "rename" and c.new_path is not None:
+                origin[c.new_path] = origin.pop(c.path, c.path)
+            elif c.kind in ("create", "delete"):
+                origin.pop(c.path, None)
+    return {now: was for now, was in origin.items() if now != was}
+
+
 def _bytes(journal: Journal, paths: list[str], target: dict[str, str]) -> dict[str, bytes]:
     blobs = dict(journal.blobs(sorted({target[p] for p in paths})))
     return {p: blobs[target[p]] for p in paths}
@@ -185,7 +203,8 @@ def revert_operation(store: Store, ref: str, *, force: bool = False) -> RevertRe
         label = f"{op.operation.kind}: {op.operation.label}"
         report = RevertReport(op.first.index, op.first.tool, before.commit, [s.index for s in op.steps])
         report.forced, report.operation, report.label = force, op.id, label
-        report.ops = plan({p: d for p, d in current.items() if p in touched}, target)
+        now = {p: d for p, d in current.items() if p in touched}
+        report.ops = plan(now, target, moved_back(op.steps))
         if not report.ops.empty:  # files already as before it (reverted once): nothing to refuse
             _check_operation_alone(journal, steps, op, touched, current, force)
         st.meta.update(

@@ -24,7 +24,10 @@ Order, in a landing and in its roll-forward alike (`placing_order`): every file 
 new bytes is put in place before any file is removed, and a rewrite that drops a source locator
 comes after the rewrites that do not, so at no instant is a fact the landing keeps absent from
 the files. Only a path a removal must clear first (a file where a folder is to be, or the
-reverse) waits until after the removals.
+reverse) waits until after the removals. A move whose bytes change too (adopt's renamed note, a
+revert undoing a rename) is a rename, then a rewrite in place of the moved file: a kill between
+the two leaves the file at its new path with its old bytes, which the roll-forward rewrites, and
+the file keeps its mode throughout.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ from memdir.conventions import locators
 from memdir.errors import MemdirError, NotFoundError, PathError
 from memdir.store.atomic import fsync_dir, write_atomic
 from memdir.store.paths import parse_memory_path
-from memdir.store.safefs import SafeRoot
+from memdir.store.safefs import SafeRoot, private_dirs
 
 INTENT = "landing.intent"  # in the state folder, beside the writer lock
 ROLLED_FORWARD = "rolled_forward"  # the meta key of a step that finished a stopped landing
@@ -100,8 +103,9 @@ def path(state_dir: Path) -> Path:
 
 
 def write(state_dir: Path, intent: Intent) -> None:
-    """Put the record in place, whole and durable, before the landing's first change."""
-    state_dir.mkdir(exist_ok=True)
+    """Put the record in place, whole and durable, before the landing's first change (the state
+    folder made private, as the rest of the store makes it, whatever the umask)."""
+    private_dirs(state_dir)
     write_atomic(path(state_dir), intent.encode(), mode=0o600)
 
 
@@ -136,7 +140,8 @@ def pending(state_dir: Path) -> Intent | None:
 
 def roll_forward(safe: SafeRoot, intent: Intent) -> int:
     """Give every path of `intent` its target bytes in `placing_order` (a move whose source is
-    still there is a rename, which keeps the file's mode), then remove the files it removes and
+    still there is a rename, which keeps the file's mode, then a rewrite in place when the move
+    changes its bytes too, as the landing did it), then remove the files it removes and
     the folders that emptied, then place what a removal had to clear; returns how many paths had
     to change."""
     changed = 0
@@ -157,14 +162,16 @@ def roll_forward(safe: SafeRoot, intent: Intent) -> int:
         if st is not None and stat.S_ISREG(st.st_mode) and safe.read(mp.parts, mp.text) == data:
             return
         src = moved_from.get(p)
-        if st is None and src is not None and present(src) == data:
+        changed += 1
+        if st is None and src is not None and present(src) is not None:
             smp = parse_memory_path(src)
             safe.rename(smp.parts, mp.parts, smp.text, mp.text)
-        else:
-            safe.write(mp.parts, mp.text, data, must_exist=st is not None)
-        changed += 1
+            if safe.read(mp.parts, mp.text) == data:
+                return
+            st = safe.lstat(mp.parts, mp.text)
+        safe.write(mp.parts, mp.text, data, must_exist=st is not None)
 
-    early, late = placing_order(intent.target, present)
+    early, late = placing_order(intent.target, present, moved_from)
     for p in early:
         place(p)
     for p, data in sorted(intent.target.items()):
@@ -187,13 +194,17 @@ def roll_forward(safe: SafeRoot, intent: Intent) -> int:
 
 
 def placing_order(
-    target: Mapping[str, bytes | None], present: Callable[[str], bytes | None]
+    target: Mapping[str, bytes | None],
+    present: Callable[[str], bytes | None],
+    moved_from: Mapping[str, str] | None = None,
 ) -> tuple[list[str], list[str]]:
     """The paths that get bytes, in the order that keeps every fact in some file: (before the
     removals, after them). Before: new files and rewrites that drop no source locator, then the
     rewrites that drop one (its new home is written by then). After: paths a removal must clear
     first, a removed file standing where a folder is to be, or a removed file's folder where a
-    file is to be. `present(path)`: the path's bytes now, None when it holds no file."""
+    file is to be. `present(path)`: the path's bytes now, None when it holds no file;
+    `moved_from` ({new: old}): the moves, whose new path's bytes before are the old path's (a
+    move then a rewrite drops facts as its rewrite does)."""
     gone = {p for p, data in target.items() if data is None}
     gone_dirs = ancestors(gone)
     early: list[tuple[bool, str]] = []
@@ -205,6 +216,8 @@ def placing_order(
             late.append(p)
             continue
         old = present(p)
+        if old is None and p in (moved_from or {}):
+            old = present((moved_from or {})[p])
         early.append((old is not None and drops_facts(old, data), p))
     return [p for _, p in sorted(early)], late
 
