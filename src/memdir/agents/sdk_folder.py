@@ -2,8 +2,8 @@
 
 `BetaLocalFilesystemMemoryTool` lets Claude write any name (`user_preferences.txt`, `Notes.md`)
 with no frontmatter; the tools edit only `.md` files, and `validate` asks each to be a memory
-file (a kebab-case name, `name` and `description`). So the first `Memory(BASE)` over such a folder (`store/sdk_layout.py` finds its
-root, `BASE/memories`) converts it before anything else:
+file (a kebab-case name, `name` and `description`). So the first `Memory(BASE)` over such a
+folder (`store/sdk_layout.py` finds its root, `BASE/memories`) converts it before anything else:
 
 1. each file whose name is not a memory file name moves to the one it stands for
    (`frontmatter.memory_name`, the rule by which the Anthropic adapter maps Claude's names, so
