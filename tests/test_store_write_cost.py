@@ -13,9 +13,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memdir.store.store import Store
+from memdir.store.journal import Journal, JournalObserver
+from memdir.store.journal.tree import IN_FLIGHT
+from memdir.store.store import Change, Step, Store
+from memdir.tools.profiles import Harness
+from memdir.tools.wiring import open_store
 
 NOTE = "---\nname: note\ndescription: a note\n---\nbody\n"
+
+
+def md(name: str) -> str:
+    return f"---\nname: {name}\ndescription: about {name}\n---\nbody\n"
 
 
 def _calls(run: Callable[[], object]) -> dict[str, int]:
@@ -59,3 +67,39 @@ def test_a_rename_looks_at_the_source_once_and_syncs_its_folder_once(tmp_path: P
     assert calls["open"] <= 14, f"{calls['open']} opens: the source was looked at more than once"
     # one folder holds both names: one fsync of it makes the move durable (docs/reliability.md)
     assert calls["fsync"] == 1, f"{calls['fsync']} fsyncs of the one folder"
+
+
+def test_the_journal_opens_its_in_flight_mark_once_a_step_and_looks_for_its_head_once(
+    tmp_path: Path,
+) -> None:
+    """A journaled step reads the in-flight mark, sets it and clears it through one open, and
+    looks for the journal's HEAD and a repair's note once each (they were 3 opens of the mark
+    and 2 looks at HEAD a step); what it records is unchanged."""
+    root = tmp_path / "mem"
+    store = open_store(root, create=True)
+    h = Harness(store, "manage")
+    for name in ("warm", "warm2"):  # the first step's whole-tree check, then the committer's start
+        assert not h.call("create", {"path": f"/memories/{name}.md", "file_text": md(name)}).is_error
+    journal = next(o for o in store.observers if isinstance(o, JournalObserver))
+    (root / "note.md").write_text(md("note"))
+    step = Step("create", {})
+    step.changes.append(Change("create", "/memories/note.md"))
+
+    def journaled_step() -> None:
+        journal.before_step(store, step)
+        assert (journal.journal.git_dir / IN_FLIGHT).read_bytes() == b"1"
+        journal.on_step(store, step)
+        journal.after_step(store, step)
+
+    with store.writer_lock.hold():
+        calls = _calls(journaled_step)
+    # the mark (1), the file as it is now (3: its folder to lstat it, its folder and itself to read)
+    assert calls["open"] <= 4, calls
+    # HEAD, the repair note, the file's lstat
+    assert calls["stat"] <= 3, calls
+    assert (journal.journal.git_dir / IN_FLIGHT).read_bytes() == b"0"
+    assert journal.settled()
+    head = Journal(root).head()
+    assert head is not None
+    blob = Journal(root).files_at(head)["note.md"]
+    assert dict(Journal(root).blobs([blob]))[blob] == md("note").encode()

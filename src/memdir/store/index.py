@@ -18,7 +18,9 @@ for a long tool step); readers reload before each search to see other processes'
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
+import os
 import shutil
 import sqlite3
 import stat
@@ -126,7 +128,7 @@ class SearchIndex:
 
     @classmethod
     def exists_for(cls, store: Store) -> bool:
-        return (store.root / STATE_DIR / INDEX_DIR / "manifest.sqlite").is_file()
+        return os.path.isfile(_manifest_file(store.root))
 
     # -- opening, and rebuilding what cannot be opened --------------------------------
     @property
@@ -480,6 +482,12 @@ class SearchIndex:
             self._index.reload()
             n: int = self._index.searcher().num_docs
             return n
+
+
+@functools.lru_cache(maxsize=MAX_OPEN * 8)
+def _manifest_file(root: Path) -> str:
+    """Where `root`'s index manifest is: looked for on every write step, so joined once."""
+    return str(root / STATE_DIR / INDEX_DIR / "manifest.sqlite")
 
 
 class IndexObserver(StoreObserver):

@@ -19,7 +19,6 @@ import contextlib
 import os
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 
 from memdir.store.safefs import FILE_MODE
 
@@ -58,4 +57,4 @@ def owner_only() -> Iterator[None]:
 def create(path: str | os.PathLike[str], flags: int = os.O_WRONLY) -> int:
     """A descriptor of `path`, opened with `flags` and made FILE_MODE if this creates it (the
     umask can only take bits away); a file that exists keeps its mode."""
-    return os.open(Path(path), flags | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+    return os.open(path, flags | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import random
 import shutil
 import time
@@ -25,9 +26,19 @@ from memdir.store.journal.format import MEMORY_PREFIX, message, rolled_forward
 from memdir.store.journal.land import catch_up, journal_lock, land_pending
 from memdir.store.journal.log import Record, StepLog
 from memdir.store.journal.reconcile import CRASH, Background, check, recover
-from memdir.store.journal.repair import drop_note, noted, take_note
+from memdir.store.journal.repair import NOTE, drop_note, take_note
 from memdir.store.journal.repository import Journal
-from memdir.store.journal.tree import STAT_CACHE, apply, capture, commit, head_tree, in_flight, mark
+from memdir.store.journal.tree import (
+    IN_FLIGHT,
+    STAT_CACHE,
+    apply,
+    capture,
+    commit,
+    head_tree,
+    marked,
+    open_mark,
+    set_mark,
+)
 from memdir.store.safefs import SafeRoot, Unread
 from memdir.store.store import StoreObserver
 
@@ -58,6 +69,9 @@ class JournalObserver(StoreObserver):
         self._failed = False  # this step's record was not logged: leave the mark set
         self._head_checked = False  # has a step of this observer checked the journal's head?
         self.background: Background | None = None  # the latest check on its own thread
+        self._mark: int | None = None  # the in-flight mark's descriptor, open for one step
+        self._note = str(self.journal.git_dir / NOTE)  # a step's one look for a repair's note
+        self._mark_file = str(self.journal.git_dir / IN_FLIGHT)
 
     def _open(self) -> pygit2.Repository:
         self.journal.ensure()
@@ -71,12 +85,15 @@ class JournalObserver(StoreObserver):
         in-flight mark for this step. A failure here is not the tool call's: `on_step` warns
         about it."""
         self._marked = self._failed = False
+        self._close_mark()  # a step whose `after_step` never came (an observer before it failed)
         try:
             repo = self._open()
             git_dir = self.journal.git_dir
-            crashed = in_flight(git_dir)
+            with contextlib.suppress(OSError):  # unreadable: not crashed, as before; setting it fails
+                self._mark = open_mark(self._mark_file)
+            crashed = self._mark is not None and marked(self._mark)
             first = not self._head_checked  # a damaged head is found by the first step at the latest
-            if crashed or first or noted(git_dir) or self.log.size() > TRIM_BYTES:
+            if crashed or first or os.path.exists(self._note) or self.log.size() > TRIM_BYTES:
                 with journal_lock(git_dir):
                     catch_up(repo, self.log)  # repairs a damaged head first (repair.py)
                     self.log.clear()  # all committed; a record cut by a kill goes with it
@@ -87,7 +104,9 @@ class JournalObserver(StoreObserver):
                     if note is not None:
                         drop_note(git_dir)
                         warnings.warn(f"journal: {note}", stacklevel=2)
-            mark(git_dir, True)
+            if self._mark is None:
+                raise OSError(f"journal: cannot open the in-flight mark in {git_dir}")
+            set_mark(self._mark, True)
             self._marked = True
         except Exception:  # the journal's trouble, not the call's: `on_step` warns about it
             self._since_full = FULL_EVERY
@@ -104,14 +123,22 @@ class JournalObserver(StoreObserver):
 
     def after_step(self, store: Store, step: Step) -> None:
         """The step is logged (or wrote nothing): clear the in-flight mark."""
-        if self._marked and not self._failed:
+        if self._marked and not self._failed and self._mark is not None:
             # Left set, the next step runs a whole-tree check: slower, never wrong.
             with contextlib.suppress(OSError):
-                mark(self.journal.git_dir, False)
+                set_mark(self._mark, False)
         self._marked = False
+        self._close_mark()
+
+    def _close_mark(self) -> None:
+        if self._mark is not None:
+            fd, self._mark = self._mark, None
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     def _record(self, step: Step) -> None:
-        repo = self._open()
+        # This step's `before_step` opened the journal under the same writer lock: no second look.
+        repo = self._repo if self._marked and self._repo is not None else self._open()
         git_dir = self.journal.git_dir
         due = self._since_full >= FULL_EVERY
         inline = due and not self._checked and self._small()
@@ -162,6 +189,7 @@ class JournalObserver(StoreObserver):
         """Let go of the repository's descriptors and maps now (a tenant leaving the pool), not
         when the collector gets to it; the next step opens it again."""
         self.log.close()
+        self._close_mark()
         if self._repo is not None:
             self._repo.free()
             self._repo = None

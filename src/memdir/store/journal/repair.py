@@ -104,10 +104,6 @@ def drop_note(git_dir: Path) -> None:
         os.unlink(git_dir / NOTE)
 
 
-def noted(git_dir: Path) -> bool:
-    return (git_dir / NOTE).exists()
-
-
 def newest_whole(repo: pygit2.Repository) -> pygit2.Commit | None:
     """The newest commit whose snapshot and first-parent history can all be read: among the
     commits no other commit names as its parent, newest first, the first whole one."""

@@ -108,10 +108,11 @@ class Journal:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
         self.git_dir = self.root / STATE_DIR / JOURNAL_DIR
+        self._head_file = str(self.git_dir / "HEAD")  # looked at before every step: joined once
 
     @property
     def exists(self) -> bool:
-        return (self.git_dir / "HEAD").is_file()
+        return os.path.isfile(self._head_file)
 
     def _git(self, *args: str) -> None:
         """Run git itself, for what libgit2 does not do: `init` (its own would write a `.git`

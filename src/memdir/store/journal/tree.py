@@ -235,16 +235,20 @@ class StatCache:
         write_atomic(git_dir / STAT_CACHE, marshal.dumps((self.tree, self.taken_ns, self.entries)))
 
 
-def in_flight(git_dir: Path) -> bool:
+def open_mark(path: str) -> int:
+    """A descriptor of the in-flight mark (created if absent), through which a step reads it,
+    sets it and clears it with one open. The mark is one byte, only ever rewritten in place
+    (never replaced), so this descriptor reads what another process last wrote; no fsync (a
+    killed process loses nothing the kernel has). `path` is the git dir's IN_FLIGHT, joined once."""
+    return create(path, os.O_RDWR)
+
+
+def marked(fd: int) -> bool:
+    """Is the mark set (a step's writes may be ahead of the journal)? Unreadable counts as not."""
     with contextlib.suppress(OSError):
-        return (git_dir / IN_FLIGHT).read_bytes() == b"1"
+        return os.pread(fd, 1, 0) == b"1"
     return False
 
 
-def mark(git_dir: Path, flag: bool) -> None:
-    """One byte, rewritten in place: no fsync (a killed process loses nothing the kernel has)."""
-    fd = create(git_dir / IN_FLIGHT)
-    try:
-        os.pwrite(fd, b"1" if flag else b"0", 0)
-    finally:
-        os.close(fd)
+def set_mark(fd: int, flag: bool) -> None:
+    os.pwrite(fd, b"1" if flag else b"0", 0)
