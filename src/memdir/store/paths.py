@@ -33,6 +33,8 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 def surrogate_at(text: str) -> int | None:
     """Index of the first lone UTF-16 surrogate in `text` (no UTF-8 spelling exists for one:
     a JSON "\\ud83d" without its other half, or a file name that is not UTF-8), or None."""
+    if text.isascii():  # no surrogate is ASCII, and the flag is free: most text needs no search
+        return None
     m = _SURROGATE.search(text)
     return None if m is None else m.start()
 

@@ -348,14 +348,25 @@ def run_tool(
 
 def printable_data(value: Any) -> Any:
     """`value` with every string in it made printable (`printable_text`), so structured data
-    can always travel as JSON, as the text can."""
+    can always travel as JSON, as the text can. An ASCII string or a number is kept without a
+    call (a listing's data holds thousands: the calls were a fifth of a root view)."""
     if isinstance(value, str):
         return printable_text(value)
     if isinstance(value, dict):
-        return {printable_text(str(k)): printable_data(v) for k, v in value.items()}
+        return {
+            (k if type(k) is str and k.isascii() else printable_text(str(k))): (
+                v if type(v) in _AS_IS or (type(v) is str and v.isascii()) else printable_data(v)
+            )
+            for k, v in value.items()
+        }
     if isinstance(value, list):
-        return [printable_data(v) for v in value]
+        return [
+            v if type(v) in _AS_IS or (type(v) is str and v.isascii()) else printable_data(v) for v in value
+        ]
     return value
+
+
+_AS_IS = frozenset({int, float, bool, type(None)})  # what printable_data gives back as it is
 
 
 def printable_text(text: str) -> str:

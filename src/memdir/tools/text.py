@@ -3,6 +3,8 @@ listing or result may show."""
 
 from __future__ import annotations
 
+import functools
+
 from memdir.errors import PathError
 from memdir.store.paths import MAX_SEGMENT_BYTES, MemoryPath, parse_memory_path
 
@@ -24,6 +26,7 @@ def nameable(mp: MemoryPath) -> bool:
         return False
 
 
+@functools.lru_cache(maxsize=4096)  # a listing asks again for each folder's every entry
 def _plain(seg: str) -> bool:
     """A segment the path parser certainly accepts: printable ASCII with no escapes or edges."""
     return (
