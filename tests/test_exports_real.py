@@ -396,6 +396,23 @@ def test_a_malformed_conversation_is_skipped_and_named_the_rest_read(tmp_path: P
     assert "conversation 1 ('No tree', conv-x)" in chat.summary()
 
 
+def test_one_turn_past_a_turns_bound_skips_its_conversation_only(tmp_path: Path) -> None:
+    """A pasted log over the stream's bound on a turn is one bad conversation, not a bad file."""
+    from memdir.stream import MAX_TURN_BYTES
+
+    huge = {
+        "uuid": "conv-huge",
+        "name": "Pasted log",
+        "created_at": "2024-09-02T00:00:00Z",
+        "chat_messages": [_cm("h", ROOT, "human", "2024-09-02T00:00:00Z", [_t("x" * (MAX_TURN_BYTES + 1))])],
+    }
+    chat = read_chat(_write(tmp_path, [huge, claude_retried()]))
+    assert len(chat.turns) == 5 and chat.turns[0].text == "I bake sourdough every Sunday."
+    said = chat.summary()
+    assert "conversation 1 ('Pasted log', conv-huge)" in said and "more than a turn holds" in said
+    assert chat.skipped.get("malformed conversation") == 1
+
+
 def test_every_format_dates_a_turn_by_its_utc_day(tmp_path: Path) -> None:
     """Late evening in California is the next day in UTC: a Claude.ai time with its offset and a
     ChatGPT epoch for the same instant give the same day, the UTC one."""

@@ -33,6 +33,7 @@ from memdir.chatlogs.chatgpt import read_chatgpt
 from memdir.chatlogs.claude import read_claude
 from memdir.chatlogs.export_fields import Conversation, ident
 from memdir.chatlogs.messages import ChatLog, _parse_time, _utc, from_records, unused
+from memdir.stream import MAX_TURN_BYTES
 
 CHATGPT = "chatgpt-export"
 CLAUDE = "claude-export"
@@ -66,7 +67,7 @@ def read_export(value: Any, kind: str, path: str, gap: timedelta | None) -> Chat
             if not isinstance(conv, Mapping):
                 raise ValueError(f"it is a JSON {type(conv).__name__}, not an object")
             got = read(conv, where)
-            _check_times(got.records)
+            _check_records(got.records)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             skipped["malformed conversation"] += 1
             bad.append(f"skipped conversation {i}{_named(conv)}: {exc}")
@@ -102,9 +103,16 @@ def _named(conv: Any) -> str:
     return f" ({', '.join(said)})" if said else ""
 
 
-def _check_times(records: list[dict[str, Any]]) -> None:
-    """Every message's time readable, or a ValueError naming the first that is not."""
+def _check_records(records: list[dict[str, Any]]) -> None:
+    """Every message's time readable and its text within the stream's bound on a turn, or a
+    ValueError naming the first that is not: checked here, per conversation, so one such message
+    skips its conversation (named) rather than refusing the whole file."""
     for j, r in enumerate(records, start=1):
+        text = r.get("content")
+        if isinstance(text, str) and len(text.encode("utf-8", "surrogatepass")) > MAX_TURN_BYTES:
+            raise ValueError(
+                f"its message {j} holds over {MAX_TURN_BYTES // 1024} KiB of text, more than a turn holds"
+            )
         value = r.get("created_at")
         if value not in (None, ""):
             try:
