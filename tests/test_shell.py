@@ -200,7 +200,12 @@ def test_fork_bomb_is_bounded_and_cleaned_up(env: dict[str, Any]) -> None:
     out = bash(env, f"{bomb} {watch}", timeout=4, max_procs=32)
     assert "killed after 4 s" in out
     procs = max(int(part.split()[0]) for part in out.split("procs=")[1:])
-    assert 10 < procs <= 34  # it did fork, up to the limit (32 of the sandbox's uid + bwrap's pid 1)
+    # It did fork, and up to the limit (32 of the sandbox's uid + bwrap's pid 1), not past it as an
+    # unbounded bomb does (thousands in 4 s). One count is a walk of /proc while the bomb's
+    # processes die and are replaced, so a pid that exits and its replacement can both be seen:
+    # once, on a loaded machine, a walk counted 42 under the cap of 33. Twice the cap allows that
+    # race and still fails a cap that does not hold.
+    assert 10 < procs <= 2 * 34
     uid = sandbox_owner(str(env["store"].root))
     if uid is not None:  # as root the sandbox ran as its own uid: nothing of it may survive
         assert _sandbox_processes(uid) == 0
