@@ -31,26 +31,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/_common.py
 import _common
 import httpx2
+from tests.serve_helpers import ACCEPT, INITIALIZE, tool_call
 
 from memdir.mcp import tenants
 
-ACCEPT = "application/json, text/event-stream"
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "b", "version": "0"},
-    },
-}
-VIEW = {
-    "jsonrpc": "2.0",
-    "id": 2,
-    "method": "tools/call",
-    "params": {"name": "view", "arguments": {"path": "/memories"}},
-}
+VIEW = tool_call("view", {"path": "/memories"})
 FORM = {"content-type": "application/x-www-form-urlencoded"}
 
 
