@@ -22,10 +22,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from memdir.study.eval.folder import TIMINGS
-from memdir.study.eval.records import CellSummary, RunTimings
-from memdir.study.eval.report import write_report
-from memdir.study.eval.runner import RunConfig, run_eval
+from memdir_study.eval.folder import TIMINGS
+from memdir_study.eval.records import CellSummary, RunTimings
+from memdir_study.eval.report import write_report
+from memdir_study.eval.runner import RunConfig, run_eval
 
 ROOT = Path(__file__).resolve().parents[1]
 

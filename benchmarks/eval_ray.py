@@ -19,8 +19,8 @@ from pathlib import Path
 from _common import machine, table, timed, write_json
 from rich.console import Console
 
-from memdir.study.eval.ray_executor import RayExecutor
-from memdir.study.eval.runner import RunConfig, run_eval
+from memdir_study.eval.ray_executor import RayExecutor
+from memdir_study.eval.runner import RunConfig, run_eval
 
 VARIANTS = ["chunk-retrieval", "verbatim-dump", "agent-curated"]
 

@@ -43,10 +43,10 @@ from memdir.analytics.health import health
 from memdir.analytics.integrity import check
 from memdir.analytics.stats import store_stats
 from memdir.models import Model, get_model
-from memdir.study.bench import load_sample
-from memdir.study.bench.types import Sample, parse_sessions
-from memdir.study.eval.lexical import offline_correctness
 from memdir.tools.wiring import open_store
+from memdir_study.bench import load_sample
+from memdir_study.bench.types import Sample, parse_sessions
+from memdir_study.eval.lexical import offline_correctness
 
 PANEL = ("fanout_max", "b1_mean", "b2", "b3", "b4")
 

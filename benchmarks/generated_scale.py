@@ -18,7 +18,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from memdir.study.bench.generated import generate
+from memdir_study.bench.generated import generate
 
 
 def main() -> None:

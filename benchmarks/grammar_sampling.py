@@ -39,8 +39,8 @@ from memdir.agents.split.extract import MAX_OUTPUT, messages, schema
 from memdir.models import GenerateConfig, get_model
 from memdir.models.llama_server import GRAMMAR_EVERY_TOKEN, NO_DRAFTS
 from memdir.models.local import QWEN_CODER_1_5B, LocalServer, missing_reason
-from memdir.study.bench import load_sample
-from memdir.study.bench.types import parse_sessions
+from memdir_study.bench import load_sample
+from memdir_study.bench.types import parse_sessions
 
 SETUPS: dict[str, dict[str, str]] = {
     "library": {GRAMMAR_EVERY_TOKEN: "1", NO_DRAFTS: "1"},

@@ -37,11 +37,11 @@ from memdir.models import ChatMessage, GenerateConfig, Model, Usage, get_model
 from memdir.models.local import QWEN_CODER_1_5B, LocalServer, missing_reason
 from memdir.store import spec
 from memdir.store.store import Store
-from memdir.study.bench import load_sample
-from memdir.study.eval.judges import judge_correctness
-from memdir.study.eval.runner import _JudgeModel
-from memdir.study.variants.dump import write_dump
 from memdir.tools.wiring import open_store
+from memdir_study.bench import load_sample
+from memdir_study.eval.judges import judge_correctness
+from memdir_study.eval.runner import _JudgeModel
+from memdir_study.variants.dump import write_dump
 
 
 def _episode(

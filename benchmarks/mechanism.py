@@ -4,7 +4,7 @@ The design rules of docs/study.md (1-5) come from a mechanism model of the store
 rebuilds that model on the generated benchmark, so the rules are checked against memdir's
 tools and meter instead of being quoted. Per corpus size it writes three stores in temp dirs:
 
-- `verbatim-dump`: `memdir.study.variants.dump.write_dump`, searched by scan: the root listing, then
+- `verbatim-dump`: `memdir_study.variants.dump.write_dump`, searched by scan: the root listing, then
   `view` of every session file. Its answer is parsed from the turns with the benchmark's own
   phrasings, so the scan finds everything there is (an upper bound on what a scan answers).
 - `sharded`, routed by (subject, attribute): `/memories/people/<subject>/<attribute>.md`, one
@@ -67,10 +67,10 @@ from memdir.conventions import key_of, keyed_facts
 from memdir.store import frontmatter
 from memdir.store.store import Store
 from memdir.stream import Turn
-from memdir.study.bench.generated import ATTRIBUTES, REPLIES, generate
-from memdir.study.bench.types import Fact, Question, Sample
-from memdir.study.variants.dump import write_dump
 from memdir.tools.profiles import Harness
+from memdir_study.bench.generated import ATTRIBUTES, REPLIES, generate
+from memdir_study.bench.types import Fact, Question, Sample
+from memdir_study.variants.dump import write_dump
 
 SIZES = (10, 40, 160)
 QUICK_SIZES = (10, 40)

@@ -1,6 +1,6 @@
 """Retrieval quality per search mode on LoCoMo and REALTALK, without any LLM.
 
-The same code as `memdir study bench retrieval` (`memdir.study.eval.retrieval` computes, the command's
+The same code as `memdir study bench retrieval` (`memdir_study.eval.retrieval` computes, the command's
 module runs, tabulates and plots): recall@k of the evidence turns over the study's chunk store
 for bm25-files (the study's bm25_chunk_retrieve ranking), bm25, dense, hybrid and hybrid-convex
 by section; session recall; nDCG@10; per category; build and query timings; and the search by
@@ -22,7 +22,7 @@ import _common  # noqa: F401  (puts src/ on sys.path)
 from rich.console import Console
 
 from memdir.cli.bench_cmd import BENCHMARKS, run_retrieval, tables
-from memdir.study.eval.retrieval import CHUNK_MODES
+from memdir_study.eval.retrieval import CHUNK_MODES
 
 
 def main() -> None:

@@ -51,9 +51,9 @@ from memdir.agents.roles import render
 from memdir.agents.shape import SWITCH_KB
 from memdir.store import spec
 from memdir.store.store import Store
-from memdir.study.eval.runner import RunConfig, run_eval
-from memdir.study.roles import variant_role
 from memdir.tools.profiles import Harness
+from memdir_study.eval.runner import RunConfig, run_eval
+from memdir_study.roles import variant_role
 
 SIZES = (10, 40, 160)
 QUICK_SIZES = (10, 40)

@@ -2,7 +2,7 @@
 
 A synthetic ALFWorld-like store (N episode files under /memories/episodes, one skill file per
 family, notes per object, a MEMORY.md in every folder) is searched with the task texts of
-`--tasks` random tasks through each tool set's retrieval (`memdir.study.skills.retrieve.RETRIEVALS`):
+`--tasks` random tasks through each tool set's retrieval (`memdir_study.skills.retrieve.RETRIEVALS`):
   center        grep through the `search` profile, then `view` per file
   center-bm25   bm25_full_search through `search-bm25`, then `view` per file
   shell         grep -rwoiE and cat through the sandboxed `bash` tool
@@ -29,9 +29,9 @@ from rich.progress import Progress
 from rich.table import Table
 
 from memdir.store import spec
-from memdir.study.skills.retrieve import RETRIEVALS
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store
+from memdir_study.skills.retrieve import RETRIEVALS
 
 FAMILIES = ("pick", "clean", "heat", "cool", "examine", "pick-two")
 VERB = {"pick": "put a", "clean": "put a clean", "heat": "put a hot", "cool": "put a cool"}

@@ -22,8 +22,8 @@ from memdir.models.scripted import answer, call
 from memdir.store.journal import Journal
 from memdir.store.store import Store
 from memdir.stream import Turn, dump_turns
-from memdir.study.bench.generated import load
-from memdir.study.variants.dump import write_dump
+from memdir_study.bench.generated import load
+from memdir_study.variants.dump import write_dump
 
 SAMPLE = load("gen-s42-n10")
 THRESHOLD = 2.5  # KB: the 10-session stream passes it in its 5th session

@@ -14,7 +14,8 @@ from memdir.cli.main import cli
 from memdir.errors import MemdirError
 from memdir.store import frontmatter, spec
 from memdir.store.journal import Journal
-from memdir.study.bench.alfworld import (
+from memdir.tools.wiring import open_store
+from memdir_study.bench.alfworld import (
     FAMILIES,
     FAMILY_ORDER,
     Game,
@@ -24,8 +25,7 @@ from memdir.study.bench.alfworld import (
     parse_goal,
     three_chains,
 )
-from memdir.study.skills.hints import read_hints
-from memdir.tools.wiring import open_store
+from memdir_study.skills.hints import read_hints
 
 GAMES = load_games()
 BY_ID = {g.id: g for g in GAMES}
@@ -100,8 +100,8 @@ def test_hints_trust_instances_only_in_the_same_room() -> None:
 
 
 def test_grep_retrieval_ranks_whole_entries_by_the_task_words(tmp_path: Path) -> None:
-    from memdir.study.skills.retrieve import grep_retrieve
     from memdir.tools.profiles import Harness
+    from memdir_study.skills.retrieve import grep_retrieve
 
     store = open_store(tmp_path / "mem", create=True)
     spec.init(store)
@@ -151,11 +151,11 @@ def test_cli_refuses_what_it_cannot_run_before_writing_anything(
 # -- the real environment -----------------------------------------------------------------
 alfworld = pytest.importorskip("alfworld", reason="the optional 'alfworld' extra is not installed")
 
-from memdir.study.bench.alfworld_env import AlfworldEnv  # noqa: E402
-from memdir.study.skills.chain import run_chains  # noqa: E402
-from memdir.study.skills.policy import OfflinePolicy  # noqa: E402
-from memdir.study.skills.render import render_episode  # noqa: E402
-from memdir.study.skills.report import write_report  # noqa: E402
+from memdir_study.bench.alfworld_env import AlfworldEnv  # noqa: E402
+from memdir_study.skills.chain import run_chains  # noqa: E402
+from memdir_study.skills.policy import OfflinePolicy  # noqa: E402
+from memdir_study.skills.render import render_episode  # noqa: E402
+from memdir_study.skills.report import write_report  # noqa: E402
 
 
 @pytest.fixture(scope="module")

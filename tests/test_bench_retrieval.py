@@ -15,8 +15,8 @@ from memdir.cli.main import cli
 from memdir.store.embed import embedder_missing
 from memdir.store.index import SearchIndex
 from memdir.stream import Turn
-from memdir.study.bench.types import Question, Sample
-from memdir.study.eval.retrieval import (
+from memdir_study.bench.types import Question, Sample
+from memdir_study.eval.retrieval import (
     chunk_level,
     counted,
     dump,
@@ -149,7 +149,7 @@ def test_dense_and_hybrid_share_one_build(tmp_path: Path) -> None:
 
 
 def test_cli_json_on_a_locomo_conversation(tmp_path: Path) -> None:
-    from memdir.study.bench import DataUnavailable, locomo
+    from memdir_study.bench import DataUnavailable, locomo
 
     try:
         locomo.load("conv-26")

@@ -15,8 +15,8 @@ from memdir.cli.main import cli
 from memdir.fact_quality import content_f1, junk_reason
 from memdir.store.store import Store
 from memdir.stream import Turn
-from memdir.study.bench.locomo import Observation, observations_from_raw
-from memdir.study.eval.writes import KEPT, VERBATIM, claim_of, score, store_fact_lines
+from memdir_study.bench.locomo import Observation, observations_from_raw
+from memdir_study.eval.writes import KEPT, VERBATIM, claim_of, score, store_fact_lines
 
 D = "2023-05-01"
 TURNS = [
@@ -155,7 +155,7 @@ def test_observations_are_read_leniently_and_skips_are_counted() -> None:
 
 
 def _locomo() -> None:
-    from memdir.study.bench import DataUnavailable, locomo
+    from memdir_study.bench import DataUnavailable, locomo
 
     try:
         locomo.load_all()
@@ -165,7 +165,7 @@ def _locomo() -> None:
 
 def test_observations_of_the_real_file() -> None:
     _locomo()
-    from memdir.study.bench import locomo
+    from memdir_study.bench import locomo
 
     total = 0
     for cid in locomo.sample_ids():

@@ -27,7 +27,7 @@ from memdir.chatlogs import (
 from memdir.cli.main import cli
 from memdir.conventions import turn_numbers
 from memdir.stream import MAX_TURN_BYTES, RepairedTurnWarning, Turn, dump_turns, load_turns
-from memdir.study.bench import locomo, realtalk
+from memdir_study.bench import locomo, realtalk
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("MEMDIR_DATA") or REPO.parent / "shared" / "data")

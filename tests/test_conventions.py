@@ -12,11 +12,11 @@ import pytest
 from memdir import conventions as cv
 from memdir.store import spec
 from memdir.stream import Turn, turn_from_dict
-from memdir.study.bench.types import Question
-from memdir.study.eval.citations import resolve
-from memdir.study.eval.runner import evidence_hit
-from memdir.study.skills.serving import cited_files
 from memdir.tools.wiring import open_store
+from memdir_study.bench.types import Question
+from memdir_study.eval.citations import resolve
+from memdir_study.eval.runner import evidence_hit
+from memdir_study.skills.serving import cited_files
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "memdir"
 

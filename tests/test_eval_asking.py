@@ -13,10 +13,10 @@ import pytest
 from memdir.agents import RunRecord
 from memdir.models import get_model
 from memdir.models.scripted import answer, call
-from memdir.study.bench import load_sample
-from memdir.study.bench.types import Question
-from memdir.study.eval.asking import way_to_ask
-from memdir.study.variants import VARIANTS, BuildContext, Built
+from memdir_study.bench import load_sample
+from memdir_study.bench.types import Question
+from memdir_study.eval.asking import way_to_ask
+from memdir_study.variants import VARIANTS, BuildContext, Built
 
 SAMPLE = "gen-s3-p2-n4-t3-a2-c1"
 

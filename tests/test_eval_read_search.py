@@ -15,7 +15,7 @@ from memdir.cli.main import cli
 from memdir.errors import MemdirError
 from memdir.models import get_model
 from memdir.models.scripted import answer
-from memdir.study.eval.runner import RunConfig, run_eval
+from memdir_study.eval.runner import RunConfig, run_eval
 
 SAMPLE = "gen-s3-p2-n4-t3-a2-c1"
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from memdir.errors import MemdirError
-from memdir.study.eval.records import RunSummary
-from memdir.study.eval.report import write_report
-from memdir.study.eval.runner import RunConfig, run_eval
+from memdir_study.eval.records import RunSummary
+from memdir_study.eval.report import write_report
+from memdir_study.eval.runner import RunConfig, run_eval
 
 SAMPLE = "gen-s3-p2-n4-t3-a2-c1"
 

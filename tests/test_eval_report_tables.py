@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from memdir.models.usage import Usage, episode_bounds
-from memdir.study.eval.records import AnswerRow, CellSummary, RunSummary
-from memdir.study.eval.report import render
-from memdir.study.eval.stats import comparisons
-from memdir.study.eval.summary import caching
+from memdir_study.eval.records import AnswerRow, CellSummary, RunSummary
+from memdir_study.eval.report import render
+from memdir_study.eval.stats import comparisons
+from memdir_study.eval.summary import caching
 
 
 def row(variant: str, q: int, correct: float, rounds: list[Usage] | None = None) -> AnswerRow:

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from memdir.cli.main import cli
 from memdir.models import get_model
-from memdir.study.eval.records import RunSummary
-from memdir.study.eval.runner import RunConfig, run_eval
+from memdir_study.eval.records import RunSummary
+from memdir_study.eval.runner import RunConfig, run_eval
 
 SAMPLE = "gen-s3-p2-n4-t3-a2-c1"  # 8 questions
 VARIANTS = ["closed-book", "chunk-retrieval", "verbatim-dump", "foldered", "agent-curated"]
@@ -236,7 +236,7 @@ def test_questions_in_flight_default_to_one_for_the_local_model_and_zero_is_refu
     defeated it (docs/curation.md), so a run whose search model or judge is local answers one
     question at a time unless told otherwise; `--in-flight 0` would wait forever, and is refused
     before anything is written."""
-    from memdir.study.eval.model_settings import IN_FLIGHT, default_in_flight
+    from memdir_study.eval.model_settings import IN_FLIGHT, default_in_flight
 
     assert default_in_flight([get_model("local")]) == 1  # built, not started: no server runs
     assert default_in_flight([get_model("offline"), get_model("local/qwen2.5-coder-1.5b")]) == 1
@@ -290,7 +290,7 @@ def test_an_llm_judge_scores_correctness_and_attribution(tmp_path: Path) -> None
     agree = sum((r["correctness"] == 1.0) == (r["f1"] >= 0.5) for r in rows) / 2
     assert health is not None and health.verdicts == 4 and health.unparsed == 0
     assert health.judge_f1_agreement == agree and health.agreement_n == 2
-    from memdir.study.eval.report import write_report
+    from memdir_study.eval.report import write_report
 
     report = write_report(tmp_path / "run").read_text()
     assert "## The judge against offline F1" in report
@@ -324,9 +324,9 @@ def test_multiple_choice_is_scored_by_the_chosen_letter(tmp_path: Path) -> None:
     from dataclasses import replace
 
     from memdir.agents import RunRecord
-    from memdir.study.bench import load_sample
-    from memdir.study.eval.runner import ConversationCell, Runner
-    from memdir.study.variants import VARIANTS, BuildContext
+    from memdir_study.bench import load_sample
+    from memdir_study.eval.runner import ConversationCell, Runner
+    from memdir_study.variants import VARIANTS, BuildContext
 
     sample = load_sample("generated", SAMPLE)
     q = next(q for q in sample.questions if q.category == "current")
@@ -370,9 +370,9 @@ def test_closed_book_multiple_choice_sees_the_options_and_its_letter_is_scored(t
 
     from memdir.agents import RunRecord
     from memdir.models.scripted import answer
-    from memdir.study.bench import load_sample
-    from memdir.study.eval.runner import ConversationCell, Runner
-    from memdir.study.variants import Built
+    from memdir_study.bench import load_sample
+    from memdir_study.eval.runner import ConversationCell, Runner
+    from memdir_study.variants import Built
 
     sample = load_sample("generated", SAMPLE)
     q = next(q for q in sample.questions if q.category == "current")

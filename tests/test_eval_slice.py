@@ -14,9 +14,9 @@ from click.testing import CliRunner, Result
 from memdir.cli.main import cli
 from memdir.errors import MemdirError
 from memdir.stream import Turn
-from memdir.study.bench import load_sample
-from memdir.study.bench.types import Question, Sample, parse_sessions
-from memdir.study.eval.runner import RunConfig, corpus_profile
+from memdir_study.bench import load_sample
+from memdir_study.bench.types import Question, Sample, parse_sessions
+from memdir_study.eval.runner import RunConfig, corpus_profile
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("MEMDIR_DATA") or REPO.parent / "shared" / "data")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from memdir.sign_test import paired, sign_p, sign_test
-from memdir.study.eval.records import AnswerRow
-from memdir.study.eval.stats import comparisons, summarize
+from memdir_study.eval.records import AnswerRow
+from memdir_study.eval.stats import comparisons, summarize
 
 
 def test_sign_test_counts_wins_losses_ties_and_drops_unscored() -> None:

@@ -14,7 +14,7 @@ from memdir.cli.main import cli
 from memdir.errors import MemdirError
 from memdir.models import get_model
 from memdir.models.scripted import answer, call
-from memdir.study.eval.runner import RunConfig, run_eval
+from memdir_study.eval.runner import RunConfig, run_eval
 
 SAMPLE = "gen-s3-p2-n4-t3-a2-c1"
 
@@ -130,7 +130,7 @@ def test_ray_workers_take_the_source_stores_as_the_local_run_does(run_a: Path, t
     ray = pytest.importorskip(
         "ray", reason="the optional 'ray' extra is not installed (pip install '.[ray]')"
     )
-    from memdir.study.eval.ray_executor import RayExecutor
+    from memdir_study.eval.ray_executor import RayExecutor
 
     cfg = config(stores_from=str(run_a), limit=None)
     local = run_eval(cfg, tmp_path / "local", progress=False, models={})
@@ -149,7 +149,7 @@ def test_the_source_builder_is_never_made(run_a: Path, tmp_path: Path) -> None:
     """No client for a builder that builds nothing: the manifest's roles name it, unsent."""
     import asyncio
 
-    from memdir.study.eval.runner import Runner
+    from memdir_study.eval.runner import Runner
 
     runner = Runner(config(stores_from=str(run_a), limit=1), tmp_path / "b", progress=False)
     asyncio.run(runner.run())
@@ -243,8 +243,8 @@ def test_a_store_swapped_for_a_link_after_the_run_started_is_not_copied(run_a: P
     before its cell is taken: taking it refuses the link instead of copying what it points at."""
     import shutil
 
-    from memdir.study.eval.runner import ConversationCell
-    from memdir.study.eval.stores_from import StoreSource
+    from memdir_study.eval.runner import ConversationCell
+    from memdir_study.eval.stores_from import StoreSource
 
     source = tmp_path / "source"
     shutil.copytree(run_a, source, symlinks=True)

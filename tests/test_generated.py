@@ -7,8 +7,8 @@ import itertools
 import pytest
 
 from memdir.stream import MAX_TURNS
-from memdir.study.bench import generated
-from memdir.study.bench.data import UnknownSample
+from memdir_study.bench import generated
+from memdir_study.bench.data import UnknownSample
 
 
 def test_same_seed_same_stream_other_seed_other_stream() -> None:

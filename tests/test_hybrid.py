@@ -27,10 +27,10 @@ from memdir.store.hybrid import search_sections
 from memdir.store.index import SearchIndex
 from memdir.store.store import Store
 from memdir.store.units import MAX_UNIT_CHARS, split_units
-from memdir.study.eval.runner import RunConfig, run_eval
-from memdir.study.skills.retrieve import retrieval
 from memdir.tools.profiles import Harness, profile_specs
 from memdir.tools.wiring import open_store
+from memdir_study.eval.runner import RunConfig, run_eval
+from memdir_study.skills.retrieve import retrieval
 
 needs_embedder = pytest.mark.skipif(embedder_missing() is not None, reason=str(embedder_missing()))
 

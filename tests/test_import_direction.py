@@ -30,7 +30,7 @@ ALLOWED: dict[str, set[str]] = {
     "integrations": {"store", "tools"},
     "mcp": {"store", "tools"},
     "api": {"store", "tools", "models", "agents", "integrations", "mcp", "chatlogs"},
-    # the study (memdir.study, docs/study.md) sits on the product; its rooms import downward
+    # the study (memdir_study, docs/study.md) sits on the product; its rooms import downward
     "study.runfolder": {"store"},
     "study.roles": {"store", "tools", "models", "agents"},  # the roles only the study plays
     "study.cluster": {"models"},
@@ -59,7 +59,7 @@ LEAVES = {
     "fact_dates",  # the days a turn's words name (the time rule of a written fact)
     "fact_truth",  # who, what and when of a written fact: every curator and the benchmark
     "sign_test",  # the sign test both studies report with (its docstring says why a leaf)
-    "study",  # memdir/study/__init__.py, a docstring only; its rooms are checked as study.<room>
+    "study",  # memdir_study/__init__.py, a docstring only; its rooms are checked as study.<room>
     "__init__",
     "__main__",
 }
@@ -206,7 +206,7 @@ def test_layers_import_only_downward() -> None:
 def test_the_product_imports_nothing_from_the_study() -> None:
     """The product (store, tools, agents, models, analytics, api, mcp, integrations) works with
     the study deleted: what both need lives in the product, and only the study, cli and ui (the
-    outer layers, which show runs) may reach into memdir.study."""
+    outer layers, which show runs) may reach into memdir_study."""
     problems = [
         f"{name} imports {target}"
         for name, targets in sorted(graph(SRC, "memdir").items())

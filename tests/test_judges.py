@@ -13,10 +13,11 @@ import pytest
 
 from memdir.store import spec
 from memdir.store.store import Store
-from memdir.study.bench.types import Question
-from memdir.study.eval import judges
-from memdir.study.eval.citations import NOT_FOUND, lexical_support, resolve, resolve_all
-from memdir.study.eval.lexical import (
+from memdir.tools.wiring import open_store
+from memdir_study.bench.types import Question
+from memdir_study.eval import judges
+from memdir_study.eval.citations import NOT_FOUND, lexical_support, resolve, resolve_all
+from memdir_study.eval.lexical import (
     exact_match,
     f1_multi,
     f1_score,
@@ -24,7 +25,6 @@ from memdir.study.eval.lexical import (
     normalize_answer,
     offline_correctness,
 )
-from memdir.tools.wiring import open_store
 
 ALICE = """---
 name: alice
@@ -313,7 +313,7 @@ DATA = Path(os.environ.get("MEMDIR_DATA") or Path(__file__).resolve().parents[2]
 def test_every_real_gold_scores_one_against_itself_under_the_locomo_rules(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from memdir.study.bench import locomo, realtalk
+    from memdir_study.bench import locomo, realtalk
 
     monkeypatch.setenv("MEMDIR_DATA", str(DATA))
     monkeypatch.setenv("MEMDIR_OFFLINE", "1")

@@ -83,9 +83,9 @@ def test_live_execution_agent_plays_one_alfworld_task(name: str, key_env: str, t
     """The model-backed skill chain on the first task of the full chain: played, priced, no key kept."""
     pytest.importorskip("alfworld", reason="the optional 'alfworld' extra is not installed")
     from memdir.models import price_card
-    from memdir.study.bench.alfworld import chains, load_games
-    from memdir.study.skills.chain import run_chains
-    from memdir.study.skills.variants import Roles
+    from memdir_study.bench.alfworld import chains, load_games
+    from memdir_study.skills.chain import run_chains
+    from memdir_study.skills.variants import Roles
 
     model = get_model(name)
     record = RunRecord(tmp_path / "run" / "record.jsonl")

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from memdir.stream import MAX_CHARS, MAX_TURNS, Turn, chunk_stream
-from memdir.study.bench import DEFAULTS, load_sample, locomo, personamem, realtalk
-from memdir.study.bench.data import DataUnavailable, UnknownSample, locate
-from memdir.study.bench.evidence import parse_evidence
+from memdir_study.bench import DEFAULTS, load_sample, locomo, personamem, realtalk
+from memdir_study.bench.data import DataUnavailable, UnknownSample, locate
+from memdir_study.bench.evidence import parse_evidence
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("MEMDIR_DATA") or REPO.parent / "shared" / "data")

@@ -23,9 +23,9 @@ from memdir.models import ChatMessage, GenerateConfig, Model, ToolInfo, get_mode
 from memdir.models.local import QWEN_CODER_1_5B, LocalServer
 from memdir.store import frontmatter, spec
 from memdir.stream import Chunk, Turn
-from memdir.study.eval.citations import resolve_all
-from memdir.study.eval.judges import judge_correctness
 from memdir.tools.profiles import Harness
+from memdir_study.eval.citations import resolve_all
+from memdir_study.eval.judges import judge_correctness
 
 pytestmark = LOCAL_TIER
 
@@ -118,7 +118,7 @@ def test_search_episode_opens_the_store_and_cites_a_file_that_holds_the_answer(
 
 
 def test_judge_verdict_parses(model: Model) -> None:
-    from memdir.study.eval.runner import _JudgeModel
+    from memdir_study.eval.runner import _JudgeModel
 
     verdict = asyncio.run(
         judge_correctness(_JudgeModel(model), "What diet does Alice follow?", "vegan", "Alice is vegan.")

@@ -12,8 +12,8 @@ import pytest
 
 from memdir.conventions import turn_numbers
 from memdir.errors import MemdirError
-from memdir.study.bench import BENCHMARKS, DEFAULTS, load_sample, longmemeval
-from memdir.study.bench.data import DataUnavailable, UnknownSample
+from memdir_study.bench import BENCHMARKS, DEFAULTS, load_sample, longmemeval
+from memdir_study.bench.data import DataUnavailable, UnknownSample
 
 
 def turn(role: str, content: str, has_answer: bool | None = None) -> dict[str, Any]:

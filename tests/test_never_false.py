@@ -17,7 +17,7 @@ from memdir.fact_truth import Line, false_reason
 from memdir.models import get_model
 from memdir.store.store import Store
 from memdir.stream import Turn
-from memdir.study.eval.writes import score, store_fact_lines
+from memdir_study.eval.writes import score, store_fact_lines
 
 DAY = "2024-03-01"
 
@@ -223,7 +223,7 @@ def test_the_benchmark_counts_false_lines_by_reason_beside_the_old_precision(tmp
 def test_a_matching_reference_fact_names_the_subject(tmp_path: Path) -> None:
     """LoCoMo files an observation under a speaker and may open it with another's name or a
     relative: the line's subject is judged by the observation it matches, when one does."""
-    from memdir.study.bench.locomo import Observation
+    from memdir_study.bench.locomo import Observation
 
     turns = [
         Turn("S1T7", "Caroline", "The support group has made me feel accepted.", DAY),

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from memdir.study.bench.alfworld import Game, Goal, load_games
-from memdir.study.skills.novice import applies, learned_step
+from memdir_study.bench.alfworld import Game, Goal, load_games
+from memdir_study.skills.novice import applies, learned_step
 
 EPISODE = (
     "---\nname: e004-heat-apple\ndescription: Episode 4\nmetadata:\n  type: episode\n  family: heat\n"
@@ -46,11 +46,11 @@ def test_only_successes_of_the_tasks_own_family_teach() -> None:
 
 alfworld = pytest.importorskip("alfworld", reason="the optional 'alfworld' extra is not installed")
 
-from memdir.study.bench.alfworld_env import AlfworldEnv  # noqa: E402
-from memdir.study.skills.chain import run_chains  # noqa: E402
-from memdir.study.skills.novice import Novice  # noqa: E402
-from memdir.study.skills.policy import OfflinePolicy  # noqa: E402
-from memdir.study.skills.render import render_episode  # noqa: E402
+from memdir_study.bench.alfworld_env import AlfworldEnv  # noqa: E402
+from memdir_study.skills.chain import run_chains  # noqa: E402
+from memdir_study.skills.novice import Novice  # noqa: E402
+from memdir_study.skills.policy import OfflinePolicy  # noqa: E402
+from memdir_study.skills.render import render_episode  # noqa: E402
 
 BY_ID = {g.id: g for g in load_games()}
 CLEAN = BY_ID["pick_clean_then_place_in_recep-DishSponge-None-Cart-401/trial_T20190907_024634_972453"]

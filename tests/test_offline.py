@@ -20,8 +20,8 @@ from memdir.models import get_model
 from memdir.store import spec
 from memdir.store.spec import DEFAULT_FANOUT_CAP
 from memdir.stream import Turn, chunk_stream, load_turns
-from memdir.study.eval.runner import RunConfig, run_eval
 from memdir.tools.profiles import Harness
+from memdir_study.eval.runner import RunConfig, run_eval
 
 CONVERSATION = [
     Turn("S1T1", "Alice", "Hi Bob! I prefer coffee in the morning, it keeps me going.", "2023-05-01"),
@@ -228,15 +228,15 @@ def test_ingest_and_ask_commands(tmp_path: Path) -> None:
 
 def test_the_offline_model_plays_only_the_roles_with_a_baseline(tmp_path: Path) -> None:
     """One place chooses who plays a role (agents/baselines.py): the baselines for management,
-    answering and choice (the study's closed-book floor brings its own, memdir.study.roles); a
+    answering and choice (the study's closed-book floor brings its own, memdir_study.roles); a
     stated refusal for every other role."""
     import pytest
 
     from memdir.agents import reorganize
     from memdir.agents.baselines import NO_BASELINE, has_baseline
     from memdir.errors import MemdirError
-    from memdir.study.roles import NO_BASELINE as STUDY_NO_BASELINE
-    from memdir.study.roles import closed_book, folder
+    from memdir_study.roles import NO_BASELINE as STUDY_NO_BASELINE
+    from memdir_study.roles import closed_book, folder
 
     offline = get_model("offline")
     out = asyncio.run(closed_book(offline, "What does Alice eat?"))

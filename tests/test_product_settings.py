@@ -65,13 +65,13 @@ def test_the_product_names_no_study_variant() -> None:
     """A variant is the study's word: the product's code (store, tools, agents, models,
     analytics, api, mcp, integrations, chatlogs) holds no variant's name, so no study setting
     can reach a product role by name; the study brings its variant's role itself
-    (`memdir.study.roles.variant_role`). A profile that shares a variant's name is a profile."""
+    (`memdir_study.roles.variant_role`). A profile that shares a variant's name is a profile."""
     import ast
 
     import memdir
-    from memdir.study.skills.variants import SKILL_VARIANTS
-    from memdir.study.variants import VARIANTS
     from memdir.tools.profiles import PROFILES
+    from memdir_study.skills.variants import SKILL_VARIANTS
+    from memdir_study.variants import VARIANTS
 
     names = (set(VARIANTS) | set(SKILL_VARIANTS)) - set(PROFILES)
     src = Path(memdir.__file__).parent

@@ -19,8 +19,8 @@ from click.testing import CliRunner
 from memdir.cli.main import cli
 from memdir.errors import MemdirError
 from memdir.models import get_model
-from memdir.study.cluster import PASSED_ENV, ModelSpec, worker_env
-from memdir.study.eval.runner import RunConfig, run_eval
+from memdir_study.cluster import PASSED_ENV, ModelSpec, worker_env
+from memdir_study.eval.runner import RunConfig, run_eval
 
 SAMPLE = "gen-s3-p2-n4-t3-a2-c1"  # 8 questions
 VARIANTS = ["chunk-retrieval", "verbatim-dump"]  # two variants the offline baselines play
@@ -68,7 +68,7 @@ def local_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_ray_run_writes_the_same_folder_as_a_local_one(
     ray_cluster: Any, local_run: Path, tmp_path: Path
 ) -> None:
-    from memdir.study.eval.ray_executor import RayExecutor
+    from memdir_study.eval.ray_executor import RayExecutor
 
     out = tmp_path / "ray"
     summary = run_eval(config(), out, progress=False, executor=RayExecutor())
@@ -86,7 +86,7 @@ def test_a_ray_run_writes_the_same_folder_as_a_local_one(
 def test_an_interrupted_ray_run_resumes_to_the_clean_run(
     ray_cluster: Any, local_run: Path, tmp_path: Path
 ) -> None:
-    from memdir.study.eval.ray_executor import RayExecutor
+    from memdir_study.eval.ray_executor import RayExecutor
 
     out = tmp_path / "resumed"
     partial = run_eval(config(limit=3), out, progress=False, executor=RayExecutor(cells_at_once=1))
@@ -117,10 +117,10 @@ def test_an_interrupted_ray_run_resumes_to_the_clean_run(
 @pytest.mark.slow
 def test_a_ray_skill_chain_plays_as_the_local_one(ray_cluster: Any, tmp_path: Path) -> None:
     pytest.importorskip("alfworld", reason="the optional 'alfworld' extra is not installed")
-    from memdir.study.bench.alfworld import load_games
-    from memdir.study.skills.chain import run_chains
-    from memdir.study.skills.ray_executor import RayChainRunner
-    from memdir.study.skills.report import write_report
+    from memdir_study.bench.alfworld import load_games
+    from memdir_study.skills.chain import run_chains
+    from memdir_study.skills.ray_executor import RayChainRunner
+    from memdir_study.skills.report import write_report
 
     try:
         games = load_games()
@@ -190,7 +190,7 @@ def test_workers_call_the_model_with_the_key_from_the_environment_only(
     """A model cell on Ray: the key set after the cluster started still reaches the worker (in
     the task's runtime environment), the provider gets it, and no file of the run holds it."""
     from agent_helpers import StandIn, fixture
-    from memdir.study.eval.ray_executor import RayExecutor
+    from memdir_study.eval.ray_executor import RayExecutor
 
     key = "sk-test-ray-0000000000000000"
     monkeypatch.setenv("OPENAI_API_KEY", key)

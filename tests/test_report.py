@@ -5,9 +5,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from memdir.study.eval.records import CellSummary, RunSummary, SearchMeans
-from memdir.study.eval.report import check_text, dump_ratio, write_report
-from memdir.study.eval.runner import RunConfig, run_eval
+from memdir_study.eval.records import CellSummary, RunSummary, SearchMeans
+from memdir_study.eval.report import check_text, dump_ratio, write_report
+from memdir_study.eval.runner import RunConfig, run_eval
 
 SAMPLE = "gen-s3-p2-n4-t3-a2-c1"
 

@@ -12,9 +12,9 @@ import pytest
 from conftest import flock_held
 from memdir.errors import MemdirError
 from memdir.store.oslock import LockTimeout
-from memdir.study import runfolder
-from memdir.study.runfolder import JsonlTable, require_same, write_manifest
-from memdir.study.skills.folder import ChainFolder
+from memdir_study import runfolder
+from memdir_study.runfolder import JsonlTable, require_same, write_manifest
+from memdir_study.skills.folder import ChainFolder
 
 
 def rows_of(n: int, cell: str = "a") -> list[dict[str, Any]]:

@@ -19,10 +19,10 @@ from memdir.agents.answer import parse_answer
 from memdir.agents.roles import CITE_EVERY_CLAIM, _load, get_role, render
 from memdir.models import get_model, price_card
 from memdir.models.scripted import answer
-from memdir.study.bench import load_sample
-from memdir.study.eval.runner import RunConfig, run_eval
-from memdir.study.roles import variant_role
-from memdir.study.variants import ALL, VARIANTS, BuildContext
+from memdir_study.bench import load_sample
+from memdir_study.eval.runner import RunConfig, run_eval
+from memdir_study.roles import variant_role
+from memdir_study.variants import ALL, VARIANTS, BuildContext
 
 SAMPLE = "gen-s3-p2-n4-t3-a2-c1"  # 4 sessions, 8 questions
 REPLY = '{"answer": "vegan", "citations": ["/memories/session-01.md:6"]}'

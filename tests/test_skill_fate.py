@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from memdir.store import spec
-from memdir.study.skills.fate import entry_texts, fate, fate_lines
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store
+from memdir_study.skills.fate import entry_texts, fate, fate_lines
 
 MUGS = "# Mugs\n- take the mug\n- rinse it\n"  # `merged`'s line, and more
 
@@ -69,8 +69,8 @@ def test_the_report_table_has_the_four_categories() -> None:
 
 @pytest.mark.slow
 def test_a_chain_row_records_the_fate_at_the_papers_checkpoint(tmp_path: Path) -> None:
-    from memdir.study.bench.alfworld import load_games
-    from memdir.study.skills.chain import run_chains
+    from memdir_study.bench.alfworld import load_games
+    from memdir_study.skills.chain import run_chains
 
     games = load_games()[:4]  # the checkpoint is task round(0.25 * 4) = 1
     rows = run_chains(tmp_path / "run", ["episode-log"], games=games)

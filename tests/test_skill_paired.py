@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from memdir.study.skills.report import write_report
+from memdir_study.skills.report import write_report
 
 FAMILIES = ("place", "look", "heat")
 

@@ -12,12 +12,12 @@ import pytest
 from memdir.agents.record import RunRecord, read_record
 from memdir.models import ChatMessage, get_model, price_card
 from memdir.models.scripted import answer, call
-from memdir.study.bench.alfworld import load_games
-from memdir.study.skills.guidance import synthesize
-from memdir.study.skills.hints import read_hints
-from memdir.study.skills.retrieve import Doc
-from memdir.study.skills.variants import Roles
 from memdir.tools.wiring import open_store
+from memdir_study.bench.alfworld import load_games
+from memdir_study.skills.guidance import synthesize
+from memdir_study.skills.hints import read_hints
+from memdir_study.skills.retrieve import Doc
+from memdir_study.skills.variants import Roles
 
 SKILL = (
     "---\nname: heat\ndescription: Procedure (skill): heat an object\nmetadata:\n  type: skill\n"
@@ -50,9 +50,9 @@ def test_offline_guidance_substitutes_the_task_and_keeps_the_evidence() -> None:
 
 alfworld = pytest.importorskip("alfworld", reason="the optional 'alfworld' extra is not installed")
 
-from memdir.study.bench.alfworld_env import AlfworldEnv  # noqa: E402
-from memdir.study.skills.chain import run_chains  # noqa: E402
-from memdir.study.skills.policy import OfflinePolicy  # noqa: E402
+from memdir_study.bench.alfworld_env import AlfworldEnv  # noqa: E402
+from memdir_study.skills.chain import run_chains  # noqa: E402
+from memdir_study.skills.policy import OfflinePolicy  # noqa: E402
 
 BY_ID = {g.id: g for g in load_games()}
 PLACE = BY_ID["pick_and_place_simple-ToiletPaper-None-ToiletPaperHanger-406/trial_T20190908_122858_883968"]
@@ -167,7 +167,7 @@ def test_a_model_run_needs_a_price_card(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_cell_whose_model_fails_is_aborted_whole_and_the_others_go_on(tmp_path: Path) -> None:
-    from memdir.study.skills.report import write_report
+    from memdir_study.skills.report import write_report
 
     first, second = winning_actions(PLACE), winning_actions(KEYCHAIN)
     # Lockstep: no-store plays task 1, then episode-log's first call fails for good.
@@ -219,7 +219,7 @@ def test_a_shell_search_agent_cannot_change_the_store(tmp_path: Path) -> None:
     import asyncio
 
     from memdir.store import spec
-    from memdir.study.skills.serving import select
+    from memdir_study.skills.serving import select
 
     store = open_store(tmp_path / "mem", create=True)
     spec.init(store)

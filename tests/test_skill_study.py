@@ -18,13 +18,13 @@ from memdir.agents.roles import render
 from memdir.models import ChatMessage, get_model, price_card
 from memdir.models.scripted import answer, call
 from memdir.store import spec
-from memdir.study.roles import study_role
-from memdir.study.skills.variants import Roles
 from memdir.tools.wiring import open_store
+from memdir_study.roles import study_role
+from memdir_study.skills.variants import Roles
 
 
 def test_the_gs_user_turn_is_the_task_and_one_fixed_line(tmp_path: Path) -> None:
-    from memdir.study.roles import GS_INSTRUCTION, guidance
+    from memdir_study.roles import GS_INSTRUCTION, guidance
 
     store = open_store(tmp_path / "mem", create=True)
     spec.init(store)
@@ -39,7 +39,7 @@ def test_the_gs_user_turn_is_the_task_and_one_fixed_line(tmp_path: Path) -> None
 def test_the_entry_picking_search_prompt_has_no_core_memory(tmp_path: Path) -> None:
     """skill_search, like every search of the study, gets its system prompt and the task: no
     core-memory block, though the store's root holds a file the convention makes core memory."""
-    from memdir.study.roles import select_entries
+    from memdir_study.roles import select_entries
 
     store = open_store(tmp_path / "mem", create=True)
     spec.init(store)
@@ -55,7 +55,7 @@ def test_the_entry_picking_search_prompt_has_no_core_memory(tmp_path: Path) -> N
 
 
 def test_the_outcome_gate_is_stated_only_to_the_gated_variants() -> None:
-    from memdir.study.skills.execution import GATE_RULE, NO_NOTES_RULE, NOTES_RULE, outcome_rules
+    from memdir_study.skills.execution import GATE_RULE, NO_NOTES_RULE, NOTES_RULE, outcome_rules
 
     role = study_role("management_skills")
     values = dict(core_memory="", chunk="x", chunk_id="E1", outcome="failure", served="(none)")
@@ -67,8 +67,8 @@ def test_the_outcome_gate_is_stated_only_to_the_gated_variants() -> None:
 
 alfworld = pytest.importorskip("alfworld", reason="the optional 'alfworld' extra is not installed")
 
-from memdir.study.skills.chain import run_chains  # noqa: E402
-from memdir.study.skills.report import write_report  # noqa: E402
+from memdir_study.skills.chain import run_chains  # noqa: E402
+from memdir_study.skills.report import write_report  # noqa: E402
 from test_skill_roles import KEYCHAIN, PLACE, PLACE_SKILL, winning_actions  # noqa: E402
 
 CARD = price_card("gpt-5.4-mini")

@@ -10,8 +10,8 @@ from agent_helpers import new_store, snapshot
 from memdir.agents import RunRecord, render
 from memdir.models import get_model
 from memdir.models.scripted import ScriptedAPI, answer, call
-from memdir.study.roles import study_role
-from memdir.study.skills.execution import NOTES_RULE, execute, manage_trajectory, parse_action
+from memdir_study.roles import study_role
+from memdir_study.skills.execution import NOTES_RULE, execute, manage_trajectory, parse_action
 
 
 class KeyRoom:
@@ -76,7 +76,7 @@ def test_execution_stops_at_the_step_cap() -> None:
 def test_execution_stops_when_the_same_action_gets_the_same_observation() -> None:
     """The local model sent "examine armchair 1" step after step: after REPEAT_STOP identical
     steps nothing new can happen at temperature 0, and the attempt ends with that reason."""
-    from memdir.study.skills.execution import REPEAT_STOP
+    from memdir_study.skills.execution import REPEAT_STOP
 
     env = KeyRoom()
     model = get_model("scripted", script=["look", *(["wait"] * 20)])
@@ -93,7 +93,7 @@ def test_execution_stops_when_nothing_it_sees_is_new() -> None:
     """The local model took and put objects in turn for 27 steps, never one step five times
     running: after NO_PROGRESS_STOP steps that each repeated a seen (action, observation), the
     attempt ends as `no_progress`; a step with something new resets the count."""
-    from memdir.study.skills.execution import NO_PROGRESS_STOP
+    from memdir_study.skills.execution import NO_PROGRESS_STOP
 
     script = ["look", "wait"] * 4 + ["take key from table"] + ["look", "wait"] * 10
     record = RunRecord(None)
@@ -140,7 +140,7 @@ def test_parse_action() -> None:
 
 def test_an_empty_store_serves_nothing_without_asking_the_model(tmp_path: Path) -> None:
     """The first task of a chain: the store holds only MEMORY.md, so there is nothing to cite."""
-    from memdir.study.skills.serving import guide, select
+    from memdir_study.skills.serving import guide, select
 
     store = new_store(tmp_path / "mem")
     model = get_model("scripted", script=[])  # any call would fail the test
@@ -157,6 +157,6 @@ def test_an_empty_store_serves_nothing_without_asking_the_model(tmp_path: Path) 
     assert [e["kind"] for e in record.entries] == ["serve_skipped", "serve_skipped"]
     with store.step("seed"):
         store.create("/memories/open-locked-door.md", SKILL)
-    from memdir.study.skills.serving import has_entries
+    from memdir_study.skills.serving import has_entries
 
     assert has_entries(store)

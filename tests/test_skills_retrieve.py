@@ -15,7 +15,10 @@ from memdir.errors import MemdirError
 from memdir.store import spec
 from memdir.store.embed import embedder_missing
 from memdir.store.store import Store
-from memdir.study.skills.retrieve import (
+from memdir.tools.profiles import Harness
+from memdir.tools.sandbox import _probe
+from memdir.tools.wiring import open_store
+from memdir_study.skills.retrieve import (
     DEFAULT,
     RETRIEVALS,
     bm25_retrieve,
@@ -25,9 +28,6 @@ from memdir.study.skills.retrieve import (
     retrieval,
     shell_retrieve,
 )
-from memdir.tools.profiles import Harness
-from memdir.tools.sandbox import _probe
-from memdir.tools.wiring import open_store
 
 NO_SANDBOX = _probe()
 needs_sandbox = pytest.mark.skipif(NO_SANDBOX is not None, reason=f"no confining sandbox here: {NO_SANDBOX}")

@@ -337,8 +337,8 @@ def test_the_split_curated_variant_needs_a_model_and_agent_curated_stays_agentic
 
     from memdir.models.base import Model
     from memdir.models.scripted import answer
-    from memdir.study.bench import load_sample
-    from memdir.study.variants import VARIANTS, BuildContext, VariantUnavailable, parse_variants
+    from memdir_study.bench import load_sample
+    from memdir_study.variants import VARIANTS, BuildContext, VariantUnavailable, parse_variants
 
     sample = load_sample("generated", "gen-s3-p2-n4-t3-a2-c1")
 

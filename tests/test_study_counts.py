@@ -13,10 +13,10 @@ from click.testing import CliRunner
 from memdir.analytics.stats import store_stats
 from memdir.cli.main import cli
 from memdir.store import spec
-from memdir.study.bench import load_sample
-from memdir.study.skills.chain import store_size
-from memdir.study.variants.dump import write_dump
 from memdir.tools.wiring import open_store
+from memdir_study.bench import load_sample
+from memdir_study.skills.chain import store_size
+from memdir_study.variants.dump import write_dump
 
 # The paper's Table 3, verbatim-dump rows: (dirs, files, sections, KB).
 TABLE_3_DUMP = {
@@ -84,8 +84,8 @@ def test_the_offline_searcher_dates_a_dump_turn_by_its_session(tmp_path: Path) -
     to a 'when' question still reads it there (conv-50 temporal F1 was .36 with a date on every
     line, .01 when the heading's date went unread)."""
     from memdir.agents.offline.searcher import LexicalSearcher
-    from memdir.study.eval.lexical import locomo_f1
     from memdir.tools.profiles import Harness
+    from memdir_study.eval.lexical import locomo_f1
 
     sample = load_sample("locomo", "conv-50")
     store = open_store(tmp_path / "dump", create=True)

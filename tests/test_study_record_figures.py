@@ -15,9 +15,9 @@ from memdir.cli.main import cli
 from memdir.models import get_model
 from memdir.models.scripted import answer
 from memdir.models.usage import Bounds
-from memdir.study.eval.composite import COMPOSITE_WEIGHTS, STUDY_SCALES, composite, points
-from memdir.study.eval.judges import SCALES
-from memdir.study.eval.runner import RunConfig, run_eval
+from memdir_study.eval.composite import COMPOSITE_WEIGHTS, STUDY_SCALES, composite, points
+from memdir_study.eval.judges import SCALES
+from memdir_study.eval.runner import RunConfig, run_eval
 
 # Table 18 (execution agent, millions of tokens): perfect, measured, no-cache, and the printed
 # measured/perfect and caching efficiency (%), as the reference gives them.

@@ -17,9 +17,9 @@ from agent_helpers import StandIn
 from memdir.cli.main import cli
 from memdir.errors import MemdirError
 from memdir.models import RetryPolicy, Usage, get_model, price_card
-from memdir.study.eval.records import CellSummary
-from memdir.study.eval.report import build_table, search_table, write_report
-from memdir.study.eval.runner import RunConfig, run_eval
+from memdir_study.eval.records import CellSummary
+from memdir_study.eval.report import build_table, search_table, write_report
+from memdir_study.eval.runner import RunConfig, run_eval
 
 SAMPLE = "gen-s3-p2-n4-t3-a2-c1"
 PLACE = "pick_and_place_simple-ToiletPaper-None-ToiletPaperHanger-406/trial_T20190908_122858_883968"
@@ -295,7 +295,7 @@ def test_a_role_model_shares_its_provider_and_counts_on_the_model() -> None:
 
 
 def test_a_role_model_travels_to_a_worker_with_its_effort() -> None:
-    from memdir.study.cluster import ModelSpec
+    from memdir_study.cluster import ModelSpec
 
     role = get_model(MINI, base_url="http://127.0.0.1:9/v1").with_settings(reasoning_effort="high")
     spec = ModelSpec.of(MINI, role)
@@ -307,11 +307,11 @@ def test_a_role_model_travels_to_a_worker_with_its_effort() -> None:
 @pytest.mark.slow
 def test_the_skill_chain_prices_its_search_and_execution_bills_apart(tmp_path: Path) -> None:
     pytest.importorskip("alfworld", reason="the optional 'alfworld' extra is not installed")
-    from memdir.study.bench.alfworld import load_games
-    from memdir.study.bench.alfworld_env import AlfworldEnv
-    from memdir.study.skills.chain import run_chains
-    from memdir.study.skills.policy import OfflinePolicy
-    from memdir.study.skills.variants import Roles
+    from memdir_study.bench.alfworld import load_games
+    from memdir_study.bench.alfworld_env import AlfworldEnv
+    from memdir_study.skills.chain import run_chains
+    from memdir_study.skills.policy import OfflinePolicy
+    from memdir_study.skills.variants import Roles
 
     by_id = {g.id: g for g in load_games()}
     games = [by_id[g] for g in (PLACE, KEYCHAIN)]

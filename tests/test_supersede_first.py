@@ -20,9 +20,9 @@ from memdir.cli.main import cli
 from memdir.conventions import parse_keyed
 from memdir.mcp.server import build_server
 from memdir.store.embed import embedder_missing
-from memdir.study.eval.stale_first import stale_first
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store
+from memdir_study.eval.stale_first import stale_first
 
 LISBON_DAY, PORTO_DAY = "2024-03-01", "2024-04-05"
 

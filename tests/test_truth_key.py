@@ -17,10 +17,10 @@ from memdir.cli.main import cli
 from memdir.errors import MemdirError
 from memdir.store.store import Store
 from memdir.stream import Turn
-from memdir.study.bench import truthkey
-from memdir.study.bench.data import DataUnavailable
-from memdir.study.eval import keyscore
-from memdir.study.eval.writes import store_fact_lines
+from memdir_study.bench import truthkey
+from memdir_study.bench.data import DataUnavailable
+from memdir_study.eval import keyscore
+from memdir_study.eval.writes import store_fact_lines
 
 CATEGORIES = ("relatives", "denial", "relative-date", "change", "question", "small-talk")
 TUNED = {"conv-26", "conv-50", "conv-30", "conv-43"}

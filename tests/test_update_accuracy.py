@@ -15,14 +15,14 @@ from memdir.cli.main import cli
 from memdir.models import OfflineModel
 from memdir.store.store import Store
 from memdir.stream import Turn
-from memdir.study.bench import load_sample
-from memdir.study.bench.types import Fact, Question, Sample
-from memdir.study.eval.updates import changed_keys, live_value, said_value, score_updates, verdict
-from memdir.study.eval.updates_run import UPDATES, first_hits
-from memdir.study.eval.writes import store_fact_lines
-from memdir.study.eval.writes_run import ROWS, WritesRun, run_writes
-from memdir.study.runfolder import JsonlTable
 from memdir.tools.wiring import open_store
+from memdir_study.bench import load_sample
+from memdir_study.bench.types import Fact, Question, Sample
+from memdir_study.eval.updates import changed_keys, live_value, said_value, score_updates, verdict
+from memdir_study.eval.updates_run import UPDATES, first_hits
+from memdir_study.eval.writes import store_fact_lines
+from memdir_study.eval.writes_run import ROWS, WritesRun, run_writes
+from memdir_study.runfolder import JsonlTable
 
 MARCH, APRIL = "2024-03-01", "2024-04-05"
 DATES = {f"S1T{i}": MARCH for i in range(1, 9)} | {f"S2T{i}": APRIL for i in range(1, 9)}

@@ -14,9 +14,9 @@ from memdir.models import get_model, price_card
 from memdir.models.scripted import answer, call
 from memdir.store import frontmatter, spec
 from memdir.store.store import Store
-from memdir.study.bench import load_sample
-from memdir.study.roles import FolderingError
-from memdir.study.variants import (
+from memdir_study.bench import load_sample
+from memdir_study.roles import FolderingError
+from memdir_study.variants import (
     VARIANTS,
     BuildContext,
     Built,

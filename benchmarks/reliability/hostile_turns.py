@@ -161,9 +161,9 @@ def description(base: Path) -> str:
 
 
 def u2028(base: Path) -> str:
-    from memdir.study.skills.retrieve import grep_retrieve
     from memdir.tools.profiles import Harness
     from memdir.tools.wiring import open_store
+    from memdir_study.skills.retrieve import grep_retrieve
 
     store = open_store(base / "m", create=True, init=True, index=False, journal=False)
     w = Harness(store, "manage")
@@ -177,7 +177,7 @@ def u2028(base: Path) -> str:
 
 def citations(base: Path) -> str:
     from memdir import Memory
-    from memdir.study.eval.citations import resolve
+    from memdir_study.eval.citations import resolve
 
     m = Memory(base / "m")
     text = "---\nname: a\ndescription: A\n---\n# A\n## Diet\n- vegan [S1T1]\n"

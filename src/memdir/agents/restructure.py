@@ -1,6 +1,6 @@
 """Reorganization passes over an existing store (preserve or condense): `memdir consolidate`'s
 pass, and the study's reorg-* variants. The study's foldering pass (move only) is the study's own
-(memdir.study.roles)."""
+(memdir_study.roles)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """`memdir study bench retrieval`: retrieval quality per search mode, without any LLM (and the `bench`
 group, which also holds `bench writes`, write quality: `bench_writes_cmd.py`).
 
-The figures come from `memdir.study.eval.retrieval` (definitions in its docstring); this module picks
+The figures come from `memdir_study.eval.retrieval` (definitions in its docstring); this module picks
 the samples, shows progress on stderr, prints one table per benchmark, and writes
 `retrieval.json` (every figure: per conversation, averaged over conversations, pooled over
 questions) and `retrieval.png` (recall@k any against k) into the run folder. The tables show
@@ -26,7 +26,7 @@ import click
 from memdir.errors import MemdirError
 
 if TYPE_CHECKING:
-    from memdir.study.eval.retrieval import ConversationResult
+    from memdir_study.eval.retrieval import ConversationResult
 
 BENCHMARKS = ("locomo", "realtalk")  # what `all` runs; longmemeval only when named (hundreds of MB)
 SECTION_COLUMNS = ("store / mode", "questions", "R@1", "R@3", "R@5", "R@10", "top-5 KB", "build s", "ms p50")
@@ -38,14 +38,14 @@ CHUNK_COLUMNS = (
 
 def samples(benchmark: str, ids: Sequence[str] | None) -> list[Any]:
     """The benchmark's samples (every one, or those of `ids` it has), in its own order."""
-    from memdir.study.bench import load_sample
+    from memdir_study.bench import load_sample
 
     if benchmark == "longmemeval":
-        from memdir.study.bench import longmemeval
+        from memdir_study.bench import longmemeval
 
         found = longmemeval.load_all()  # DataUnavailable, saying where to put the file
         return [s for s in found if ids is None or s.id in ids]
-    from memdir.study.bench import locomo, realtalk
+    from memdir_study.bench import locomo, realtalk
 
     known = locomo.sample_ids() if benchmark == "locomo" else realtalk.sample_ids()
     return [load_sample(benchmark, c) for c in known if ids is None or c in ids]
@@ -55,7 +55,7 @@ def sessions_hook(benchmark: str) -> Callable[[Any, Any], set[int]] | None:
     """LongMemEval scores sessions against its own answer sessions; the others use evidence."""
     if benchmark != "longmemeval":
         return None
-    from memdir.study.bench.longmemeval import answer_sessions
+    from memdir_study.bench.longmemeval import answer_sessions
 
     return lambda sample, _question: answer_sessions(sample)
 
@@ -78,8 +78,8 @@ def run_retrieval(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from memdir.store.embed import configured
-    from memdir.study.bench.data import DataUnavailable
-    from memdir.study.eval import retrieval as rt
+    from memdir_study.bench.data import DataUnavailable
+    from memdir_study.eval import retrieval as rt
 
     start = time.perf_counter()
     loaded: dict[str, list[Any]] = {}
@@ -163,7 +163,7 @@ def run_retrieval(
     record["reused"] = reused  # conversations read back from an earlier, stopped run of the same settings
     record["counting"] = (
         "a question counts when its evidence names a turn of the sample (LoCoMo's category 5 is "
-        "left out by its loader; LongMemEval's _abs items too); see memdir.study.eval.retrieval"
+        "left out by its loader; LongMemEval's _abs items too); see memdir_study.eval.retrieval"
     )
     record["table_shows"] = "mean over conversations (each weighs the same); 'pooled' is over questions"
     record["wall_seconds"] = round(time.perf_counter() - start, 1)
@@ -176,7 +176,7 @@ def run_retrieval(
 
 def _cached(path: Path, key: dict[str, Any]) -> ConversationResult | None:
     """The conversation's result from an earlier run with the same settings, else None."""
-    from memdir.study.eval.retrieval import from_raw
+    from memdir_study.eval.retrieval import from_raw
 
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -238,7 +238,7 @@ def plot(record: dict[str, Any], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from memdir.study.eval.retrieval import CHUNK_MODES
+    from memdir_study.eval.retrieval import CHUNK_MODES
 
     ks = (1, 3, 5, 10)
     found = record["benchmarks"]
@@ -271,7 +271,7 @@ def json_figures(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _modes(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:
-    from memdir.study.eval.retrieval import CHUNK_MODES
+    from memdir_study.eval.retrieval import CHUNK_MODES
 
     if value == "all":
         return list(CHUNK_MODES)

@@ -1,6 +1,6 @@
 """`memdir study bench writes` and `memdir study bench writes-plot`: write quality, no model needed to score.
 
-The figures are `memdir.study.eval.writes` (definitions: docs/metrics.md, "Write quality"); the run
+The figures are `memdir_study.eval.writes` (definitions: docs/metrics.md, "Write quality"); the run
 folder, its resume and its rows are `study/eval/writes_run.py`; summary, table and plot are
 `study/eval/writes_report.py`. This module reads the options, shows progress on stderr and prints.
 `bench_cmd.py` adds both commands to the `bench` group beside `bench retrieval`.
@@ -21,7 +21,7 @@ from memdir.errors import MemdirError
 
 def _sessions(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """`--sessions` checked before anything runs, normalized to "A-B"."""
-    from memdir.study.bench.types import parse_sessions
+    from memdir_study.bench.types import parse_sessions
 
     if value is None:
         return None
@@ -95,9 +95,9 @@ def writes_cmd(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-    from memdir.study.eval import writes_report as report
-    from memdir.study.eval.updates_run import summary_line
-    from memdir.study.eval.writes_run import WritesRun, run_writes
+    from memdir_study.eval import writes_report as report
+    from memdir_study.eval.updates_run import summary_line
+    from memdir_study.eval.writes_run import WritesRun, run_writes
 
     model = model_from_options(model_name, base_url, api_key_env, None, tool_protocol)
     run = WritesRun(benchmark, model_name, cast(Curation, curation), sessions, base_url, tool_protocol)
@@ -146,7 +146,7 @@ def writes_cmd(
 def writes_plot_cmd(folders: tuple[str, ...], out: str) -> None:
     """Plot several `bench writes` runs (their FOLDERS: offline, local agentic, local split, ...)
     on one figure: recall against cost, a point per run."""
-    from memdir.study.eval import writes_report as report
+    from memdir_study.eval import writes_report as report
 
     try:
         runs = [report.read_summary(Path(f)) for f in folders]

@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
-from memdir.study.bench import DEFAULTS, load_sample
-from memdir.study.bench.types import Sample
+from memdir_study.bench import DEFAULTS, load_sample
+from memdir_study.bench.types import Sample
 
 
 def describe(sample: Sample) -> dict[str, Any]:

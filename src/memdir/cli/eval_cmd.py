@@ -17,14 +17,14 @@ from memdir.cli.model_opts import (
     tool_set_option,
 )
 from memdir.errors import MemdirError
-from memdir.study.eval.model_settings import AGENTS, IN_FLIGHT, ROLES, default_in_flight
+from memdir_study.eval.model_settings import AGENTS, IN_FLIGHT, ROLES, default_in_flight
 
 
 def _sessions(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """`--sessions` checked before anything runs, normalized to "A-B"."""
     if value is None:
         return None
-    from memdir.study.bench.types import parse_sessions
+    from memdir_study.bench.types import parse_sessions
 
     try:
         first, last = parse_sessions(value)
@@ -150,17 +150,17 @@ def eval_cmd(
 ) -> None:
     """Build every variant's store, answer the benchmark's questions over it, judge, and write
     manifest.json, answers.jsonl, calls.jsonl, summary.json, report.md and plots to OUT."""
-    from memdir.study.bench import DEFAULTS
-    from memdir.study.eval.report import correctness_table, write_report
-    from memdir.study.eval.runner import RunConfig, run_eval
-    from memdir.study.variants import parse_variants
+    from memdir_study.bench import DEFAULTS
+    from memdir_study.eval.report import correctness_table, write_report
+    from memdir_study.eval.runner import RunConfig, run_eval
+    from memdir_study.variants import parse_variants
 
     on_ray = check_executor(executor, address, cells_at_once)
     try:
         convs = [c.strip() for c in (conversation or DEFAULTS[benchmark]).split(",") if c.strip()]
         builder = builder_model or model
         if stores_from is not None:  # the stores are the source run's: so is their builder
-            from memdir.study.eval.stores_from import StoreSource
+            from memdir_study.eval.stores_from import StoreSource
 
             builder = builder_model or StoreSource.open(stores_from).builder_model
         config = RunConfig(
@@ -187,8 +187,8 @@ def eval_cmd(
             config = replace(config, in_flight=default_in_flight([m for m in asking if m is not None]))
         cells = None
         if on_ray:
-            from memdir.study.cluster import model_specs, require_ray
-            from memdir.study.eval.ray_executor import RayExecutor
+            from memdir_study.cluster import model_specs, require_ray
+            from memdir_study.eval.ray_executor import RayExecutor
 
             require_ray()  # no extra, or a model no worker can build: refused before any write
             model_specs(models)

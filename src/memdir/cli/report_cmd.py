@@ -20,7 +20,7 @@ import click
 def report_cmd(run: Path, rerun_of: Path | None) -> None:
     """Redraw report.md and the plots of RUN, a run folder of `memdir study eval` or `memdir
     study skills` (a skill run's summary.json too)."""
-    from memdir.study.skills.folder import TASKS
+    from memdir_study.skills.folder import TASKS
 
     if rerun_of is not None and not (rerun_of / "summary.json").is_file():
         raise click.ClickException(
@@ -29,12 +29,12 @@ def report_cmd(run: Path, rerun_of: Path | None) -> None:
     if (run / TASKS).is_file():
         if rerun_of is not None:
             raise click.ClickException("--rerun-of compares conversational runs; RUN is a skill run")
-        from memdir.study.skills.report import write_report as write_skills
+        from memdir_study.skills.report import write_report as write_skills
 
         write_skills(run)
         path = run / "report.md"
     elif (run / "summary.json").is_file():
-        from memdir.study.eval.report import write_report as write_eval
+        from memdir_study.eval.report import write_report as write_eval
 
         path = write_eval(run, rerun_of)
     else:

@@ -17,14 +17,14 @@ from memdir.cli.model_opts import (
     tool_set_option,
 )
 from memdir.errors import MemdirError
-from memdir.study.skills.chain import SKILL_ROLES
+from memdir_study.skills.chain import SKILL_ROLES
 
 # The study's reasoning effort for every agent (Table 11); a model without the control gets none.
 SKILL_EFFORT: dict[str, str | None] = dict.fromkeys(SKILL_ROLES, "high")
 
 
 def _retriever(tool_set: str) -> Any:
-    from memdir.study.skills.retrieve import retrieval
+    from memdir_study.skills.retrieve import retrieval
 
     return retrieval(tool_set).fn
 
@@ -37,9 +37,9 @@ def _roles(
     """(executor, Roles): an offline policy's name for a role means its no-model baseline. One
     name is one model: a role named like another shares its client (and its --round-cap)."""
     from memdir.models import ModelError, get_model
-    from memdir.study.skills.chain import OFFLINE_POLICIES
-    from memdir.study.skills.variants import Roles
     from memdir.tools.profiles import TOOL_SETS
+    from memdir_study.skills.chain import OFFLINE_POLICIES
+    from memdir_study.skills.variants import Roles
 
     manage_profile, search_profile = TOOL_SETS[tool_set]
     built: dict[str, Any] = {}
@@ -170,11 +170,11 @@ def skills_cmd(
     from memdir.agents.record import RunRecord
     from memdir.models import price_card as find_card
     from memdir.models import role_cards
-    from memdir.study.bench.alfworld import chains, load_games
-    from memdir.study.skills.chain import run_chains
-    from memdir.study.skills.folder import TaskRow
-    from memdir.study.skills.report import write_report
-    from memdir.study.skills.variants import VARIANT_NAMES
+    from memdir_study.bench.alfworld import chains, load_games
+    from memdir_study.skills.chain import run_chains
+    from memdir_study.skills.folder import TaskRow
+    from memdir_study.skills.report import write_report
+    from memdir_study.skills.variants import VARIANT_NAMES
 
     names = [v.strip() for v in variants.split(",") if v.strip()]
     unknown = [v for v in names if v not in VARIANT_NAMES]
@@ -182,7 +182,7 @@ def skills_cmd(
         raise MemdirError(f"unknown variant(s) {', '.join(unknown)}; choose from {', '.join(VARIANT_NAMES)}")
     runner = None
     if check_executor(executor, address, cells_at_once):
-        from memdir.study.skills.ray_executor import RayChainRunner
+        from memdir_study.skills.ray_executor import RayChainRunner
 
         runner = RayChainRunner(address, cells_at_once=cells_at_once)
     try:
@@ -203,7 +203,7 @@ def skills_cmd(
         reasoning_effort,
     )
     if runner is not None:
-        from memdir.study.cluster import model_specs, require_ray
+        from memdir_study.cluster import model_specs, require_ray
 
         require_ray()  # no extra, or a model no worker can build: refused before any write
         model_specs({m.name: m for m in (player, roles.curator, roles.searcher) if m is not None})
@@ -226,8 +226,8 @@ def skills_cmd(
             n_tasks=n_tasks, retriever=retriever, on_task=on_task, runner=runner,
             show_admissible=show_admissible, role_cards={r: cards[r] for r in price_card[1]},
         )  # fmt: skip
-    from memdir.study.skills.folder import ChainFolder
-    from memdir.study.skills.report import load_aborted
+    from memdir_study.skills.folder import ChainFolder
+    from memdir_study.skills.report import load_aborted
 
     # Every cell aborted at its first task leaves no row to report: say why, not that the folder has none.
     played = ChainFolder(out).tasks.path.is_file()

@@ -16,11 +16,11 @@ from typing import Any
 from memdir.errors import MemdirError, NotFoundError
 from memdir.store.paths import ROOT, MemoryPath
 from memdir.store.store import Store
-from memdir.study.eval.folder import RunFolder
-from memdir.study.eval.records import AnswerRow
-from memdir.study.skills.folder import TASKS, ChainFolder, TaskRow
 from memdir.ui.listing import child_folders
 from memdir.ui.sources import Source, Sources
+from memdir_study.eval.folder import RunFolder
+from memdir_study.eval.records import AnswerRow
+from memdir_study.skills.folder import TASKS, ChainFolder, TaskRow
 
 SEARCH_DEPTH = 3  # run folders are found this many levels below --runs (runs/<study>/<bench>)
 SKIP = {"stores", "cells"}  # inside a run folder: its own parts, never other runs

@@ -13,13 +13,13 @@ from starlette.responses import Response
 
 from memdir.errors import MemdirError, NotFoundError, PathError
 from memdir.store.paths import parse_memory_path
-from memdir.study.bench import DataUnavailable, Sample, UnknownSample, load_sample
-from memdir.study.skills.folder import TASKS
 from memdir.ui import params, table_page
 from memdir.ui import runs as runs_mod
 from memdir.ui.pages import page, state
 from memdir.ui.render import render_markdown
 from memdir.ui.urls import Urls, run_url
+from memdir_study.bench import DataUnavailable, Sample, UnknownSample, load_sample
+from memdir_study.skills.folder import TASKS
 
 PAGE_ROWS = 100
 ASSET_TYPES = {".png": "image/png", ".svg": "image/svg+xml"}

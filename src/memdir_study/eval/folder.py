@@ -1,0 +1,67 @@
+"""The conversational study's run folder, laid out over the shared kernel (study/runfolder.py).
+
+manifest.json                                  the run's settings (resume compares them)
+answers.jsonl                                  one row per question asked and judged
+calls.jsonl                                    every record line of builds and searches
+cells/<benchmark>/<conversation>/<variant>.json  a cell's build marker (built|skipped|aborted)
+stores/<benchmark>/<conversation>/<variant>/   the cell's store, readable by `memdir stats`
+summary.json, report.md, *.png                 derived from the above (eval/summary.py, report.py)
+                                               (every file typed in eval/records.py)
+timings.json                                   derived too: the wall times, which summary.json leaves out
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from memdir.store.atomic import write_atomic
+from memdir_study.eval.records import AnswerRow
+from memdir_study.runfolder import JsonlTable
+
+TIMINGS = "timings.json"  # wall times, apart: summary.json is the same for the same cells
+
+
+class RunFolder:
+    """The files of one run: its two tables, and where each cell keeps its marker and store."""
+
+    def __init__(self, out: Path, *, create: bool = True) -> None:
+        """`create=False` reads a folder's layout without making it (the UI, a copied run)."""
+        self.out = out
+        self.manifest = out / "manifest.json"
+        self.answers = JsonlTable(out / "answers.jsonl")
+        self.calls = JsonlTable(out / "calls.jsonl")
+        if create:
+            out.mkdir(parents=True, exist_ok=True)
+
+    def store_dir(self, benchmark: str, conversation: str, variant: str) -> Path:
+        return self.out / "stores" / benchmark / conversation / variant
+
+    def marker(self, benchmark: str, conversation: str, variant: str) -> Path:
+        return self.out / "cells" / benchmark / conversation / f"{variant}.json"
+
+    def answer_rows(self) -> list[AnswerRow]:
+        """answers.jsonl, typed: read here once, each line checked (a line no run wrote is named
+        by its place, and the run stops before summarizing anything)."""
+        where = self.answers.path
+        return [AnswerRow.from_json(row, f"{where} row {i}") for i, row in enumerate(self.answers.rows(), 1)]
+
+    def add_answer(self, row: AnswerRow) -> None:
+        self.answers.append([row.as_json()])
+
+    def repair(self) -> None:
+        """Cut both tables' last lines left short by an interruption (those questions are asked
+        again), before this run appends anything."""
+        self.answers.repair()
+        self.calls.repair()
+
+    def save_marker(self, marker: Path, cell: dict[str, Any]) -> None:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(marker, json.dumps(cell, indent=2, default=str).encode())
+
+    def read_marker(self, marker: Path) -> dict[str, Any] | None:
+        if not marker.exists():
+            return None
+        saved: dict[str, Any] = json.loads(marker.read_text())
+        return saved

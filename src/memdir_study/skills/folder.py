@@ -1,0 +1,92 @@
+"""The skill chain's run folder, laid out over the shared kernel (study/runfolder.py).
+
+    manifest.json                   the run's settings; the variants run into it accumulate
+    tasks.jsonl                     one row per task played: the record
+    aborted.jsonl                   one note per cell whose model calls failed (the abort rule)
+    stores/<variant>/chain-<n>/     a cell's store, with its journal
+    summary.json, report.md, *.png  derived from the above (skills/report.py)
+
+Several processes may run different variants into one folder, so both tables take one lock,
+`.tasks.lock`, the file the chain has always locked. Rows are ASCII-escaped JSON, as they always
+were.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, NotRequired, TypedDict
+
+from memdir.errors import MemdirError
+from memdir_study.runfolder import JsonlTable, row_problem
+
+TASKS = "tasks.jsonl"
+ABORTED = "aborted.jsonl"
+LOCK = ".tasks.lock"
+
+
+class TaskRow(TypedDict):
+    """One line of tasks.jsonl (docs/skills.md): a task played by one cell of one chain, what
+    was served, whether it succeeded, the store after it, and what deployment and curation
+    cost; the last task of a chain also says what became of the store's early files."""
+
+    variant: str
+    model: str
+    protocol: str
+    chain: int
+    index: int
+    game: str
+    family: str
+    task: str
+    success: bool
+    steps: int
+    served: list[str]
+    served_tokens: int
+    hint_sources: list[str]
+    store_files: int
+    store_kb: float
+    snapshot: str | None
+    deploy_usage: dict[str, Any]
+    build_usage: dict[str, Any]
+    deploy_cost_usd: float
+    build_cost_usd: float
+    seconds: dict[str, float]
+    early_fate: NotRequired[dict[str, int]]
+    # Deployment split into its two bills (the paper's Table 16), and the executor's invalid
+    # actions; rows written before these existed lack them.
+    search_usage: NotRequired[dict[str, Any]]
+    search_cost_usd: NotRequired[float]
+    execution_usage: NotRequired[dict[str, Any]]
+    execution_cost_usd: NotRequired[float]
+    invalid_actions: NotRequired[int]
+
+
+class ChainFolder:
+    """The files of one skill run: its manifest, its two tables and the cells' stores."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.manifest = out / "manifest.json"
+        self.tasks = JsonlTable(out / TASKS, lock=out / LOCK, ensure_ascii=True)
+        self.aborted = JsonlTable(out / ABORTED, lock=out / LOCK, ensure_ascii=True)
+
+    def task_rows(self) -> list[dict[str, Any]]:
+        """tasks.jsonl, each row checked once here against `TaskRow` as the UI's pages check it
+        (`runfolder.row_problem`: a field of another type is named; one older chains did not
+        write is not a problem); the rows are returned as written, so a summary of them is the
+        same bytes as ever."""
+        rows = self.tasks.rows()
+        for i, row in enumerate(rows, 1):
+            problem = row_problem(row, TaskRow)
+            if problem is not None:
+                raise MemdirError(
+                    f"{self.tasks.path} row {i} is not a TaskRow: {problem}; no chain of this memdir "
+                    "wrote it: remove the line, or restore the run folder's copy"
+                )
+        return rows
+
+    def store_dir(self, variant: str, chain: int) -> Path:
+        return self.out / "stores" / variant / f"chain-{chain}"
+
+    def stores(self, variant: str) -> list[Path]:
+        """A variant's stores, one per chain played."""
+        return sorted((self.out / "stores" / variant).glob("chain-*"))
