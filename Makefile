@@ -10,7 +10,7 @@ $(BIN)/memdir: pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q 'torch==$(TORCH_VERSION)+cpu'
-	$(BIN)/python -m pip install -q -e '.[dev,ui,alfworld,embed,ray]'
+	$(BIN)/python -m pip install -q -e '.[dev,ui,study,alfworld,embed,ray]'
 	TQDM_DISABLE=1 $(BIN)/python -c "from memdir.store.embed import static_dir, distil_static; static_dir().joinpath('model.safetensors').is_file() or print('distilled', distil_static())"
 	@touch $@
 
@@ -35,7 +35,7 @@ local-model: setup
 		echo "local-model: building llama-cpp-python $(LLAMA_VERSION) from source (about 8 minutes)"; \
 		CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/python -m pip wheel -q --no-deps --no-cache-dir \
 			-w $(WHEELS) llama-cpp-python==$(LLAMA_VERSION); }
-	$(BIN)/python -m pip install -q --find-links $(WHEELS) -e '.[dev,ui,alfworld,embed,local,ray]'
+	$(BIN)/python -m pip install -q --find-links $(WHEELS) -e '.[dev,ui,study,alfworld,embed,local,ray]'
 	$(BIN)/memdir local-model install
 
 setup: system $(BIN)/memdir

@@ -45,6 +45,7 @@ ALLOWED: dict[str, set[str]] = {
         *("study.bench", "study.variants", "study.skills", "study.runfolder", "study.cluster"),
         "study.roles",
     },
+    "plugins": set(),  # the hooks a plugin implements; only cli and ui load plugins
     "cli": {"*"},
     "ui": {"*"},  # an outer layer like cli (the web UI over the store, its health and history)
 }

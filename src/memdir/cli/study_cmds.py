@@ -23,7 +23,3 @@ STUDY_MODULES: Topics = (
 def study_group() -> None:
     """Reproduce the study: runs over the benchmarks (eval, skills), their reports, the benchmark
     data, and memdir's machinery measured on it (bench). docs/study.md has the design."""
-
-
-def register(cli: click.Group) -> None:
-    cli.add_command(study_group)

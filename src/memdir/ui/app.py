@@ -7,11 +7,15 @@ name; every response forbids loading anything from another origin (Content-Secur
 so a store file cannot make the page fetch a remote asset even if it got past the escaping. A
 memdir error is a page saying what to do, with the status the problem deserves (a refused path
 400, a missing one 404).
+
+Pages a plugin adds (`memdir/plugins.py`: the study's run pages) pass the same guards; when
+none serves the run folders `--runs` names, the server logs why and the start page says so.
 """
 
 from __future__ import annotations
 
 import atexit
+import logging
 import shutil
 import tempfile
 from pathlib import Path
@@ -22,10 +26,11 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from memdir import plugins
 from memdir.mcp.loopback import RebindingGuard
 from memdir.mcp.tenants import Tenants
 from memdir.mcp.tenants_live import LiveTenants
-from memdir.ui import auth, views_health, views_history, views_runs, views_store
+from memdir.ui import auth, views_health, views_history, views_store
 from memdir.ui.pages import UIState, View, guarded, templates
 from memdir.ui.scratch import Scratch
 from memdir.ui.sources import Sources
@@ -41,6 +46,8 @@ HEADERS = [
     (b"x-frame-options", b"DENY"),
     (b"cache-control", b"no-store"),
 ]
+RUN_PAGES = "/runs"  # the plugin route that shows the run folders under --runs
+log = logging.getLogger(__name__)
 
 
 class SecurityHeaders:
@@ -62,7 +69,8 @@ class SecurityHeaders:
         await self.app(scope, receive, add)
 
 
-def routes() -> list[BaseRoute]:
+def routes(added: plugins.UIPages | None = None) -> list[BaseRoute]:
+    """The UI's own pages, then those `added` by plugins, every one behind the same guards."""
     get = ["GET", "HEAD"]
     table: list[tuple[str, View]] = [
         ("/", views_store.index),
@@ -78,12 +86,8 @@ def routes() -> list[BaseRoute]:
         ("/s/{sid}/facts", views_history.facts),
         ("/s/{sid}/at", views_history.at_commit),
         ("/s/{sid}/growth/{name}", views_history.growth_plot),
-        ("/runs", views_runs.runs),
-        ("/run", views_runs.run),
-        ("/run/answers", views_runs.answers),
-        ("/run/asset", views_runs.asset),
-        ("/turn", views_runs.turn),
         ("/login", auth.login_page),
+        *(added.routes if added is not None else ()),
     ]
     out: list[BaseRoute] = [Route(p, auth.required(guarded(v)), methods=get) for p, v in table]
     out.append(Route("/login", auth.login, methods=["POST"]))
@@ -100,8 +104,14 @@ def build_app(
 ) -> Starlette:
     """The UI over `sources` (and the run folders under `runs`); `tenants` guards each store
     behind its tenant's bearer token."""
+    added = plugins.ui_pages()
+    missing = None
+    if runs is not None and not any(path == RUN_PAGES for path, _ in added.routes):
+        missing = "the run pages are not installed (pip install 'memdir[study]'), so --runs shows nothing"
+        why = "; ".join(f"plugin {p!r}: {e}" for p, e in plugins.failures().items())
+        log.warning("memdir ui: %s%s", missing, f" ({why})" if why else "")
     app = Starlette(
-        routes=routes(),
+        routes=routes(added),
         middleware=[
             Middleware(SecurityHeaders),
             Middleware(RebindingGuard, host_status=400, check_origin=False),
@@ -112,5 +122,6 @@ def build_app(
         atexit.register(shutil.rmtree, scratch, True)  # `serve` also removes it on SIGTERM
     if isinstance(tenants, Tenants):  # a set given in code: never changes
         tenants = LiveTenants(tenants)
-    app.state.ui = UIState(sources, templates(), runs, tenants, Scratch(scratch))
+    app.state.ui = UIState(sources, templates(added.template_folders), runs, tenants, Scratch(scratch))
+    app.state.ui.missing = missing
     return app

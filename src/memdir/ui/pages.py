@@ -4,7 +4,7 @@ memdir error becomes (a refused path 400, a missing one 404), so no view handles
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ class UIState:
     cache: dict[Any, Any] = field(default_factory=dict)
     sessions: Sessions = field(default_factory=Sessions)  # the browsers signed in (auth.login)
     bound: int = 0  # the reload of the tenants file the sources follow (Sources.bind_tenants)
+    missing: str | None = None  # why the run folders under `runs` are not shown (app.build_app)
 
 
 def state(request: Request) -> UIState:
@@ -90,7 +91,8 @@ def visible_sources(request: Request) -> list[Source]:
 def page(request: Request, name: str, status: int = 200, **context: Any) -> Response:
     ui = state(request)
     context.setdefault("visible", visible_sources(request))
-    context.setdefault("has_runs", ui.runs is not None and ui.tenants is None)
+    context.setdefault("has_runs", ui.runs is not None and ui.tenants is None and ui.missing is None)
+    context.setdefault("missing", ui.missing)
     return ui.templates.TemplateResponse(request, name, context, status_code=status)
 
 
@@ -115,9 +117,12 @@ def guarded(view: View) -> View:
     return run
 
 
-def templates() -> Jinja2Templates:
+def templates(folders: Sequence[tuple[str, str]] = ()) -> Jinja2Templates:
+    """The UI's templates, then those of the (package, folder) pairs plugins add."""
+    own = ("memdir.ui", "templates")
+    loaders = [jinja2.PackageLoader(package, folder) for package, folder in (own, *folders)]
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("memdir.ui", "templates"),
+        loader=jinja2.ChoiceLoader(loaders),
         autoescape=True,  # every value is escaped unless a view marks it as built HTML
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
