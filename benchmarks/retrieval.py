@@ -21,7 +21,7 @@ from pathlib import Path
 import _common  # noqa: F401  (puts src/ on sys.path)
 from rich.console import Console
 
-from memdir.cli.bench_cmd import BENCHMARKS, run_retrieval, tables
+from memdir_study.cli.bench_cmd import BENCHMARKS, run_retrieval, tables
 from memdir_study.eval.retrieval import CHUNK_MODES
 
 

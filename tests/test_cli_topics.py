@@ -1,7 +1,7 @@
 """The command's topic modules are imported when one of their commands runs: the tables in
-`cli/main.py` and `cli/study_cmds.py` name what each registers, `memdir check` runs without the agents, numpy,
-libgit2, tantivy or rich, and `memdir stats` without libgit2, tantivy or scikit-learn (a
-command's peak memory and time count every import)."""
+`memdir/cli/main.py` and `memdir_study/cli/study_cmds.py` name what each registers, `memdir
+check` runs without the agents, numpy, libgit2, tantivy or rich, and `memdir stats` without
+libgit2, tantivy or scikit-learn (a command's peak memory and time count every import)."""
 
 from __future__ import annotations
 
@@ -16,16 +16,20 @@ from click.testing import CliRunner
 from tests.conftest import fm
 
 from memdir.cli.main import COMMAND_MODULES, cli
-from memdir.cli.study_cmds import STUDY_MODULES
 from memdir.cli.topics import topic
+from memdir_study.cli.study_cmds import STUDY_MODULES
 
 
 def test_the_tables_name_what_each_module_registers() -> None:
-    for table, argv in ((COMMAND_MODULES, ["--help"]), (STUDY_MODULES, ["study", "--help"])):
+    tables = (
+        (COMMAND_MODULES, "memdir.cli", ["--help"]),
+        (STUDY_MODULES, "memdir_study.cli", ["study", "--help"]),
+    )
+    for table, package, argv in tables:
         listed: list[str] = []
         for module, names in table:
             group = click.Group()
-            topic(module).register(group)
+            topic(module, package).register(group)
             assert sorted(group.commands) == sorted(names), module
             listed.extend(names)
         assert len(listed) == len(set(listed))
@@ -36,9 +40,15 @@ def test_the_tables_name_what_each_module_registers() -> None:
 
 
 def test_every_topic_module_is_in_a_table() -> None:
-    folder = Path(__file__).resolve().parents[1] / "src" / "memdir" / "cli"
-    registering = {f.stem for f in folder.glob("*.py") if "\ndef register(" in f.read_text(encoding="utf-8")}
-    assert registering == {module for module, _ in (*COMMAND_MODULES, *STUDY_MODULES)}
+    src = Path(__file__).resolve().parents[1] / "src"
+    for folder, table in (
+        (src / "memdir" / "cli", COMMAND_MODULES),
+        (src / "memdir_study" / "cli", STUDY_MODULES),
+    ):
+        registering = {
+            f.stem for f in folder.glob("*.py") if "\ndef register(" in f.read_text(encoding="utf-8")
+        }
+        assert registering == {module for module, _ in table}
 
 
 def test_the_product_commands_are_listed_first_then_the_study() -> None:

@@ -15,7 +15,7 @@ from tests.conftest import fm, snapshot
 
 from memdir.cli.main import cli
 from memdir.cli.root_opts import StoreCommand
-from memdir.cli.study_cmds import study_group
+from memdir_study.cli.study_cmds import study_group
 
 # Every command that works on one store; `diff` compares two (OLD NEW) and takes neither form.
 STORE_COMMANDS = {

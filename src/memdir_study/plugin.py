@@ -21,7 +21,7 @@ if missing:
 
 @hookimpl
 def register_commands(cli: click.Group) -> None:
-    from memdir.cli.study_cmds import study_group
+    from memdir_study.cli.study_cmds import study_group
 
     cli.add_command(study_group)
 

@@ -360,7 +360,7 @@ def retrieval_cmd(
 
 
 def register(cli: click.Group) -> None:
-    from memdir.cli.bench_writes_cmd import writes_cmd, writes_plot_cmd
+    from memdir_study.cli.bench_writes_cmd import writes_cmd, writes_plot_cmd
 
     bench.add_command(writes_cmd)
     bench.add_command(writes_plot_cmd)

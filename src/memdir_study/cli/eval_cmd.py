@@ -7,7 +7,6 @@ from dataclasses import replace
 
 import click
 
-from memdir.cli.executor_opts import check_executor, executor_options
 from memdir.cli.model_opts import (
     build_models,
     endpoint_options,
@@ -17,6 +16,7 @@ from memdir.cli.model_opts import (
     tool_set_option,
 )
 from memdir.errors import MemdirError
+from memdir_study.cli.executor_opts import check_executor, executor_options
 from memdir_study.eval.model_settings import AGENTS, IN_FLIGHT, ROLES, default_in_flight
 
 

@@ -8,7 +8,6 @@ from typing import Any
 
 import click
 
-from memdir.cli.executor_opts import check_executor, executor_options
 from memdir.cli.model_opts import (
     endpoint_options,
     price_card_option,
@@ -17,6 +16,7 @@ from memdir.cli.model_opts import (
     tool_set_option,
 )
 from memdir.errors import MemdirError
+from memdir_study.cli.executor_opts import check_executor, executor_options
 from memdir_study.skills.chain import SKILL_ROLES
 
 # The study's reasoning effort for every agent (Table 11); a model without the control gets none.

@@ -8,7 +8,7 @@ import click
 
 from memdir.cli.topics import TopicGroup, Topics
 
-# Each study topic module (under memdir.cli) and the commands its `register(group)` adds to
+# Each study topic module (under memdir_study.cli) and the commands its `register(group)` adds to
 # `memdir study`; tests/test_cli_topics.py holds this table to what each module registers.
 STUDY_MODULES: Topics = (
     ("eval_cmd", ("eval",)),
@@ -19,7 +19,7 @@ STUDY_MODULES: Topics = (
 )
 
 
-@click.group("study", cls=TopicGroup, topics=STUDY_MODULES)
+@click.group("study", cls=TopicGroup, topics=STUDY_MODULES, package=__name__.rpartition(".")[0])
 def study_group() -> None:
     """Reproduce the study: runs over the benchmarks (eval, skills), their reports, the benchmark
     data, and memdir's machinery measured on it (bench). docs/study.md has the design."""
