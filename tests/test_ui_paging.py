@@ -18,9 +18,9 @@ from memdir.store import operations
 from memdir.store.journal import Journal, group
 from memdir.store.paths import parse_memory_path
 from memdir.store.store import Store
-from memdir.ui import table_page
 from memdir.ui.app import build_app
 from memdir.ui.sources import Source, Sources
+from memdir_study.ui import table_page
 from ui_helpers import call
 from ui_runs import RUN, build_run
 

@@ -28,10 +28,11 @@ def register_commands(cli: click.Group) -> None:
 
 @hookimpl
 def register_ui(pages: UIPages) -> None:
-    from memdir.ui import views_runs
+    from memdir_study.ui import views_runs
 
     pages.page("/runs", views_runs.runs)
     pages.page("/run", views_runs.run)
     pages.page("/run/answers", views_runs.answers)
     pages.page("/run/asset", views_runs.asset)
     pages.page("/turn", views_runs.turn)
+    pages.templates(__name__.rpartition(".")[0] + ".ui")  # memdir_study.ui's templates/

@@ -9,11 +9,10 @@ no remote assets). `app.py` holds the routes and the guards every response passe
 are `views_store.py` (start page with the core gauge of `core.py`, the lazy tree of
 `listing.py`, a file rendered by `render.py` with raw HTML off, search), `views_health.py`,
 `views_history.py` (steps, diffs, the store as it was via `snapshots.py`, growth plots,
-`diff --facts` between steps) and `views_runs.py` (run folders found by `runs.py`). `auth.py`
+`diff --facts` between steps); a plugin's pages join them (`memdir/plugins.py`). `auth.py`
 and `sessions.py`: tenants' bearer tokens as `mcp/tenants.py` hashes them, and a browser's
 random session id (never the token); `scratch.py`: the bounded private folder, removed on
 SIGTERM; `params.py`: numbers in URLs bounded; `urls.py`: every link built in one place. Every
 page is bounded by what it shows: a file page, live or at a past step, is a page of
-`store/window.py`, a folder 500 entries, the history and a run's answers 100 rows
-(`table_page.py`).
+`store/window.py`, a folder 500 entries, the history 100 rows.
 """

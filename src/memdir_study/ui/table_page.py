@@ -25,8 +25,8 @@ from typing import Any
 
 from memdir.store.paths import MemoryPath
 from memdir.store.store import Store
-from memdir.ui.runs import ROW_TYPES, Malformed
 from memdir_study.runfolder import row_problem
+from memdir_study.ui.runs import ROW_TYPES, Malformed
 
 CHUNK = 1 << 20
 MAX_ROW_BYTES = 1 << 20  # a study's row is a few KiB; a longer line is named, never held

@@ -13,13 +13,14 @@ from starlette.responses import Response
 
 from memdir.errors import MemdirError, NotFoundError, PathError
 from memdir.store.paths import parse_memory_path
-from memdir.ui import params, table_page
-from memdir.ui import runs as runs_mod
+from memdir.ui import params
 from memdir.ui.pages import page, state
 from memdir.ui.render import render_markdown
 from memdir.ui.urls import Urls, run_url
 from memdir_study.bench import DataUnavailable, Sample, UnknownSample, load_sample
 from memdir_study.skills.folder import TASKS
+from memdir_study.ui import runs as runs_mod
+from memdir_study.ui import table_page
 
 PAGE_ROWS = 100
 ASSET_TYPES = {".png": "image/png", ".svg": "image/svg+xml"}
@@ -94,7 +95,7 @@ def asset(request: Request) -> Response:
 
 
 def answers(request: Request) -> Response:
-    """A page of the run's answers: only its rows are parsed and kept (`ui/table_page.py`);
+    """A page of the run's answers: only its rows are parsed and kept (`table_page.py`);
     the filters' choices are the run's cells (its stores) and the manifest's variants, so no
     row past the page is read for them."""
     r = _open(request)
