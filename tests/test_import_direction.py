@@ -16,10 +16,12 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src"
+PACKAGES = ("memdir", "memdir_study")  # the product, and the study on top of it
 
-# layer -> the memdir layers it may import (besides itself). Top-level modules (errors, tokens,
-# stream, conventions, cache) are shared leaves anyone may import; `memdir/__init__.py` only re-exports.
+# layer -> the layers it may import (besides itself). Top-level modules (errors, tokens, stream,
+# conventions, cache) are shared leaves anyone may import; `memdir/__init__.py` only re-exports.
 PRODUCT = {"store", "tools", "models", "analytics", "agents", "api", "mcp", "integrations", "chatlogs"}
+P = ("store", "tools", "models", "agents", "analytics")
 ALLOWED: dict[str, set[str]] = {
     "store": set(),
     "tools": {"store", "analytics"},
@@ -30,24 +32,30 @@ ALLOWED: dict[str, set[str]] = {
     "integrations": {"store", "tools"},
     "mcp": {"store", "tools"},
     "api": {"store", "tools", "models", "agents", "integrations", "mcp", "chatlogs"},
+    "plugins": set(),  # the hooks a plugin implements (memdir/plugins.py); cli and ui load them
+    # the outer layers: anything of the product (only cli imports ui), nothing of the study
+    "cli": {*PRODUCT, "ui", "plugins"},
+    "ui": {*PRODUCT, "plugins"},
     # the study (memdir_study, docs/study.md) sits on the product; its rooms import downward
     "study.runfolder": {"store"},
     "study.roles": {"store", "tools", "models", "agents"},  # the roles only the study plays
     "study.cluster": {"models"},
     "study.bench": {"store", "chatlogs"},
-    "study.variants": {"store", "tools", "models", "agents", "analytics", "study.bench", "study.roles"},
-    "study.skills": {
-        *("store", "tools", "models", "agents", "analytics"),
-        *("study.bench", "study.variants", "study.runfolder", "study.cluster", "study.roles"),
-    },
+    "study.variants": {*P, "study.bench", "study.roles"},
+    "study.skills": {*P, "study.bench", "study.variants", "study.runfolder", "study.cluster", "study.roles"},
     "study.eval": {
-        *("store", "tools", "models", "agents", "analytics"),
+        *P,
         *("study.bench", "study.variants", "study.skills", "study.runfolder", "study.cluster"),
         "study.roles",
     },
-    "plugins": set(),  # the hooks a plugin implements; only cli and ui load plugins
-    "cli": {"*"},
-    "ui": {"*"},  # an outer layer like cli (the web UI over the store, its health and history)
+    # the study's outer layers: its commands (on the product's shared options) and run pages
+    "study.cli": {
+        *P,
+        *("chatlogs", "cli", "study.bench", "study.variants", "study.skills", "study.eval"),
+        *("study.runfolder", "study.cluster", "study.roles"),
+    },
+    "study.ui": {"store", "ui", "study.bench", "study.eval", "study.skills", "study.runfolder"},
+    "study.plugin": {"plugins", "study.cli", "study.ui"},  # what the entry point loads
 }
 LEAVES = {
     "errors",
@@ -114,11 +122,11 @@ def imports(path: Path, name: str, known: set[str]) -> tuple[set[str], set[str]]
     return {m for m in resolved if m is not None}, named
 
 
-def graph(src: Path, package: str) -> dict[str, set[str]]:
+def graph(src: Path, *packages: str) -> dict[str, set[str]]:
     """{module: the modules it imports}. Importing `a.b.c` imports `a` and `a.b` too; an edge up
     to the importer's own packages is left out (they run before it, and a package that re-exports
     its submodules imports them by design)."""
-    found = modules(src, package)
+    found = {name: path for package in packages for name, path in modules(src, package).items()}
     known = set(found)
     edges: dict[str, set[str]] = {}
     for name, path in found.items():
@@ -169,29 +177,32 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 
 def layer(name: str) -> str:
-    """A module's room: `memdir.<room>`, or `study.<room>` inside the study."""
+    """A module's room: `<room>` of `memdir.<room>`, `study.<room>` of `memdir_study.<room>`."""
     parts = name.split(".")
-    if len(parts) > 2 and parts[1] == "study":
-        return f"study.{parts[2]}"
+    if parts[0] == "memdir_study":
+        return f"study.{parts[1]}" if len(parts) > 1 else "study"
     return parts[1] if len(parts) > 1 else "__init__"
+
+
+def package_of(room: str) -> str:
+    """The dotted name of a room: `memdir.<room>` or `memdir_study.<room>`."""
+    return f"memdir_study.{room[6:]}" if room.startswith("study.") else f"memdir.{room}"
 
 
 def layer_problems(src: Path) -> list[str]:
     problems: list[str] = []
-    for name, targets in sorted(graph(src, "memdir").items()):
+    for name, targets in sorted(graph(src, *PACKAGES).items()):
         own = layer(name)
         if own in LEAVES:
             continue
         assert own in ALLOWED, f"new top-level module {own!r}: add it to ALLOWED with its place"
-        if "*" in ALLOWED[own]:
-            continue
         for target in sorted({layer(t) for t in targets} - {own} - LEAVES - ALLOWED[own]):
-            problems.append(f"{name} imports memdir.{target}")
+            problems.append(f"{name} imports {package_of(target)}")
     return problems
 
 
 def string_imports(src: Path) -> list[str]:
-    found = modules(src, "memdir")
+    found = {name: path for package in PACKAGES for name, path in modules(src, package).items()}
     return [
         f"{name} imports {m} by string"
         for name, path in sorted(found.items())
@@ -204,32 +215,45 @@ def test_layers_import_only_downward() -> None:
     assert not problems, "imports against the architecture:\n" + "\n".join(problems)
 
 
-def test_the_product_imports_nothing_from_the_study() -> None:
-    """The product (store, tools, agents, models, analytics, api, mcp, integrations) works with
-    the study deleted: what both need lives in the product, and only the study, cli and ui (the
-    outer layers, which show runs) may reach into memdir_study."""
+def test_the_product_never_names_the_study() -> None:
+    """The product (memdir, cli and ui included) works with the study deleted: what both need
+    lives in the product, and the study comes in only through the plugin seam
+    (memdir/plugins.py). No module of memdir imports the study, and no file of it names the
+    study's package at all (an import, a string handed to a loader, a docstring pointing there)."""
     problems = [
         f"{name} imports {target}"
-        for name, targets in sorted(graph(SRC, "memdir").items())
-        if layer(name) in PRODUCT
+        for name, targets in sorted(graph(SRC, *PACKAGES).items())
+        if not layer(name).startswith("study")
         for target in sorted(targets)
         if layer(target).startswith("study")
+    ]
+    problems += [
+        f"{path.relative_to(SRC)}:{number} names memdir_study"
+        for path in sorted((SRC / "memdir").rglob("*"))
+        if path.is_file() and path.suffix in {".py", ".md", ".html", ".json", ".yaml", ".js", ".css"}
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "memdir_study" in line
     ]
     assert not problems, "the product reaches into the study:\n" + "\n".join(problems)
 
 
-def test_nothing_imports_cli_mcp_or_api() -> None:
+def test_only_the_outer_layers_import_cli_ui_mcp_or_api() -> None:
     """cli is the top, mcp and api serve a store to the outside: only cli (and the package's
-    lazy re-exports) may reach api, and nothing below api reaches mcp or cli."""
-    for name, targets in graph(SRC, "memdir").items():
-        reached = {layer(t) for t in targets} - {layer(name)}
-        if layer(name) not in ("cli", "__main__", "__init__"):
+    lazy re-exports) may reach api, nothing below api reaches mcp or cli, only cli reaches ui,
+    and of the study only its commands reach cli and only its run pages reach ui."""
+    for name, targets in graph(SRC, *PACKAGES).items():
+        own = layer(name)
+        reached = {layer(t) for t in targets} - {own}
+        if own not in ("cli", "__main__", "__init__", "study.cli"):
             assert "cli" not in reached, name
+        if own not in ("cli", "__main__", "__init__", "study.ui"):
             assert "ui" not in reached, name
-        if layer(name) not in ("cli", "__main__", "__init__", "ui"):
+        if own not in ("cli", "__main__", "__init__", "ui"):
             assert "api" not in reached, name
-        if layer(name) not in ("cli", "__main__", "api", "ui"):
+        if own not in ("cli", "__main__", "api", "ui"):
             assert "mcp" not in reached, name
+        if own != "study.plugin":  # loaded by its entry point only
+            assert not {"study.plugin", "study.cli", "study.ui"} & reached - {own}, name
 
 
 def test_no_module_is_imported_by_string() -> None:
@@ -237,7 +261,7 @@ def test_no_module_is_imported_by_string() -> None:
 
 
 def test_the_module_graph_has_no_cycles() -> None:
-    assert cycles(graph(SRC, "memdir")) == []
+    assert cycles(graph(SRC, *PACKAGES)) == []
 
 
 def _write(root: Path, files: dict[str, str]) -> None:

@@ -5,7 +5,7 @@
   run record, scrubbed of secrets), `output.py` (`RoleOutput`, what every role call returns),
   `answer.py` (the answering role's answer, read tolerantly).
 - Roles: `roles.py` + `prompts/*.md` (prompts put together from shared `_*.md` blocks; the
-  product's settings: the study's variants bring their own, `memdir_study.roles`); `run.py`
+  product's settings; a caller with other settings passes its own `RoleSettings`); `run.py`
   (one call per unit of work);
   `baselines.py` (who plays a role, chosen once: `policy(role, model, plays)` gives the model's
   play or the offline baseline with the same signature; `require_model` refuses, with the
@@ -23,8 +23,8 @@
   turns into an index is undone whole; docs/health.md).
 - Reading: `read_search.py` (the top sections by search, then one schema-held call citing the
   lines it was shown: the local model's default in `ask` and `Memory.ask`).
-- Restructuring: `restructure.py` (reorganization, preserve or condense; the study's foldering
-  pass is its own, `memdir_study.roles`); `consolidate.py` (a reorganization of a live store on a
+- Restructuring: `restructure.py` (reorganization, preserve or condense; a move-only pass
+  brings its own role settings); `consolidate.py` (a reorganization of a live store on a
   private working copy, landed as one step only if its gates hold: `cost_cap.py`, no sourced
   fact lost, no new `check` finding, the store unchanged meanwhile); `revert.py` (the store as
   before one journaled step, as a new step); `adopt.py` (a folder of notes made a valid memory in

@@ -1,6 +1,6 @@
 """Who plays a role: the model, through the tool loop, or the offline baseline. Chosen here, once.
 
-Every role runner (`agents.run`, `agents.restructure`, the study's `memdir_study.roles`) asks
+Every role runner (`agents.run`, `agents.restructure`, and any role played outside them) asks
 :func:`policy` for the function that does its work and calls it; none of them tests which kind of
 model it holds. A baseline takes the same arguments as the model's play and acts through the same
 harness, so its effort is metered the same way and its record line says `model: offline,

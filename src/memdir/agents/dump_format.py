@@ -1,8 +1,8 @@
 """The verbatim dump's file format: one file per session, every turn kept as written.
 
 The product's adaptive shape (`shape.py`, `memdir ingest --shape dump|auto`) writes and reads it
-batch by batch, and the study's verbatim-dump variant writes a whole conversation in it
-(`memdir_study.variants.dump.write_dump`): one format, defined here.
+batch by batch, and a whole conversation dumped at once is written in it too: one format,
+defined here.
 
 Each session file's description states only the session number, its date and its speakers
 (nothing a model wrote). Turns are written as fact lines in the conventions' form,

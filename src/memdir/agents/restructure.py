@@ -1,6 +1,6 @@
 """Reorganization passes over an existing store (preserve or condense): `memdir consolidate`'s
-pass, and the study's reorg-* variants. The study's foldering pass (move only) is the study's own
-(memdir_study.roles)."""
+pass, and any caller that reorganizes a built store the same way (a pass that only moves files
+brings its own role settings)."""
 
 from __future__ import annotations
 

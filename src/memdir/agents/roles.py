@@ -9,14 +9,14 @@ The answering role is `answer`: the paper's *search agent*, which answers a ques
 store with its read-only tools and cites what it read. It is named for what it does so that
 "search" stays the `search` profile (its tools) and `Memory.search` (no model), beside the
 `section_search` tool; its prompt is still the search family's base form, `search.md` (the
-paper's Appendix A.3; the study's forms per kind of store are in `memdir_study/prompts/`).
+paper's Appendix A.3; other forms of it live with whoever plays them, in their own `prompts/`).
 
 The roles here carry the product's settings (`Memory.add` / `Memory.ask`, `memdir ingest` / `ask`,
 `memdir consolidate`): the product's store is written in memdir's conventions (keyed facts, one
 live value per key: docs/conventions.md), so every role here teaches or reads them (`keyed`), and
 its answering role gets the organized store's round cap (`SEARCH_ROUNDS_PRODUCT`). The study's
-variants set their own (prompt form, round cap, conventions) on top of these in
-`memdir_study.roles.variant_role`; no variant name is known here.
+variants set their own (prompt form, round cap, conventions) on top of these, in the study's
+own package; no variant name is known here.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ class Role:
     temperature: float | None = None
     compact_at: int = COMPACT_AT
     # The package whose `prompts/` holds `template`: the product's roles here; the study's own
-    # roles (closed-book, GS guidance, skill search, execution: memdir_study.roles) its own.
+    # roles (closed-book, GS guidance, skill search, execution) their own package.
     # The shared `_*.md` blocks are always the product's.
     package: str = "memdir.agents"
 

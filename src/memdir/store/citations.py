@@ -1,8 +1,8 @@
 """A citation resolved against the store it names: the cited text, or why it names nothing.
 
-One resolver for the product and the study: `Memory.ask` marks each citation of its answer
-found by it, and the evaluation (`memdir_study.eval.citations`) shows the judge the text it returns,
-so the two can never disagree on whether a citation holds. The grammar is
+One resolver for every reader: `Memory.ask` marks each citation of its answer found by it, and
+an evaluation shows its judge the text it returns, so the two can never disagree on whether a
+citation holds. The grammar is
 `memdir.conventions.parse_citation` (docs/conventions.md, "Citations"). Line numbers count the
 whole file, frontmatter included, split at `\\n` only, as the tools number them.
 
