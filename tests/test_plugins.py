@@ -22,6 +22,7 @@ from memdir.ui.sources import Sources
 
 STUDY_COMMANDS = ("bench", "data", "eval", "report", "skills")
 HINT = "pip install 'memdir[study]'"
+MAIN = "from memdir.cli.main import main; sys.argv = ['memdir', *sys.argv[1:]]; main()"
 
 
 def _run(tmp_path: Path, code: str, *, shadow: bool) -> subprocess.CompletedProcess[str]:
@@ -38,27 +39,27 @@ def _run(tmp_path: Path, code: str, *, shadow: bool) -> subprocess.CompletedProc
     )
 
 
-def test_the_installed_study_plugin_is_found_and_adds_its_commands() -> None:
+def test_the_installed_study_plugin_is_found_and_adds_its_commands(tmp_path: Path) -> None:
     points = {p.name: p.value for p in entry_points(group=plugins.GROUP)}
     assert points.get("study") == "memdir_study.plugin"
     assert plugins.manager().get_plugin("study") is not None
     assert plugins.failures() == {}
-    listing = CliRunner().invoke(cli, ["study", "--help"])
-    assert listing.exit_code == 0, listing.output
+    listing = _run(tmp_path, f"import sys; sys.argv[1:] = ['study', '--help']; {MAIN}", shadow=False)
+    assert listing.returncode == 0, listing.stderr
     for name in STUDY_COMMANDS:
-        assert f"  {name} " in listing.output
+        assert f"  {name} " in listing.stdout
+    assert CliRunner().invoke(cli, ["--help"]).output.rstrip().splitlines()[-1].split()[0] == "study"
     routes = {path for path, _ in plugins.ui_pages().routes}
     assert {"/runs", "/run", "/run/answers", "/turn"} <= routes
 
 
 def test_memdir_study_without_the_study_says_how_to_install_it(tmp_path: Path) -> None:
-    code = "import sys; from memdir.cli.main import main; sys.argv = ['memdir', *sys.argv[1:]]; main()"
     for argv in (["study"], ["study", "eval", "--benchmark", "locomo"], ["study", "--help"]):
-        result = _run(tmp_path, f"import sys; sys.argv[1:] = {argv!r}; {code}", shadow=True)
+        result = _run(tmp_path, f"import sys; sys.argv[1:] = {argv!r}; {MAIN}", shadow=True)
         assert result.returncode == 2, (argv, result.stdout, result.stderr)
         assert HINT in result.stderr and "No module named 'nltk'" in result.stderr, result.stderr
         assert "Traceback" not in result.stderr
-    listing = _run(tmp_path, f"import sys; sys.argv[1:] = ['--help']; {code}", shadow=True)
+    listing = _run(tmp_path, f"import sys; sys.argv[1:] = ['--help']; {MAIN}", shadow=True)
     assert listing.returncode == 0, listing.stderr
     assert f"study        (not installed: {HINT})" in listing.stdout
 
