@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from memdir import __version__, plugins
+from memdir import __version__
 from memdir.cli.topics import TopicGroup, Topics, topic
 from memdir.errors import MemdirError
 from memdir.store.private import tighten_umask
@@ -39,6 +39,8 @@ __all__ = ["COMMAND_MODULES", "EXTRAS", "cli", "main", "topic"]
 
 def _missing(name: str, extra: str) -> click.Command:
     def explain() -> None:
+        from memdir import plugins
+
         why = "".join(f"\n  plugin {p!r} failed to load: {e}" for p, e in plugins.failures().items())
         click.echo(
             f"memdir {name}: not installed. Install it with: pip install 'memdir[{extra}]'{why}", err=True
@@ -61,7 +63,9 @@ class MemdirGroup(TopicGroup):
     plugged = False
 
     def _plug(self) -> None:
-        if not self.plugged:
+        if not self.plugged:  # importlib.metadata and pluggy: about 35 ms, not paid by a topic
+            from memdir import plugins
+
             self.plugged = True
             plugins.register_commands(self)
 
