@@ -11,7 +11,7 @@ $(BIN)/memdir: pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q 'torch==$(TORCH_VERSION)+cpu'
 	$(BIN)/python -m pip install -q -e '.[dev,ui,study,alfworld,embed,ray]'
-	TQDM_DISABLE=1 $(BIN)/python -c "from memdir.store.embed import static_dir, distil_static; static_dir().joinpath('model.safetensors').is_file() or print('distilled', distil_static())"
+	TQDM_DISABLE=1 $(BIN)/python -c "from memdir.search.embed import static_dir, distil_static; static_dir().joinpath('model.safetensors').is_file() or print('distilled', distil_static())"
 	@touch $@
 
 # The embedding models of dense and hybrid search (docs/retrieval.md): the CPU build of torch
@@ -20,7 +20,7 @@ $(BIN)/memdir: pyproject.toml
 # minute) into the user's model folder. `make setup` does all of it, for the tests.
 TORCH_VERSION := 2.13.0
 embed-model: setup
-	$(BIN)/python -c "from memdir.store.embed import get_embedder; e = get_embedder(); print('embedder', e.name, e.encode(['ok']).shape)"
+	$(BIN)/python -c "from memdir.search.embed import get_embedder; e = get_embedder(); print('embedder', e.name, e.encode(['ok']).shape)"
 
 system:
 	@bash scripts/setup-system.sh

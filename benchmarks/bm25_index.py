@@ -34,9 +34,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from memdir.store import index as index_mod
-from memdir.store.analysis import doc_fields, query_terms, terms
-from memdir.store.index import SearchIndex
+from memdir.search import index as index_mod
+from memdir.search.analysis import doc_fields, query_terms, terms
+from memdir.search.index import SearchIndex
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store
 

@@ -33,11 +33,11 @@ from _common import machine, make_store, write_json
 from rich.console import Console
 from rich.table import Table
 
-from memdir.store.embed import configured, get_embedder, threads
-from memdir.store.hybrid import search_sections
-from memdir.store.index import SearchIndex
+from memdir.search.embed import configured, get_embedder, threads
+from memdir.search.hybrid import search_sections
+from memdir.search.index import SearchIndex
+from memdir.search.units import split_units
 from memdir.store.store import Store
-from memdir.store.units import split_units
 
 SECTIONS_PER_NOTE = 4  # plus the note's title unit
 

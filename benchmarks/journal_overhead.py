@@ -54,7 +54,7 @@ from rich.console import Console
 if "--child" in sys.argv:  # a child of --baseline: the memdir of $PYTHONPATH, not the checkout's
     sys.path[:] = [os.environ["PYTHONPATH"]] + [p for p in sys.path if p != str(REPO / "src")]
 
-from memdir.store.index import SearchIndex
+from memdir.search.index import SearchIndex
 from memdir.store.journal import Journal
 
 try:

@@ -20,9 +20,9 @@ from memdir.api.results import Citation, Operation
 from memdir.errors import MemdirError
 from memdir.models import get_model
 from memdir.models.scripted import answer, call
+from memdir.search.embed import embedder_missing
 from memdir.store import journal
 from memdir.store import store as store_module
-from memdir.store.embed import embedder_missing
 from memdir.tools.profiles import PROFILES
 
 ALICE = (

@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from memdir.cli.main import cli
-from memdir.store.embed import embedder_missing
-from memdir.store.index import SearchIndex
+from memdir.search.embed import embedder_missing
+from memdir.search.index import SearchIndex
 from memdir.stream import Turn
 from memdir_study.bench.types import Question, Sample
 from memdir_study.eval.retrieval import (

@@ -178,7 +178,7 @@ def test_index_scan_never_lists_through_a_folder_swapped_for_a_link(
     listing the link's target. The swap is made deterministic by doing it inside the listing."""
     import os
 
-    from memdir.store import scan as scan_mod
+    from memdir.search import scan as scan_mod
 
     root, outside = tmp_path / "mem", tmp_path / "outside"
     spec.init(open_store(root, create=True))
@@ -239,7 +239,7 @@ def test_index_never_reads_through_a_folder_swapped_for_a_link(tmp_path: Path) -
     outside. Outside content must never reach the index (its terms would steer rankings)."""
     import sys
 
-    from memdir.store.index import SearchIndex
+    from memdir.search.index import SearchIndex
 
     root, outside = tmp_path / "mem", tmp_path / "outside"
     store = open_store(root, create=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import fm
 
-from memdir.store.chunks import build_chunk_store
+from memdir.search.chunks import build_chunk_store
 from memdir.stream import Turn
 from memdir.tools.grep import MAX_REPLY_BYTES, MAX_RESULTS
 from memdir.tools.profiles import Harness

@@ -28,7 +28,8 @@ from tests.waits import HANG_GUARD_S
 from memdir.cli.main import cli
 from memdir.errors import MemdirError
 from memdir.mcp import tenants
-from memdir.store import analysis, frontmatter, safeyaml
+from memdir.search import analysis
+from memdir.store import frontmatter, safeyaml
 from memdir.stream import MAX_TURN_BYTES, load_turns
 from memdir.tools.wiring import open_store
 

@@ -20,13 +20,13 @@ from tests.test_search_tools import STREAM, note
 
 from memdir.agents.offline.searcher import LexicalSearcher
 from memdir.cli.main import cli
+from memdir.search.chunks import build_chunk_store
+from memdir.search.embed import configured, embedder_missing
+from memdir.search.hybrid import search_sections
+from memdir.search.index import SearchIndex
+from memdir.search.units import MAX_UNIT_CHARS, split_units
 from memdir.store import spec
-from memdir.store.chunks import build_chunk_store
-from memdir.store.embed import configured, embedder_missing
-from memdir.store.hybrid import search_sections
-from memdir.store.index import SearchIndex
 from memdir.store.store import Store
-from memdir.store.units import MAX_UNIT_CHARS, split_units
 from memdir.tools.profiles import Harness, profile_specs
 from memdir.tools.wiring import open_store
 from memdir_study.eval.runner import RunConfig, run_eval

@@ -20,18 +20,30 @@ PACKAGES = ("memdir", "memdir_study")  # the product, and the study on top of it
 
 # layer -> the layers it may import (besides itself). Top-level modules (errors, tokens, stream,
 # conventions, cache) are shared leaves anyone may import; `memdir/__init__.py` only re-exports.
-PRODUCT = {"store", "tools", "models", "analytics", "agents", "api", "mcp", "integrations", "chatlogs"}
-P = ("store", "tools", "models", "agents", "analytics")
+PRODUCT = {
+    "store",
+    "search",
+    "tools",
+    "models",
+    "analytics",
+    "agents",
+    "api",
+    "mcp",
+    "integrations",
+    "chatlogs",
+}
+P = ("store", "search", "tools", "models", "agents", "analytics")
 ALLOWED: dict[str, set[str]] = {
     "store": set(),
-    "tools": {"store", "analytics"},
+    "search": {"store"},  # the indexes derived from the files and the rankings over them
+    "tools": {"store", "search", "analytics"},
     "models": set(),
     "chatlogs": set(),  # chat logs as users have them, read into turns: only the leaves
     "analytics": {"store"},
-    "agents": {"store", "tools", "models", "analytics"},
+    "agents": {"store", "search", "tools", "models", "analytics"},
     "integrations": {"store", "tools"},
     "mcp": {"store", "tools"},
-    "api": {"store", "tools", "models", "agents", "integrations", "mcp", "chatlogs"},
+    "api": {"store", "search", "tools", "models", "agents", "integrations", "mcp", "chatlogs"},
     "plugins": set(),  # the hooks a plugin implements (memdir/plugins.py); cli and ui load them
     # the outer layers: anything of the product (only cli imports ui), nothing of the study
     "cli": {*PRODUCT, "ui", "plugins"},
@@ -295,13 +307,13 @@ def test_the_removed_cycles_planted_back_in_a_copy_are_caught(tmp_path: Path) ->
     shutil.copytree(SRC / "memdir", tmp_path / "memdir", ignore=shutil.ignore_patterns("__pycache__"))
     assert cycles(graph(tmp_path, "memdir")) == [] and layer_problems(tmp_path) == []
     with (tmp_path / "memdir/store/store.py").open("a") as fh:
-        fh.write("\n\ndef _views():\n    from memdir.store.index import observer\n\n    return [observer]\n")
+        fh.write("\n\ndef _views():\n    from memdir.search.index import observer\n\n    return [observer]\n")
     with (tmp_path / "memdir/integrations/anthropic_memory.py").open("a") as fh:
         fh.write("\nif TYPE_CHECKING:\n    from memdir.api import Memory\n")
     with (tmp_path / "memdir/store/spec.py").open("a") as fh:
         fh.write("\nimport importlib\n\nGUARDS = importlib.import_module('memdir.tools.guards')\n")
     groups = cycles(graph(tmp_path, "memdir"))
-    assert any({"memdir.store.store", "memdir.store.index"} <= set(g) for g in groups), groups
+    assert any({"memdir.store.store", "memdir.search.index"} <= set(g) for g in groups), groups
     assert any({"memdir.api", "memdir.integrations.anthropic_memory"} <= set(g) for g in groups), groups
     problems = layer_problems(tmp_path)
     assert "memdir.integrations.anthropic_memory imports memdir.api" in problems

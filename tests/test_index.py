@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memdir.store.index import SearchIndex
+from memdir.search.index import SearchIndex
 from memdir.store.store import Store
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store
@@ -257,7 +257,7 @@ def test_concurrent_processes_keep_the_index_whole(store: Store) -> None:
 
 
 def test_scan_sees_what_the_store_shows(store: Store) -> None:
-    from memdir.store.scan import scan
+    from memdir.search.scan import scan
 
     (store.root / "people" / "notes.txt").write_text("not memory", encoding="utf-8")
     (store.root / ".hidden").mkdir()

@@ -42,7 +42,7 @@ def test_the_apis_choice_types_are_the_tables_own() -> None:
 
     from memdir.api import Profile, SearchMode
     from memdir.api.memory import Format
-    from memdir.store import hybrid
+    from memdir.search import hybrid
     from memdir.tools import schemas
 
     assert SearchMode is hybrid.Mode and set(get_args(SearchMode)) == set(hybrid.MODES)

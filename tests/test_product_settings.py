@@ -62,7 +62,7 @@ def test_ingest_takes_no_variant(tmp_path: Path) -> None:
 
 
 def test_the_product_names_no_study_variant() -> None:
-    """A variant is the study's word: the product's code (store, tools, agents, models,
+    """A variant is the study's word: the product's code (store, search, tools, agents, models,
     analytics, api, mcp, integrations, chatlogs) holds no variant's name, so no study setting
     can reach a product role by name; the study brings its variant's role itself
     (`memdir_study.roles.variant_role`). A profile that shares a variant's name is a profile."""
@@ -75,7 +75,18 @@ def test_the_product_names_no_study_variant() -> None:
 
     names = (set(VARIANTS) | set(SKILL_VARIANTS)) - set(PROFILES)
     src = Path(memdir.__file__).parent
-    rooms = ("store", "tools", "agents", "models", "analytics", "api", "mcp", "integrations", "chatlogs")
+    rooms = (
+        "store",
+        "search",
+        "tools",
+        "agents",
+        "models",
+        "analytics",
+        "api",
+        "mcp",
+        "integrations",
+        "chatlogs",
+    )
     found = [
         f"{path.relative_to(src)}:{node.lineno} {node.value!r}"
         for room in rooms

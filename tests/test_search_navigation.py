@@ -12,7 +12,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from memdir.api.memory import Memory
-from memdir.store.embed import embedder_missing
+from memdir.search.embed import embedder_missing
 from memdir.ui.app import build_app
 from memdir.ui.sources import Source, Sources
 

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from memdir.cli.main import cli
 from memdir.errors import MemdirError
+from memdir.search.chunks import build_chunk_store, render_chunk
 from memdir.store import spec
-from memdir.store.chunks import build_chunk_store, render_chunk
 from memdir.store.store import Store
 from memdir.stream import Turn, chunk_stream
 from memdir.tools.grep import MAX_REPLY_BYTES

@@ -488,7 +488,7 @@ def test_a_command_that_grows_the_store_too_much_keeps_nothing(env: dict[str, An
 
 
 def test_the_real_index_and_journal_catch_up(env: dict[str, Any]) -> None:
-    from memdir.store.index import SearchIndex
+    from memdir.search.index import SearchIndex
     from memdir.store.journal import Journal
 
     store: Store = env["store"]

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from memdir.errors import MemdirError
+from memdir.search.embed import embedder_missing
 from memdir.store import spec
-from memdir.store.embed import embedder_missing
 from memdir.store.store import Store
 from memdir.tools.profiles import Harness
 from memdir.tools.sandbox import _probe

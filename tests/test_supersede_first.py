@@ -19,7 +19,7 @@ from memdir.api.memory import Memory
 from memdir.cli.main import cli
 from memdir.conventions import parse_keyed
 from memdir.mcp.server import build_server
-from memdir.store.embed import embedder_missing
+from memdir.search.embed import embedder_missing
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store
 from memdir_study.eval.stale_first import stale_first

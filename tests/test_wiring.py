@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from memdir import Memory
-from memdir.store.index import SearchIndex
+from memdir.search.index import SearchIndex
 from memdir.store.journal import Journal
 from memdir.store.store import Store
 from memdir.tools.guards import GuardedStore, Guards

@@ -43,10 +43,10 @@ from tests.workers import (
 )
 
 from memdir.analytics import integrity
+from memdir.search.index import SearchIndex
+from memdir.search.scan import scan
 from memdir.store import spec
-from memdir.store.index import SearchIndex
 from memdir.store.journal import Journal
-from memdir.store.scan import scan
 from memdir.store.store import Store
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store

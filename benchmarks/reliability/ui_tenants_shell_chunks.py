@@ -50,7 +50,7 @@ def timed(what: str, case: Callable[[], str]) -> dict[str, object]:
 
 
 def chunk_reply(base: Path) -> str:
-    from memdir.store.chunks import build_chunk_store
+    from memdir.search.chunks import build_chunk_store
     from memdir.stream import Turn
     from memdir.tools.profiles import Harness
     from memdir.tools.wiring import open_store

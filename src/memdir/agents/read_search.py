@@ -32,9 +32,9 @@ from memdir.conventions import parse_citation, spoken_dates
 from memdir.errors import MemdirError
 from memdir.models import Model, price_card
 from memdir.models.base import ChatMessage, GenerateConfig, reply_text
+from memdir.search.hybrid import SectionHit, default_mode, search_sections
+from memdir.search.index import SearchIndex
 from memdir.store.citations import resolve
-from memdir.store.hybrid import SectionHit, default_mode, search_sections
-from memdir.store.index import SearchIndex
 from memdir.store.store import Store
 
 # Five sections: hybrid search finds an evidence turn in its top 5 for .850 of LoCoMo's

@@ -188,9 +188,9 @@ class _Core:
         return self.harness(profile, reorganize=reorganize).call(name, args, **meta)
 
     def _search(self, query: str, k: int, mode: SearchMode | None, scope: str) -> list[SearchHit]:
-        from memdir.store.embed import require_embedder
-        from memdir.store.hybrid import check_mode, default_mode, search_sections, snippet
-        from memdir.store.index import SearchIndex
+        from memdir.search.embed import require_embedder
+        from memdir.search.hybrid import check_mode, default_mode, search_sections, snippet
+        from memdir.search.index import SearchIndex
 
         self._open()
         if k < 1:

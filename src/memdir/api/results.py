@@ -15,13 +15,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from memdir.models import Usage
-from memdir.store.hybrid import Mode
-from memdir.store.live_first import past_shown, superseded
+from memdir.search.hybrid import Mode
+from memdir.search.live_first import past_shown, superseded
 
 if TYPE_CHECKING:
     from memdir.agents.ingest import IngestResult
+    from memdir.search.hybrid import SectionHit
     from memdir.store.citations import Resolved
-    from memdir.store.hybrid import SectionHit
     from memdir.store.journal import JournalStep
 
 # The tools one role gets: a name in tools/profiles.PROFILES, the one table of them (no copy

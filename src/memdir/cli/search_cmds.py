@@ -1,5 +1,5 @@
 """`memdir search` and `memdir reindex`: the search index for people (files by BM25; sections by
-BM25, meaning or both: memdir.store.hybrid)."""
+BM25, meaning or both: memdir.search.hybrid)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import click
 from memdir.cli.root_opts import StoreCommand
 from memdir.cli.store_cmds import _store
 from memdir.errors import MemdirError
-from memdir.store.analysis import best_lines, query_terms
-from memdir.store.embed import require_embedder
-from memdir.store.hybrid import MODES, search_sections, snippet
-from memdir.store.index import SearchIndex
-from memdir.store.live_first import PAST_MARK, live_above, past_shown, search_files, superseded
+from memdir.search.analysis import best_lines, query_terms
+from memdir.search.embed import require_embedder
+from memdir.search.hybrid import MODES, search_sections, snippet
+from memdir.search.index import SearchIndex
+from memdir.search.live_first import PAST_MARK, live_above, past_shown, search_files, superseded
 from memdir.store.store import Store
 
 

@@ -86,7 +86,7 @@ def profile_specs(profile: str) -> list[ToolSpec]:
 
         require_sandbox()  # refuse the profile outright: never an unconfined shell
     if EMBEDDING_TOOLS.intersection(PROFILES[profile]):
-        from memdir.store.embed import require_embedder
+        from memdir.search.embed import require_embedder
 
         require_embedder()  # refuse before any call: the model is an optional install
     return [tools[n] for n in PROFILES[profile]]

@@ -1,8 +1,8 @@
 """bm25_full_search and bm25_chunk_retrieve: ranked keyword search over the store's files;
-section_search: hybrid (keywords and meaning) search over its sections (memdir.store.hybrid),
+section_search: hybrid (keywords and meaning) search over its sections (memdir.search.hybrid),
 named apart from the `search` profile and role and from `Memory.search`.
 
-Both rank with the store's BM25 index (memdir.store.index), which catches up with any edit
+Both rank with the store's BM25 index (memdir.search.index), which catches up with any edit
 made outside the tools before it answers, so results never name a file that is gone or miss
 one that was just written. Any text is a valid query: it is reduced to its words.
 Metering: bm25_full_search shows snippets (returned bytes, nothing counted as read), while
@@ -14,12 +14,12 @@ from __future__ import annotations
 from typing import Any
 
 from memdir.errors import EditError, NotFoundError, PathError
+from memdir.search.analysis import best_lines, query_terms
+from memdir.search.chunks import CHUNK_DIR
+from memdir.search.hybrid import MODES, search_sections, snippet
+from memdir.search.index import SearchIndex
+from memdir.search.live_first import PAST_MARK, live_above, past_shown, search_files, superseded
 from memdir.store import frontmatter
-from memdir.store.analysis import best_lines, query_terms
-from memdir.store.chunks import CHUNK_DIR
-from memdir.store.hybrid import MODES, search_sections, snippet
-from memdir.store.index import SearchIndex
-from memdir.store.live_first import PAST_MARK, live_above, past_shown, search_files, superseded
 from memdir.store.paths import parse_memory_path
 from memdir.tools import outputs
 from memdir.tools.base import ToolContext, tool

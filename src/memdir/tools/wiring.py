@@ -30,9 +30,9 @@ def observer_factories(*, index: bool = True, journal: bool = True) -> list[Obse
     factories: list[ObserverFactory] = []
     if index:
         try:
-            import memdir.store.index as index_module
+            import memdir.search.index as index_module
         except ModuleNotFoundError as exc:
-            if exc.name != "memdir.store.index":
+            if exc.name != "memdir.search.index":
                 raise
         else:
             factories.append(index_module.observer)
@@ -76,7 +76,7 @@ def release_store(store: Store, settle_s: float = 30.0) -> None:
     closed; the next use opens a new one. Each observer is then let finish: a journal's
     whole-tree check on its own thread is waited for (`settled`, which also lands every logged
     step), and anything with a `flush` or `close` gets it."""
-    from memdir.store import index
+    from memdir.search import index
     from memdir.store.descriptions import DescriptionCache
 
     index.SearchIndex.registry.release(store.root)

@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from memdir.errors import MemdirError, PathError
-from memdir.store.hybrid import MODES
+from memdir.search.hybrid import MODES
 from memdir.store.paths import ROOT, MemoryPath, parse_memory_path
 from memdir.store.store import Store
 from memdir.store.window import PAGE_BYTES, Window, read_window

@@ -77,7 +77,7 @@ def run_retrieval(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from memdir.store.embed import configured
+    from memdir.search.embed import configured
     from memdir_study.bench.data import DataUnavailable
     from memdir_study.eval import retrieval as rt
 
@@ -333,7 +333,7 @@ def retrieval_cmd(
     retrieval.png to OUT."""
     from rich.console import Console
 
-    from memdir.store.embed import embedder_missing
+    from memdir.search.embed import embedder_missing
 
     if any(m not in ("bm25-files", "bm25") for m in modes) and (why := embedder_missing()):
         raise click.ClickException(f"{why} (or run with --modes bm25-files,bm25)")

@@ -53,9 +53,9 @@ from typing import Any
 from memdir.agents import manage_chunk
 from memdir.conventions import locators, turn_numbers
 from memdir.models import get_model
-from memdir.store.chunks import CHUNK_DIR, build_chunk_store, chunk_path
-from memdir.store.hybrid import Fusion, search_sections
-from memdir.store.index import SearchIndex
+from memdir.search.chunks import CHUNK_DIR, build_chunk_store, chunk_path
+from memdir.search.hybrid import Fusion, search_sections
+from memdir.search.index import SearchIndex
 from memdir.store.store import Store
 from memdir.tools.wiring import open_store
 from memdir_study.bench.types import Question, Sample
@@ -189,7 +189,7 @@ def _units(index: SearchIndex, dense: bool) -> float:
     """Seconds to build the section units (with vectors when `dense`), the embedder loaded
     before the clock starts: its load is a process cost, not the index's."""
     if dense:
-        from memdir.store.embed import get_embedder
+        from memdir.search.embed import get_embedder
 
         get_embedder()
     return index.enable_units(dense).seconds

@@ -31,9 +31,9 @@ from typing import Any, Literal
 
 from memdir.conventions import KeyedFact, key_of, parse_keyed
 from memdir.errors import MemdirError
-from memdir.store.embed import require_embedder
-from memdir.store.hybrid import Mode, SectionHit, check_mode, search_sections, snippet
-from memdir.store.index import SearchIndex
+from memdir.search.embed import require_embedder
+from memdir.search.hybrid import Mode, SectionHit, check_mode, search_sections, snippet
+from memdir.search.index import SearchIndex
 from memdir.store.store import Store
 
 Status = Literal["live", "past", "missed"]

@@ -33,8 +33,8 @@ from memdir.agents import manage_chunk, reorganize
 from memdir.agents.baselines import require_model
 from memdir.analytics.integrity import diff_facts
 from memdir.errors import MemdirError
-from memdir.store.chunks import build_chunk_store
-from memdir.store.embed import require_embedder
+from memdir.search.chunks import build_chunk_store
+from memdir.search.embed import require_embedder
 from memdir.store.store import Store
 from memdir.tools.wiring import open_store
 from memdir_study.roles import FolderingError, folder, variant_role

@@ -34,7 +34,7 @@ from memdir.agents.offline.navigate import ATTRIBUTE_CUES, Entry
 from memdir.agents.offline.speakers import is_assistant
 from memdir.agents.offline.text import STOPWORDS, WORD, stem, terms
 from memdir.conventions import LOCATOR, TURN, parse_keyed, spoken_date
-from memdir.store.hybrid import is_navigation
+from memdir.search.hybrid import is_navigation
 from memdir.tools.profiles import Harness
 from memdir.words import sentences
 

@@ -28,7 +28,7 @@ from memdir.conventions import parse_keyed
 from memdir.errors import MemdirError
 
 if TYPE_CHECKING:
-    from memdir.store.index import Hit, SearchIndex
+    from memdir.search.index import Hit, SearchIndex
 
 Key = tuple[str, str]
 H = TypeVar("H")

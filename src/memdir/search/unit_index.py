@@ -28,10 +28,10 @@ import numpy as np
 import numpy.typing as npt
 import tantivy
 
-from memdir.store.analysis import ANALYZER_NAME, analyzer, or_query
-from memdir.store.embed import Embedder, Vectors, get_embedder
+from memdir.search.analysis import ANALYZER_NAME, analyzer, or_query
+from memdir.search.embed import Embedder, Vectors, get_embedder
+from memdir.search.units import Unit, split_units
 from memdir.store.paths import MemoryPath, parse_memory_path
-from memdir.store.units import Unit, split_units
 
 UNITS_VERSION = "units-3"  # bump when units or their vectors change shape
 UNIT_DIR = "units"

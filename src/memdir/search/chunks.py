@@ -73,7 +73,7 @@ def build_chunk_store(store: Store, chunks: Sequence[Chunk | Sequence[Turn]] | S
 
     `chunks` is a list of :class:`Chunk` (or of turn lists), or a flat list of turns, which is
     chunked by the configuration of record."""
-    from memdir.store.index import SearchIndex
+    from memdir.search.index import SearchIndex
 
     flat = [c for c in chunks if isinstance(c, Turn)]
     if flat and len(flat) == len(chunks):

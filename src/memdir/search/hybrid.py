@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from memdir.errors import MemdirError
-from memdir.store.analysis import best_lines, query_terms
-from memdir.store.embed import embedder_missing, get_embedder
+from memdir.search.analysis import best_lines, query_terms
+from memdir.search.embed import embedder_missing, get_embedder
+from memdir.search.index import SearchIndex
+from memdir.search.live_first import FileLines, live_above, live_first
+from memdir.search.unit_index import UnitRow
 from memdir.store.frontmatter import MEMORY_INDEX
-from memdir.store.index import SearchIndex
-from memdir.store.live_first import FileLines, live_above, live_first
-from memdir.store.unit_index import UnitRow
 
 Mode = Literal["bm25", "dense", "hybrid"]
 MODES: tuple[Mode, ...] = ("bm25", "dense", "hybrid")

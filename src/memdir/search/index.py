@@ -35,15 +35,22 @@ from typing import Any, ClassVar
 import tantivy
 
 from memdir.errors import MemdirError
-from memdir.store.analysis import ANALYSIS_VERSION, ANALYZER_NAME, analyzer, doc_fields, or_query, query_terms
+from memdir.search.analysis import (
+    ANALYSIS_VERSION,
+    ANALYZER_NAME,
+    analyzer,
+    doc_fields,
+    or_query,
+    query_terms,
+)
+from memdir.search.scan import scan
+from memdir.search.unit_index import UnitIndex, UnitRow
+from memdir.search.watch import Changes, Watcher
 from memdir.store.oslock import OsLock
 from memdir.store.paths import ROOT, STATE_DIR, MemoryPath, parse_memory_path
 from memdir.store.per_root import PerRoot
 from memdir.store.private import owner_only
-from memdir.store.scan import scan
 from memdir.store.store import Step, Store, StoreObserver
-from memdir.store.unit_index import UnitIndex, UnitRow
-from memdir.store.watch import Changes, Watcher
 
 log = logging.getLogger(__name__)
 
@@ -403,7 +410,7 @@ class SearchIndex:
         """Build section units (and their vectors, with `dense`) for every indexed file, unless
         they are there already. Returns what was built (all zero when nothing was)."""
         start = time.perf_counter()
-        from memdir.store.embed import configured, get_embedder
+        from memdir.search.embed import configured, get_embedder
 
         with self._mutex:  # built already: no cross-process lock for every search
             have = self.units
@@ -470,7 +477,7 @@ class SearchIndex:
         out: dict[str, list[tuple[UnitRow, float]]] = {}
         with self._mutex:
             if self.units is None or self._stale_handle():
-                raise MemdirError("the section index is not built; search through memdir.store.hybrid")
+                raise MemdirError("the section index is not built; search through memdir.search.hybrid")
             if terms:
                 out["bm25"] = self.units.bm25(terms, scope_mp, n)
             if vector is not None:

@@ -1,0 +1,1 @@
+"""Search: the indexes derived from a store's files and the rankings over them."""
