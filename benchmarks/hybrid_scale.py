@@ -7,7 +7,7 @@ Two synthetic stores (benchmarks/_common.make_store, words drawn per topic folde
   disk and brought up to date (`SearchIndex.apply`, file index, units and vectors), with and
   without the section layer;
 - `--files` notes (default 50,000) for the freshness check every search makes first: the
-  stat walk (`MEMDIR_WATCH=0`) against draining the change notices (store/watch.py), with
+  stat walk (`MEMDIR_WATCH=0`) against draining the change notices (search/watch.py), with
   nothing changed and with one file changed.
 
 Targets (the issue's): query p50 <= 10 ms at 50,000 sections, one-file update <= 30 ms,

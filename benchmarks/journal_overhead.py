@@ -12,7 +12,7 @@ files) is left out, and measuring starts once that check has landed; the periodi
 FULL_EVERY steps fall inside the run, as they would in service. Prints p50 / p90 / p99 per side
 and the time spent inside the journal's observer hooks per call (timed around them, so it does
 not include the machine's noise in the rest of the call). A step only notes its paths for the
-index (store/index.py `defer`); the search after the run pays one tantivy commit for all of
+index (search/index.py `defer`); the search after the run pays one tantivy commit for all of
 them, so that search is timed too, beside a search with nothing to catch up. Writes
 results.json under runs/benchmarks/journal_overhead/.
 

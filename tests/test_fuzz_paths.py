@@ -173,7 +173,7 @@ def test_auditor_resolves_relative_names_and_descriptors(
 def test_index_scan_never_lists_through_a_folder_swapped_for_a_link(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The index's stat walk (store/scan.py) races another process that swaps a folder for a
+    """The index's stat walk (search/scan.py) races another process that swaps a folder for a
     link between the listing and the descent: the 100k fuzz run caught a path-based walk
     listing the link's target. The swap is made deterministic by doing it inside the listing."""
     import os

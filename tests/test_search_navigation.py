@@ -1,6 +1,6 @@
 """Search ranks content above navigation (issue 34, item 6): for "what does Alice eat" the four
 index lines that name Alice outranked the diet fact. A folder index's sections come after every
-content section in the one ranking every surface shares (`store/hybrid.search_sections`): the
+content section in the one ranking every surface shares (`search/hybrid.search_sections`): the
 `section_search` tool in each mode, `Memory.search` and the UI's search page."""
 
 from __future__ import annotations

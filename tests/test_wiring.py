@@ -34,7 +34,7 @@ def test_open_store_journals_and_indexes_each_step(tmp_path: Path) -> None:
     assert SearchIndex.for_store(store).sync().changed == 1  # builds the index (MEMORY.md)
     _write_a_note(store)
     assert [s.tool for s in Journal(store.root).steps()] == ["baseline", "init", "create"]
-    # The step noted its path for the index; the next search commits it (store/index.py defer).
+    # The step noted its path for the index; the next search commits it (search/index.py defer).
     assert SearchIndex.for_store(store).search("green tea", sync=False) == []
     hits = SearchIndex.for_store(store).search("green tea")
     assert [h.path for h in hits] == ["/memories/tea.md"]

@@ -4,7 +4,7 @@ with citations to the lines it was shown (issue 32, item 4: answers a small mode
 The study's answering role (the paper's search agent) is an agentic episode: the model navigates
 the store with tools over up to 40 rounds. A 1.5B local model does that badly and slowly; it
 reads well when the reading is done for it and its reply is held to a schema. So memdir's read
-search ranks sections with no model (`store/hybrid.search_sections`: hybrid where the `embed`
+search ranks sections with no model (`search/hybrid.search_sections`: hybrid where the `embed`
 extra is installed, else BM25, as `Memory.search` picks), shows the best of them with their
 paths and whole-file line numbers, and asks once for `{"answer", "citations"}` (the json-schema
 protocol on the local model, structured output on OpenAI, a forced tool on Anthropic:

@@ -1,7 +1,7 @@
 """What the Python API returns: typed, frozen records, so an app reads fields, not dict keys.
 
 Each is built from the one record the rest of memdir already keeps (a section hit of
-`store/hybrid.py`, a resolved citation of `store/citations.py`, a role's `RoleOutput`, an
+`search/hybrid.py`, a resolved citation of `store/citations.py`, a role's `RoleOutput`, an
 ingest's `IngestResult`), by a named constructor or by keywords: every field is keyword-only,
 so no caller can fill eleven fields in the wrong order. Nothing here is measured twice. A past
 step and its changes are the store's own records (`JournalStep`, `Change`), not copies.
@@ -54,7 +54,7 @@ class SearchHit:
 
     @classmethod
     def from_section(cls, hit: SectionHit, snippet: Iterable[tuple[int, str]], text: str = "") -> SearchHit:
-        """The hit `store/hybrid.search_sections` ranked, with the lines shown for it; `text`,
+        """The hit `search/hybrid.search_sections` ranked, with the lines shown for it; `text`,
         its file's, marks the past values among them."""
         shown = tuple(snippet)
         lines = text.split("\n") if text else []

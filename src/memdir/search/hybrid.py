@@ -14,7 +14,7 @@ folder index (`MEMORY.md`) names what its folder holds, so it matches a question
 anything in the folder, often better than the section that answers it ("what does Alice eat":
 four index lines outranked the diet fact). Index hits come after every content hit, in their
 own order (docs/retrieval.md, "Content before navigation"). Among content, a key's live value
-ranks before its struck-through past values (`store/live_first.py`).
+ranks before its struck-through past values (`search/live_first.py`).
 """
 
 from __future__ import annotations

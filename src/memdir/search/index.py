@@ -351,7 +351,7 @@ class SearchIndex:
     def sync(self) -> SyncReport:
         """Catch up with the tools' deferred writes and with edits made outside the tools: from
         the change notices queued since the last search where the kernel gives them
-        (store/watch.py), else from one stat walk; then only what changed is read."""
+        (search/watch.py), else from one stat walk; then only what changed is read."""
         start = time.perf_counter()
         changes = self._changes()
         with self._mutex:
@@ -472,7 +472,7 @@ class SearchIndex:
         self, terms: list[str], vector: Any, scope: str, n: int
     ) -> dict[str, list[tuple[UnitRow, float]]]:
         """The `n` best units under `scope` by BM25 (when `terms`) and by cosine to `vector`
-        (when given), each best first. :meth:`enable_units` must have run (store/hybrid.py)."""
+        (when given), each best first. :meth:`enable_units` must have run (search/hybrid.py)."""
         scope_mp = parse_memory_path(scope)
         out: dict[str, list[tuple[UnitRow, float]]] = {}
         with self._mutex:

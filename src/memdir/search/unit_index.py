@@ -1,4 +1,4 @@
-"""Section-level search state: BM25 over units (`store/units.py`) and their dense vectors.
+"""Section-level search state: BM25 over units (`search/units.py`) and their dense vectors.
 
 It lives beside the file index in `<root>/.memdir/index/` and follows it: `SearchIndex` hands
 it every path it brings up to date, in the same step, so the two never disagree about what the

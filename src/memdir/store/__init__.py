@@ -4,7 +4,9 @@ Everything else derives from these files or serves them. Writes go through `Stor
 (one tool call = one step, under the per-store writer lock; the step's changes go to the
 observers the Store was handed when built, and a Store's first step sweeps the temp files
 killed writers left). A bare `Store(root)` writes files and nothing else; `tools/wiring.py`
-builds one with its index, journal and guards. Derived state lives in `<root>/.memdir/`.
+builds one with its search index, journal and guards. Derived state lives in `<root>/.memdir/`;
+search, which derives from these files, is a room of its own (`memdir.search`): it imports the
+store, the store imports nothing from it.
 
 - Confinement: `paths.py` parses `/memories/...` and refuses every way out (`..` in any
   spelling, hidden segments, NUL, lone surrogates, over-long names, more than `MAX_DEPTH` (32)
@@ -30,13 +32,8 @@ builds one with its index, journal and guards. Derived state lives in `<root>/.m
   `operations.py` (the operation each step belongs to); `ingest_ledger.py` (where a batch of
   turns goes in the stream; turns already ingested, known by their place in their conversation,
   left out while their batch has lines in the store; one ingest at a time).
-- Search (docs/retrieval.md): `index.py` (BM25 on tantivy plus a SQLite manifest in
-  `.memdir/index/`, deletable; a query is the OR of its terms, so no text is a syntax error;
-  tool writes are noted by the observer and committed by the next search; outside edits caught
-  by `watch.py`, inotify, or the stat walk `scan.py`); `analysis.py` (the one analyzer);
-  `chunks.py` (the chunk-retrieval store); `per_root.py` (one open index or cache per root,
-  least recently used closed first); by section: `units.py`, `unit_index.py`, `embed.py`
-  (all-MiniLM-L6-v2 on CPU, the `embed` extra) and `hybrid.py` (bm25, dense, hybrid by RRF).
+- Per root: `per_root.py` (one open search index or description cache per root, least
+  recently used closed first).
 - History: `journal/`, one git commit per writing step in `.memdir/journal.git`, behind a
   small facade (record a step, list steps and operations, files at a step; its `__init__`).
   A step is logged before the call returns (`log.py`) and committed just after by the

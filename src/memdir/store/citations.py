@@ -15,7 +15,7 @@ A resolved citation also names the lines it stands for (`Resolved.lines`), so th
 that showed a model some lines can tell whether a citation claims only what was shown (the
 read search, agents/read_search.py): a range's lines, a section's, and for the whole file its
 body, from after the frontmatter to its last line (the frontmatter is the file's signage, in no
-section, and a final newline starts no line), as the search's units cover a file (store/units.py).
+section, and a final newline starts no line), as the search's units cover a file (search/units.py).
 """
 
 from __future__ import annotations

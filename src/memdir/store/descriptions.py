@@ -20,7 +20,7 @@ too recent to trust is read again by every listing until a listing finds it olde
 
 The cache is SQLite in WAL mode at `<root>/.memdir/descriptions.sqlite` (readers never wait;
 writers wait briefly and give up, leaving the rows for the next listing), like the index
-manifest (store/index.py). Deleting it loses nothing. It is never needed for a correct listing:
+manifest (search/index.py). Deleting it loses nothing. It is never needed for a correct listing:
 any failure here means the listing reads the files, as with no cache at all. A store whose
 observers do not ask for it (a bare `Store`, the index switched off) lists uncached.
 """

@@ -7,7 +7,7 @@ this walk keeps `SafeRoot.scan`'s rules everywhere (descriptors opened `O_NOFOLL
 root, so a folder swapped for a link is never followed; hidden names skipped; names that are
 not UTF-8 and folders below MAX_DEPTH levels reported as unread, never entered; at most one
 descriptor per level) and its sorted order on the shown levels, but below them only adds up
-sizes, folder by folder in a tight loop (the shape of store/scan.py's walk). The unread
+sizes, folder by folder in a tight loop (the shape of search/scan.py's walk). The unread
 findings come out in the order `Store.walk` gives them: its depth-first walk over sorted names
 visits paths in the sorted order of their parts, so sorting the findings by parts restores it.
 tests/test_view_cache.py checks the result against `Store.walk` on a tree with every kind of

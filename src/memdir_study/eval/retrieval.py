@@ -11,7 +11,7 @@ REALTALK's Chat_1, Chat_10, Chat_2, Chat_3 (the first four in file-name order) g
 LongMemEval's abstention items (`_abs`) cite nothing that answers and are left out, as
 upstream scores them. `questions=N` keeps the first N counted ones per conversation.
 
-Chunk level: the study's chunk store (`store/chunks.py`) is ranked by each mode, as chunk FILES:
+Chunk level: the study's chunk store (`search/chunks.py`) is ranked by each mode, as chunk FILES:
 `bm25-files` is `SearchIndex.search` over /memories/chunks (bm25_chunk_retrieve's ranking);
 `bm25`, `dense`, `hybrid` (RRF) and `hybrid-convex` take the best UNITS_ASKED sections of
 `search_sections` and keep each file at its first (best) section. MEMORY.md is no chunk and is

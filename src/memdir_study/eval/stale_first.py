@@ -6,14 +6,14 @@ with their dates, docs/conventions.md) and still serve the old value: search ran
 and a past line holds the same subject and attribute words as the live one, so the first hit
 for "ana home" may be Lisbon struck through while Porto is live. A reader, model or person,
 takes the first hit. This counts how often that happens, with no model: each key is searched
-by section (`store/hybrid.search_sections`, the ranking `Memory.search`, `section_search` and
+by section (`search/hybrid.search_sections`, the ranking `Memory.search`, `section_search` and
 `memdir search --mode` share) and its value is read off the first hit as a reader meets it:
 the hit's shown lines first (`hybrid.snippet`), then its section, the key's live line before
 its past lines (as search shows a hit, docs/retrieval.md); the first keyed line of the key there
 decides.
 
 - `live`: that line is the key's live value;
-- `past`: it is a struck-through past value (`store/live_first.is_past`): **stale first**;
+- `past`: it is a struck-through past value (`search/live_first.is_past`): **stale first**;
 - `missed`: the first hit holds no line of the key (no hit, or a hit about something else).
 
 The rate is past / keys. With `current` (the true current value of each key, as a generated
