@@ -19,7 +19,7 @@ store, the store imports nothing from it.
   (lenient, no YAML 1.1 retyping) over `safeyaml.py` (the one YAML loader: no aliases, no deep
   nesting); `outline.py` (headings with line ranges); `spec.py` (the Agent Memory convention:
   validate, core memory, init); `folder_index.py` (a folder's `MEMORY.md` as memdir writes it);
-  `index_upkeep.py` (the indexes one write needs); `descriptions.py` (listing descriptions and
+  `folder_index_plan.py` (the indexes one write needs); `descriptions.py` (listing descriptions and
   their cache); `citations.py` (the one citation resolver, for `Memory.ask` and the study).
 - Landing and recovery: `landing_intent.py` (the intent record a many-file landing writes
   first, and the order its files are placed in, new before removed; rolled forward after a

@@ -23,7 +23,7 @@ byte-identical.
   preservation, one live value per keyed fact, the skill setting's outcome gate).
 - `wiring.py`: `open_store(root, index=, journal=, guards=)`, the one place a store is built
   with its views and guards (CLI, MCP, API, the study all use it).
-- `index_keeping.py`: `keep_indexes`, the product's switch (API, `memdir tool`, MCP, the
+- `folder_index_keeping.py`: `keep_indexes`, the product's switch (API, `memdir tool`, MCP, the
   Anthropic drop-in; the study leaves it off): a write lands with the folder indexes it needs,
   in one step (docs/serving.md); `references.py`: with it, a rename also rewrites the `see
   /memories/...` references to what it moved, under the same intent record.

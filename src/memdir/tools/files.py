@@ -14,12 +14,12 @@ import re
 
 from memdir.errors import EditError, FrontmatterError, NotFoundError, PathError
 from memdir.store import frontmatter
+from memdir.store.folder_index_plan import Event
 from memdir.store.frontmatter import MEMORY_INDEX
-from memdir.store.index_upkeep import Event
 from memdir.store.paths import MemoryPath, parse_memory_path
 from memdir.tools import outputs, references
 from memdir.tools.base import ToolContext, tool
-from memdir.tools.index_keeping import keeping, land, reply
+from memdir.tools.folder_index_keeping import keeping, land, reply
 from memdir.tools.preconditions import (
     PARAM,
     PARAM_TEXT,

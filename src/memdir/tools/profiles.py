@@ -14,7 +14,7 @@ from typing import Any
 from memdir.errors import MemdirError, ToolError
 from memdir.store.store import Store
 from memdir.tools.base import REGISTRY, Meter, ToolResult, ToolSpec, run_tool
-from memdir.tools.index_keeping import KEEP_INDEXES
+from memdir.tools.folder_index_keeping import KEEP_INDEXES
 
 MANAGE = ("view", "create", "str_replace", "insert", "delete", "rename", "grep")
 SEARCH = ("view", "grep", "toc", "section_read")
@@ -104,7 +104,7 @@ class Harness:
         keep_indexes: bool = False,
         **meta: Any,
     ) -> None:
-        """`keep_indexes` is memdir's index keeping (`tools/index_keeping.py`): each write also
+        """`keep_indexes` is memdir's index keeping (`tools/folder_index_keeping.py`): each write also
         keeps the folders' `MEMORY.md` indexes, so the store stays a valid memory after every
         call. The product's harnesses turn it on; the study's roles leave it off (the paper's
         stores have no such indexes), so its runs keep the study's exact tool contracts."""

@@ -1,7 +1,7 @@
 """The rename tool's references: every `see /memories/...` naming what a rename moves, rewritten
 in the rename's own step.
 
-With the product's index keeping (`index_keeping.py`), a rename leaves no reference dangling:
+With the product's index keeping (`folder_index_keeping.py`), a rename leaves no reference dangling:
 the files holding one, anywhere in the store, are planned with `store/retarget.py` (the one
 reading of the grammar, `spec.XREF`) and written with the move, under its intent record, so a
 kill lands all of it or none. The study's tools keep the study's contract (the model fixes its
@@ -19,7 +19,7 @@ from memdir.errors import MemdirError
 from memdir.store import retarget
 from memdir.store.paths import MemoryPath
 from memdir.tools.base import ToolContext
-from memdir.tools.index_keeping import Row, keeping
+from memdir.tools.folder_index_keeping import Row, keeping
 
 
 @dataclass(frozen=True)

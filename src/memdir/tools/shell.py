@@ -19,7 +19,7 @@ from memdir.store.workcopy import Outcome as CarryOutcome
 from memdir.store.workcopy import WorkCopy
 from memdir.tools import sandbox
 from memdir.tools.base import ToolContext, tool
-from memdir.tools.index_keeping import settle
+from memdir.tools.folder_index_keeping import settle
 from memdir.tools.sandbox import Outcome, ShellLimits
 
 MAX_COMMAND_BYTES = 120_000  # Linux refuses a single argument over 128 KiB (MAX_ARG_STRLEN)

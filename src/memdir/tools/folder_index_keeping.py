@@ -2,7 +2,7 @@
 
 `keep_indexes` (`Harness(..., keep_indexes=True)`, the tool setting `KEEP_INDEXES`) is memdir's
 extension of the study's contract (docs/study.md, Tool contracts): with it, a file tool's write
-also brings the folder indexes to what `store/index_upkeep.py` plans, so the store stays a
+also brings the folder indexes to what `store/folder_index_plan.py` plans, so the store stays a
 valid memory after every call (a `MEMORY.md` in each memory directory, entries moved and removed
 with their files). The product turns it on (the Python API, `memdir tool`, the MCP server, the
 Anthropic drop-in); the study's roles, variants and evaluation leave it off, because the paper's
@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from memdir.errors import MemdirError
-from memdir.store import index_upkeep, landing_intent
-from memdir.store.index_upkeep import Event, Upkeep
+from memdir.store import folder_index_plan, landing_intent
+from memdir.store.folder_index_plan import Event, Upkeep
 from memdir.store.paths import STATE_DIR
 from memdir.store.retarget import retarget
 from memdir.store.store import Store
@@ -53,7 +53,7 @@ def land(
         write()
         return []
     store = ctx.store
-    upkeep = index_upkeep.plan(store, event)
+    upkeep = folder_index_plan.plan(store, event)
     if event.kind == "rename" and event.new is not None:
         moves = {event.path.text: event.new.text}
         upkeep.writes = {p: t if t is None else retarget(t, moves) for p, t in upkeep.writes.items()}
@@ -100,7 +100,7 @@ def settle(ctx: ToolContext) -> list[str]:
     step = store.current_step()
     if step is None:
         raise RuntimeError("index keeping runs inside the tool's step")
-    upkeep = index_upkeep.after(store, [(c.kind, c.path, c.new_path) for c in step.changes])
+    upkeep = folder_index_plan.after(store, [(c.kind, c.path, c.new_path) for c in step.changes])
     if upkeep.empty:
         return []
     old = {p: store.read_bytes(p) if store.exists(p) else None for p in upkeep.writes}

@@ -9,7 +9,7 @@ a create into an existing folder (one entry appended to its index), a create int
 file), a rename to another folder (an entry out of one index and into another) and a delete
 (the entry removed). Prints p50 / p90 per call kind and side, and the ratio of medians.
 
-    python benchmarks/index_keeping.py [--files 1000] [--rounds 40]
+    python benchmarks/folder_index_keeping.py [--files 1000] [--rounds 40]
 """
 
 from __future__ import annotations

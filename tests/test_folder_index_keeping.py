@@ -290,7 +290,7 @@ def _run(root: Path, kill_at: int, tmp: Path) -> subprocess.CompletedProcess[byt
         lk.KILL_AT: str(kill_at),
         lk.POINTS_FILE: str(tmp / "points"),
     }
-    code = "import sys; from tests.test_index_keeping import child; child(sys.argv[1])"
+    code = "import sys; from tests.test_folder_index_keeping import child; child(sys.argv[1])"
     return subprocess.run([sys.executable, "-c", code, str(root)], env=env, capture_output=True)
 
 
