@@ -272,7 +272,7 @@ LISBON = {"path": "/memories/places/europe/lisbon.md", "file_text": note("lisbon
 
 
 def child(root: str) -> None:
-    """A create into a new folder with index keeping, killed at write point $KILL_AT."""
+    """A create into a new folder with folder index keeping, killed at write point $KILL_AT."""
     lk._counter.kill_at = int(os.environ.get(lk.KILL_AT, "0"))
     sys.addaudithook(lk._hook)
     store = open_store(root)

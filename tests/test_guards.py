@@ -51,7 +51,7 @@ def test_core_budget_lets_an_over_budget_store_shrink(tmp_path: Path) -> None:
 
 
 def test_fanout_cap(tmp_path: Path) -> None:
-    # The folder's MEMORY.md (made by the API's index keeping) is one of its entries.
+    # The folder's MEMORY.md (made by the API's folder index keeping) is one of its entries.
     mem = Memory(tmp_path / "m", guards=Guards(fanout_cap=4))
     for n in ("a", "b"):
         assert not mem.call("create", {"path": f"/memories/people/{n}.md", "file_text": fm(n)}).is_error

@@ -69,7 +69,7 @@ async def test_stdio_manage_profile_round_trip(root: Path) -> None:
         r = await client.call_tool("rename", {"old_path": "/memories/people", "new_path": "/memories/family"})
         assert not r.is_error
         after = snapshot(root)
-        index = after.pop("family/MEMORY.md")  # made by the server's index keeping, moved along
+        index = after.pop("family/MEMORY.md")  # made by the server's folder index keeping, moved along
         assert after == {**before, "family/alice.md": ALICE.replace("vegan", "vegetarian").encode()}
         assert b"\n# family\n\n- [alice.md](alice.md): " in index
         r = await client.call_tool(

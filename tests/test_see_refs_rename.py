@@ -1,5 +1,5 @@
 """A rename rewrites the `see /memories/...` references to what it moved (issue 46, item 11):
-the rename tool with the product's index keeping and `adopt --rename`, store-wide and in the
+the rename tool with the product's folder index keeping and `adopt --rename`, store-wide and in the
 same journaled step, folders included; anything that is not such a reference stays as written."""
 
 from __future__ import annotations

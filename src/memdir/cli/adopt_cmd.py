@@ -28,8 +28,8 @@ def adopt_cmd(root: str, dry_run: bool, rename: bool) -> None:
 
     Each note without frontmatter gets `name` (its file stem) and `description` (its first
     heading, else its first line); a block lacking either key gets it at its top; every folder
-    of notes gets a MEMORY.md index. Every line of every note is kept. Hidden entries, files
-    that are not markdown and notes with broken frontmatter are left alone and listed. One
+    of notes gets a folder index (MEMORY.md). Every line of every note is kept. Hidden entries,
+    files that are not markdown and notes with broken frontmatter are left alone and listed. One
     journaled step: 'memdir revert ROOT STEP' undoes it. A note saved while adopt runs is
     planned again from what was saved, and listed. Exit 1 when there was nothing to do.
     """

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 def _store(root: str, *, journaled: bool = False) -> Store:
-    """Read only: no index follows it, nor the journal unless `journaled` (history: so a landing
+    """Read only: no search index follows it, nor the journal unless `journaled` (history: so a landing
     a kill stopped, which opening the store finishes, is listed as itself; Store.finish_landing)."""
     try:
         if journaled:

@@ -55,7 +55,7 @@ from memdir.tools.wiring import open_store
     type=click.IntRange(min=1),
     default=OPEN_TENANTS,
     show_default=True,
-    help="With --tenants: tenants kept open (index, journal, sessions); past it the least recently "
+    help="With --tenants: tenants kept open (search index, journal, sessions); past it the least recently "
     "used idle one is closed.",
 )
 @click.option(

@@ -113,7 +113,7 @@ class TenantPool:
     @contextlib.asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
         """The pool's lifetime: session managers run inside it; on exit every tenant is closed
-        (sessions ended, journals flushed, indexes closed) before the server process ends."""
+        (sessions ended, journals flushed, search indexes closed) before the server process ends."""
         async with anyio.create_task_group() as tg:
             self._tg = tg
             try:

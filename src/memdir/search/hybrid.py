@@ -12,7 +12,7 @@ Content ranks before navigation, here and only here, so every surface that searc
 (the `section_search` tool, `Memory.search`, the UI, `memdir search --mode`, the read search) agrees: a
 folder index (`MEMORY.md`) names what its folder holds, so it matches a question about
 anything in the folder, often better than the section that answers it ("what does Alice eat":
-four index lines outranked the diet fact). Index hits come after every content hit, in their
+four index lines outranked the diet fact). Folder index hits come after every content hit, in their
 own order (docs/retrieval.md, "Content before navigation"). Among content, a key's live value
 ranks before its struck-through past values (`search/live_first.py`).
 """

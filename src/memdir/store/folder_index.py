@@ -1,9 +1,10 @@
-"""A folder's `MEMORY.md` as memdir writes it: the one definition of an index's text and lines.
+"""A folder's `MEMORY.md` as memdir writes it: the one definition of a folder
+index's text and lines.
 
 The Agent Memory convention (docs/study.md, The store) asks a `MEMORY.md` in every memory
 directory and lets it index the folder's files and child folders. memdir writes one in the same
-shape wherever it makes one (`memdir adopt`, the harness's index keeping): frontmatter with a
-description, a heading, then one list line per file (`- [name.md](name.md): its description`)
+shape wherever it makes one (`memdir adopt`, the harness's folder index keeping): frontmatter
+with a description, a heading, then one list line per file (`- [name.md](name.md): its description`)
 and per memory folder (`- [sub/](sub/MEMORY.md): folder`). Reading is lenient: an index line
 written by a model or a person (`- alice.md: ...`, `- Alice: see /memories/people/alice.md`)
 counts as an entry of the path it names, relative to the index's folder or in full.

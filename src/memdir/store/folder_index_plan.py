@@ -1,10 +1,11 @@
-"""Index keeping: the folder indexes one write needs so the store stays a valid memory.
+"""The folder index plan: the `MEMORY.md` changes one write needs so the store stays a valid
+memory.
 
 The Agent Memory convention wants a `MEMORY.md` in every memory directory (docs/study.md, The
 store; `spec.validate`'s `dir-index`), but the study's file tools write only the file they are
-given: `create /memories/places/lisbon.md` left `/memories/places` without an index, so an
+given: `create /memories/places/lisbon.md` left `/memories/places` without a folder index, so an
 agent made an invalid store with its first new folder. This plans, before the write, what the
-indexes must become once it lands (`tools/folder_index_keeping.py` lands both in one step):
+folder indexes must become once it lands (`tools/folder_index_keeping.py` lands both in one step):
 
 - a folder the write makes a memory directory gets a `MEMORY.md` listing what it holds
   (`folder_index.render`), and the nearest index above it an entry for it;

@@ -2,7 +2,7 @@
 
 A rename that leaves `see /memories/old.md` behind in other notes leaves a dangling reference
 (`memdir check`'s `dangling-xref`), and the reader that follows it finds nothing. So every rename
-memdir makes on a person's or an agent's behalf (the rename tool with index keeping, `adopt
+memdir makes on a person's or an agent's behalf (the rename tool with folder index keeping, `adopt
 --rename`) rewrites them in the same step, store-wide. A reference is what the one grammar says
 it is (`spec.XREF`, read line by line and trimmed of sentence marks as `spec.xrefs` reads it);
 only its path changes, so a section after it (`see PATH > ## Heading`), the line's other words

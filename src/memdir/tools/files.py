@@ -375,7 +375,7 @@ def _rewrite(ctx: ToolContext, mp: MemoryPath, text: str, new_text: str) -> list
 
 
 def _name_follows(ctx: ToolContext, omp: MemoryPath, nmp: MemoryPath, text: str) -> str | None:
-    """With index keeping, a moved file whose frontmatter name was its old stem takes the new
+    """With folder index keeping, a moved file whose frontmatter name was its old stem takes the new
     one in the same step, so the store stays valid (`validate`: the name equals the stem); the
     new text, checked as every write is, or None when the name stays."""
     if not keeping(ctx) or omp.stem == nmp.stem:

@@ -1,4 +1,4 @@
-"""The harness's index keeping: one switch, and the landing of a write with the indexes it needs.
+"""Folder index keeping: the harness's switch, and a write landed with the folder indexes it needs.
 
 `keep_indexes` (`Harness(..., keep_indexes=True)`, the tool setting `KEEP_INDEXES`) is memdir's
 extension of the study's contract (docs/study.md, Tool contracts): with it, a file tool's write
@@ -44,7 +44,7 @@ def land(
     ctx: ToolContext, event: Event, write: Callable[[], object], target: Target, *, many: bool = False
 ) -> list[str]:
     """Carry out `write` (the tool's own write, every check of it already made), with the
-    indexes `event` needs when index keeping is on; returns what was done to the indexes.
+    indexes `event` needs when folder index keeping is on; returns what was done to the indexes.
     `target` gives the write's own effect (each path's bytes after it, None: gone; the changes
     its step records), asked for only when indexes change or the write itself changes `many`
     files (a rename and the references to it, `references.py`). The indexes a rename rewrites
@@ -62,7 +62,7 @@ def land(
         return []
     step = store.current_step()
     if step is None:
-        raise RuntimeError("index keeping runs inside the tool's step")
+        raise RuntimeError("folder index keeping runs inside the tool's step")
     old = {p: store.read_bytes(p) if store.exists(p) else None for p in upkeep.writes}
     own, rows = target()
     if event.kind == "rename":  # an index holding a reference to what moved: the upkeep's row says it
@@ -90,7 +90,7 @@ def land(
 
 
 def settle(ctx: ToolContext) -> list[str]:
-    """With index keeping on, bring the indexes in line with what the call's step already
+    """With folder index keeping on, bring the indexes in line with what the call's step already
     changed outside the file tools (the shell's writes, carried back whole before anything can
     plan them), in the same step; returns what was done. Only the index writes are covered by
     the intent record here: the shell's own changes had landed before."""
@@ -99,7 +99,7 @@ def settle(ctx: ToolContext) -> list[str]:
     store = ctx.store
     step = store.current_step()
     if step is None:
-        raise RuntimeError("index keeping runs inside the tool's step")
+        raise RuntimeError("folder index keeping runs inside the tool's step")
     upkeep = folder_index_plan.after(store, [(c.kind, c.path, c.new_path) for c in step.changes])
     if upkeep.empty:
         return []

@@ -104,10 +104,10 @@ class Harness:
         keep_indexes: bool = False,
         **meta: Any,
     ) -> None:
-        """`keep_indexes` is memdir's index keeping (`tools/folder_index_keeping.py`): each write also
-        keeps the folders' `MEMORY.md` indexes, so the store stays a valid memory after every
+        """`keep_indexes` is memdir's folder index keeping (`tools/folder_index_keeping.py`): each
+        write also keeps the folder indexes (`MEMORY.md`), so the store stays a valid memory after every
         call. The product's harnesses turn it on; the study's roles leave it off (the paper's
-        stores have no such indexes), so its runs keep the study's exact tool contracts."""
+        stores have no folder indexes), so its runs keep the study's exact tool contracts."""
         self.store = store
         self.profile = profile
         self.specs = {s.name: s for s in profile_specs(profile)}

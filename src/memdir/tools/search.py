@@ -2,7 +2,7 @@
 section_search: hybrid (keywords and meaning) search over its sections (memdir.search.hybrid),
 named apart from the `search` profile and role and from `Memory.search`.
 
-Both rank with the store's BM25 index (memdir.search.index), which catches up with any edit
+Both rank with the store's search index (memdir.search.index), which catches up with any edit
 made outside the tools before it answers, so results never name a file that is gone or miss
 one that was just written. Any text is a valid query: it is reduced to its words.
 Metering: bm25_full_search shows snippets (returned bytes, nothing counted as read), while

@@ -77,7 +77,7 @@ def bash(ctx: ToolContext, command: str) -> str:
         raise
     for path in carried.changed_md:
         ctx.touch(path)
-    said = settle(ctx)  # with index keeping on: the folders' MEMORY.md follow the command's writes
+    said = settle(ctx)  # with folder index keeping on: the folder indexes follow the command's writes
     text = _render(outcome, limits, carried, _frontmatter_problems(ctx, carried.changed_md))
     return text + (f"\n[indexes kept: {'; '.join(said)}]" if said else "")
 
