@@ -18,6 +18,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +101,38 @@ def sdk_runner(tool: BetaLocalFilesystemMemoryTool) -> Runner:
     return run
 
 
+def synced_sdk_runner(tool: BetaLocalFilesystemMemoryTool, memories: Path) -> Runner:
+    """The SDK helper with memdir's durability: after each write it returns, the folders memdir
+    fsyncs are fsynced too (the written file's folder; both folders of a rename, concurrently as
+    memdir does, one when they are the same; a deletion's folder). The SDK fsyncs the file itself
+    on create, str_replace and insert; its code is not touched."""
+    plain = sdk_runner(tool)
+    pool = ThreadPoolExecutor(1)
+
+    def folder(path: str) -> Path:
+        return (memories / path.removeprefix("/memories").lstrip("/")).parent
+
+    def run(cmd: dict[str, Any]) -> Outcome:
+        ok, text = plain(cmd)
+        if ok and cmd["command"] != "view":
+            if cmd["command"] == "rename":
+                folders = {folder(cmd["new_path"]), folder(cmd["old_path"])}
+            else:
+                folders = {folder(cmd["path"])}
+            fds = [os.open(f, os.O_RDONLY | os.O_DIRECTORY) for f in folders]
+            try:
+                later = [pool.submit(os.fsync, fd) for fd in fds[1:]]
+                os.fsync(fds[0])
+                for f in later:
+                    f.result()
+            finally:
+                for fd in fds:
+                    os.close(fd)
+        return ok, text
+
+    return run
+
+
 def changed(before: dict[str, bytes], after: dict[str, bytes]) -> list[str]:
     return sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
 
@@ -129,7 +162,7 @@ def run(args: argparse.Namespace, tmp: Path, console: Console) -> int:
     template = tmp / "template" / "memories"
     files = build_store(template, args.files, seed=args.seed)
     texts = {f: (template / f.removeprefix("/memories/")).read_text("utf-8") for f in files}
-    roots = {name: tmp / name / "memories" for name in ("memdir", "memdir-noobs", "sdk")}
+    roots = {name: tmp / name / "memories" for name in ("memdir", "memdir-noobs", "sdk", "sdk-fsync")}
     for root in roots.values():
         shutil.copytree(template, root)
     memdir_store = open_store(roots["memdir"])
@@ -137,6 +170,9 @@ def run(args: argparse.Namespace, tmp: Path, console: Console) -> int:
         "memdir": memdir_runner(Harness(memdir_store, "manage")),
         "memdir-noobs": memdir_runner(Harness(Store(roots["memdir-noobs"]), "manage")),
         "sdk": sdk_runner(BetaLocalFilesystemMemoryTool(base_path=str(tmp / "sdk"))),
+        "sdk-fsync": synced_sdk_runner(
+            BetaLocalFilesystemMemoryTool(base_path=str(tmp / "sdk-fsync")), roots["sdk-fsync"]
+        ),
     }
     observers = [type(o).__module__ + "." + type(o).__qualname__ for o in memdir_store.observers]
     console.print(
@@ -187,6 +223,7 @@ def run(args: argparse.Namespace, tmp: Path, console: Console) -> int:
             **{n: st[n] for n in st},
             "ratio_memdir_sdk": st["memdir"]["median_ms"] / st["sdk"]["median_ms"],
             "ratio_noobs_sdk": st["memdir-noobs"]["median_ms"] / st["sdk"]["median_ms"],
+            "ratio_memdir_sdk_fsync": st["memdir"]["median_ms"] / st["sdk-fsync"]["median_ms"],
             "observer_cost_ratio": st["memdir"]["median_ms"] / st["memdir-noobs"]["median_ms"],
             "errors": {n: e[:3] for n, e in errors.items() if e},
         }
@@ -348,6 +385,8 @@ def print_report(console: Console, report: dict[str, Any], out: Path) -> None:
         "sdk med",
         "sdk p90",
         "memdir/sdk",
+        "sdk+fsync med",
+        "memdir/sdk+fsync",
         "obs cost",
     ):
         t.add_column(col, justify="right" if col != "operation" else "left")
@@ -360,6 +399,8 @@ def print_report(console: Console, report: dict[str, Any], out: Path) -> None:
             f"{r['sdk']['median_ms']:.3f}",
             f"{r['sdk']['p90_ms']:.3f}",
             f"{r['ratio_memdir_sdk']:.2f}x",
+            f"{r['sdk-fsync']['median_ms']:.3f}",
+            f"{r['ratio_memdir_sdk_fsync']:.2f}x",
             f"{r['observer_cost_ratio']:.2f}x",
         )
     console.print(t)
