@@ -8,11 +8,16 @@ delete and a rename to one look at each path they refuse on."""
 from __future__ import annotations
 
 import cProfile
+import os
 import pstats
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from memdir.store import dirsync
 from memdir.store.journal import Journal, JournalObserver
 from memdir.store.journal.tree import IN_FLIGHT
 from memdir.store.store import Change, Step, Store
@@ -103,3 +108,30 @@ def test_the_journal_opens_its_in_flight_mark_once_a_step_and_looks_for_its_head
     assert head is not None
     blob = Journal(root).files_at(head)["note.md"]
     assert dict(Journal(root).blobs([blob]))[blob] == md("note").encode()
+
+
+def test_a_rename_between_folders_has_both_on_disk_before_it_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a disk (a folder fsync that waits), the two folders of a move are fsynced at once
+    (`dirsync.py`): each fsync here goes on only once the other has started, which one after the
+    other never does. Both have returned when the rename does."""
+    store = _store(tmp_path)
+    (tmp_path / "mem" / "c").mkdir()
+    folders = {os.stat(tmp_path / "mem" / f).st_ino: f for f in ("a/b", "c")}
+    both = threading.Barrier(2, timeout=10)
+    done: list[str] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        both.wait()  # raises BrokenBarrierError after 10 s alone
+        real(fd)
+        done.append(folders.get(os.fstat(fd).st_ino, "other"))
+
+    monkeypatch.setattr(dirsync, "_last_fsync_s", 1.0)  # as after a folder fsync that waited
+    monkeypatch.setattr(os, "fsync", fsync)
+    with store.step("rename"):
+        store.rename("/memories/a/b/note.md", "/memories/c/note.md")
+        assert sorted(done) == ["a/b", "c"], done  # both, before the call returned
+    assert (tmp_path / "mem" / "c" / "note.md").read_text() == NOTE
+    assert not (tmp_path / "mem" / "a" / "b" / "note.md").exists()

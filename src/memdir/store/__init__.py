@@ -12,8 +12,9 @@ store, the store imports nothing from it.
   spelling, hidden segments, NUL, lone surrogates, over-long names, more than `MAX_DEPTH` (32)
   folder levels; every walk stops there and reports what it left unread); `safefs.py` does all
   I/O through descriptor chains opened `O_NOFOLLOW` (iterative walk and removal, bounded
-  descriptors); `listing_walk.py` the walk behind a listing; `window.py` a page of a file's
-  lines in bounded memory.
+  descriptors); `dirsync.py` the folder fsyncs that make a write, move or removal durable
+  before the call returns (a move's two folders at once); `listing_walk.py` the walk behind a
+  listing; `window.py` a page of a file's lines in bounded memory.
 - Files: `store.py` (`Store`, `Store.step`); `atomic.py` (atomic writes, the writer lock on
   `oslock.py`, the one file lock: an flock per holder, reentrant in a thread); `frontmatter.py`
   (lenient, no YAML 1.1 retyping) over `safeyaml.py` (the one YAML loader: no aliases, no deep

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 from memdir.errors import ExistsError, NotFoundError, PathError
+from memdir.store.dirsync import fsync_folder, fsync_folders
 from memdir.store.paths import MAX_DEPTH, PREFIX, unplain
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -217,7 +218,7 @@ class SafeRoot:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp, dir_fd=d)
                 raise
-            os.fsync(d)
+            fsync_folder(d)
 
     def delete(self, parts: tuple[str, ...], shown: str) -> None:
         with self.dir_fd(parts[:-1], shown) as d:
@@ -226,7 +227,7 @@ class SafeRoot:
                 remove_tree(d, parts[-1])
             else:
                 os.unlink(parts[-1], dir_fd=d)
-            os.fsync(d)
+            fsync_folder(d)
 
     def rename(self, old: tuple[str, ...], new: tuple[str, ...], shown_old: str, shown_new: str) -> None:
         with self.dir_fd(old[:-1], shown_old) as a, self.dir_fd(new[:-1], shown_new, create=True) as b:
@@ -239,11 +240,13 @@ class SafeRoot:
                     f"{shown_new} already exists; choose another destination or delete it first"
                 )
             os.rename(old[-1], new[-1], src_dir_fd=a, dst_dir_fd=b)
-            os.fsync(b)
             # One folder holding both names (the same one, not two opened by the same path: a
-            # swap between the two walks could make them differ) is made durable by one fsync.
-            if not os.path.samestat(os.fstat(a), os.fstat(b)):
-                os.fsync(a)
+            # swap between the two walks could make them differ) is made durable by one fsync;
+            # two folders are fsynced at once (dirsync.py).
+            if os.path.samestat(os.fstat(a), os.fstat(b)):
+                fsync_folder(b)
+            else:
+                fsync_folders(b, a)
 
     def scan(
         self,
