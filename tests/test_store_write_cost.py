@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from memdir.errors import NotFoundError
 from memdir.store import dirsync
 from memdir.store.journal import Journal, JournalObserver
 from memdir.store.journal.tree import IN_FLIGHT
@@ -107,6 +108,55 @@ def test_the_journal_opens_its_in_flight_mark_once_a_step_and_looks_for_its_head
     head = Journal(root).head()
     assert head is not None
     blob = Journal(root).files_at(head)["note.md"]
+    assert dict(Journal(root).blobs([blob]))[blob] == md("note").encode()
+
+
+def test_a_rewrite_walks_to_its_folder_once(tmp_path: Path) -> None:
+    """`Store.write` refuses a missing file from the one walk that writes it (it walked the
+    chain once more to ask first); the refusal is unchanged."""
+    store = _store(tmp_path)
+    with store.step("str_replace"):
+        assert store.exists("/memories/a/b/note.md")
+        calls = _calls(lambda: store.write("/memories/a/b/note.md", md("note")))
+        try:
+            store.write("/memories/a/b/gone.md", md("gone"))
+        except NotFoundError as exc:
+            assert str(exc) == "/memories/a/b/gone.md does not exist"
+        else:
+            raise AssertionError("a rewrite of a missing file was not refused")
+    assert (tmp_path / "mem" / "a" / "b" / "note.md").read_text() == md("note")
+    # the chain /memories/a/b (3 opens) and the temp file (1)
+    assert calls["open"] <= 4, calls
+    assert not [p.name for p in (tmp_path / "mem" / "a" / "b").iterdir() if p.name != "note.md"]
+
+
+def test_the_journal_looks_at_a_written_file_on_one_walk(tmp_path: Path) -> None:
+    """The journal's look at a file a step wrote (its lstat, then its bytes) walks to its
+    folder once, not once for each; what it records is unchanged."""
+    root = tmp_path / "mem"
+    store = open_store(root, create=True)
+    h = Harness(store, "manage")
+    for name in ("warm", "warm2"):  # the first step's whole-tree check, then the committer's start
+        assert not h.call("create", {"path": f"/memories/{name}.md", "file_text": md(name)}).is_error
+    journal = next(o for o in store.observers if isinstance(o, JournalObserver))
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "a" / "b" / "note.md").write_text(md("note"))
+    step = Step("create", {})
+    step.changes.append(Change("create", "/memories/a/b/note.md"))
+
+    def journaled_step() -> None:
+        journal.before_step(store, step)
+        journal.on_step(store, step)
+        journal.after_step(store, step)
+
+    with store.writer_lock.hold():
+        calls = _calls(journaled_step)
+    # the mark (1), the chain /memories/a/b (3), the file (1)
+    assert calls["open"] <= 5, calls
+    assert journal.settled()
+    head = Journal(root).head()
+    assert head is not None
+    blob = Journal(root).files_at(head)["a/b/note.md"]
     assert dict(Journal(root).blobs([blob]))[blob] == md("note").encode()
 
 

@@ -363,9 +363,9 @@ class Store:
     def write(self, path: str | MemoryPath, text: str) -> MemoryPath:
         """Replace the whole content of an existing file."""
         mp = self.parse(path)
-        if mp.is_root or not self.exists(mp):
+        if mp.is_root:
             raise NotFoundError(f"{mp.text} does not exist")
-        self.safe.write(mp.parts, mp.text, text.encode("utf-8"), must_exist=True)
+        self.safe.write(mp.parts, mp.text, text.encode("utf-8"), must_exist=True)  # missing: NotFoundError
         self._record(Change("modify", mp.text))
         return mp
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pygit2
 
-from memdir.errors import MemdirError, NotFoundError
+from memdir.errors import MemdirError
 from memdir.store.atomic import write_atomic
 from memdir.store.journal.format import MEMORY_PREFIX, found, why_skipped
 from memdir.store.private import create
@@ -66,22 +66,25 @@ def look(safe: SafeRoot, rel: str) -> tuple[bytes | Unread | str | None, os.stat
     parts = tuple(rel.split("/"))
     shown = MEMORY_PREFIX + rel
     try:
-        st = safe.lstat(parts, shown)
+        st, data = safe.lstat_read(parts, shown, _plain)
     except MemdirError:  # a parent is a link or a file now
         return Unread(printable(parts), "leads through a link or a file; not journaled"), None
     if st is None:
         return None, None
+    if data is not None:
+        return data, st
     if stat.S_ISDIR(st.st_mode):
         return DIR, None
-    if not (stat.S_ISREG(st.st_mode) and st.st_nlink == 1):
+    if not _plain(st):
         return why_skipped(found(parts, st)), None
-    try:
-        return safe.read(parts, shown), st
-    except (NotFoundError, FileNotFoundError):
-        return None, None
-    except (MemdirError, OSError):  # swapped for a link or linked meanwhile: read again later
-        again = safe.lstat(parts, shown)
-        return (why_skipped(found(parts, again)) if again is not None else None), None
+    # The read failed: removed, swapped for a link or linked meanwhile; read again later.
+    again = safe.lstat(parts, shown)
+    return (why_skipped(found(parts, again)) if again is not None else None), None
+
+
+def _plain(st: os.stat_result) -> bool:
+    """A file the journal keeps: regular, with one link (shared with nothing outside)."""
+    return stat.S_ISREG(st.st_mode) and st.st_nlink == 1
 
 
 def blob_at(tree: pygit2.Tree | None, rel: str) -> str | None:
