@@ -304,6 +304,10 @@ class Store:
         mp = self.parse(path)
         return mp, self.safe.lstat(mp.parts, mp.text)
 
+    def lstat(self, path: str | MemoryPath) -> os.stat_result | None:
+        """The entry's lstat, or None when nothing is there: `exists` and `is_dir` on one walk."""
+        return self._lstat(path)[1]
+
     def exists(self, path: str | MemoryPath) -> bool:
         return self._lstat(path)[1] is not None
 

@@ -11,6 +11,7 @@ that teach the store's conventions (docs/conventions.md).
 from __future__ import annotations
 
 import re
+import stat
 
 from memdir.errors import EditError, FrontmatterError, NotFoundError, PathError
 from memdir.store import frontmatter
@@ -329,11 +330,12 @@ def rename(ctx: ToolContext, old_path: str, new_path: str, expected_sha256: str 
     expected = parse_expected("rename", expected_sha256)
     omp = parse_memory_path(old_path)
     nmp = parse_memory_path(new_path)
-    if not ctx.store.exists(omp):
+    st = ctx.store.lstat(omp)  # one walk for both questions (issue 47: per-call cost)
+    if st is None:
         raise NotFoundError(f"{omp.text} does not exist; view {omp.parent.text} to find the right name")
     data: bytes | None = None
     digest = ""
-    if ctx.store.is_dir(omp):
+    if stat.S_ISDIR(st.st_mode):
         refuse_for_folder("rename", omp.text, expected)
         if nmp.name.endswith(".md"):
             raise PathError(f"{omp.text} is a folder; it cannot become the .md path {nmp.text}")
