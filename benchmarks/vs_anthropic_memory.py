@@ -1,10 +1,12 @@
 """memdir's file tools side by side with the Anthropic SDK's local filesystem memory tool.
 
-One synthetic store is copied three times: one copy is served by memdir (default observers),
-one by memdir with observers off, one by `BetaLocalFilesystemMemoryTool`. The same commands
-go to all three, interleaved, timed per call. Then the memdir and SDK trees are compared as
-`{relative_path: bytes}` snapshots: files the shared commands touched must be identical, and
-every difference is traced to the command that caused it, with the contract rule behind it.
+One synthetic store is copied four times: one copy is served by memdir (default observers),
+one by memdir with observers off, one by `BetaLocalFilesystemMemoryTool`, and one by that
+helper with memdir's folder fsyncs after its writes (the price of durability, told apart from
+memdir's own). The same commands go to all four, interleaved, timed per call. Then the memdir
+and SDK trees are compared as `{relative_path: bytes}` snapshots: files the shared commands
+touched must be identical, and every difference is traced to the command that caused it, with
+the contract rule behind it.
 
     python benchmarks/vs_anthropic_memory.py [--quick] [--files 1000] [--reps 50] [--out DIR]
 """
