@@ -17,7 +17,16 @@ REPO_PATH = re.compile(r"(?<![\w/.])((?:docs|benchmarks/results)/[\w.-]+\.md)")
 
 def pages() -> list[Path]:
     """The pages a reader is sent to: the top-level guides, docs/ and the dated results."""
-    top = [REPO / name for name in ("README.md", "ARCHITECTURE.md", "CONTRIBUTING.md", "CHANGELOG.md")]
+    top = [
+        REPO / name
+        for name in (
+            "README.md",
+            "ARCHITECTURE.md",
+            "CONTRIBUTING.md",
+            "CHANGELOG.md",
+            "benchmarks/README.md",
+        )
+    ]
     return (
         [p for p in top if p.is_file()]
         + sorted((REPO / "docs").glob("*.md"))
