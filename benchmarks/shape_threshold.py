@@ -53,7 +53,7 @@ from memdir.store import spec
 from memdir.store.store import Store
 from memdir.tools.profiles import Harness
 from memdir_study.eval.runner import RunConfig, run_eval
-from memdir_study.roles import variant_role
+from memdir_study.variants import variant_role
 
 SIZES = (10, 40, 160)
 QUICK_SIZES = (10, 40)

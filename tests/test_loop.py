@@ -29,7 +29,8 @@ from memdir.models.scripted import ScriptedAPI, ScriptedReply, answer, call
 from memdir.store.store import Step, Store, StoreObserver
 from memdir.stream import Chunk, Turn
 from memdir.tools.profiles import Harness
-from memdir_study.roles import FolderingError, file_digests, folder, study_role, variant_role, verify_moves
+from memdir_study.roles import FolderingError, file_digests, folder, study_role, verify_moves
+from memdir_study.variants import variant_role
 
 ALICE = (
     "---\nname: alice\ndescription: Alice's preferences\n---\n"

@@ -21,8 +21,7 @@ from memdir.models import get_model, price_card
 from memdir.models.scripted import answer
 from memdir_study.bench import load_sample
 from memdir_study.eval.runner import RunConfig, run_eval
-from memdir_study.roles import variant_role
-from memdir_study.variants import ALL, VARIANTS, BuildContext
+from memdir_study.variants import VARIANTS, BuildContext, study_variants, variant_role
 
 SAMPLE = "gen-s3-p2-n4-t3-a2-c1"  # 4 sessions, 8 questions
 REPLY = '{"answer": "vegan", "citations": ["/memories/session-01.md:6"]}'
@@ -165,7 +164,7 @@ def test_the_study_management_prompt_teaches_the_taxonomy_alone() -> None:
 
 
 def test_agent_curated_keyed_is_memdirs_variant_and_builds_with_its_prompt(tmp_path: Path) -> None:
-    assert "agent-curated-keyed" in VARIANTS and "agent-curated-keyed" not in ALL
+    assert "agent-curated-keyed" in VARIANTS and "agent-curated-keyed" not in study_variants()
     sample = load_sample("generated", SAMPLE)
     chunks = len(sample.chunks())
     for variant, keyed in (("agent-curated", False), ("agent-curated-keyed", True)):

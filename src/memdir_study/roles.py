@@ -8,13 +8,14 @@ synthesis (GS: task-specific advice written from the store), the ALFWorld execut
 curator that distils skills (both run by `study/skills/execution.py`). They are product roles in
 form (`memdir.agents.roles.Role`, rendered with the product's shared prompt blocks, run by the same
 loop and harness and asked of `policy` / `require_model` like any role), but the product neither
-plays nor names them, so they live here; a role's `package` says where its prompt is.
+plays nor names them, so they live here; a role's `package` says where its prompt is. How a
+variant plays the product's roles (prompt form, round cap, conventions) is its registry entry's
+(`variants/registry.py`, `variant_role`).
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
 from typing import Any
 
 from memdir.agents.answer import parse_answer
@@ -26,9 +27,7 @@ from memdir.agents.roles import (
     CURATION_OUTPUT,
     SEARCH_OUTPUT,
     SEARCH_ROUNDS_ORGANIZED,
-    SEARCH_ROUNDS_OTHER,
     Role,
-    get_role,
 )
 from memdir.agents.run import map_choice, options_prompt, run_role
 from memdir.errors import MemdirError
@@ -66,41 +65,6 @@ NO_BASELINE = {
     "management_skills": "the offline baselines do not distil skills; use a model",
 }
 """The study's roles no offline baseline plays, with the reason a user is shown."""
-
-
-# Variants whose stores an LLM organized; the answering role over them gets the larger round cap.
-ORGANIZED_VARIANTS = frozenset(
-    {"agent-curated", "agent-curated-keyed", "curated", "reorg-preserve", "reorg-condense", "reorganized",
-     "curated-skills", "curated-skills-mem", "curated-skills-mem-gs"}
-)  # fmt: skip
-# The search prompt family (the paper's Appendix A.3): one form per kind of store, each built from
-# the same shared blocks (`_search_intro`, `_search_rules`, `_answer_format`, the product's); a
-# variant not named here (reorganized and curated stores) gets the base form, the product's `search`.
-SEARCH_FORMS = {
-    "foldered": "search_foldered",
-    "verbatim-dump": "search_dump",
-    "chunk-retrieval": "search_chunks",
-    "chunk-retrieval-hybrid": "search_chunks",
-}
-# memdir's own variants: stores written in the product's conventions (keyed facts, one live value
-# per key, docs/conventions.md), whose prompts teach and read them as the product's roles do; the
-# study's own variants follow the paper's taxonomy rules only.
-KEYED_VARIANTS = frozenset({"agent-curated-keyed", "split-curated"})
-
-
-def variant_role(name: str, variant: str, profile: str | None = None) -> Role:
-    """The product's role `name` (management, answer, reorganize_*) as the study's `variant` plays
-    it: the answering role's prompt form and round cap by the kind of store searched (40 rounds
-    over an organized store, 20 over the others), and memdir's conventions only in memdir's own
-    variants."""
-    role = replace(get_role(name, profile), keyed=variant in KEYED_VARIANTS)
-    if name != "answer":
-        return role
-    form = SEARCH_FORMS.get(variant)
-    rounds = SEARCH_ROUNDS_ORGANIZED if variant in ORGANIZED_VARIANTS else SEARCH_ROUNDS_OTHER
-    if form is not None:
-        role = replace(role, template=form, package=PROMPTS)
-    return replace(role, round_cap=rounds)
 
 
 def study_role(name: str, profile: str | None = None) -> Role:

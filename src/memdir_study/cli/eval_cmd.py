@@ -33,6 +33,17 @@ def _sessions(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     return f"{first}-{last}"
 
 
+class _VariantsOption(click.Option):
+    """`--variants`, its help written from the variants' registry when shown, so a variant is
+    listed by registering it (memdir_study/variants/registry.py), not by editing this text."""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        from memdir_study.variants import variants_help
+
+        self.help = variants_help()
+        return super().get_help_record(ctx)
+
+
 @click.command("eval")
 @click.option(
     "--benchmark", "-b", required=True, type=click.Choice(["locomo", "realtalk", "personamem", "generated"])
@@ -46,12 +57,9 @@ def _sessions(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 @click.option(
     "--variants",
     "-v",
+    cls=_VariantsOption,
     default="all",
     show_default=True,
-    help="all (the study's), or a comma-separated list: closed-book, chunk-retrieval, verbatim-dump, "
-    "foldered, reorg-preserve, reorg-condense, agent-curated; and memdir's chunk-retrieval-hybrid "
-    "(needs make embed-model), split-curated and agent-curated-keyed (memdir's conventions in the "
-    "management prompt).",
 )
 @click.option(
     "--model",

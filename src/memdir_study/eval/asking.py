@@ -22,8 +22,8 @@ from memdir.agents.read_search import read_search
 from memdir.models import Model
 from memdir.tools.profiles import profile_specs
 from memdir_study.eval.shell_search import shell_search
-from memdir_study.roles import closed_book, variant_role
-from memdir_study.variants import Built
+from memdir_study.roles import closed_book
+from memdir_study.variants import Built, variant_role
 
 # The study's search agent gets its system prompt, the question and the fixed citation instruction:
 # no core-memory block for any variant, so the dump's root sessions are searched through the tools

@@ -59,10 +59,10 @@ from memdir_study.eval.model_settings import (
 )
 from memdir_study.eval.progress import ProgressBars
 from memdir_study.eval.records import AnswerRow, CacheBounds, JudgeRecord, RunSummary, SearchEffort
-from memdir_study.eval.stores_from import STORELESS, StoreSource
+from memdir_study.eval.stores_from import StoreSource
 from memdir_study.eval.summary import summarize_run, timings_of
 from memdir_study.runfolder import read_manifest, require_same, write_manifest
-from memdir_study.variants import VARIANTS, BuildContext, Built, VariantUnavailable, build_cost
+from memdir_study.variants import BuildContext, Built, VariantUnavailable, build_cost, get_variant
 
 # Closed-book without a model: the honest floor is to know nothing.
 IDENTITY = (
@@ -300,7 +300,7 @@ class Runner:
                 r
                 for r, m in (("search", config.search_model), ("builder", config.builder_model))
                 if m == "offline"
-                and (r == "search" or {"agent-curated", "agent-curated-keyed"} & set(config.variants))
+                and (r == "search" or any(get_variant(v).builds_with_tools for v in config.variants))
             ]
             if offline:
                 raise MemdirError(
@@ -426,14 +426,14 @@ class Runner:
         start = time.perf_counter()
         built: Built | None = None
         try:
-            if self.source is not None and variant not in STORELESS:  # another run's store: no build
+            if self.source is not None and get_variant(variant).builds_store:  # another run's store: no build
                 if not self.taken:  # a Ray worker's runner: the driver recorded it in the manifest
                     self.taken = (read_manifest(self.folder.manifest) or {}).get("stores_from") or {}
                 sha256 = self.taken["cells"][f"{sample.benchmark}/{sample.id}/{variant}"]["sha256"]
                 built = self.source.take(cell, store_dir, sha256)
             else:
                 ctx = self.build_context(sample, variant, store_dir, record, bars)
-                built = await VARIANTS[variant].build(ctx)
+                built = await get_variant(variant).build(ctx)
             cell.status = "built"
         except VariantUnavailable as exc:
             cell.status, cell.reason = "skipped", str(exc)

@@ -18,7 +18,7 @@ from memdir.store import spec
 from memdir.store.store import Store
 from memdir.store.workcopy import scratch_copy
 from memdir.tools.profiles import Harness
-from memdir_study.roles import variant_role
+from memdir_study.variants import variant_role
 
 
 async def shell_search(

@@ -38,9 +38,8 @@ from memdir.store.store import Store
 from memdir.tools.wiring import open_store
 from memdir_study.eval.folder import RunFolder
 from memdir_study.runfolder import read_manifest
-from memdir_study.variants import Built
+from memdir_study.variants import Built, get_variant
 
-STORELESS = ("closed-book",)  # variants that build no store: nothing to take from a source
 SAME = ("benchmark", "sessions", "tool_set")  # settings a source's stores were built under
 
 
@@ -178,7 +177,7 @@ class StoreSource:
         cell (benchmark, conversation, variant) the source has no store for."""
         taken: dict[str, Any] = {}
         for benchmark, conversation, variant in cells:
-            if variant in STORELESS:
+            if not get_variant(variant).builds_store:  # nothing to take from a source
                 continue
             marker = self._marker(benchmark, conversation, variant)
             store = self.folder.store_dir(benchmark, conversation, variant)

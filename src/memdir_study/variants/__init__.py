@@ -1,40 +1,39 @@
 """Memory variants: builders that turn one conversation into one store, with their cost.
 
-`VARIANTS` (`builders.py`) holds a `ConversationVariant` (name and builder) each: closed-book,
-chunk-retrieval, verbatim-dump (`dump.py`), foldered, reorg-preserve, reorg-condense,
-agent-curated, and memdir's own chunk-retrieval-hybrid (run only when named). Each records its
-build cost (`base.py`); foldered is verified move-only, reorg-* checked against the dump with
-`diff --facts`; a variant that needs a model is skipped offline with the reason.
+`VARIANTS` (`registry.py`) holds one `ConversationVariant` entry per variant: its builder and every
+trait the study reads of it (the paper's or memdir's, whether it builds a store, organized, keyed,
+its search prompt form, its `--help` note). The builders and their entries are `builders.py`:
+closed-book, chunk-retrieval, verbatim-dump (`dump.py`), foldered, reorg-preserve, reorg-condense,
+agent-curated, and memdir's own chunk-retrieval-hybrid, agent-curated-keyed and split-curated (run
+only when named). Each records its build cost (`base.py`); foldered is verified move-only, reorg-*
+checked against the dump with `diff --facts`; a variant that needs a model is skipped offline with
+the reason.
 """
 
+from memdir_study.variants import builders  # noqa: F401  (registers every variant)
 from memdir_study.variants.base import BuildContext, Built, VariantUnavailable, build_cost
-from memdir_study.variants.builders import VARIANTS, ConversationVariant
-
-# `all` is the study's variants; memdir's own (chunk-retrieval-hybrid) run when named.
-ALL = tuple(name for name, v in VARIANTS.items() if v.study)
-ORDER = tuple(VARIANTS)
-
-
-def parse_variants(spec: str) -> list[str]:
-    """`all` or a comma-separated list of variant names, in the study's order."""
-    names = [n.strip() for n in spec.split(",") if n.strip()]
-    if not names or names == ["all"]:
-        return list(ALL)
-    unknown = [n for n in names if n not in VARIANTS]
-    if unknown:
-        raise VariantUnavailable(
-            f"unknown variant(s) {', '.join(unknown)}; choose from all, {', '.join(ORDER)}"
-        )
-    return [n for n in ORDER if n in names]
-
+from memdir_study.variants.registry import (
+    VARIANTS,
+    ConversationVariant,
+    get_variant,
+    parse_variants,
+    register,
+    study_variants,
+    variant_role,
+    variants_help,
+)
 
 __all__ = [
-    "ALL",
     "VARIANTS",
     "BuildContext",
     "Built",
     "ConversationVariant",
     "VariantUnavailable",
     "build_cost",
+    "get_variant",
     "parse_variants",
+    "register",
+    "study_variants",
+    "variant_role",
+    "variants_help",
 ]

@@ -18,15 +18,14 @@
   one schema-held extraction call, validation, the offline curator's filing (docs/curation.md).
 
 foldered, reorg-* and split-curated need a model: with the offline baseline policies they are
-unavailable, and say so.
+unavailable, and say so. Each is registered at the end of this module with its traits
+(registry.py); a new variant is one builder and one `register(...)` here.
 """
 
 from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from memdir.agents import manage_chunk, reorganize
@@ -37,9 +36,10 @@ from memdir.search.chunks import build_chunk_store
 from memdir.search.embed import require_embedder
 from memdir.store.store import Store
 from memdir.tools.wiring import open_store
-from memdir_study.roles import FolderingError, folder, variant_role
+from memdir_study.roles import FolderingError, folder
 from memdir_study.variants.base import BuildContext, Built, VariantUnavailable
 from memdir_study.variants.dump import write_dump
+from memdir_study.variants.registry import ConversationVariant, register, variant_role
 
 MAX_MISSING_SHOWN = 20
 
@@ -120,7 +120,7 @@ async def reorg_condense(ctx: BuildContext) -> Built:
 
 async def _curated(ctx: BuildContext, variant: str) -> Built:
     """Built from empty by the management role's agentic episode, chunk by chunk; the variant
-    names its prompt (`study.roles.KEYED_VARIANTS`): the study's taxonomy rules, or memdir's own."""
+    names its prompt (its entry's `keyed`): the study's taxonomy rules, or memdir's own."""
     builder_profile, search_profile = ctx.profiles()
     store = open_store(ctx.store_dir, create=True, init=True)
     chunks = ctx.sample.chunks()
@@ -176,30 +176,26 @@ async def split_curated(ctx: BuildContext) -> Built:
     return Built("split-curated", store, search_profile, {"split_curation": totals})
 
 
-@dataclass(frozen=True)
-class ConversationVariant:
-    """A variant of the conversational study: its name and the builder of its store."""
-
-    name: str
-    build: Callable[[BuildContext], Awaitable[Built]]
-    needs_model: bool = False  # the builder role cannot be played offline
-    study: bool = True  # one of the study's variants (`--variants all`), not one memdir adds
-
-
-VARIANTS: dict[str, ConversationVariant] = {
-    v.name: v
-    for v in (
-        ConversationVariant("closed-book", closed_book),
-        ConversationVariant("chunk-retrieval", chunk_retrieval),
-        ConversationVariant("chunk-retrieval-hybrid", chunk_retrieval_hybrid, study=False),
-        ConversationVariant("verbatim-dump", verbatim_dump),
-        ConversationVariant("foldered", foldered, needs_model=True),
-        ConversationVariant("reorg-preserve", reorg_preserve, needs_model=True),
-        ConversationVariant("reorg-condense", reorg_condense, needs_model=True),
-        ConversationVariant("agent-curated", agent_curated),
-        ConversationVariant("agent-curated-keyed", agent_curated_keyed, study=False),
-        ConversationVariant("split-curated", split_curated, needs_model=True, study=False),
-    )
-}
-
-__all__ = ["VARIANTS", "ConversationVariant", "VariantUnavailable"]
+_KEYED = "memdir's conventions in the management prompt"
+for _variant in (
+    ConversationVariant("closed-book", closed_book, builds_store=False),
+    ConversationVariant("chunk-retrieval", chunk_retrieval, search_form="search_chunks"),
+    ConversationVariant(
+        "chunk-retrieval-hybrid", chunk_retrieval_hybrid, note="needs make embed-model", study=False,
+        search_form="search_chunks",
+    ),
+    ConversationVariant("verbatim-dump", verbatim_dump, search_form="search_dump"),
+    ConversationVariant("foldered", foldered, needs_model=True, search_form="search_foldered"),
+    ConversationVariant("reorg-preserve", reorg_preserve, needs_model=True, organized=True),
+    ConversationVariant("reorg-condense", reorg_condense, needs_model=True, organized=True),
+    ConversationVariant("agent-curated", agent_curated, builds_with_tools=True, organized=True),
+    ConversationVariant(
+        "agent-curated-keyed", agent_curated_keyed, note=_KEYED, study=False, builds_with_tools=True,
+        organized=True, keyed=True,
+    ),
+    ConversationVariant(
+        "split-curated", split_curated, note="split curation",
+        study=False, needs_model=True, keyed=True,
+    ),
+):  # fmt: skip
+    register(_variant)
