@@ -51,9 +51,8 @@ from memdir.errors import MemdirError, NoOpWarning
 from memdir.models import Usage
 from memdir.store import spec
 from memdir.store.citations import resolve
-from memdir.store.ingest_ledger import DERIVED, Batch, place, serialized_async
+from memdir.store.ingest_ledger import DERIVED
 from memdir.store.journal import Journal, JournalStep, stop_committer
-from memdir.store.operations import operation
 from memdir.store.sdk_layout import store_root, unconverted
 from memdir.store.store import Store
 from memdir.tools.base import Meter, ToolResult
@@ -67,6 +66,7 @@ if TYPE_CHECKING:
 
     from memdir.agents.curation import Curation
     from memdir.agents.feedback import Feedback
+    from memdir.agents.ingest_batch import Ingested
     from memdir.agents.output import RoleOutput
     from memdir.agents.read_search import Search
     from memdir.agents.sdk_folder import Conversion
@@ -245,66 +245,25 @@ class _Core:
         return Citation.from_resolved(text, resolve(self.store, text))
 
     async def _add(self, data: Input, model: str | Model | None, how: _AddOptions) -> AddResult:
-        self._open()
-        async with serialized_async(self.store):  # one ingest at a time (store/ingest_ledger.py)
-            return await self._add_held(data, model, how)
-
-    async def _add_held(self, data: Input, model: str | Model | None, how: _AddOptions) -> AddResult:
-        from memdir.agents.shape import SWITCH_KB, ingest_shaped
+        from memdir.agents.ingest_batch import IngestSettings, ingest_batch
 
         self._open()
         if how.profile is not None:
             require_profile(how.profile)  # before the input is read or a model started
         given, source, skipped, ids = to_turns(
-            data,
-            speaker=how.speaker,
-            when=how.date,
-            session_gap=how.session_gap,
-            sample=how.sample,
+            data, speaker=how.speaker, when=how.date, session_gap=how.session_gap, sample=how.sample
         )
         m = _model(self.model if model is None else model)
-        # As `memdir ingest` does: turns already ingested left out, derived locators continuing
-        # their conversation or after the store's sessions, each chunk's turns recorded as it
-        # lands (store/ingest_ledger.py), so adding the same turns twice adds nothing.
-        placed = place(self.store, given, derived=source == "text" or source in DERIVED, ids=ids)
-        turns, already = placed.turns, placed.lines(len(given))
-        if not turns:
-            said = f"every turn was already in the store; nothing was added ({'; '.join(already)})"
-            warnings.warn(NoOpWarning(said), stacklevel=2)
-            return AddResult.nothing_new(
-                model=m.name, source=source, summary=said, skipped=skipped, already=placed.already
-            )
-        threshold = SWITCH_KB if how.switch_kb is None else how.switch_kb
-        n = len(turns)
-        label = f"add {Path(data).name}" if isinstance(data, os.PathLike) else f"add {n} turn{'s' * (n != 1)}"
-        with operation(self.store.root, "add", label) as op:  # one id for all its steps
-            shaped = await ingest_shaped(
-                m, self.store, turns, shape=how.shape, threshold_kb=threshold, profile=how.profile,
-                feedback=how.feedback, curation=how.curation, on_landed=Batch(self.store, placed).land,
-            )  # fmt: skip
-        result = shaped.ingest
-        said = shaped.summary()  # the dump, or the switch: then the ingest's own line follows
-        if result is not None:
-            said = result.summary() if shaped.went == "curate" else f"{said}; {result.summary()}"
-        said = "; ".join([*already, said])
-        if result is None:  # a dump batch: no model call
-            merge = shaped.merge
-            writes = len(merge.created) + len(merge.appended) if merge is not None else 0
-            return AddResult.from_dump(
-                turns=len(turns), writes=writes, model=m.name, source=source, summary=said,
-                skipped=skipped, already=placed.already, operation=op.id,
-            )  # fmt: skip
-        return AddResult.from_ingest(
-            result,
-            went=shaped.went,
-            switch_kb=shaped.switch.dump_kb if shaped.went == "switch" and shaped.switch else None,
-            model=m.name,
-            source=source,
-            summary=said,
-            skipped=skipped,
-            already=placed.already,
-            operation=op.id,
-        )
+        settings = IngestSettings(
+            curation=how.curation, feedback=how.feedback, shape=how.shape, switch_kb=how.switch_kb,
+            profile=how.profile,
+        )  # fmt: skip
+        done = await ingest_batch(
+            m, self.store, given, derived=source == "text" or source in DERIVED, ids=ids, kind="add",
+            file=os.fspath(data) if isinstance(data, os.PathLike) else None, settings=settings,
+            on_placed=lambda _batch: self._open(),  # closed while it waited for another ingest
+        )  # fmt: skip
+        return _result(done, m.name, source, skipped)
 
     async def _ask(
         self, question: str, model: str | Model | None, profile: Profile | None, how: Search = "auto"
@@ -344,6 +303,35 @@ def _model(model: str | Model) -> Model:
     from memdir.models import get_model
 
     return get_model(model) if isinstance(model, str) else model
+
+
+def _result(done: Ingested, model: str, source: str, skipped: int) -> AddResult:
+    """The batch as `add` reports it; a batch that added nothing says so (a `NoOpWarning`)."""
+    said, already, shaped = done.summary(), done.batch.placed.already, done.shaped
+    if shaped is None:
+        warnings.warn(NoOpWarning(said), stacklevel=2)
+        return AddResult.nothing_new(
+            model=model, source=source, summary=said, skipped=skipped, already=already
+        )
+    op = done.operation or ""
+    if (result := shaped.ingest) is None:  # a dump batch: no model call
+        merge = shaped.merge
+        writes = len(merge.created) + len(merge.appended) if merge is not None else 0
+        return AddResult.from_dump(
+            turns=shaped.turns, writes=writes, model=model, source=source, summary=said, skipped=skipped,
+            already=already, operation=op,
+        )  # fmt: skip
+    return AddResult.from_ingest(
+        result,
+        went=shaped.went,
+        switch_kb=shaped.switch.dump_kb if shaped.went == "switch" and shaped.switch else None,
+        model=model,
+        source=source,
+        summary=said,
+        skipped=skipped,
+        already=already,
+        operation=op,
+    )
 
 
 def _run(coro: Coroutine[Any, Any, T]) -> T:

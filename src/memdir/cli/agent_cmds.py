@@ -17,10 +17,11 @@ import click
 from memdir.agents.curation import CURATIONS, Curation
 from memdir.agents.feedback import FEEDBACKS, Feedback, feedback_totals
 from memdir.agents.ingest import NoOpWarning
+from memdir.agents.ingest_batch import Ingested, IngestSettings, ingest_batch
 from memdir.agents.read_search import SEARCHES, read_search, resolve_search
 from memdir.agents.record import RunRecord
 from memdir.agents.run import answer_question, choose_option
-from memdir.agents.shape import SHAPES, SWITCH_KB, Shape, ShapedResult, ingest_shaped
+from memdir.agents.shape import SHAPES, SWITCH_KB, Shape, ShapedResult
 from memdir.agents.split import split_totals
 from memdir.chatlogs import ChatLog, parse_gap, read_chat
 from memdir.cli.guard_opts import guard_options, require_reorganization
@@ -28,8 +29,7 @@ from memdir.cli.model_opts import call_record, model_from_options, model_options
 from memdir.cli.root_opts import StoreCommand, memory_root
 from memdir.errors import MemdirError
 from memdir.models import Model, ModelError
-from memdir.store import ingest_ledger
-from memdir.store.operations import OperationTag, operation
+from memdir.store.ingest_ledger import DERIVED, Batch
 from memdir.store.store import Store
 from memdir.stream import RepairedTurnWarning
 from memdir.tools.guards import Guards
@@ -140,14 +140,13 @@ def ingest_cmd(
         raise SystemExit(1)
     model = model_from_options(model_name, base_url, api_key_env, script, tool_protocol)
     store = open_store(root, guards=guards)
+    settings = IngestSettings(
+        curation=curation, feedback=feedback, shape=shape, switch_kb=switch_kb, profile=profile
+    )
     waiting = f"waiting for the ingest already running into {root} to finish"
-    with ingest_ledger.serialized(store, on_wait=lambda: click.echo(waiting, err=True)):
-        shaped, op, record = _ingest_placed(
-            store, chat, file, model, profile=profile, feedback=feedback, shape=shape,
-            switch_kb=switch_kb, curation=curation,
-        )  # fmt: skip
+    shaped, op, record = _ingest(store, chat, file, model, settings, waiting)
     _shape_lines(shaped, store)
-    undo = f"operation {op.id}: undo it whole with 'memdir revert {root} --operation {op.id}'"
+    undo = f"operation {op}: undo it whole with 'memdir revert {root} --operation {op}'"
     result = shaped.ingest
     if result is None:  # a dump batch: no model call
         click.echo(usage_line(model))
@@ -175,28 +174,20 @@ def ingest_cmd(
         raise SystemExit(1)
 
 
-def _ingest_placed(
-    store: Store, chat: ChatLog, file: str, model: Model, *, profile: str | None, feedback: Feedback,
-    shape: Shape, switch_kb: float | None, curation: Curation,
-) -> tuple[ShapedResult, OperationTag, RunRecord]:  # fmt: skip
-    """The batch placed in the stream and integrated, its turns recorded in the ledger as they
-    land (store/ingest_ledger.py); run under the store's ingest lock."""
-    try:
-        placed = ingest_ledger.place(
-            store, chat.turns, derived=chat.format in ingest_ledger.DERIVED, ids=chat.ids
-        )
-    except MemdirError as exc:
-        raise click.ClickException(str(exc)) from None
-    for line in placed.lines(len(chat.turns)):
-        click.echo(line)
-    if chat.turns and not placed.turns:
-        click.echo("warning: every turn was already in the store; nothing was added", err=True)
-        raise SystemExit(1)
-    turns = placed.turns
-    batch = ingest_ledger.Batch(store, placed)
+def _ingest(
+    store: Store, chat: ChatLog, file: str, model: Model, settings: IngestSettings, waiting: str
+) -> tuple[ShapedResult, str, RunRecord]:
+    """The one ingest (agents/ingest_batch.py), said as it goes: what placing left out, a
+    progress bar over the chunks, and on a failure what landed and how to go on."""
     record = call_record(store, command="ingest")
+    placed: list[Batch] = []
 
-    async def run() -> ShapedResult:
+    def on_placed(batch: Batch) -> None:
+        placed.append(batch)
+        for line in batch.placed.lines(len(chat.turns)):
+            click.echo(line)
+
+    async def run() -> Ingested:
         from rich.progress import Progress
 
         bar = Progress(transient=True)  # shown once curation starts: a dump batch has no chunks
@@ -207,25 +198,29 @@ def _ingest_placed(
             bar.start()
 
         try:
-            return await ingest_shaped(
-                model, store, turns, shape=shape, threshold_kb=SWITCH_KB if switch_kb is None else switch_kb,
-                record=record, profile=profile, feedback=feedback,
-                on_chunk=lambda _out: bar.advance(task), on_curate=start, curation=curation,
-                on_landed=batch.land,
+            return await ingest_batch(
+                model, store, chat.turns, derived=chat.format in DERIVED, ids=chat.ids, kind="ingest",
+                file=file, settings=settings, record=record, on_wait=lambda: click.echo(waiting, err=True),
+                on_placed=on_placed, on_curate=start, on_chunk=lambda _out: bar.advance(task),
             )  # fmt: skip
         finally:
             if bar.live.is_started:
                 bar.stop()
 
     try:
-        with warnings.catch_warnings(), operation(store.root, "ingest", f"ingest {Path(file).name}") as op:
+        with warnings.catch_warnings():
             warnings.simplefilter("ignore", NoOpWarning)  # said below, in words and in the exit status
-            shaped = asyncio.run(run())
+            done = asyncio.run(run())
     except (ModelError, MemdirError) as exc:
+        if not placed:  # refused while placing: no call made, nothing landed
+            raise click.ClickException(str(exc)) from None
         raise click.ClickException(
-            f"{exc} (calls so far are in {record.path}){batch.resume_note()}"
+            f"{exc} (calls so far are in {record.path}){placed[0].resume_note()}"
         ) from None
-    return shaped, op, record
+    if done.shaped is None or done.operation is None:
+        click.echo("warning: every turn was already in the store; nothing was added", err=True)
+        raise SystemExit(1)
+    return done.shaped, done.operation, record
 
 
 def _not_notes(file: str, root: str) -> None:

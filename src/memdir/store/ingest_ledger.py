@@ -358,7 +358,7 @@ def serialized(store: Store, on_wait: Callable[[], None] | None = None) -> Itera
 
 
 @asynccontextmanager
-async def serialized_async(store: Store) -> AsyncIterator[None]:
+async def serialized_async(store: Store, on_wait: Callable[[], None] | None = None) -> AsyncIterator[None]:
     """`serialized` for a coroutine: the wait yields to the event loop, so another add on the
     same loop (which holds the lock) runs on."""
     path = store.state_dir / LOCK
@@ -368,6 +368,8 @@ async def serialized_async(store: Store) -> AsyncIterator[None]:
             fd = lock_fd(path, 0)
             break
         except LockTimeout:
+            if on_wait is not None and wait == FIRST_WAIT:
+                on_wait()
             await asyncio.sleep(wait)
             wait = min(wait * 2, LAST_WAIT)
     try:
