@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import inspect
 import typing
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,7 +17,9 @@ import memdir
 import memdir.api
 from memdir import AsyncMemory, Memory
 from memdir.agents.ingest import NoOpWarning
+from memdir.agents.ingest_batch import Ingested, IngestSettings, ingest_batch
 from memdir.api import AddResult, Answer, Profile, SearchHit
+from memdir.api.inputs import to_turns
 from memdir.api.results import Citation, Operation
 from memdir.errors import MemdirError
 from memdir.models import get_model
@@ -39,7 +43,7 @@ def test_a_profile_is_a_name_in_the_profiles_table_not_a_copy_of_it(tmp_path: Pa
     before = {p: p.read_bytes() for p in (tmp_path / "m").rglob("*.md")}
     choices = "choose one of " + ", ".join(PROFILES)
     for refused in (
-        lambda: memory.add("My sister Ana is a nurse in Porto.", profile="manage-everything"),
+        lambda: _study_add(memory, "My sister Ana is a nurse in Porto.", profile="manage-everything"),
         lambda: memory.ask("Where did the user move?", profile="serach"),
         lambda: memory.call("view", {"path": "/memories"}, profile="viewer"),
     ):
@@ -193,13 +197,53 @@ def test_add_keeps_a_dump_until_the_switch_point_then_curates(tmp_path: Path) ->
     """`shape="auto"`: the verbatim dump at no model cost while it is small, then curation; the
     result says where each batch went and at what size it switched (docs/eval.md)."""
     memory = Memory(tmp_path / "m")
-    first = memory.add("I moved to Lisbon in May 2024.", shape="auto", switch_kb=0.6, date="2024-06-01")
-    assert first.went == "dump" and first.writes == 1 and first.usage.calls == 0 and first.chunks == ()
-    assert "shape auto: dump" in first.summary and not first.changed_nothing
-    second = memory.add("My sister Ana is a nurse in Porto. " * 20, shape="auto", switch_kb=0.6)
-    assert second.went == "switch" and second.switch_kb is not None and second.switch_kb > 0.6
-    assert second.turns == 2 and second.writes > 0 and "switched to curation" in second.summary
+    first = _study_add(memory, "I moved to Lisbon in May 2024.", shape="auto", switch_kb=0.6).shaped
+    assert first is not None and first.went == "dump" and first.ingest is None and first.merge is not None
+    assert len(first.merge.created) == 1 and "shape auto: dump" in first.summary()
+    second = _study_add(
+        memory, "My sister Ana is a nurse in Porto. " * 20, shape="auto", switch_kb=0.6
+    ).shaped
+    assert second is not None and second.went == "switch" and second.switch is not None
+    assert second.switch.dump_kb > 0.6 and "switched to curation" in second.summary()
+    assert second.ingest is not None and second.ingest.turns == 2 and sum(second.ingest.writes.values()) > 0
     stored = "".join(memory.store.read_text(e.path) for e in memory.store.files())
     assert "[S1T1]" in stored and "[S2T1]" in stored and "Lisbon" in stored
     with pytest.raises(MemdirError, match="unknown shape"):
-        memory.add("x", shape="round")  # type: ignore[arg-type]
+        _study_add(memory, "x", shape="round")
+
+
+def test_add_takes_the_products_choices_and_refuses_the_studys(tmp_path: Path) -> None:
+    """The study's settings (shape, switch point, tool profile, LoCoMo sample) are the one
+    ingest's, not `add`'s: Python refuses them by name, on both faces, before the store is touched;
+    the signature `help()` shows is the one both faces take."""
+    memory, amemory = Memory(tmp_path / "m"), AsyncMemory(tmp_path / "m")
+    before, steps = {p: p.read_bytes() for p in (tmp_path / "m").rglob("*.md")}, len(memory.history())
+    for knob, value in (("shape", "auto"), ("switch_kb", 1.0), ("profile", "manage"), ("sample", "a")):
+        with pytest.raises(
+            TypeError, match=rf"^Memory\.add\(\) got an unexpected keyword argument '{knob}'$"
+        ):
+            memory.add("I moved to Lisbon.", **{knob: value})
+        with pytest.raises(
+            TypeError, match=rf"^AsyncMemory\.add\(\) got an unexpected keyword argument '{knob}'"
+        ):
+            amemory.add("I moved to Lisbon.", **{knob: value})
+    assert {p: p.read_bytes() for p in (tmp_path / "m").rglob("*.md")} == before
+    assert len(memory.history()) == steps
+    sync, both = inspect.signature(Memory.add), inspect.signature(AsyncMemory.add)
+    assert sync == both and list(sync.parameters) == [
+        *("self", "data", "model", "speaker", "date", "session_gap", "curation", "feedback")
+    ]
+    added = memory.add("I moved to Lisbon.", date="2024-06-01", curation="agentic", feedback="health")
+    assert added.went == "curate" and added.writes > 0 and added.model == "offline"
+    memory.close()
+    asyncio.run(amemory.close())
+
+
+def _study_add(memory: Memory, text: str, **settings: Any) -> Ingested:
+    """What the study does in place of `add`: the one ingest with the study's settings."""
+    given = to_turns(text, when="2024-06-01")
+    run = ingest_batch(
+        get_model("offline"), memory.store, given.turns, derived=True, kind="add",
+        settings=IngestSettings(**settings),
+    )  # fmt: skip
+    return asyncio.run(run)

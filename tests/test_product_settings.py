@@ -6,13 +6,16 @@ the LLM boundary."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from memdir import Memory
+from memdir.agents.ingest_batch import IngestSettings, ingest_batch
 from memdir.agents.roles import SEARCH_ROUNDS_OTHER, SEARCH_ROUNDS_PRODUCT, get_role
+from memdir.api.inputs import to_turns
 from memdir.cli.main import cli
 from memdir.models import get_model
 from memdir.models.scripted import answer, call
@@ -38,9 +41,16 @@ def test_add_names_no_study_variant_in_its_steps(tmp_path: Path) -> None:
     said = "I moved to Lisbon in May. My sister Ana lives in Porto."
     for shape in ("curate", "dump"):
         with Memory(tmp_path / shape) as memory:
-            added = memory.add(said, shape=shape)
+            if shape == "curate":
+                assert memory.add(said).writes > 0
+            else:  # the dump is the study's shape: driven through the one ingest, as the study does
+                run = ingest_batch(
+                    get_model("offline"), memory.store, to_turns(said).turns, derived=True, kind="add",
+                    settings=IngestSettings(shape="dump"),
+                )  # fmt: skip
+                assert asyncio.run(run).operation is not None
             steps = [s for s in memory.history() if s.role in ("management", "builder")]
-        assert added.writes > 0 and steps, shape
+        assert steps, shape
         assert [s.meta.get("variant") for s in steps] == [None] * len(steps), shape
 
 

@@ -23,21 +23,20 @@ once it has written, this process's committer process (store/journal/commitd.py)
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 import json
 import os
 import shutil
 import tempfile
-import warnings
 import weakref
-from collections.abc import Coroutine
-from dataclasses import dataclass
-from datetime import date, timedelta
-from datetime import date as date_type
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from memdir.api import history
-from memdir.api.inputs import Input, to_turns
+from memdir.api.add import AddOptions, result
+from memdir.api.inputs import to_turns
 from memdir.api.results import (
     AddResult,
     Answer,
@@ -47,7 +46,7 @@ from memdir.api.results import (
     SearchHit,
     SearchMode,
 )
-from memdir.errors import MemdirError, NoOpWarning
+from memdir.errors import MemdirError
 from memdir.models import Usage
 from memdir.store import spec
 from memdir.store.citations import resolve
@@ -64,32 +63,45 @@ from memdir.tools.wiring import observer_factories, open_store, release_store
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
-    from memdir.agents.curation import Curation
-    from memdir.agents.feedback import Feedback
-    from memdir.agents.ingest_batch import Ingested
     from memdir.agents.output import RoleOutput
     from memdir.agents.read_search import Search
     from memdir.agents.sdk_folder import Conversion
-    from memdir.agents.shape import Shape
     from memdir.integrations.anthropic_memory import MemdirMemoryTool
     from memdir.models import Model
 
 T = TypeVar("T")
+A = TypeVar("A")
+R = TypeVar("R")
+S = TypeVar("S")
+P = ParamSpec("P")
 
 
-@dataclass(frozen=True)
-class _AddOptions:
-    """What `add` was asked besides its data and model: one record for the sync and async faces."""
+def takes(
+    options: Callable[P, A],
+) -> Callable[[Callable[[S, A], R]], Callable[Concatenate[S, P], R]]:
+    """A method that takes `options`' parameters, checked by Python and the type checker alike,
+    and hands its body the record they build: one signature for the sync and async faces.
+    Defined here, beside the faces, so a call's path to the store crosses no extra module."""
 
-    speaker: str = "user"
-    date: str | date_type | None = None
-    session_gap: timedelta | None = None
-    profile: Profile | None = None
-    feedback: Feedback = "none"
-    shape: Shape = "curate"
-    switch_kb: float | None = None
-    sample: str | None = None
-    curation: Curation = "auto"
+    def wrap(body: Callable[[S, A], R]) -> Callable[Concatenate[S, P], R]:
+        signature = inspect.signature(options)
+
+        def method(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
+            try:
+                signature.bind(*args, **kwargs)
+            except TypeError as exc:  # as Python says it for any method: its name, then why
+                raise TypeError(f"{body.__qualname__}() {exc}") from None
+            return body(self, options(*args, **kwargs))
+
+        functools.update_wrapper(method, body)
+        own = inspect.signature(body)
+        this = next(iter(own.parameters.values()))
+        method.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[this, *signature.parameters.values()], return_annotation=own.return_annotation
+        )
+        return method
+
+    return wrap
 
 
 class _Core:
@@ -244,26 +256,21 @@ class _Core:
         """The citation as the evaluation resolves it (`store/citations.py`, one resolver)."""
         return Citation.from_resolved(text, resolve(self.store, text))
 
-    async def _add(self, data: Input, model: str | Model | None, how: _AddOptions) -> AddResult:
+    async def _add(self, how: AddOptions) -> AddResult:
         from memdir.agents.ingest_batch import IngestSettings, ingest_batch
 
         self._open()
-        if how.profile is not None:
-            require_profile(how.profile)  # before the input is read or a model started
         given, source, skipped, ids = to_turns(
-            data, speaker=how.speaker, when=how.date, session_gap=how.session_gap, sample=how.sample
+            how.data, speaker=how.speaker, when=how.date, session_gap=how.session_gap
         )
-        m = _model(self.model if model is None else model)
-        settings = IngestSettings(
-            curation=how.curation, feedback=how.feedback, shape=how.shape, switch_kb=how.switch_kb,
-            profile=how.profile,
-        )  # fmt: skip
+        m = _model(self.model if how.model is None else how.model)
+        file = os.fspath(how.data) if isinstance(how.data, os.PathLike) else None
         done = await ingest_batch(
             m, self.store, given, derived=source == "text" or source in DERIVED, ids=ids, kind="add",
-            file=os.fspath(data) if isinstance(data, os.PathLike) else None, settings=settings,
+            file=file, settings=IngestSettings(curation=how.curation, feedback=how.feedback),
             on_placed=lambda _batch: self._open(),  # closed while it waited for another ingest
         )  # fmt: skip
-        return _result(done, m.name, source, skipped)
+        return result(done, m.name, source, skipped)
 
     async def _ask(
         self, question: str, model: str | Model | None, profile: Profile | None, how: Search = "auto"
@@ -305,35 +312,6 @@ def _model(model: str | Model) -> Model:
     return get_model(model) if isinstance(model, str) else model
 
 
-def _result(done: Ingested, model: str, source: str, skipped: int) -> AddResult:
-    """The batch as `add` reports it; a batch that added nothing says so (a `NoOpWarning`)."""
-    said, already, shaped = done.summary(), done.batch.placed.already, done.shaped
-    if shaped is None:
-        warnings.warn(NoOpWarning(said), stacklevel=2)
-        return AddResult.nothing_new(
-            model=model, source=source, summary=said, skipped=skipped, already=already
-        )
-    op = done.operation or ""
-    if (result := shaped.ingest) is None:  # a dump batch: no model call
-        merge = shaped.merge
-        writes = len(merge.created) + len(merge.appended) if merge is not None else 0
-        return AddResult.from_dump(
-            turns=shaped.turns, writes=writes, model=model, source=source, summary=said, skipped=skipped,
-            already=already, operation=op,
-        )  # fmt: skip
-    return AddResult.from_ingest(
-        result,
-        went=shaped.went,
-        switch_kb=shaped.switch.dump_kb if shaped.went == "switch" and shaped.switch else None,
-        model=model,
-        source=source,
-        summary=said,
-        skipped=skipped,
-        already=already,
-        operation=op,
-    )
-
-
 def _run(coro: Coroutine[Any, Any, T]) -> T:
     """Run `coro` to completion; refuse, with what to use instead, inside a running loop."""
     try:
@@ -356,43 +334,12 @@ class Memory(_Core):
         """
         return self._call(name, args, profile, meta)
 
-    def add(
-        self,
-        data: Input,
-        *,
-        model: str | Model | None = None,
-        speaker: str = "user",
-        date: str | date | None = None,
-        session_gap: timedelta | None = None,
-        profile: Profile | None = None,
-        feedback: Feedback = "none",
-        shape: Shape = "curate",
-        switch_kb: float | None = None,
-        sample: str | None = None,
-        curation: Curation = "auto",
-    ) -> AddResult:
-        """Remember `data`: text (one turn by `speaker`), chat messages ({role, content} or
-        {speaker, text}), Turns, or a file (a `Path`: any format `memdir ingest` reads; `sample`
-        names one conversation of a LoCoMo file of several).
-
-        The management role integrates it, played by `model` (default: the Memory's `model`;
-        `offline`: the no-model curator; `local`, `openai/...`, `anthropic/...`, or a Model).
-        Turns without a date get `date` (today by default). Turns the store already holds (an
-        earlier `add` or `memdir ingest` of the same conversation, at the same place: its message
-        ids in an export, else the same turns up to it) are left out and counted in `already`;
-        when that leaves nothing the result adds nothing (`went="none"`) and a `NoOpWarning` says
-        so; a call that failed part way keeps the chunks it landed, and the same call again
-        resumes. Chunks whose episode changed nothing are named in the
-        result's `unchanged`, and a `NoOpWarning` is raised for them. `feedback="health"` sends each
-        episode the health findings it introduced, for one more round (docs/health.md).
-        `shape="auto"` keeps a verbatim dump, at no model cost, until it passes `switch_kb`
-        (docs/eval.md, Adaptive shape), then curates; `shape="dump"` only dumps.
-        `curation="split"`: each chunk's facts extracted by one schema-held model call, checked
-        against the turns and filed by rule (docs/curation.md); `"agentic"`: the study's
-        management episode; `"auto"` (default): split for the local model, agentic for others.
-        """
-        how = _AddOptions(speaker, date, session_gap, profile, feedback, shape, switch_kb, sample, curation)
-        return _run(self._add(data, model, how))
+    @takes(AddOptions)
+    def add(self, how: AddOptions) -> AddResult:
+        """Remember `data` (text, chat messages, Turns or a chat-log file) through the one
+        ingest `memdir ingest` runs, so both leave the same store; the keywords are an app's
+        choices only (README, "Memory for your agent"; the study's settings: api/add.py)."""
+        return _run(self._add(how))
 
     def search(
         self, query: str, *, k: int = 10, mode: SearchMode | None = None, scope: str = "/memories"
@@ -454,23 +401,9 @@ class AsyncMemory(_Core):
     ) -> ToolResult:
         return await asyncio.to_thread(self._call, name, args, profile, meta)
 
-    async def add(
-        self,
-        data: Input,
-        *,
-        model: str | Model | None = None,
-        speaker: str = "user",
-        date: str | date | None = None,
-        session_gap: timedelta | None = None,
-        profile: Profile | None = None,
-        feedback: Feedback = "none",
-        shape: Shape = "curate",
-        switch_kb: float | None = None,
-        sample: str | None = None,
-        curation: Curation = "auto",
-    ) -> AddResult:
-        how = _AddOptions(speaker, date, session_gap, profile, feedback, shape, switch_kb, sample, curation)
-        return await self._add(data, model, how)
+    @takes(AddOptions)
+    async def add(self, how: AddOptions) -> AddResult:
+        return await self._add(how)
 
     async def search(
         self, query: str, *, k: int = 10, mode: SearchMode | None = None, scope: str = "/memories"
