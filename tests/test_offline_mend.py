@@ -16,7 +16,7 @@ from agent_helpers import new_store, snapshot
 from memdir.agents import RunRecord, manage_chunk
 from memdir.agents.offline.curator import PEOPLE_INDEX, ROOT_INDEX
 from memdir.agents.offline.mend import cut_ref, mend_findings
-from memdir.agents.offline.split import plan
+from memdir.agents.offline.shard import plan
 from memdir.analytics.health import HealthReport, health, introduced
 from memdir.analytics.integrity import check, diff_facts
 from memdir.conventions import fact_identity

@@ -12,7 +12,7 @@ through the harness, so every change is a metered, journaled tool call:
 - `dangling-ref`: a reference to a missing section drops the section; one to a missing file
   points at the entry of that name elsewhere (the one nearest the old path: a moved file), and
   with none it is cut from its line, which keeps its fact and its locator.
-- `fanout`: the folder's files move into subfolders (`split.py`).
+- `fanout`: the folder's files move into subfolders (`shard.py`).
 Every other kind is left, and the record says so. Stale values go first (they give wrong
 answers), the split last, since it moves the files the other mends edit.
 """
@@ -26,7 +26,7 @@ from typing import Any
 
 from memdir.agents.feedback import store_health
 from memdir.agents.offline.edits import Edits
-from memdir.agents.offline.split import split_folder
+from memdir.agents.offline.shard import split_folder
 from memdir.agents.record import RunRecord
 from memdir.analytics.health import Finding, HealthReport, introduced
 from memdir.conventions import LOCATOR, parse_keyed
