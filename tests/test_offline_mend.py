@@ -1,5 +1,5 @@
 """The offline curator under live feedback (`--feedback health`): the findings a chunk introduced
-are mended by rule (a folder over the fanout cap split, a dangling reference mended, a stale
+are mended by rule (a folder over the fanout cap sharded, a dangling reference mended, a stale
 live value struck through with its end date), every fact kept, and the run record says what was
 found, done and left, as it does for a model. Real stores, real harness, real health."""
 
@@ -111,7 +111,7 @@ def test_what_the_chunk_introduced_is_found_and_mended(built: Built) -> None:
     assert not keys & built.after.keys  # each one gone
     (result,) = _lines(built.record, "feedback_result")
     assert result["introduced"] == 3 and result["mended"] == 3 and result["left"] == 0
-    # nothing remains: the split moved B1's confusable pair, which was there before the chunk
+    # nothing remains: the shard moved B1's confusable pair, which was there before the chunk
     # and is no more confusable now (renames followed: tests/test_moves.py)
     assert result["remaining"] == 0 and introduced(built.before, built.after) == []
     assert [o["kind"] for o in result["outcomes"]] == ["stale-live", "dangling-ref", "fanout"]
@@ -126,7 +126,7 @@ def test_each_finding_is_mended_by_its_rule(built: Built) -> None:
     notes = files[NOTES].splitlines()
     assert "- ~~alice | home: Boston~~ (2023-01-01 until 2023-05-01) [S1T1]" in notes  # its locator kept
     assert f"- Alice's diet is tracked, see {ALICE}/facts.md [S1T2]" in notes
-    # the split: the days by year into 2022/, with the index lines that named them; the
+    # the shard: the days by year into 2022/, with the index lines that named them; the
     # references to them in other files pointed at their new paths
     assert f"- Rex's first walk, see {PETS}/2022/2022-01-03.md [S3T1]" in notes
     assert f"Details: see {PETS}/2022/2022-01-04.md." in notes
@@ -140,7 +140,7 @@ def test_each_finding_is_mended_by_its_rule(built: Built) -> None:
 
 
 def test_every_fact_is_kept(built: Built) -> None:
-    """Against the same chunk filed without feedback: the split moved facts and lost none; the
+    """Against the same chunk filed without feedback: the shard moved facts and lost none; the
     only fact lines not found as they were are the three the mends rewrote, each still there,
     rewritten, with its locator."""
     d = diff_facts(built.plain, built.mended)
@@ -174,8 +174,8 @@ def test_without_feedback_nothing_of_it_runs(built: Built) -> None:
     assert BOSTON in snapshot(built.plain)[NOTES]
 
 
-def test_the_curator_still_files_into_the_split_folder(tmp_path: Path) -> None:
-    """The split follows the curator's own categories, so it finds a moved day through the
+def test_the_curator_still_files_into_the_sharded_folder(tmp_path: Path) -> None:
+    """The shard follows the curator's own categories, so it finds a moved day through the
     indexes and adds to it rather than making a second file for that day."""
     store = new_store(tmp_path / "m")
     _curated(store)
@@ -262,7 +262,7 @@ def test_a_reference_is_cut_with_its_separator() -> None:
     assert cut_ref(f"- See {t}.md for more", t) == f"- See {t}.md for more"  # another path: kept
 
 
-def test_the_split_plan_follows_the_curators_categories() -> None:
+def test_the_shard_plan_follows_the_curators_categories() -> None:
     def files(names: list[str]) -> dict[str, frozenset[str] | None]:
         return {n: None for n in names}
 

@@ -8,7 +8,7 @@ same way. They are baselines; every output they make says so (`model: offline`, 
   stand behind), `speakers.py` who is a person (the user by name, never the assistant;
   docs/conventions.md, "People"); `mend.py` its answer to `--feedback health`, by rule (a stale
   live value struck through with its end date, a dangling reference pointed at the moved file
-  or cut, a folder over the fanout cap split by its own categories in `split.py`), every change
+  or cut, a folder over the fanout cap sharded by its own categories in `shard.py`), every change
   a harness call through `edits.py`.
 - `searcher.py`: the lexical searcher, which navigates by listings and `MEMORY.md` indexes
   (`navigate.py`) before it reads; `chooser.py`: the option chooser for multiple choice.

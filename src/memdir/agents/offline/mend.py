@@ -14,7 +14,7 @@ through the harness, so every change is a metered, journaled tool call:
   with none it is cut from its line, which keeps its fact and its locator.
 - `fanout`: the folder's files move into subfolders (`shard.py`).
 Every other kind is left, and the record says so. Stale values go first (they give wrong
-answers), the split last, since it moves the files the other mends edit.
+answers), the shard last, since it moves the files the other mends edit.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any
 
 from memdir.agents.feedback import store_health
 from memdir.agents.offline.edits import Edits
-from memdir.agents.offline.shard import split_folder
+from memdir.agents.offline.shard import shard_folder
 from memdir.agents.record import RunRecord
 from memdir.analytics.health import Finding, HealthReport, introduced
 from memdir.conventions import LOCATOR, parse_keyed
@@ -174,11 +174,11 @@ def _dangling(ed: Edits, f: Finding) -> Outcome:
 
 
 def _fanout(ed: Edits, f: Finding) -> Outcome:
-    split = split_folder(ed, f.path, int(f.detail.get("cap") or DEFAULT_FANOUT_CAP))
-    if split.error:
-        done = f" (after moving {len(split.moved)} file(s))" if split.moved else ""
-        return _left(f, split.error + done)
-    return Outcome(f.kind, f.path, f.key, True, split.note)
+    shard = shard_folder(ed, f.path, int(f.detail.get("cap") or DEFAULT_FANOUT_CAP))
+    if shard.error:
+        done = f" (after moving {len(shard.moved)} file(s))" if shard.moved else ""
+        return _left(f, shard.error + done)
+    return Outcome(f.kind, f.path, f.key, True, shard.note)
 
 
 _RULES: dict[str, Callable[[Edits, Finding], Outcome]] = {
@@ -214,7 +214,7 @@ def mend_introduced(
 ) -> FeedbackResult:
     """Mend what the chunk introduced since `before`, writing the `feedback` line (what was
     found) and, when there was something, the `feedback_result` line (what remains). `moved`:
-    the renames made since `before`, the mend's own split included."""
+    the renames made since `before`, the mend's own shard included."""
     found = introduced(before, store_health(harness.store), moved.moves)
     if record is not None:
         rows = [{"kind": f.kind, "path": f.path, "key": f.key} for f in found]

@@ -1,4 +1,4 @@
-"""Splitting a folder over the fanout cap (docs/study.md, design rule 2): the offline curator's
+"""Sharding a folder over the fanout cap (docs/study.md, design rule 2): the offline curator's
 mend of a `fanout` finding.
 
 The folder's files move into subfolders by a rule a reader can follow from the names alone, the
@@ -115,8 +115,8 @@ def plan(names: list[str], folder: str, cap: int, taken: Taken) -> dict[str, lis
 
 
 @dataclass
-class Split:
-    """What a split did: old path -> new path of each moved file; references pointed anew."""
+class Shard:
+    """What a shard did: old path -> new path of each moved file; references pointed anew."""
 
     moved: dict[str, str] = field(default_factory=dict)
     refs: int = 0
@@ -124,12 +124,12 @@ class Split:
     note: str = ""
 
 
-def split_folder(ed: Edits, folder: str, cap: int) -> Split:
-    """Split `folder` under `cap` entries (the rule above). A refused call stops the moves; the
+def shard_folder(ed: Edits, folder: str, cap: int) -> Shard:
+    """Shard `folder` under `cap` entries (the rule above). A refused call stops the moves; the
     index and the references are still brought in line with what did move."""
     rows = ed.listing(folder)
     if rows is None:
-        return Split(error=f"could not list {folder} whole")
+        return Shard(error=f"could not list {folder} whole")
     inside: dict[str, set[str]] = defaultdict(set)
     for r in rows:
         parent, _, name = str(r["path"]).rpartition("/")
@@ -143,13 +143,13 @@ def split_folder(ed: Edits, folder: str, cap: int) -> Split:
     chosen = plan(names, folder.rpartition("/")[2], cap, taken)
     if chosen is None:
         dirs = sum(1 for v in taken.values() if v is not None)
-        return Split(
+        return Shard(
             error=f"moving its {len(names)} file(s) leaves it over {cap}: {dirs} entries are folders"
         )
     described = {str(r["path"]).rpartition("/")[2]: r.get("description") or "" for r in direct}
     index = ed.lines(f"{folder}/{MEMORY_INDEX}")
     entries = _entry_lines(index or [], names)
-    out = Split()
+    out = Shard()
     done: dict[str, list[str]] = {}  # subfolder -> the files that did move into it
     for sub, members in chosen.items():
         listed = [
