@@ -6,7 +6,7 @@ for bm25-files (the study's bm25_chunk_retrieve ranking), bm25, dense, hybrid an
 by section; session recall; nDCG@10; per category; build and query timings; and the search by
 section over the offline-curated store against the verbatim dump.
 
-    python benchmarks/retrieval.py [--benchmark all] [--conversations ID,...] [--modes all]
+    python benchmarks/retrieval.py [--benchmark all] [--conversation ID,...] [--modes all]
         [--questions N] [--no-sections] [--out runs/retrieval] [--fresh] [--quick]
 
 `--quick`: conv-26 and Chat_10_Fahim_Muhhamed, 10 questions each, bm25-files and bm25 only, no
@@ -28,7 +28,10 @@ from memdir_study.eval.retrieval import CHUNK_MODES
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--benchmark", choices=[*BENCHMARKS, "longmemeval", "all"], default="all")
-    ap.add_argument("--conversations", default=None, help="sample ids, comma-separated")
+    ap.add_argument(
+        "--conversation", "-c", dest="conversations", default=None, help="sample ids, comma-separated"
+    )
+    ap.add_argument("--conversations", dest="conversations", help=argparse.SUPPRESS)  # the old spelling
     ap.add_argument("--modes", default="all", help=f"all or some of {', '.join(CHUNK_MODES)}")
     ap.add_argument("--questions", type=int, default=None, help="at most N questions per conversation")
     ap.add_argument("--no-sections", action="store_true")

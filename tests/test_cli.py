@@ -51,9 +51,9 @@ def test_init_validate_tool_context(tmp_path: Path) -> None:
     r = memdir("context", str(root))
     assert r.returncode == 0 and "<core_memory>" in r.stdout and "/memories/people" in r.stdout
     (root / "big.md").write_text(fm("big", body="word " * 200))
-    r = memdir("context", str(root), "--budget", "50", "--strict")
+    r = memdir("context", str(root), "--core-budget", "50", "--strict")
     assert r.returncode == 1 and "over the budget of 50" in r.stderr
-    r = memdir("context", str(root), "--budget", "50")
+    r = memdir("context", str(root), "--core-budget", "50")
     assert r.returncode == 0 and "warning" in r.stderr
 
 

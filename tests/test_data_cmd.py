@@ -28,7 +28,7 @@ def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 )
 def test_data_show_prints_counts_for_the_default_locomo_sample() -> None:
     out = CliRunner().invoke(
-        cli, ["study", "data", "show", "--benchmark", "locomo", "--conversation", "conv-50", "--as-json"]
+        cli, ["study", "data", "show", "--benchmark", "locomo", "--conversation", "conv-50", "--json"]
     )
     assert out.exit_code == 0, out.output
     info = json.loads(out.output)

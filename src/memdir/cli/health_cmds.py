@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from memdir.cli.renamed import Renamed
 from memdir.cli.root_opts import StoreCommand
 from memdir.errors import MemdirError
 from memdir.store import spec
@@ -205,17 +206,19 @@ def growth_cmd(root: str, every: int, out: str | None) -> None:
     help="Most entries a folder may hold.",
 )
 @click.option(
-    "--budget",
+    "--core-budget",
+    cls=Renamed,
+    old=("--budget",),
     type=int,
     default=spec.DEFAULT_CORE_BUDGET,
     show_default=True,
     help="Core memory budget in tokens.",
 )
-def check_cmd(root: str, as_json: bool, fanout_cap: int, budget: int) -> None:
+def check_cmd(root: str, as_json: bool, fanout_cap: int, core_budget: int) -> None:
     """Check ROOT: spec, references, fanout, core budget, names, supersede integrity; exit 1 on failure."""
     from memdir.analytics.integrity import check
 
-    report = check(_store(root), fanout_cap=fanout_cap, budget=budget)
+    report = check(_store(root), fanout_cap=fanout_cap, budget=core_budget)
     if as_json:
         click.echo(json.dumps(report.as_json(), indent=2))
     else:

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from memdir.cli.guard_opts import guard_options, require_reorganization
+from memdir.cli.renamed import Renamed
 from memdir.cli.root_opts import StoreCommand
 from memdir.errors import MemdirError
 from memdir.store import spec
@@ -71,20 +72,22 @@ def validate_cmd(root: str, as_json: bool) -> None:
 
 @click.command("context", cls=StoreCommand)
 @click.option(
-    "--budget",
+    "--core-budget",
+    cls=Renamed,
+    old=("--budget",),
     type=int,
     default=spec.DEFAULT_CORE_BUDGET,
     show_default=True,
     help="Core memory budget in tokens.",
 )
 @click.option("--strict", is_flag=True, help="Fail (exit 1) when core memory exceeds the budget.")
-def context_cmd(root: str, budget: int, strict: bool) -> None:
+def context_cmd(root: str, core_budget: int, strict: bool) -> None:
     """Print what a conforming harness puts in the prompt: core memory, then child directories."""
-    ctx = spec.context(_store(root), budget)
+    ctx = spec.context(_store(root), core_budget)
     click.echo(ctx.text, nl=False)
     if ctx.over_budget:
         click.echo(
-            f"warning: core memory is {ctx.tokens} tokens, over the budget of {budget}; "
+            f"warning: core memory is {ctx.tokens} tokens, over the budget of {core_budget}; "
             "move detail into subdirectories",
             err=True,
         )

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from memdir.cli.renamed import Renamed
 from memdir.errors import MemdirError
 
 if TYPE_CHECKING:
@@ -298,7 +299,15 @@ def bench() -> None:
     show_default=True,
     help="all = locomo and realtalk; longmemeval needs its file under MEMDIR_DATA.",
 )
-@click.option("--conversations", "-c", default=None, help="Sample ids, comma-separated (default: every one).")
+@click.option(
+    "--conversation",
+    "-c",
+    "conversations",
+    cls=Renamed,
+    old=("--conversations",),
+    default=None,
+    help="Sample ids, comma-separated (default: every one).",
+)
 @click.option(
     "--modes",
     default="all",

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from memdir.cli.renamed import Renamed
 from memdir_study.bench import DEFAULTS, load_sample
 from memdir_study.bench.types import Sample
 
@@ -46,7 +47,9 @@ def data_group() -> None:
     help="Sample id (default: the study's sample, e.g. conv-50; generated: gen-s42, gen-s7-p4-n30-t10).",
 )
 @click.option("--head", type=int, default=0, help="Also print the first N turns as builders see them.")
-@click.option("--as-json", is_flag=True, help="Print the counts as JSON.")
+@click.option(
+    "--json", "as_json", cls=Renamed, old=("--as-json",), is_flag=True, help="Print the counts as JSON."
+)
 def show_cmd(benchmark: str, sample_id: str | None, head: int, as_json: bool) -> None:
     """Counts for one sample: turns, sessions, chunks and questions by category."""
     sample = load_sample(benchmark, sample_id)
