@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from agent_helpers import new_store, snapshot
 from memdir.agents.dump_format import is_session_file, parse_session, read_dump, session_text, turn_line
 from memdir.agents.ingest import NoOpWarning, ingest
-from memdir.agents.shape import STATE_FILE, ShapedResult, ingest_shaped, layout, read_state
+from memdir.agents.strategy import STATE_FILE, ShapedResult, ingest_shaped, layout, read_state
 from memdir.analytics.integrity import diff_facts
 from memdir.cli.main import cli
 from memdir.errors import MemdirError

@@ -1,6 +1,6 @@
 """The verbatim dump's file format: one file per session, every turn kept as written.
 
-The product's adaptive shape (`shape.py`, `memdir ingest --shape dump|auto`) writes and reads it
+The product's adaptive shape (`strategy.py`, `memdir ingest --shape dump|auto`) writes and reads it
 batch by batch, and a whole conversation dumped at once is written in it too: one format,
 defined here.
 

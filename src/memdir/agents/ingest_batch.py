@@ -20,7 +20,7 @@ from memdir.agents.curation import Curation
 from memdir.agents.feedback import Feedback
 from memdir.agents.output import RoleOutput
 from memdir.agents.record import RunRecord
-from memdir.agents.shape import SWITCH_KB, Shape, ShapedResult, ingest_shaped
+from memdir.agents.strategy import SWITCH_KB, Shape, ShapedResult, ingest_shaped
 from memdir.models import Model
 from memdir.store.ingest_ledger import Batch, place, serialized_async
 from memdir.store.operations import operation
@@ -88,7 +88,7 @@ async def ingest_batch(
     each turn's id in its source) and integrate what is new as one operation of `kind`, named
     after the `file` the turns were read from, else by the new turns' count. `on_wait` is told
     when another ingest holds the store; `on_curate` and `on_chunk` follow curation
-    (agents/shape.py)."""
+    (agents/strategy.py)."""
     if settings.profile is not None:
         require_profile(settings.profile)  # refused before the store is locked or a model started
     async with serialized_async(store, on_wait=on_wait):

@@ -21,8 +21,8 @@ from memdir.agents.ingest_batch import Ingested, IngestSettings, ingest_batch
 from memdir.agents.read_search import SEARCHES, read_search, resolve_search
 from memdir.agents.record import RunRecord
 from memdir.agents.run import answer_question, choose_option
-from memdir.agents.shape import SHAPES, SWITCH_KB, Shape, ShapedResult
 from memdir.agents.split import split_totals
+from memdir.agents.strategy import SHAPES, SWITCH_KB, Shape, ShapedResult
 from memdir.chatlogs import ChatLog, parse_gap, read_chat
 from memdir.cli.guard_opts import guard_options, require_reorganization
 from memdir.cli.model_opts import call_record, model_from_options, model_options, usage_line

@@ -1,6 +1,6 @@
 """The adaptive shape's switch point (`memdir ingest --shape auto`), derived from the cost curve.
 
-`memdir.agents.shape.SWITCH_KB` is the size of the verbatim dump (KB of its session files)
+`memdir.agents.strategy.SWITCH_KB` is the size of the verbatim dump (KB of its session files)
 past which a question on the dump costs more than twice what it costs on the curated store. This
 script recomputes it from the cost curve's run folders (`benchmarks/cost_curve.py`: the
 generated benchmark at 10 / 40 / 160 sessions, offline), so the constant can be checked against
@@ -23,7 +23,7 @@ Two rules are then applied to the dump's figures, fitted linearly against its KB
   memory, sent with every question; the offline searcher reads only its top three files, so by
   reads alone the dump's cost stays flat and never reaches the mark.
 
-    PYTHONPATH=src python benchmarks/shape_threshold.py [--runs runs/cost_curve] [--sizes 10,40,160]
+    PYTHONPATH=src python benchmarks/switch_threshold.py [--runs runs/cost_curve] [--sizes 10,40,160]
         [--seed 42] [--quick]
 
 A size whose run folder is missing is run first (offline, the cost curve's variants), so the
@@ -48,7 +48,7 @@ from rich.console import Console
 from memdir.agents.dump_format import is_session_file
 from memdir.agents.loop import tool_infos
 from memdir.agents.roles import render
-from memdir.agents.shape import SWITCH_KB
+from memdir.agents.strategy import SWITCH_KB
 from memdir.store import spec
 from memdir.store.store import Store
 from memdir.tools.profiles import Harness
@@ -245,12 +245,12 @@ def main() -> None:
     console.print(say(by_input))
     derived = by_input["switch_kb"]
     verdict = derived is not None and abs(derived - SWITCH_KB) <= TOLERANCE_KB
-    console.print(f"SWITCH_KB in memdir.agents.shape: {SWITCH_KB} KB; derived here: {derived} KB")
+    console.print(f"SWITCH_KB in memdir.agents.strategy: {SWITCH_KB} KB; derived here: {derived} KB")
     out = args.runs
     write_json(
         out / "shape_threshold.json",
         {
-            "what": "the adaptive shape's switch point (benchmarks/shape_threshold.py)",
+            "what": "the adaptive shape's switch point (benchmarks/switch_threshold.py)",
             "factor": FACTOR,
             "points": [asdict(p) | {"input": p.input} for p in points],
             "by_reads": by_reads,

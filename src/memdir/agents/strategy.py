@@ -64,7 +64,7 @@ Layout = Literal["empty", "dump", "curated"]
 Went = Literal["dump", "curate", "switch"]
 
 # The dump's size (KB of its session files) past which a question on it costs more than twice
-# what it costs on the curated store; benchmarks/shape_threshold.py derives it from the cost
+# what it costs on the curated store; benchmarks/switch_threshold.py derives it from the cost
 # curve's run folders (docs/eval.md, "Adaptive shape"). Per question: the bytes a model's search
 # is sent (system prompt, tool schemas, core memory, question) plus the bytes its tools read, on
 # the generated benchmark offline at 10 / 40 / 160 sessions:
