@@ -1,4 +1,4 @@
-"""The adaptive shape's switch point (`memdir ingest --shape auto`), derived from the cost curve.
+"""The ingest strategy's switch point (`memdir ingest --strategy auto`), derived from the cost curve.
 
 `memdir.agents.strategy.SWITCH_KB` is the size of the verbatim dump (KB of its session files)
 past which a question on the dump costs more than twice what it costs on the curated store. This
@@ -250,7 +250,7 @@ def main() -> None:
     write_json(
         out / "shape_threshold.json",
         {
-            "what": "the adaptive shape's switch point (benchmarks/switch_threshold.py)",
+            "what": "the ingest strategy's switch point (benchmarks/switch_threshold.py)",
             "factor": FACTOR,
             "points": [asdict(p) | {"input": p.input} for p in points],
             "by_reads": by_reads,

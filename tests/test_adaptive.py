@@ -1,4 +1,4 @@
-"""The adaptive shape (`memdir ingest --shape auto`): real stores, the offline curator or a
+"""The ingest strategy (`memdir ingest --strategy auto`): real stores, the offline curator or a
 scripted model at the LLM boundary, the real journal and CLI."""
 
 from __future__ import annotations
@@ -13,7 +13,14 @@ from click.testing import CliRunner
 from agent_helpers import new_store, snapshot
 from memdir.agents.dump_format import is_session_file, parse_session, read_dump, session_text, turn_line
 from memdir.agents.ingest import NoOpWarning, ingest
-from memdir.agents.strategy import STATE_FILE, ShapedResult, ingest_shaped, layout, read_state
+from memdir.agents.strategy import (
+    STATE_FILE,
+    StrategyResult,
+    ingest_by_strategy,
+    layout,
+    read_state,
+    recorded_switch,
+)
 from memdir.analytics.integrity import diff_facts
 from memdir.cli.main import cli
 from memdir.errors import MemdirError
@@ -33,8 +40,8 @@ def by_session(first: int, last: int) -> list[Turn]:
     return [t for t in SAMPLE.turns if first <= t.session <= last]
 
 
-def shaped(model: Model, store: Store, turns: list[Turn], shape: str, **kw: float) -> ShapedResult:
-    return asyncio.run(ingest_shaped(model, store, turns, shape=shape, **kw))  # type: ignore[arg-type]
+def shaped(model: Model, store: Store, turns: list[Turn], strategy: str, **kw: float) -> StrategyResult:
+    return asyncio.run(ingest_by_strategy(model, store, turns, strategy=strategy, **kw))  # type: ignore[arg-type]
 
 
 def session_files(store: Store) -> list[str]:
@@ -97,12 +104,12 @@ def test_auto_dumps_under_the_threshold_then_switches_once_and_curates(tmp_path:
         asyncio.run(ingest(offline, direct, batch))
     assert [r.went for r in went] == ["dump"] * 4 + ["switch", "curate", "curate"]
     assert went[3].dump_kb <= THRESHOLD < went[4].dump_kb
-    assert "shape auto: dump (2.3 KB of 2.5 KB)" in went[3].summary()
+    assert "strategy auto: dump (2.3 KB of 2.5 KB)" in went[3].summary()
     s = went[4].switch
     assert s is not None and (s.turns, s.new_turns, s.locator, s.session) == (40, 8, "S5T1", 5)
     assert s.chunk == 7 and s.dump_kb == round(went[4].dump_kb, 2) and s.threshold_kb == THRESHOLD
     assert went[4].summary() == (
-        "shape auto: switched to curation at 2.8 KB of 2.5 KB (after 40 dumped turns; at S5T1: session 5, "
+        "strategy auto: switched to curation at 2.8 KB of 2.5 KB (after 40 dumped turns; at S5T1: session 5, "
         "chunk 7): curated 40 backlog turns + 8 new"
     )
     # the curator dates each turn line; the dump leaves the session's date off its lines (the
@@ -119,12 +126,15 @@ def test_auto_dumps_under_the_threshold_then_switches_once_and_curates(tmp_path:
         baseline.create("/memories/turns.md", "---\nname: turns\ndescription: every turn\n---\n" + lines)
     assert diff_facts(baseline, store).ok
     state = read_state(store)
-    assert state is not None and state["shape"] == "curated" and state["switched_at"]["locator"] == "S5T1"
+    assert state is not None and state["layout"] == "curated" and state["switched_at"]["locator"] == "S5T1"
     tools = [st.tool for st in Journal(store.root).steps()]
-    assert tools.count("verbatim_dump") == 4 and tools.count("shape_switch") == 1
+    assert tools.count("verbatim_dump") == 4 and tools.count("strategy_switch") == 1
+    # A store written before the switch was named a strategy keeps its record in `shape.json`.
+    (store.state_dir / STATE_FILE).rename(store.state_dir / "shape.json")
+    assert recorded_switch(store) == went[4].switch and went[4].switch is not None
 
 
-def test_the_shape_comes_from_the_files_not_the_state_file(tmp_path: Path) -> None:
+def test_the_layout_comes_from_the_files_not_the_state_file(tmp_path: Path) -> None:
     offline = get_model("offline")
     store = new_store(tmp_path / "mem")
     assert layout(store) == "empty"
@@ -134,13 +144,13 @@ def test_the_shape_comes_from_the_files_not_the_state_file(tmp_path: Path) -> No
     assert shaped(offline, store, by_session(2, 2), "auto", threshold_kb=THRESHOLD).went == "dump"
     # `curate` on a dump switches at once, whatever the size: no store is half dump, half curated.
     r = shaped(offline, store, by_session(3, 3), "curate")
-    assert r.went == "switch" and r.summary().startswith("shape curate: the store held a verbatim dump")
+    assert r.went == "switch" and r.summary().startswith("strategy curate: the store held a verbatim dump")
     (store.state_dir / STATE_FILE).unlink()
     assert layout(store) == "curated"
     assert shaped(offline, store, by_session(4, 4), "auto", threshold_kb=THRESHOLD).went == "curate"
     with pytest.raises(MemdirError, match="holds a curated store"):
         shaped(offline, store, by_session(5, 5), "dump")
-    with pytest.raises(MemdirError, match="unknown shape 'tidy'"):
+    with pytest.raises(MemdirError, match="unknown strategy 'tidy'"):
         shaped(offline, store, by_session(5, 5), "tidy")
 
 
@@ -183,8 +193,13 @@ def test_nothing_lands_when_curation_fails_or_the_store_changes_meanwhile(tmp_pa
 
     with pytest.raises(MemdirError, match="the store changed while its dump was being curated"):
         asyncio.run(
-            ingest_shaped(
-                get_model("offline"), store, by_session(3, 3), shape="auto", threshold_kb=0, on_chunk=meddle
+            ingest_by_strategy(
+                get_model("offline"),
+                store,
+                by_session(3, 3),
+                strategy="auto",
+                threshold_kb=0,
+                on_chunk=meddle,
             )
         )
     assert session_files(store) == ["session-01.md", "session-02.md"]
@@ -202,22 +217,22 @@ def test_cli_says_where_each_batch_went_and_where_it_switched(tmp_path: Path) ->
         res = CliRunner().invoke(cli, ["ingest", str(root), "--model", "offline", *args])
         return res.exit_code, res.output
 
-    code, out = run("--shape", "auto", "--switch-kb", "2.5", str(files[0]))
-    assert code == 0 and "shape auto: dump (2.3 KB of 2.5 KB): wrote 40 turn(s) into 4 session file(s)" in out
+    code, out = run("--strategy", "auto", "--switch-kb", "2.5", str(files[0]))
+    assert code == 0 and "strategy auto: dump (2.3 KB of 2.5 KB): wrote 40 turn(s) into 4 session" in out
     assert "model: offline (a baseline: no model calls)" in out
-    code, out = run("--shape", "auto", "--switch-kb", "2.5", str(files[0]))
+    code, out = run("--shape", "auto", "--switch-kb", "2.5", str(files[0]))  # the old spelling, hidden
     assert code == 1 and "40 of 40 turn(s) already in the store" in out  # the ingest ledger's answer
-    code, out = run("--shape", "auto", "--switch-kb", "2.5", str(files[1]))
+    code, out = run("--strategy", "auto", "--switch-kb", "2.5", str(files[1]))
     assert code == 0, out
-    assert "shape auto: switched to curation at 2.8 KB of 2.5 KB (after 40 dumped turns; at S5T1" in out
+    assert "strategy auto: switched to curation at 2.8 KB of 2.5 KB (after 40 dumped turns; at S5T1" in out
     assert "curated 40 backlog turns + 8 new" in out and "its session files removed" in out
     assert "integrated 48 turn(s) in 7 chunk(s)" in out
-    code, out = run("--shape", "auto", str(files[2]))
-    assert code == 0 and "shape auto: curate (it switched at 2.8 KB, after 40 turns)" in out
-    assert json.loads((root / ".memdir" / STATE_FILE).read_text())["shape"] == "curated"
-    code, out = run("--shape", "tidy", str(files[2]))
-    assert code == 2 and "Invalid value for '--shape'" in out
+    code, out = run("--strategy", "auto", str(files[2]))
+    assert code == 0 and "strategy auto: curate (it switched at 2.8 KB, after 40 turns)" in out
+    assert json.loads((root / ".memdir" / STATE_FILE).read_text())["layout"] == "curated"
+    code, out = run("--strategy", "tidy", str(files[2]))
+    assert code == 2 and "Invalid value for '--strategy'" in out
     code, out = run("--switch-kb", "2.5", str(files[2]))
-    assert code == 2 and "applies to --shape auto only" in out
-    code, out = run(str(files[2]))  # the default: curate, with no shape line (these turns are in: none)
-    assert code == 1 and "shape" not in out and "already in the store" in out
+    assert code == 2 and "applies to --strategy auto only" in out
+    code, out = run(str(files[2]))  # the default: curate, with no strategy line (these turns are in: none)
+    assert code == 1 and "strategy" not in out and "already in the store" in out

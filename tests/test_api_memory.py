@@ -194,22 +194,22 @@ def test_async_memory_and_the_sync_face_inside_a_loop(tmp_path: Path) -> None:
 
 
 def test_add_keeps_a_dump_until_the_switch_point_then_curates(tmp_path: Path) -> None:
-    """`shape="auto"`: the verbatim dump at no model cost while it is small, then curation; the
+    """`strategy="auto"`: the verbatim dump at no model cost while it is small, then curation; the
     result says where each batch went and at what size it switched (docs/eval.md)."""
     memory = Memory(tmp_path / "m")
-    first = _study_add(memory, "I moved to Lisbon in May 2024.", shape="auto", switch_kb=0.6).shaped
+    first = _study_add(memory, "I moved to Lisbon in May 2024.", strategy="auto", switch_kb=0.6).shaped
     assert first is not None and first.went == "dump" and first.ingest is None and first.merge is not None
-    assert len(first.merge.created) == 1 and "shape auto: dump" in first.summary()
+    assert len(first.merge.created) == 1 and "strategy auto: dump" in first.summary()
     second = _study_add(
-        memory, "My sister Ana is a nurse in Porto. " * 20, shape="auto", switch_kb=0.6
+        memory, "My sister Ana is a nurse in Porto. " * 20, strategy="auto", switch_kb=0.6
     ).shaped
     assert second is not None and second.went == "switch" and second.switch is not None
     assert second.switch.dump_kb > 0.6 and "switched to curation" in second.summary()
     assert second.ingest is not None and second.ingest.turns == 2 and sum(second.ingest.writes.values()) > 0
     stored = "".join(memory.store.read_text(e.path) for e in memory.store.files())
     assert "[S1T1]" in stored and "[S2T1]" in stored and "Lisbon" in stored
-    with pytest.raises(MemdirError, match="unknown shape"):
-        _study_add(memory, "x", shape="round")
+    with pytest.raises(MemdirError, match="unknown strategy"):
+        _study_add(memory, "x", strategy="round")
 
 
 def test_add_takes_the_products_choices_and_refuses_the_studys(tmp_path: Path) -> None:
@@ -218,7 +218,7 @@ def test_add_takes_the_products_choices_and_refuses_the_studys(tmp_path: Path) -
     the signature `help()` shows is the one both faces take."""
     memory, amemory = Memory(tmp_path / "m"), AsyncMemory(tmp_path / "m")
     before, steps = {p: p.read_bytes() for p in (tmp_path / "m").rglob("*.md")}, len(memory.history())
-    for knob, value in (("shape", "auto"), ("switch_kb", 1.0), ("profile", "manage"), ("sample", "a")):
+    for knob, value in (("strategy", "auto"), ("switch_kb", 1.0), ("profile", "manage"), ("sample", "a")):
         with pytest.raises(
             TypeError, match=rf"^Memory\.add\(\) got an unexpected keyword argument '{knob}'$"
         ):

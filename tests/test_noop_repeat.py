@@ -203,11 +203,11 @@ def test_an_ingest_of_no_turns_says_nothing_was_ingested_and_offers_no_undo(tmp_
     empty.write_text("[]\n")
     before = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if ".memdir" not in p.parts)
     for file, why in ((system_only, "skipped 1 system message(s)"), (empty, "it holds no records")):
-        for shape in ("curate", "dump", "auto"):
+        for strategy in ("curate", "dump", "auto"):
             res = CliRunner().invoke(
-                cli, ["ingest", str(root), "--model", "offline", "--shape", shape, str(file)]
+                cli, ["ingest", str(root), "--model", "offline", "--strategy", strategy, str(file)]
             )
-            said = f"{file.name} --shape {shape}: {res.output}"
+            said = f"{file.name} --strategy {strategy}: {res.output}"
             assert res.exit_code == 1, said
             assert f"nothing was ingested: {file} holds no turn" in res.output and why in res.output, said
             assert "undo it" not in res.output and "operation" not in res.output, said

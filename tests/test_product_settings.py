@@ -46,7 +46,7 @@ def test_add_names_no_study_variant_in_its_steps(tmp_path: Path) -> None:
             else:  # the dump is the study's shape: driven through the one ingest, as the study does
                 run = ingest_batch(
                     get_model("offline"), memory.store, to_turns(said).turns, derived=True, kind="add",
-                    settings=IngestSettings(shape="dump"),
+                    settings=IngestSettings(strategy="dump"),
                 )  # fmt: skip
                 assert asyncio.run(run).operation is not None
             steps = [s for s in memory.history() if s.role in ("management", "builder")]

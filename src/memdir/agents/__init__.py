@@ -12,7 +12,7 @@
   reason, a role no baseline plays); `offline/` (the no-model curator, lexical searcher and
   option chooser, metered through the same harness and labelled baselines).
 - Writing: `ingest.py` (a stream into a store, naming the chunks that changed nothing);
-  `strategy.py` (the adaptive shape, `--shape dump|auto`: a verbatim dump while small, curation
+  `strategy.py` (the ingest strategy, `--strategy dump|auto`: a verbatim dump while small, curation
   past `SWITCH_KB`, derived from the cost curve; docs/eval.md) over `dump_format.py` (the
   dump's session files, which the study's verbatim-dump variant writes too);
   `curation.py` + `split/` (`--curation auto|agentic|split`; split curation is one schema-held

@@ -1,6 +1,6 @@
 """The verbatim dump's file format: one file per session, every turn kept as written.
 
-The product's adaptive shape (`strategy.py`, `memdir ingest --shape dump|auto`) writes and reads it
+The product's ingest strategy (`strategy.py`, `memdir ingest --strategy dump|auto`) writes and reads it
 batch by batch, and a whole conversation dumped at once is written in it too: one format,
 defined here.
 
@@ -62,7 +62,7 @@ def session_text(session: int, name: str, date: str | None, turns: list[Turn]) -
     )
 
 
-# -- reading a dump back: the adaptive shape curates a dump's turns once it outgrows it ----------
+# -- reading a dump back: the ingest strategy curates a dump's turns once it outgrows it ----------
 SESSION_FILE = re.compile(r"session-(\d+)\.md")
 _HEADING = re.compile(
     rf"# Session (?P<n>\d{{1,{MAX_DIGITS}}})(?: \((?P<date>.*)\))?"

@@ -20,7 +20,7 @@ from memdir.agents.curation import Curation
 from memdir.agents.feedback import Feedback
 from memdir.agents.output import RoleOutput
 from memdir.agents.record import RunRecord
-from memdir.agents.strategy import SWITCH_KB, Shape, ShapedResult, ingest_shaped
+from memdir.agents.strategy import SWITCH_KB, Strategy, StrategyResult, ingest_by_strategy
 from memdir.models import Model
 from memdir.store.ingest_ledger import Batch, place, serialized_async
 from memdir.store.operations import operation
@@ -32,13 +32,13 @@ from memdir.tools.profiles import require_profile
 @dataclass(frozen=True)
 class IngestSettings:
     """How a batch is integrated. `curation` and `feedback` are the product's choices
-    (docs/curation.md, docs/health.md); `shape`, `switch_kb` and `profile` are the study's
-    (docs/eval.md, "Adaptive shape"; the tool profiles), which `Memory.add` leaves at these
+    (docs/curation.md, docs/health.md); `strategy`, `switch_kb` and `profile` are the study's
+    (docs/eval.md, "Ingest strategy"; the tool profiles), which `Memory.add` leaves at these
     defaults."""
 
     curation: Curation = "auto"
     feedback: Feedback = "none"
-    shape: Shape = "curate"
+    strategy: Strategy = "curate"
     switch_kb: float | None = None  # None: SWITCH_KB
     profile: str | None = None  # None: the management role's own
 
@@ -50,7 +50,7 @@ class Ingested:
 
     batch: Batch
     given: int  # the turns the caller handed over, before placing
-    shaped: ShapedResult | None
+    shaped: StrategyResult | None
     operation: str | None
 
     @property
@@ -101,8 +101,8 @@ async def ingest_batch(
         s, n = settings, len(batch.placed.turns)
         label = f"{kind} {Path(file).name}" if file is not None else f"{kind} {n} turn{'s' * (n != 1)}"
         with operation(store.root, kind, label) as op:
-            shaped = await ingest_shaped(
-                model, store, batch.placed.turns, shape=s.shape,
+            shaped = await ingest_by_strategy(
+                model, store, batch.placed.turns, strategy=s.strategy,
                 threshold_kb=SWITCH_KB if s.switch_kb is None else s.switch_kb, record=record,
                 profile=s.profile, feedback=s.feedback, curation=s.curation, on_chunk=on_chunk,
                 on_curate=on_curate, on_landed=batch.land,

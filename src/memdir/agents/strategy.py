@@ -1,4 +1,4 @@
-"""The adaptive shape (`memdir ingest --shape auto`): a verbatim dump while the store is small,
+"""The ingest strategy (`memdir ingest --strategy auto`): a verbatim dump while the store is small,
 curation once the dump's search cost becomes a line item.
 
 The dump costs nothing to build (no model call), but its session files sit at the root, so its
@@ -16,9 +16,10 @@ only when the store has not changed meanwhile, and only after a check that no tu
 every turn line of the dump (with the batch) must be kept verbatim (`diff --facts`) or have its
 locator cited by a curated file; the turns that are neither stay, in their session files.
 
-The shape is read from the files (a store holding only session files and the dump's index is a
-dump; anything else is curated); `.memdir/shape.json` records the shape and the switch point,
-derived state that only reports.
+The store's layout is read from the files (a store holding only session files and the dump's
+index is a dump; anything else is curated); `.memdir/strategy.json` records the layout and the
+switch point, derived state that only reports (a store written before the rename keeps it in
+`shape.json`, still read).
 """
 
 from __future__ import annotations
@@ -58,14 +59,14 @@ from memdir.stream import Turn, chunk_stream
 from memdir.tools.guards import GuardedStore
 from memdir.tools.wiring import open_store
 
-Shape = Literal["curate", "dump", "auto"]
-SHAPES: tuple[Shape, ...] = ("curate", "dump", "auto")
+Strategy = Literal["curate", "dump", "auto"]
+STRATEGIES: tuple[Strategy, ...] = ("curate", "dump", "auto")
 Layout = Literal["empty", "dump", "curated"]
 Went = Literal["dump", "curate", "switch"]
 
 # The dump's size (KB of its session files) past which a question on it costs more than twice
 # what it costs on the curated store; benchmarks/switch_threshold.py derives it from the cost
-# curve's run folders (docs/eval.md, "Adaptive shape"). Per question: the bytes a model's search
+# curve's run folders (docs/eval.md, "Ingest strategy"). Per question: the bytes a model's search
 # is sent (system prompt, tool schemas, core memory, question) plus the bytes its tools read, on
 # the generated benchmark offline at 10 / 40 / 160 sessions:
 #   verbatim dump:  6.9 / 25.6 / 105.9 KB of session files -> 14.2 / 35.6 / 128.2 KB a question
@@ -77,7 +78,8 @@ Went = Literal["dump", "curate", "switch"]
 # searcher reads its top three files whatever the size; what grows is the core memory every
 # prompt carries.
 SWITCH_KB = 5.3
-STATE_FILE = "shape.json"
+STATE_FILE = "strategy.json"
+OLD_STATE_FILE = "shape.json"
 INDEX = "/memories/MEMORY.md"
 
 
@@ -99,10 +101,10 @@ class SwitchPoint:
 
 
 @dataclass
-class ShapedResult:
-    """What one batch did: the shape asked, where the batch went, and the figures to say so."""
+class StrategyResult:
+    """What one batch did: the strategy asked, where the batch went, and the figures to say so."""
 
-    shape: Shape
+    strategy: Strategy
     went: Went
     threshold_kb: float
     turns: int
@@ -119,30 +121,31 @@ class ShapedResult:
         return self.went == "dump" and self.merge is not None and not self.merge.fresh
 
     def summary(self) -> str:
-        """The line the CLI prints: which shape the batch went to, and the switch point."""
+        """The line the CLI prints: where the batch went, and the switch point."""
         if self.went == "dump":
-            return f"shape {self.shape}: dump ({self._of()}): {self._wrote()}"
+            return f"strategy {self.strategy}: dump ({self._of()}): {self._wrote()}"
         if self.went == "switch" and self.switch is not None:
             s = self.switch
-            if self.shape == "curate":
+            if self.strategy == "curate":
                 return (
-                    f"shape curate: the store held a verbatim dump ({s.dump_kb:.1f} KB with this batch): "
+                    f"strategy curate: the store held a verbatim dump ({s.dump_kb:.1f} KB with this batch): "
                     f"curated its {s.turns} turns + {s.new_turns} new"
                 )
             at = f"at {s.locator}: session {s.session}, chunk {s.chunk}" if s.locator else "no new turn"
             return (
-                f"shape {self.shape}: switched to curation at {s.dump_kb:.1f} KB of {s.threshold_kb:g} KB "
-                f"(after {s.turns} dumped turns; {at}): curated {s.turns} backlog turns + {s.new_turns} new"
+                f"strategy {self.strategy}: switched to curation at {s.dump_kb:.1f} KB of "
+                f"{s.threshold_kb:g} KB (after {s.turns} dumped turns; {at}): "
+                f"curated {s.turns} backlog turns + {s.new_turns} new"
             )
         was = (
             f" (it switched at {self.switch.dump_kb:.1f} KB, after {self.switch.turns} turns)"
             if self.switch
             else ""
         )
-        return f"shape {self.shape}: curate{was}"
+        return f"strategy {self.strategy}: curate{was}"
 
     def _of(self) -> str:
-        return f"{self.dump_kb:.1f} KB" + (f" of {self.threshold_kb:g} KB" if self.shape == "auto" else "")
+        return f"{self.dump_kb:.1f} KB" + (f" of {self.threshold_kb:g} KB" if self.strategy == "auto" else "")
 
     def _wrote(self) -> str:
         m = self.merge
@@ -169,7 +172,7 @@ class ShapedResult:
         return line + f"; {n} turn(s) no curated file cites stay in {len(self.kept)} session file(s): {named}"
 
 
-# -- the store's shape, from its files ------------------------------------------------------
+# -- the store's layout, from its files -----------------------------------------------------
 def layout(store: Store) -> Layout:
     """`dump` when the store holds only session files and a dump's (or the stock) root index,
     `empty` when it holds at most the stock index, `curated` otherwise."""
@@ -189,12 +192,17 @@ def layout(store: Store) -> Layout:
 
 
 def read_state(store: Store) -> dict[str, Any] | None:
-    """The recorded shape (`.memdir/shape.json`), or None when there is none or it is unreadable."""
-    try:
-        data = json.loads((store.state_dir / STATE_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+    """The recorded layout and switch (`.memdir/strategy.json`, or an older store's `shape.json`),
+    or None when there is none or it is unreadable."""
+    for name in (STATE_FILE, OLD_STATE_FILE):
+        try:
+            data = json.loads((store.state_dir / name).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+    return None
 
 
 def write_state(store: Store, state: dict[str, Any]) -> None:
@@ -210,12 +218,12 @@ def recorded_switch(store: Store) -> SwitchPoint | None:
 
 
 # -- the one entry point --------------------------------------------------------------------
-async def ingest_shaped(
+async def ingest_by_strategy(
     model: Model,
     store: Store,
     turns: list[Turn],
     *,
-    shape: Shape = "curate",
+    strategy: Strategy = "curate",
     threshold_kb: float = SWITCH_KB,
     variant: str | None = None,
     record: RunRecord | None = None,
@@ -225,27 +233,27 @@ async def ingest_shaped(
     on_curate: Callable[[int], None] | None = None,
     curation: Curation = "auto",
     on_landed: Callable[[list[Turn]], None] | None = None,
-) -> ShapedResult:
-    """Integrate a batch of turns in the shape asked. `dump`: append them to the verbatim dump
+) -> StrategyResult:
+    """Integrate a batch of turns by the strategy asked. `dump`: append them to the verbatim dump
     (one step, no model call). `curate`: the management role (a store that holds a dump is
     switched first, so no store is half dump, half curated). `auto`: dump while the dump stays
     within `threshold_kb`, else switch. `on_curate` is told how many chunks curation will run;
     `curation` is how each chunk is curated (agents/curation.py). `on_landed` is told the turns
     that are in the store, as they land: each chunk curated in place, the dump's batch, or the
     whole batch once a switch lands (the ingest ledger records them then)."""
-    if shape not in SHAPES:
-        raise MemdirError(f"unknown shape {shape!r}; choose one of {', '.join(SHAPES)}")
+    if strategy not in STRATEGIES:
+        raise MemdirError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
     if threshold_kb < 0:
         raise MemdirError(f"the switch threshold must be at least 0 KB, not {threshold_kb:g}")
     kind = layout(store)
-    if shape == "dump" and kind == "curated":
+    if strategy == "dump" and kind == "curated":
         raise MemdirError(
             f"{store.root} holds a curated store (files beyond the dump's session files and index); "
-            "a verbatim dump goes into an empty store or a dump: use --shape curate or auto"
+            "a verbatim dump goes into an empty store or a dump: use --strategy curate or auto"
         )
-    result = ShapedResult(shape, "curate", threshold_kb, len(turns))
+    result = StrategyResult(strategy, "curate", threshold_kb, len(turns))
     manager = _Manager(model, variant, record, profile, feedback, on_chunk, on_curate, curation)
-    if kind == "curated" or (shape == "curate" and kind == "empty"):
+    if kind == "curated" or (strategy == "curate" and kind == "empty"):
         result.switch = recorded_switch(store)
         result.ingest = await manager.curate(store, turns, on_landed)
         _note(store, record, result, "curated")
@@ -254,7 +262,7 @@ async def ingest_shaped(
     dumped = read_dump(store)
     merge = merge_turns(dumped, turns)
     kb = _dump_kb(store, merge)
-    if shape == "dump" or (shape == "auto" and kb <= threshold_kb):
+    if strategy == "dump" or (strategy == "auto" and kb <= threshold_kb):
         result.went, result.merge, result.dump_kb = "dump", merge, kb
         _write_dump(store, merge, live)
         if on_landed is not None:
@@ -287,7 +295,7 @@ def _write_dump(store: Store, merge: Merge, live: dict[str, str]) -> None:
     """The batch's session files and the root index, in one step, if the store is still `live`."""
     if not merge.fresh:
         return
-    with store.step("verbatim_dump", role="builder", shape="dump", turns=len(merge.fresh)):
+    with store.step("verbatim_dump", role="builder", strategy="dump", turns=len(merge.fresh)):
         _unchanged(
             store, live, "the store changed while the batch was merged into its dump; nothing was written"
         )
@@ -324,21 +332,21 @@ def _switch_point(backlog: list[Turn], fresh: list[Turn], kb: float, threshold_k
     )
 
 
-def _note(store: Store, record: RunRecord | None, result: ShapedResult, now: str) -> None:
-    """Record the shape in `.memdir/shape.json` (keeping an earlier switch point) and the run record."""
+def _note(store: Store, record: RunRecord | None, result: StrategyResult, now: str) -> None:
+    """Record the layout in `.memdir/strategy.json` (keeping an earlier switch point) and the run record."""
     state = read_state(store) or {}
-    state.update(shape=now, threshold_kb=result.threshold_kb)
+    state.update(layout=now, threshold_kb=result.threshold_kb)
     if result.went == "dump":
         state.update(dump_kb=round(result.dump_kb, 2))
     if result.went == "switch" and result.switch is not None:
         state.update(switched_at=result.switch.as_dict(), kept=result.kept)
         state.pop("dump_kb", None)
     write_state(store, state)
-    plain = result.shape == "curate" and result.went == "curate"  # its call log stays as it was
+    plain = result.strategy == "curate" and result.went == "curate"  # its call log stays as it was
     if record is not None and not plain:
         record.write(
-            "shape",
-            shape=result.shape,
+            "strategy",
+            strategy=result.strategy,
             went=result.went,
             turns=result.turns,
             dump_kb=round(result.dump_kb, 2),
@@ -373,7 +381,7 @@ class _Manager:
         )  # fmt: skip
 
     async def switch(
-        self, store: Store, live: dict[str, str], result: ShapedResult, backlog: list[Turn], merge: Merge
+        self, store: Store, live: dict[str, str], result: StrategyResult, backlog: list[Turn], merge: Merge
     ) -> None:
         guards = store.guards if isinstance(store, GuardedStore) else None
         with tempfile.TemporaryDirectory(prefix="memdir-switch-") as tmp:
@@ -389,7 +397,7 @@ class _Manager:
         self._land(store, live, target, result)
 
     def _land(
-        self, store: Store, live: dict[str, str], target: dict[str, bytes], result: ShapedResult
+        self, store: Store, live: dict[str, str], target: dict[str, bytes], result: StrategyResult
     ) -> None:
         """The curated files in, the dump out, in one step, if the store is still the dump read."""
         ops = landing.plan(live, {p: landing.sha256(b) for p, b in target.items()})
@@ -398,7 +406,7 @@ class _Manager:
         meta: dict[str, Any] = {"role": "management", "variant": self.variant, "model": self.model.name}
         if s is not None:
             meta |= {"backlog_turns": s.turns, "new_turns": s.new_turns, "dump_kb": s.dump_kb}
-        with store.step("shape_switch", **meta):
+        with store.step("strategy_switch", **meta):
             _unchanged(
                 store, live, "the store changed while its dump was being curated; nothing was landed (the "
                 "dump stays as it was)",
@@ -406,7 +414,7 @@ class _Manager:
             landing.apply(store, ops, {p: target[p] for p in ops.needed}, old)
 
 
-def _gate(merge: Merge, work: Store, where: Path, result: ShapedResult, target: dict[str, bytes]) -> None:
+def _gate(merge: Merge, work: Store, where: Path, result: StrategyResult, target: dict[str, bytes]) -> None:
     """Count the dump's turn lines (the batch's included) the curated store keeps verbatim or cites
     by locator. The others stay: their session files, trimmed to them, join `target`."""
     os.mkdir(where, DIR_MODE)

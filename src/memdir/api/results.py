@@ -128,7 +128,7 @@ class AddResult:
     source: str  # what the input was read as ("text", "openai-messages", a file's format...)
     summary: str  # the line `memdir ingest` prints for the same batch
     skipped: int = 0  # input records that hold no turn (system or tool messages, empty text)
-    # where the batch went: curate, dump, or switch (docs/eval.md, Adaptive shape); none: every
+    # where the batch went: curate, dump, or switch (docs/eval.md, Ingest strategy); none: every
     # turn was already in the store
     went: str = "curate"
     switch_kb: float | None = None  # the dump's size when this batch switched it to curation
@@ -148,7 +148,7 @@ class AddResult:
         cls, *, turns: int, writes: int, model: str, source: str, summary: str, skipped: int,
         already: int, operation: str,
     ) -> AddResult:  # fmt: skip
-        """A batch the adaptive shape dumped verbatim: files written, no model called."""
+        """A batch the ingest strategy dumped verbatim: files written, no model called."""
         return cls(
             turns=turns, chunks=(), unchanged=(), writes=writes, usage=Usage(), model=model,
             baseline=True, source=source, summary=summary, skipped=skipped, went="dump",

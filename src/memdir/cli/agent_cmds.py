@@ -22,10 +22,11 @@ from memdir.agents.read_search import SEARCHES, read_search, resolve_search
 from memdir.agents.record import RunRecord
 from memdir.agents.run import answer_question, choose_option
 from memdir.agents.split import split_totals
-from memdir.agents.strategy import SHAPES, SWITCH_KB, Shape, ShapedResult
+from memdir.agents.strategy import STRATEGIES, SWITCH_KB, Strategy, StrategyResult
 from memdir.chatlogs import ChatLog, parse_gap, read_chat
 from memdir.cli.guard_opts import guard_options, require_reorganization
 from memdir.cli.model_opts import call_record, model_from_options, model_options, usage_line
+from memdir.cli.renamed import Renamed
 from memdir.cli.root_opts import StoreCommand, memory_root
 from memdir.errors import MemdirError
 from memdir.models import Model, ModelError
@@ -71,8 +72,10 @@ def _gap(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tim
     "one more round (the offline curator mends them itself); none: the study's protocol.",
 )
 @click.option(
-    "--shape",
-    type=click.Choice(SHAPES),
+    "--strategy",
+    cls=Renamed,
+    old=("--shape",),
+    type=click.Choice(STRATEGIES),
     default="curate",
     show_default=True,
     help="curate: the management role integrates every chunk; dump: the verbatim dump (a file per "
@@ -83,7 +86,7 @@ def _gap(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tim
     "--switch-kb",
     type=click.FloatRange(min=0),
     default=None,
-    help=f"For --shape auto: the dump's size (KB of session files) past which the store switches to "
+    help=f"For --strategy auto: the dump's size (KB of session files) past which the store switches to "
     f"curation [default: {SWITCH_KB:g}, derived from the cost curve, docs/eval.md].",
 )
 @click.option(
@@ -99,7 +102,7 @@ def _gap(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tim
 def ingest_cmd(
     root: str, model_name: str, base_url: str | None, tool_protocol: str | None, api_key_env: str | None,
     script: str | None, profile: str | None, guards: Guards | None,
-    session_gap: timedelta | None, sample: str | None, feedback: Feedback, shape: Shape,
+    session_gap: timedelta | None, sample: str | None, feedback: Feedback, strategy: Strategy,
     switch_kb: float | None, curation: Curation, file: str,
 ) -> None:  # fmt: skip
     """Integrate a conversation (FILE) into the store.
@@ -116,12 +119,12 @@ def ingest_cmd(
     when no chunk changed anything the command exits with status 1, as it does, saying why and
     starting no operation, for a file that holds no turn.
 
-    With --shape dump or auto the turns may go to the verbatim dump instead (said with the turns
+    With --strategy dump or auto the turns may go to the verbatim dump instead (said with the turns
     and files written; a batch the dump already held exits with status 1); auto says where it
-    switched to curation (docs/eval.md, "Adaptive shape").
+    switched to curation (docs/eval.md, "Ingest strategy").
     """
-    if switch_kb is not None and shape != "auto":
-        raise click.BadParameter("applies to --shape auto only", param_hint="--switch-kb")
+    if switch_kb is not None and strategy != "auto":
+        raise click.BadParameter("applies to --strategy auto only", param_hint="--switch-kb")
     require_reorganization(guards, False, "an ingest adds facts, so it would refuse nothing")
     _not_notes(file, root)
     try:
@@ -141,11 +144,11 @@ def ingest_cmd(
     model = model_from_options(model_name, base_url, api_key_env, script, tool_protocol)
     store = open_store(root, guards=guards)
     settings = IngestSettings(
-        curation=curation, feedback=feedback, shape=shape, switch_kb=switch_kb, profile=profile
+        curation=curation, feedback=feedback, strategy=strategy, switch_kb=switch_kb, profile=profile
     )
     waiting = f"waiting for the ingest already running into {root} to finish"
     shaped, op, record = _ingest(store, chat, file, model, settings, waiting)
-    _shape_lines(shaped, store)
+    _strategy_lines(shaped, store)
     undo = f"operation {op}: undo it whole with 'memdir revert {root} --operation {op}'"
     result = shaped.ingest
     if result is None:  # a dump batch: no model call
@@ -176,7 +179,7 @@ def ingest_cmd(
 
 def _ingest(
     store: Store, chat: ChatLog, file: str, model: Model, settings: IngestSettings, waiting: str
-) -> tuple[ShapedResult, str, RunRecord]:
+) -> tuple[StrategyResult, str, RunRecord]:
     """The one ingest (agents/ingest_batch.py), said as it goes: what placing left out, a
     progress bar over the chunks, and on a failure what landed and how to go on."""
     record = call_record(store, command="ingest")
@@ -240,11 +243,11 @@ def _not_notes(file: str, root: str) -> None:
         )
 
 
-def _shape_lines(shaped: ShapedResult, store: Store) -> None:
-    """Where the batch went: said for every shape but the plain curate path."""
+def _strategy_lines(shaped: StrategyResult, store: Store) -> None:
+    """Where the batch went: said for every strategy but the plain curate path."""
     if shaped.went == "dump":
         click.echo(shaped.summary() + ("" if shaped.wrote_nothing else f", into {store.root}"))
-    elif shaped.shape != "curate" or shaped.went == "switch":
+    elif shaped.strategy != "curate" or shaped.went == "switch":
         click.echo(shaped.summary())
     if shaped.went == "switch" and shaped.switch is not None and shaped.switch.turns:
         click.echo(shaped.landing())

@@ -302,7 +302,7 @@ def _derived(
 
 class Batch:
     """One ingest's lines in the ledger, written chunk by chunk as the turns land (`land`, the
-    `on_landed` of `agents/strategy.ingest_shaped`), so a run that fails keeps what it landed."""
+    `on_landed` of `agents/strategy.ingest_by_strategy`), so a run that fails keeps what it landed."""
 
     def __init__(self, store: Store, placed: Placed) -> None:
         self.store = store

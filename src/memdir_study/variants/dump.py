@@ -1,7 +1,7 @@
 """The verbatim-dump variant: a whole conversation written as the dump, one step, zero model cost.
 
 The file format (session files, turn lines, the root index, reading a dump back) is the product's,
-`memdir.agents.dump_format`, which the adaptive shape writes too; this is the study's builder.
+`memdir.agents.dump_format`, which the ingest strategy writes too; this is the study's builder.
 """
 
 from __future__ import annotations
