@@ -26,7 +26,7 @@ from tests.workers import (
 )
 
 from memdir.store.journal import Journal
-from memdir.store.journal.land import LOCK
+from memdir.store.journal.catch_up import LOCK
 from memdir.store.journal.log import HEADER, RECORDS
 from memdir.tools.base import ToolResult
 from memdir.tools.profiles import Harness

@@ -39,7 +39,7 @@ store, the store imports nothing from it.
   small facade (record a step, list steps and operations, files at a step; its `__init__`).
   A step is logged before the call returns (`log.py`) and committed just after by the
   committer process (`commitd.py`), its paths spliced into the last tree (`tree.py`), objects
-  fsynced before the ref moves; `format.py` the commit message and trailers, `land.py` the log
+  fsynced before the ref moves; `format.py` the commit message and trailers, `catch_up.py` the log
   landed in order under the journal lock, `baseline.py` the first snapshot, `reconcile.py` a
   killed writer's in-flight mark and the whole-tree check (`recovered` steps), `repair.py` an
   unreadable head put back on the newest whole commit, `operations.py` the steps grouped back

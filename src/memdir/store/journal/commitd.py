@@ -8,7 +8,7 @@ nothing with the writer but the log and the journal lock, and runs on the other 
 
 A writer process starts one committer, lazily, at its first logged step, and writes the git
 dir of each step it logs to the committer's stdin (`poke`); the committer lands that journal's
-log (`land.land_pending`). At end of input (the writer exited, or was killed) it lands
+log (`catch_up.land_pending`). At end of input (the writer exited, or was killed) it lands
 what it was told about and ends, so nothing waits on a writer that is gone. If no committer can
 run, `poke` says so and the writer lands the step itself, as before the log.
 """
@@ -97,7 +97,7 @@ os.register_at_fork(after_in_child=_forget_after_fork)
 
 def main() -> None:
     """The committer's loop: one git dir per line of stdin."""
-    from memdir.store.journal.land import land_pending
+    from memdir.store.journal.catch_up import land_pending
     from memdir.store.private import tighten_umask
 
     tighten_umask()  # its own process: all it makes (libgit2's objects, git's packs) is private

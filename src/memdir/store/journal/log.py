@@ -18,7 +18,7 @@ journal's, inside `journal.git`, so it goes wherever the journal goes.
 A path whose value is None has no plain file now (deleted, a folder, a link: the message names
 what was skipped). Writers append under the writer lock, at the file's end, so the records of
 several processes queue in step order; committers land them under the journal lock
-(`land.py`). A writer killed mid-append leaves a short or corrupt last record: that step
+(`catch_up.py`). A writer killed mid-append leaves a short or corrupt last record: that step
 was never acknowledged, and the in-flight mark makes the next writer cut it and reconcile its
 files as a `recovered` step. Just before HEAD moves to a record's commit (`tree.commit`'s
 hook) the header names that commit in one write, so whoever reads the log next knows from HEAD

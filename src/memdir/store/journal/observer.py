@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 
 import pygit2
 
+from memdir.store.journal.catch_up import catch_up, journal_lock, land_pending
 from memdir.store.journal.commitd import poke
 from memdir.store.journal.format import MEMORY_PREFIX, message, rolled_forward
-from memdir.store.journal.land import catch_up, journal_lock, land_pending
 from memdir.store.journal.log import Record, StepLog
 from memdir.store.journal.reconcile import CRASH, Background, check, recover
 from memdir.store.journal.repair import NOTE, drop_note, take_note

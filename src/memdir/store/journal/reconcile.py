@@ -23,8 +23,8 @@ from pathlib import Path
 import pygit2
 
 from memdir.store.atomic import WriterLock
+from memdir.store.journal.catch_up import catch_up, journal_lock
 from memdir.store.journal.format import MEMORY_PREFIX, recovered_message, why_skipped
-from memdir.store.journal.land import catch_up, journal_lock
 from memdir.store.journal.log import StepLog
 from memdir.store.journal.tree import (
     RACY_NS,

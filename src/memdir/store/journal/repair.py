@@ -5,7 +5,7 @@ ref or HEAD file that is empty or holds garbage (a new file's bytes not yet writ
 snapshot objects gone. Objects are fsynced before the ref moves (`tree.py`), so a step
 can no longer publish a commit the disk does not hold, but a journal damaged before, or by
 hand, must still not stop the store: `repair`, run by whoever next lands the step log
-(`land.catch_up`, under the journal lock), finds the newest commit whose objects and
+(`catch_up.catch_up`, under the journal lock), finds the newest commit whose objects and
 first-parent history are whole, points the ref at it (or, with none, lets the next commit be a
 new root), and leaves a note. The next writer (`observer.py`) commits the files as they
 are then as a `recovered` step whose message carries the note, warns once with it, and drops

@@ -9,7 +9,7 @@ Steps are committed in process with libgit2 (`tree.py`), where git processes too
 ~10 ms a step here (75 ms on the loaded machine), and off the call's path: a step appends its
 record to the step log (`log.py`, from the store observer in `observer.py`)
 before its call returns, and the committer process makes the commit from it just after
-(`commitd.py`, `land.py`: in step order, under the journal lock); a reader
+(`commitd.py`, `catch_up.py`: in step order, under the journal lock); a reader
 first commits whatever is still logged. The baseline goes
 through one `git fast-import` (`baseline.py`). The readers below use libgit2 too, which runs
 no hook and reads no `GIT_*` variable; the few git processes left (init, fast-import, gc, a
@@ -33,7 +33,7 @@ The first step on a store without a journal first commits the store as it is (to
 `baseline`, step 0), so every later step is a true difference. A step commits only the paths
 it changed, and its record is logged before the tool call returns: every acknowledged write is
 in the journal, committed or logged, and a logged step left by a killed writer is committed,
-with its own tool and meta, by whoever next takes the journal lock (`land.py`).
+with its own tool and meta, by whoever next takes the journal lock (`catch_up.py`).
 
 What no step recorded is found by the whole-tree check (`reconcile.py`):
   * a writer killed after writing files but before logging the step leaves the one-byte
@@ -67,6 +67,7 @@ import pygit2
 from memdir.errors import MemdirError
 from memdir.store.atomic import write_atomic
 from memdir.store.journal.baseline import baseline
+from memdir.store.journal.catch_up import READ_WAIT, journal_lock, land_pending
 from memdir.store.journal.format import (
     BASELINE,
     JOURNAL_DIR,
@@ -75,7 +76,6 @@ from memdir.store.journal.format import (
     JournalStep,
     parse_message,
 )
-from memdir.store.journal.land import READ_WAIT, journal_lock, land_pending
 from memdir.store.journal.repair import repair
 from memdir.store.paths import STATE_DIR
 from memdir.store.private import owner_only

@@ -5,7 +5,7 @@ is read once through the store's link-safe descriptors (`SafeRoot.read`, which r
 and hard-linked files), hashed into a blob, and spliced into the trees above it; every other
 tree is reused by id. So a step costs its own paths and their folders, not the store's size,
 and git's index file is never read or written (at 50,000 files, reading and writing it was
-most of a step's cost). The commit goes onto HEAD under the journal lock (`land.py`),
+most of a step's cost). The commit goes onto HEAD under the journal lock (`catch_up.py`),
 so several processes append in turn.
 
 Each object file (and its folder) is fsynced as libgit2 writes it, so it is on disk before the
