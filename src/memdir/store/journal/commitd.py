@@ -8,7 +8,7 @@ nothing with the writer but the log and the journal lock, and runs on the other 
 
 A writer process starts one committer, lazily, at its first logged step, and writes the git
 dir of each step it logs to the committer's stdin (`poke`); the committer lands that journal's
-log (`catch_up.land_pending`). At end of input (the writer exited, or was killed) it lands
+log (`catch_up.commit_pending`). At end of input (the writer exited, or was killed) it lands
 what it was told about and ends, so nothing waits on a writer that is gone. If no committer can
 run, `poke` says so and the writer lands the step itself, as before the log.
 """
@@ -97,7 +97,7 @@ os.register_at_fork(after_in_child=_forget_after_fork)
 
 def main() -> None:
     """The committer's loop: one git dir per line of stdin."""
-    from memdir.store.journal.catch_up import land_pending
+    from memdir.store.journal.catch_up import commit_pending
     from memdir.store.private import tighten_umask
 
     tighten_umask()  # its own process: all it makes (libgit2's objects, git's packs) is private
@@ -111,7 +111,7 @@ def main() -> None:
                 if len(repos) >= 64:  # a tenant server's many stores: keep descriptors bounded
                     repos.pop(next(iter(repos))).free()
                 repo = repos[git_dir] = pygit2.Repository(git_dir)
-            land_pending(Path(git_dir), repo=repo)
+            commit_pending(Path(git_dir), repo=repo)
         except Exception as exc:  # the next lander (a writer, a reader) lands what this missed
             print(f"journal: step not recorded: {exc}", file=sys.stderr, flush=True)
             stale = repos.pop(git_dir, None)

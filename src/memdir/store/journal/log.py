@@ -65,7 +65,7 @@ class Record:
         return FRAME.pack(len(payload), zlib.crc32(payload)) + payload
 
 
-def land(repo: pygit2.Repository, record: Record, log: StepLog) -> pygit2.Oid:
+def commit_record(repo: pygit2.Repository, record: Record, log: StepLog) -> pygit2.Oid:
     """Commit `record` on HEAD (the journal lock held) and move the log past it."""
     tree = head_tree(repo)
     staged = staged_from(repo, tree, record.captured())

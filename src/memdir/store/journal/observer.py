@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import pygit2
 
-from memdir.store.journal.catch_up import catch_up, journal_lock, land_pending
+from memdir.store.journal.catch_up import catch_up, commit_pending, journal_lock
 from memdir.store.journal.commitd import poke
 from memdir.store.journal.format import MEMORY_PREFIX, message, rolled_forward
 from memdir.store.journal.log import Record, StepLog
@@ -160,7 +160,7 @@ class JournalObserver(StoreObserver):
             files = tuple((rel, got if isinstance(got, bytes) else None) for rel, got, _ in seen)
             self.log.append(Record(int(time.time()), message(step, skipped), files))
             if not poke(git_dir):  # no committer process here: commit it now, in the call
-                land_pending(git_dir, repo=repo)
+                commit_pending(git_dir, repo=repo)
         if due:
             self._checked = True
             self._since_full = 0
@@ -182,7 +182,7 @@ class JournalObserver(StoreObserver):
         still logged; True once nothing is left."""
         if self.background is not None and not self.background.done.wait(timeout):
             return False
-        land_pending(self.journal.git_dir)
+        commit_pending(self.journal.git_dir)
         return True
 
     def close(self) -> None:

@@ -66,7 +66,7 @@ def repair(repo: pygit2.Repository, git_dir: Path) -> str | None:
         write_atomic(ref, f"{tip.id}\n".encode())
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(tip.commit_time))
         done = f"its head was reset to {tip.id} ({when} UTC), the newest whole commit"
-        last = last_landed(git_dir)
+        last = last_committed(git_dir)
         if last == str(tip.id):
             done += ", the last step landed: no step was lost"
         else:
@@ -78,8 +78,8 @@ def repair(repo: pygit2.Repository, git_dir: Path) -> str | None:
     return note
 
 
-def last_landed(git_dir: Path) -> str | None:
-    """The commit the step log's header names as the last one landed, if any."""
+def last_committed(git_dir: Path) -> str | None:
+    """The commit the step log's header names as the last one committed, if any."""
     try:
         with open(git_dir / RECORDS, "rb") as fh:
             head = fh.read(HEADER.size)

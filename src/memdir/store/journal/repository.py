@@ -67,7 +67,7 @@ import pygit2
 from memdir.errors import MemdirError
 from memdir.store.atomic import write_atomic
 from memdir.store.journal.baseline import baseline
-from memdir.store.journal.catch_up import READ_WAIT, journal_lock, land_pending
+from memdir.store.journal.catch_up import READ_WAIT, commit_pending, journal_lock
 from memdir.store.journal.format import (
     BASELINE,
     JOURNAL_DIR,
@@ -134,7 +134,7 @@ class Journal:
         committer may not have got to them), so every reader sees every acknowledged step. A
         reader that cannot (no write access, the lock held too long) reads what has landed."""
         with contextlib.suppress(MemdirError, OSError, pygit2.GitError):
-            land_pending(self.git_dir, READ_WAIT)
+            commit_pending(self.git_dir, READ_WAIT)
 
     @contextlib.contextmanager
     def _reading(self) -> Iterator[pygit2.Repository]:
