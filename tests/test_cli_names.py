@@ -85,3 +85,12 @@ def test_a_retired_spelling_still_parses_and_is_not_shown(tmp_path: Path) -> Non
     assert "--json" in shown and "--as-json" not in shown
     shown = runner.invoke(cli, ["study", "bench", "retrieval", "--help"]).output
     assert "--conversation " in shown and "--conversations" not in shown
+
+
+def test_a_long_option_has_the_same_short_form_wherever_it_appears() -> None:
+    shorts: dict[str, set[tuple[str, ...]]] = defaultdict(set)
+    for _, option in _options():
+        long = _shown(option)[0]
+        shorts[long].add(tuple(sorted(o for o in option.opts if not o.startswith("--"))))
+    assert {flag: forms for flag, forms in shorts.items() if len(forms) > 1} == {}
+    assert shorts["--out"] == {("-o",)} and shorts["--model"] == {("-m",)}

@@ -158,6 +158,7 @@ def _step_table(root: str, steps: list[JournalStep], as_json: bool) -> None:
 @click.option("--every", type=int, default=10, show_default=True, help="Compute B metrics every K steps.")
 @click.option(
     "--out",
+    "-o",
     type=click.Path(file_okay=False),
     default=None,
     help="Where to write growth.json and the PNGs (default: ROOT/.memdir/growth).",

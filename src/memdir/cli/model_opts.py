@@ -169,7 +169,7 @@ def model_options(fn: Any) -> Any:
     help_model = (
         "provider/model (openai/gpt-5.4-mini, anthropic/...), local (the local model), scripted, or offline."
     )
-    fn = click.option("--model", "model_name", required=True, help=help_model)(fn)
+    fn = click.option("--model", "-m", "model_name", required=True, help=help_model)(fn)
     return fn
 
 

@@ -53,7 +53,7 @@ def _ids(values: tuple[str, ...]) -> list[str] | None:
     help="A conversation id (repeat, or comma-separate); default: every one of the benchmark.",
 )
 @click.option(
-    "--model", "model_name", required=True, help="The curator's model: offline, local, provider/model."
+    "--model", "-m", "model_name", required=True, help="The curator's model: offline, local, provider/model."
 )
 @endpoint_options
 @click.option("--api-key-env", default=None, help="Environment variable holding the API key.")

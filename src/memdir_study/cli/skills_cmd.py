@@ -85,11 +85,13 @@ def _ready(model: Any) -> None:
 @click.command("skills")
 @click.option(
     "--variants",
+    "-v",
     required=True,
     help="Comma-separated: no-store, episode-log, curated-skills, curated-skills-mem, curated-skills-mem-gs.",
 )
 @click.option(
     "--model",
+    "-m",
     default="offline",
     show_default=True,
     help="Execution model (and search model unless --search-model). No-model baselines: 'offline' "
@@ -136,7 +138,11 @@ def _ready(model: Any) -> None:
     "or shell (bash in the sandbox)."
 )
 @click.option(
-    "--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Run folder to write."
+    "--out",
+    "-o",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Run folder to write.",
 )
 @endpoint_options
 @round_cap_option
