@@ -8,10 +8,32 @@ already inside `input_uncached`; it is kept apart only so the card can price it 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import TypedDict, cast
+
+
+class UsageRecord(TypedDict):
+    """`Usage` as run records and run folders carry it (JSON), field for field."""
+
+    input_uncached: int
+    input_cached: int
+    output: int
+    reasoning: int
+    cache_write: int
+    calls: int
+    seconds: float
+
+
+class BoundsRecord(TypedDict):
+    """`Bounds` as run folders carry it (JSON)."""
+
+    no_cache: int
+    measured: int
+    perfect: int
+    caching_efficiency: float | None
 
 
 @dataclass(frozen=True)
@@ -36,14 +58,28 @@ class Usage:
     def __add__(self, other: Usage) -> Usage:
         return Usage(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
 
-    def as_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["seconds"] = round(self.seconds, 6)
-        return d
+    def as_dict(self) -> UsageRecord:
+        return UsageRecord(
+            input_uncached=self.input_uncached,
+            input_cached=self.input_cached,
+            output=self.output,
+            reasoning=self.reasoning,
+            cache_write=self.cache_write,
+            calls=self.calls,
+            seconds=round(self.seconds, 6),
+        )
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Usage:
-        return cls(**{f.name: d.get(f.name, 0) for f in fields(cls)})
+    def from_dict(cls, d: Mapping[str, float]) -> Usage:
+        """A usage read back from a record: a field it lacks (an older record's) counts 0."""
+        return cls(**{f.name: d.get(f.name, 0) for f in fields(cls)})  # type: ignore[arg-type]
+
+
+def spent(before: Usage, after: Usage) -> Usage:
+    """What a meter counted between two readings, field by field of the readings as recorded
+    (seconds rounded), so a session's usage adds up to the records' sums."""
+    now, then = cast(Mapping[str, float], after.as_dict()), cast(Mapping[str, float], before.as_dict())
+    return Usage.from_dict({k: now[k] - then[k] for k in now})
 
 
 def reasoning_share(reasoning: float, output: float) -> float | None:
@@ -140,8 +176,13 @@ class Bounds:
             self.no_cache + other.no_cache, self.measured + other.measured, self.perfect + other.perfect
         )
 
-    def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "caching_efficiency": self.caching_efficiency}
+    def as_dict(self) -> BoundsRecord:
+        return BoundsRecord(
+            no_cache=self.no_cache,
+            measured=self.measured,
+            perfect=self.perfect,
+            caching_efficiency=self.caching_efficiency,
+        )
 
 
 def episode_bounds(rounds: list[Usage]) -> Bounds:

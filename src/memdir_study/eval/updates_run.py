@@ -32,7 +32,7 @@ from memdir.agents.landing import digests
 from memdir.agents.output import RoleOutput
 from memdir.agents.revert import revert
 from memdir.models import Model
-from memdir.models.usage import Usage
+from memdir.models.usage import Usage, spent
 from memdir.store.journal import Journal
 from memdir.store.store import Store
 from memdir.stream import Turn, chunk_stream
@@ -120,7 +120,7 @@ class SessionRows:
         if session is None:
             return
         began, before = self._mark
-        now, then = self.model.usage.as_dict(), before.as_dict()
+        now = self.model.usage
         scored = updates.score_updates(store_fact_lines(store), self.sample.facts, session, self.dates)
         row = {
             "conversation": self.sample.id,
@@ -132,7 +132,7 @@ class SessionRows:
             "chunk_seconds": [
                 round(b - a, 3) for a, b in zip([began, *self._stamps], self._stamps, strict=False)
             ],
-            "usage": Usage.from_dict({k: now[k] - then[k] for k in now}).as_dict(),
+            "usage": spent(before, now).as_dict(),
             "updates": scored.as_json(),
             "step": newest_step(store.root),
             "digest": store_digest(store),

@@ -37,7 +37,7 @@ from memdir.analytics.integrity import check
 from memdir.errors import MemdirError
 from memdir.fact_quality import SUPPORTED
 from memdir.models import Model
-from memdir.models.usage import Usage
+from memdir.models.usage import spent
 from memdir.store.store import Store
 from memdir.stream import Turn, chunk_stream
 from memdir.tools.wiring import open_store
@@ -217,8 +217,7 @@ def build_and_score(
             )
         )
     seconds = time.perf_counter() - began
-    now, then = model.usage.as_dict(), before.as_dict()
-    used = Usage.from_dict({k: now[k] - then[k] for k in now})
+    used = spent(before, model.usage)
     cost = {
         "chunks": len(result.chunks),
         "chunks_unchanged": len(result.unchanged),

@@ -45,6 +45,8 @@ class TaskRow(TypedDict):
     store_files: int
     store_kb: float
     snapshot: str | None
+    # the usages stay open dicts: rows are checked field by field by pydantic (runfolder.row_problem),
+    # which takes no typing.TypedDict before Python 3.12, and older rows lack later usage fields
     deploy_usage: dict[str, Any]
     build_usage: dict[str, Any]
     deploy_cost_usd: float
