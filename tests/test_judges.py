@@ -271,12 +271,13 @@ async def test_judge_item_records_every_score(store: Store) -> None:
     q = Question("alice-diet-current", "current", "What is Alice's diet?", "vegan", ("S6T5",))
     model = ScriptedModel('{"reason": "ok", "verdict": "CORRECT"}', scaled(0.5, 0.25, 0.0))
     out = await judges.judge_item(model, store, q, "vegan", ["/memories/people/alice.md:7", "x.md"])
-    assert out["correctness"] == 1.0 and out["attribution"] == pytest.approx(0.25)
-    assert out["offline_correctness"] == 1.0 and out["lexical_support"] == 1.0
-    assert out["citations_resolved"] == 1 and out["citations_not_found"] == ["x.md"]
+    assert out.correctness == 1.0 and out.attribution == pytest.approx(0.25)
+    assert out.offline_correctness == 1.0 and out.lexical_support == 1.0
+    assert out.citations_resolved == 1 and out.citations_not_found == ["x.md"]
     offline = await judges.judge_item(None, None, q, "vegetarian", [])
-    assert "correctness" not in offline and "attribution" not in offline
-    assert offline["offline_correctness"] == 0.0
+    # without a judge the row takes the offline score, and no attribution without a store
+    assert (offline.correctness, offline.attribution, offline.offline_correctness) == (0.0, None, 0.0)
+    assert offline.verdicts == ()
 
 
 async def test_multiple_choice_is_exact_match_and_still_attributed(store: Store) -> None:
@@ -285,8 +286,8 @@ async def test_multiple_choice_is_exact_match_and_still_attributed(store: Store)
     out = await judges.judge_item(
         model, store, mc, "(a)", ["/memories/people/alice.md:7"], attributed="(a) vegan food"
     )
-    assert out["correctness"] == 1.0 and out["attribution"] == 1.0
-    assert [v.judge for v in out["verdicts"]] == ["attribution"] and len(model.calls) == 1
+    assert out.correctness == 1.0 and out.attribution == 1.0
+    assert [v.judge for v in out.verdicts] == ["attribution"] and len(model.calls) == 1
     assert "Answer: (a) vegan food" in model.calls[0][0][0]["content"]
 
 
@@ -294,14 +295,14 @@ async def test_closed_book_is_attributed_with_its_citations_not_found() -> None:
     q = Question("alice-diet-current", "current", "What is Alice's diet?", "vegan", ("S6T5",))
     model = ScriptedModel('{"reason": "ok", "verdict": "CORRECT"}', scaled(0, 0, 0))
     out = await judges.judge_item(model, None, q, "vegan", ["/memories/people/alice.md"])
-    assert out["correctness"] == 1.0 and out["attribution"] == 0.0
-    assert out["citations_not_found"] == ["/memories/people/alice.md"]
+    assert out.correctness == 1.0 and out.attribution == 0.0
+    assert out.citations_not_found == ["/memories/people/alice.md"]
     assert "[1] /memories/people/alice.md\n[FILE NOT FOUND]" in model.calls[1][0][0]["content"]
     bare = ScriptedModel('{"reason": "ok", "verdict": "WRONG"}', "no idea")
     unparsed = await judges.judge_item(bare, None, q, "meat", [])
     assert "(no citations)" in bare.calls[1][0][0]["content"]
-    assert unparsed["attribution"] is None  # unparsed, counted, never a silent 0
-    assert [v.label for v in unparsed["verdicts"]] == ["wrong", "unparsed"]
+    assert unparsed.attribution is None  # unparsed, counted, never a silent 0
+    assert [v.label for v in unparsed.verdicts] == ["wrong", "unparsed"]
 
 
 DATA = Path(os.environ.get("MEMDIR_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
@@ -328,12 +329,12 @@ async def test_an_empty_answer_is_wrong_without_asking_the_judge(store: Store) -
     q = Question("alice-diet-current", "current", "What is Alice's diet?", "vegan", ("S6T5",))
     model = ScriptedModel()  # no replies: any call would fail the test
     out = await judges.judge_item(model, store, q, "  ", [])
-    assert out["correctness"] == 0.0 and out["attribution"] == 0.0 and model.calls == []
-    assert [(v.judge, v.label) for v in out["verdicts"]] == [
+    assert out.correctness == 0.0 and out.attribution == 0.0 and model.calls == []
+    assert [(v.judge, v.label) for v in out.verdicts] == [
         ("correctness", "empty"),
         ("attribution", "empty"),
     ]
     mc = Question("m", "recall", "?", "(a)", options=("x", "y", "z", "w"))
     out = await judges.judge_item(model, None, mc, "", [])
-    assert out["correctness"] == 0.0 and out["attribution"] == 0.0 and model.calls == []
-    assert [(v.judge, v.label) for v in out["verdicts"]] == [("attribution", "empty")]
+    assert out.correctness == 0.0 and out.attribution == 0.0 and model.calls == []
+    assert [(v.judge, v.label) for v in out.verdicts] == [("attribution", "empty")]

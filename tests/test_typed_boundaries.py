@@ -3,10 +3,15 @@ record missing a field fails where it is built, naming the field."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from pathlib import Path
 from typing import get_type_hints
 
+import pytest
+
 from memdir.models.usage import Bounds, BoundsRecord, Usage, UsageRecord, spent
+from memdir.tools.wiring import open_store
 
 
 def test_usage_record_is_the_usage_fields_and_reads_back() -> None:
@@ -24,3 +29,45 @@ def test_bounds_record_carries_the_caching_efficiency() -> None:
     record = Bounds(100, 60, 40).as_dict()
     assert list(record) == list(get_type_hints(BoundsRecord))
     assert record == {"no_cache": 100, "measured": 60, "perfect": 40, "caching_efficiency": 2 / 3}
+
+
+def test_judge_scores_name_what_the_answer_row_takes(tmp_path: Path) -> None:
+    from memdir_study.bench.types import Question
+    from memdir_study.eval import judges
+
+    q = Question("q", "current", "What is Alice's diet?", "vegan", ("S1T1",))
+    store = open_store(tmp_path / "mem", create=True)
+    offline = asyncio.run(judges.judge_item(None, store, q, "vegan", ["/memories/none.md"]))
+    # no judge: the row takes the offline score and, with a store, the lexical support
+    assert offline.correctness == offline.offline_correctness == 1.0
+    assert offline.attribution == offline.lexical_support and offline.citations_not_found == [
+        "/memories/none.md"
+    ]
+    with pytest.raises(TypeError, match="correctness"):
+        judges.Scores(
+            attribution=None,
+            offline_correctness=0.0,
+            lexical_support=0.0,
+            citations_resolved=0,
+            citations_not_found=[],
+        )  # type: ignore[call-arg]
+
+
+def test_a_verdict_record_keeps_its_keys() -> None:
+    from memdir_study.eval import judges
+
+    v = judges.Verdict(
+        "correctness",
+        "correct",
+        1.0,
+        "reply",
+        "prompt",
+        usage=judges.JudgeUsage(**Usage(output=3).as_dict(), model="m"),
+    )
+    record = v.record()
+    assert list(record) == ["judge", "prompt_id", "label", "score", "scales", "reply", "usage"]
+    assert (
+        record["usage"] is not None
+        and record["usage"]["model"] == "m"
+        and record["prompt_id"] == judges.PROMPT_IDS["correctness"]
+    )

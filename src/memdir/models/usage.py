@@ -70,7 +70,7 @@ class Usage:
         )
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, float]) -> Usage:
+    def from_dict(cls, d: Mapping[str, object]) -> Usage:
         """A usage read back from a record: a field it lacks (an older record's) counts 0."""
         return cls(**{f.name: d.get(f.name, 0) for f in fields(cls)})  # type: ignore[arg-type]
 

@@ -25,17 +25,28 @@ import re
 from dataclasses import dataclass, replace
 from importlib import resources
 from string import Template
-from typing import Any, Protocol
+from typing import Any, Literal, NotRequired, Protocol, TypedDict, cast
 
+from memdir.models.usage import UsageRecord
 from memdir.store.store import Store
 from memdir_study.bench.types import Question
 from memdir_study.eval.citations import NOT_FOUND, Resolved, lexical_support, resolve, resolve_all
 from memdir_study.eval.composite import STUDY_SCALES
 from memdir_study.eval.lexical import exact_match, f1_score, locomo_f1, normalize_answer, offline_correctness
 
+
 # The study's judge setting (docs/study.md, Configuration of record (Table 11)): temperature 0,
 # low reasoning effort (sent only to models that take one), the search role's output cap.
-JUDGE_CONFIG: dict[str, Any] = {"temperature": 0.0, "max_tokens": 8192, "reasoning_effort": "low"}
+class JudgeConfig(TypedDict, total=False):
+    """What a judge's call is configured with (the runner may override the effort)."""
+
+    temperature: float
+    max_tokens: int
+    reasoning_effort: str | None
+    verdict_schema: dict[str, Any]
+
+
+JUDGE_CONFIG = JudgeConfig(temperature=0.0, max_tokens=8192, reasoning_effort="low")
 # Attribution's three scales, in the order the prompt asks for them.
 SCALES = ("citation_correctness", "relevance", "coherent_aggregation")
 
@@ -45,8 +56,31 @@ class HasText(Protocol):
     def text(self) -> str: ...
 
 
+class JudgeMessage(TypedDict):
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
 class JudgeModel(Protocol):
-    async def generate(self, messages: list[dict[str, Any]], tools: list[Any], config: Any) -> HasText: ...
+    async def generate(self, messages: list[JudgeMessage], tools: list[Any], config: Any) -> HasText: ...
+
+
+class JudgeUsage(UsageRecord):
+    """A judge call's usage as its verdict's record line carries it, with the judge's model."""
+
+    model: NotRequired[str]
+
+
+class VerdictRecord(TypedDict):
+    """A verdict as its run-record line carries it (JSON)."""
+
+    judge: str
+    prompt_id: str
+    label: str
+    score: float | None
+    scales: dict[str, float] | None
+    reply: str
+    usage: JudgeUsage | None
 
 
 def _template(name: str) -> str:
@@ -86,20 +120,36 @@ class Verdict:
     score: float | None
     reply: str
     prompt: str
-    usage: dict[str, Any] | None = None
+    usage: JudgeUsage | None = None
     scales: dict[str, float] | None = None
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> VerdictRecord:
         """The verdict as a run-record line carries it, so an unparsed one can be read later."""
-        return {
-            "judge": self.judge,
-            "prompt_id": PROMPT_IDS[self.judge],
-            "label": self.label,
-            "score": self.score,
-            "scales": self.scales,
-            "reply": self.reply,
-            "usage": self.usage,
-        }
+        return VerdictRecord(
+            judge=self.judge,
+            prompt_id=PROMPT_IDS[self.judge],
+            label=self.label,
+            score=self.score,
+            scales=self.scales,
+            reply=self.reply,
+            usage=self.usage,
+        )
+
+
+@dataclass(frozen=True)
+class Scores:
+    """Every score the runner records for one answered question. `correctness` is the one the
+    answer row takes: the judge's verdict (None when unparsed), exact match for multiple choice,
+    else (no judge) the offline score; `attribution` likewise: the judge's, else the lexical
+    support, None for a closed-book answer without a judge."""
+
+    correctness: float | None
+    attribution: float | None
+    offline_correctness: float
+    lexical_support: float
+    citations_resolved: int
+    citations_not_found: list[str]
+    verdicts: tuple[Verdict, ...] = ()
 
 
 def _objects(reply: str) -> list[dict[str, Any]]:
@@ -172,7 +222,7 @@ async def _ask(model: JudgeModel, judge: str, prompt: str, config: Any) -> Verdi
     reply = await model.generate([{"role": "user", "content": prompt}], [], settings)
     verdict = parse_verdict(judge, reply.text, prompt)
     usage = getattr(reply, "usage", None)
-    return replace(verdict, usage=usage) if isinstance(usage, dict) else verdict
+    return replace(verdict, usage=cast(JudgeUsage, usage)) if isinstance(usage, dict) else verdict
 
 
 async def judge_correctness(
@@ -210,44 +260,44 @@ async def judge_item(
     *,
     config: Any = None,
     attributed: str | None = None,
-) -> dict[str, Any]:
+) -> Scores:
     """Every score the runner records for one answered question. Multiple choice is exact
     match and never goes to the correctness judge (as the study does); with a model, every
     answer is attributed, multiple choice and closed-book included, as the paper reports them
     (`attributed`: the answer as the attribution judge reads it, e.g. a chosen letter with its
     option's text; default `answer`). Without a model only offline scores are set."""
     resolved = resolve_all(store, citations) if store is not None else unresolved(citations)
-    out: dict[str, Any] = {
-        "offline_correctness": offline_correctness(question, answer),
-        "lexical_support": lexical_support(answer, resolved),
-        "citations_resolved": sum(r.ok for r in resolved),
-        "citations_not_found": [r.citation for r in resolved if not r.ok],
-        "verdicts": [],
-    }
-    if question.options:
-        out["correctness"] = exact_match(answer, question.gold)
+    offline = offline_correctness(question, answer)
+    support = lexical_support(answer, resolved)
+    scores = Scores(
+        correctness=exact_match(answer, question.gold) if question.options else offline,
+        attribution=support if store is not None else None,
+        offline_correctness=offline,
+        lexical_support=support,
+        citations_resolved=sum(r.ok for r in resolved),
+        citations_not_found=[r.citation for r in resolved if not r.ok],
+    )
     if model is None:
-        return out
+        return scores
+    verdicts: list[Verdict] = []
     if not answer.strip():
         # An empty answer is WRONG and attributes nothing: no judge can say otherwise, yet the
         # 1.5B local judge said CORRECT to every empty answer of a REALTALK slice.
+        correctness = scores.correctness
         if not question.options:
-            out["correctness"] = 0.0
-            out["verdicts"].append(Verdict("correctness", "empty", 0.0, "", ""))
-        out["attribution"] = 0.0
-        out["verdicts"].append(
-            Verdict("attribution", "empty", 0.0, "", "", scales=dict.fromkeys(SCALES, 0.0))
-        )
-        return out
+            correctness = 0.0
+            verdicts.append(Verdict("correctness", "empty", 0.0, "", ""))
+        verdicts.append(Verdict("attribution", "empty", 0.0, "", "", scales=dict.fromkeys(SCALES, 0.0)))
+        return replace(scores, correctness=correctness, attribution=0.0, verdicts=tuple(verdicts))
+    correctness = scores.correctness
     if not question.options:
         verdict = await judge_correctness(model, question.question, question.gold, answer, config=config)
-        out["correctness"] = verdict.score
-        out["verdicts"].append(verdict)
+        correctness = verdict.score
+        verdicts.append(verdict)
     shown = attributed if attributed is not None else answer
     verdict = await _ask(model, "attribution", attribution_prompt(question.question, shown, resolved), config)
-    out["attribution"] = verdict.score
-    out["verdicts"].append(verdict)
-    return out
+    verdicts.append(verdict)
+    return replace(scores, correctness=correctness, attribution=verdict.score, verdicts=tuple(verdicts))
 
 
 __all__ = [
@@ -256,9 +306,14 @@ __all__ = [
     "PROMPTS",
     "PROMPT_IDS",
     "SCALES",
+    "JudgeConfig",
+    "JudgeMessage",
     "JudgeModel",
+    "JudgeUsage",
     "Resolved",
+    "Scores",
     "Verdict",
+    "VerdictRecord",
     "attribution_score",
     "exact_match",
     "f1_score",

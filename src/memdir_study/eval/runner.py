@@ -19,6 +19,7 @@ import asyncio
 import shutil
 import string
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -47,7 +48,7 @@ from memdir_study.bench.types import Question, Sample, parse_sessions
 from memdir_study.eval.asking import way_to_ask
 from memdir_study.eval.citations import resolve_all
 from memdir_study.eval.folder import TIMINGS, RunFolder
-from memdir_study.eval.judges import JUDGE_CONFIG, judge_item
+from memdir_study.eval.judges import JUDGE_CONFIG, JudgeConfig, JudgeMessage, JudgeUsage, Verdict, judge_item
 from memdir_study.eval.model_settings import (
     IN_FLIGHT,
     JUDGE_TEMPERATURE,
@@ -163,7 +164,7 @@ class CellAborted(MemdirError):
 @dataclass(frozen=True)
 class _Reply:
     text: str
-    usage: dict[str, Any]
+    usage: JudgeUsage
 
 
 class _JudgeModel:
@@ -172,7 +173,7 @@ class _JudgeModel:
     def __init__(self, model: Model) -> None:
         self.model = model
 
-    async def generate(self, messages: list[dict[str, Any]], tools: list[Any], config: Any) -> Any:
+    async def generate(self, messages: list[JudgeMessage], tools: list[Any], config: Any) -> Any:
         chat = [ChatMessage(m["role"], m["content"]) for m in messages]
         cfg = GenerateConfig(
             temperature=config.get("temperature"),
@@ -181,7 +182,7 @@ class _JudgeModel:
             answer_schema=config.get("verdict_schema"),
         )
         out = await self.model.generate(chat, [], cfg)
-        return _Reply(out.message.content, {**out.usage.as_dict(), "model": self.model.name})
+        return _Reply(out.message.content, JudgeUsage(**out.usage.as_dict(), model=self.model.name))
 
 
 def answers(out: RoleOutput, options: tuple[str, ...]) -> tuple[str, str]:
@@ -222,7 +223,7 @@ def prompt_kb(entries: list[dict[str, Any]]) -> float | None:
     return None
 
 
-def judge_metrics(verdicts: list[Any], card: PriceCard | None = None) -> JudgeRecord:
+def judge_metrics(verdicts: Sequence[Verdict], card: PriceCard | None = None) -> JudgeRecord:
     """One question's judge labels (unparsed ones visible in the answers), attribution's three
     scales when it was scored, and the judge's tokens and bill (priced with the judge's card)."""
     usage = Usage()
@@ -512,25 +513,12 @@ class Runner:
         out = await way(model, q.question, options, question_id=q.id, variant=cell.variant, record=record)
         scored_answer, out_answer = answers(out, tuple(options))
         citations = out.citations
-        judging = {**JUDGE_CONFIG, "reasoning_effort": self.config.reasoning_effort["judge"]}
+        judging: JudgeConfig = {**JUDGE_CONFIG, "reasoning_effort": self.config.reasoning_effort["judge"]}
         scores = await judge_item(
             judge, store, q, scored_answer, citations, config=judging, attributed=out_answer
         )
-        for verdict in scores["verdicts"]:
+        for verdict in scores.verdicts:
             record.write("judge", role="judge", question=q.id, **verdict.record())
-        correctness = (
-            scores.get("correctness", scores["offline_correctness"])
-            if judge
-            else scores["offline_correctness"]
-        )
-        if q.options:
-            correctness = scores["correctness"]
-        if judge is not None:  # every answer attributed, multiple choice and closed-book too
-            attribution = scores.get("attribution")
-        elif store is None:
-            attribution = None
-        else:
-            attribution = scores["lexical_support"]
         return AnswerRow(
             benchmark=cell.benchmark,
             conversation=cell.conversation,
@@ -542,15 +530,15 @@ class Runner:
             gold=q.gold,
             answer=out_answer,
             citations=citations,
-            correctness=correctness,
-            attribution=attribution,
-            f1=scores["offline_correctness"],
-            lexical_support=scores["lexical_support"] if store is not None else None,
-            citations_not_found=scores["citations_not_found"],
+            correctness=scores.correctness,
+            attribution=scores.attribution,
+            f1=scores.offline_correctness,
+            lexical_support=scores.lexical_support if store is not None else None,
+            citations_not_found=scores.citations_not_found,
             evidence_hit=evidence_hit(store, citations, q) if store is not None and q.evidence else None,
             defective=q.defective,
             search=search_metrics(record.entries, self.card),
-            judge=judge_metrics(scores["verdicts"], self.cards["judge"]),
+            judge=judge_metrics(scores.verdicts, self.cards["judge"]),
         )
 
 
