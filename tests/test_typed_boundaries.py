@@ -71,3 +71,36 @@ def test_a_verdict_record_keeps_its_keys() -> None:
         and record["usage"]["model"] == "m"
         and record["prompt_id"] == judges.PROMPT_IDS["correctness"]
     )
+
+
+def test_a_role_output_prints_as_it_did_with_its_extra_last() -> None:
+    from memdir.agents.loop import Episode
+    from memdir.agents.output import RoleExtra, RoleOutput
+
+    ep = Episode("done", [], rounds=2, tool_calls=3, usage=Usage(output=4))
+    out = RoleOutput(
+        "search", "m", "done", "vegan", ["/memories/a.md:1"], ep, extra=RoleExtra(files_opened=1)
+    )
+    d = out.as_dict()
+    assert list(d) == [
+        "role",
+        "model",
+        "baseline",
+        "answer",
+        "citations",
+        "rounds",
+        "tool_calls",
+        "stop",
+        "usage",
+        "files_opened",
+    ]
+    assert d["usage"] == Usage(output=4).as_dict() and d["files_opened"] == 1
+    split = RoleOutput("management", "m", "summary", extra=RoleExtra(curation="split", tool_calls=5))
+    assert split.as_dict() == {
+        "role": "management",
+        "model": "m",
+        "baseline": False,
+        "text": "summary",
+        "curation": "split",
+        "tool_calls": 5,
+    }

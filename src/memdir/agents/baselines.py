@@ -19,7 +19,7 @@ from typing import Any
 from memdir.agents.feedback import FEEDBACKS, baseline
 from memdir.agents.offline import OFFLINE_LABEL, Curator, LexicalSearcher, choose
 from memdir.agents.offline.mend import mend_introduced
-from memdir.agents.output import RoleOutput
+from memdir.agents.output import RoleExtra, RoleOutput
 from memdir.agents.record import RunRecord
 from memdir.agents.roles import Role
 from memdir.errors import MemdirError
@@ -120,7 +120,7 @@ async def _search(
     _record(
         record, role.name, harness, res.tool_calls, start, **ids, answer=res.answer, citations=res.citations
     )
-    extra = {"files_opened": len(harness.meter.files_touched)}
+    extra: RoleExtra = {"files_opened": len(harness.meter.files_touched)}
     return RoleOutput(role.name, "offline", res.answer, res.answer, res.citations, baseline=True, extra=extra)
 
 
@@ -130,7 +130,7 @@ async def _choose(
     start = time.perf_counter()
     c = await asyncio.to_thread(choose, harness, values["question"], values["options"])
     _record(record, "choice", harness, c.tool_calls, start, **ids, choice=c.index)
-    extra = {"choice": c.index, "scores": c.scores}
+    extra: RoleExtra = {"choice": c.index, "scores": c.scores}
     return RoleOutput("choice", "offline", c.option, c.option, c.citations, baseline=True, extra=extra)
 
 

@@ -25,7 +25,7 @@ from typing import Any, Literal, get_args
 from memdir.agents.answer import parse_answer
 from memdir.agents.curation import is_local
 from memdir.agents.loop import ANSWER_SCHEMA, Episode
-from memdir.agents.output import RoleOutput
+from memdir.agents.output import RoleExtra, RoleOutput
 from memdir.agents.record import RunRecord
 from memdir.agents.roles import Role, render
 from memdir.conventions import parse_citation, spoken_dates
@@ -205,7 +205,7 @@ async def read_search(
             citations=kept,
             dropped=dropped,
         )
-    extra = {
+    extra: RoleExtra = {
         "parsed": parsed.parsed,
         "files_opened": files,
         "sections": len(shown),

@@ -19,7 +19,7 @@ from memdir.agents.curation import Curation, resolve
 from memdir.agents.feedback import FEEDBACKS, Feedback, baseline, mend, merged
 from memdir.agents.loop import Episode, run_loop
 from memdir.agents.mend_gate import before_round, gate_episode
-from memdir.agents.output import RoleOutput
+from memdir.agents.output import RoleExtra, RoleOutput
 from memdir.agents.record import RunRecord
 from memdir.agents.roles import Role, get_role, render, search_turn
 from memdir.agents.split import curate_chunk
@@ -102,7 +102,12 @@ async def _manage(
             ep = merged(ep, await mend(model, harness, role, record, ids, ep, before, moved))
     verdict = gate_episode(harness, kept, chunk_obj.turns, record, role.name, ids)
     if verdict.worse:  # undone whole: the chunk changed nothing, and says why
-        extra = {"writes": 0, "undone": True, "undo_reasons": verdict.reasons, "episode_writes": ep.writes}
+        extra: RoleExtra = {
+            "writes": 0,
+            "undone": True,
+            "undo_reasons": verdict.reasons,
+            "episode_writes": ep.writes,
+        }
         return RoleOutput(role.name, model.name, ep.final, episode=ep, extra=extra)
     return RoleOutput(role.name, model.name, ep.final, episode=ep, extra={"writes": ep.writes})
 
@@ -147,7 +152,7 @@ async def _answer(
     core = spec.context(harness.store).text if core_memory else None
     ep = await run_role(model, harness, role, record, ids, search_turn=search_turn(question, core))
     parsed = parse_answer(ep.final)
-    extra = {"parsed": parsed.parsed, "files_opened": ep.files_opened}
+    extra: RoleExtra = {"parsed": parsed.parsed, "files_opened": ep.files_opened}
     return RoleOutput(role.name, model.name, ep.final, parsed.answer, parsed.citations, ep, extra=extra)
 
 

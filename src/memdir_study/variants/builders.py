@@ -27,9 +27,11 @@ from __future__ import annotations
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Literal
 
 from memdir.agents import manage_chunk, reorganize
 from memdir.agents.baselines import require_model
+from memdir.agents.output import RoleExtra
 from memdir.analytics.integrity import diff_facts
 from memdir.errors import MemdirError
 from memdir.search.chunks import build_chunk_store
@@ -147,6 +149,11 @@ async def agent_curated_keyed(ctx: BuildContext) -> Built:
     return await _curated(ctx, "agent-curated-keyed")
 
 
+_Totalled = Literal[
+    "facts_proposed", "facts_kept", "keyed_written", "keyed_withheld", "distilled_written", "model_calls"
+]
+
+
 async def split_curated(ctx: BuildContext) -> Built:
     if ctx.model.is_offline:
         raise VariantUnavailable(
@@ -156,7 +163,7 @@ async def split_curated(ctx: BuildContext) -> Built:
     search_profile = ctx.profiles()[1]
     store = open_store(ctx.store_dir, create=True, init=True)
     chunks = ctx.sample.chunks()
-    split: list[dict[str, object]] = []
+    split: list[RoleExtra] = []
     for i, chunk in enumerate(chunks, start=1):
         out = await manage_chunk(
             ctx.model, store, chunk, variant="split-curated", record=ctx.record, curation="split",
@@ -164,7 +171,7 @@ async def split_curated(ctx: BuildContext) -> Built:
         )  # fmt: skip
         split.append(out.extra)
         ctx.tick(i, len(chunks))
-    keys = (
+    keys: tuple[_Totalled, ...] = (
         "facts_proposed",
         "facts_kept",
         "keyed_written",

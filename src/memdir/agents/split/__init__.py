@@ -11,9 +11,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from typing import Any
+from typing import Any, Literal
 
-from memdir.agents.output import RoleOutput
+from memdir.agents.output import RoleExtra, RoleOutput
 from memdir.agents.record import RunRecord
 from memdir.agents.split.extract import Extraction, extract
 from memdir.agents.split.filer import Filed, file_chunk
@@ -57,9 +57,7 @@ async def curate_chunk(
     return RoleOutput("management", model.name, summary, extra=counts)
 
 
-def _counts(
-    ex: Extraction, checked: Checked, filed: Filed, harness: Harness, seconds: float
-) -> dict[str, Any]:
+def _counts(ex: Extraction, checked: Checked, filed: Filed, harness: Harness, seconds: float) -> RoleExtra:
     return {
         "curation": "split",
         "writes": harness.meter.writes,
@@ -82,6 +80,11 @@ def _counts(
     }
 
 
+_Summed = Literal[
+    "facts_proposed", "facts_kept", "keyed_written", "distilled_written", "tokens_in", "tokens_out"
+]
+
+
 def split_totals(outputs: list[RoleOutput]) -> str | None:
     """One line over a run's split-curated chunks (None when there were none): what the model
     proposed, what was kept and written, why the rest was dropped, and what it cost."""
@@ -92,7 +95,14 @@ def split_totals(outputs: list[RoleOutput]) -> str | None:
     for e in split:
         dropped.update(e["facts_dropped"])
     seconds = sorted(float(e["seconds"]) for e in split)
-    keys = ("facts_proposed", "facts_kept", "keyed_written", "distilled_written", "tokens_in", "tokens_out")
+    keys: tuple[_Summed, ...] = (
+        "facts_proposed",
+        "facts_kept",
+        "keyed_written",
+        "distilled_written",
+        "tokens_in",
+        "tokens_out",
+    )
     total = {k: sum(int(e[k]) for e in split) for k in keys}
     withheld = sum(int(e.get("keyed_withheld", 0)) for e in split)
     why = ", ".join(f"{n} {reason}" for reason, n in dropped.most_common()) or "none"

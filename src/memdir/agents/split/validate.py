@@ -35,8 +35,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date as Date
-from typing import Any
 
+from memdir.agents.output import RoleExtra
 from memdir.agents.split.extract import FACTS_PER_TURN, KINDS, Proposed
 from memdir.agents.split.span import found_in_turn
 from memdir.agents.split.truthful import fixed_kind, subject_of, with_denial
@@ -113,7 +113,7 @@ class Checked:
     denials_kept: int = 0  # denied values filed with their denial ("don't eat meat")
     kinds_fixed: int = 0  # plans already done, filed as events
 
-    def counts(self, proposed: int) -> dict[str, Any]:
+    def counts(self, proposed: int) -> RoleExtra:
         return {
             "facts_proposed": proposed,
             "facts_kept": len(self.kept),
