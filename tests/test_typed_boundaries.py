@@ -104,3 +104,21 @@ def test_a_role_output_prints_as_it_did_with_its_extra_last() -> None:
         "curation": "split",
         "tool_calls": 5,
     }
+
+
+def test_a_cell_marker_and_a_build_cost_are_their_declared_keys() -> None:
+    from memdir_study.eval.folder import CellMarker
+    from memdir_study.eval.runner import ConversationCell
+    from memdir_study.variants import BuildCost, build_cost
+
+    cell = ConversationCell("locomo", "conv-1", "verbatim-dump")
+    assert list(cell.marker()) == list(get_type_hints(CellMarker))  # the marker is the cell, field for field
+    assert ConversationCell(**json.loads(json.dumps(cell.marker()))) == cell
+    cost = build_cost([{"kind": "episode", "usage": Usage(output=3, calls=1).as_dict()}], None, 1.23456)
+    assert list(cost) == list(get_type_hints(BuildCost))
+    assert (cost["output_tokens"], cost["model_calls"], cost["cost_usd"], cost["seconds"]) == (
+        3,
+        1,
+        0.0,
+        1.235,
+    )

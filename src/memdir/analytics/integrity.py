@@ -27,7 +27,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from memdir.analytics import facts
 from memdir.conventions import MAX_DIGITS, locators, overlong_locators
@@ -309,6 +309,27 @@ def supersede(keyed: list[facts.KeyedFact]) -> list[Problem]:
     return out
 
 
+class MissingFact(TypedDict):
+    path: str
+    line: int
+    text: str
+    locators: list[str]
+
+
+class FactDiffRecord(TypedDict):
+    """`diff --facts` as JSON: the CLI prints it, a reorganizing variant's checks carry it (with
+    `missing_count` when the list was cut short)."""
+
+    ok: bool
+    old_facts: int
+    new_facts: int
+    kept_in_place: int
+    moved: int
+    missing: list[MissingFact]
+    unread: list[str]
+    missing_count: NotRequired[int]
+
+
 @dataclass
 class FactDiff:
     old_facts: int = 0
@@ -322,7 +343,7 @@ class FactDiff:
     def ok(self) -> bool:
         return not self.missing and not self.unread
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> FactDiffRecord:
         return {
             "ok": self.ok,
             "old_facts": self.old_facts,

@@ -14,13 +14,31 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from memdir.store.atomic import write_atomic
-from memdir_study.eval.records import AnswerRow
+from memdir_study.eval.records import AnswerRow, CorpusProfile
 from memdir_study.runfolder import JsonlTable
+from memdir_study.variants import BuildChecks, BuildCost
 
 TIMINGS = "timings.json"  # wall times, apart: summary.json is the same for the same cells
+
+
+class CellMarker(TypedDict, total=False):
+    """A cell's build marker (JSON): the runner's `ConversationCell`, field for field, as it was
+    left when its build ended; an older marker may lack a later field."""
+
+    benchmark: str
+    conversation: str
+    variant: str
+    status: str
+    reason: str | None
+    build: BuildCost
+    store: dict[str, Any] | None
+    checks: BuildChecks
+    search_profile: str | None
+    corpus: CorpusProfile
+    stores_from: dict[str, str] | None
 
 
 class RunFolder:
@@ -56,12 +74,11 @@ class RunFolder:
         self.answers.repair()
         self.calls.repair()
 
-    def save_marker(self, marker: Path, cell: dict[str, Any]) -> None:
+    def save_marker(self, marker: Path, cell: CellMarker) -> None:
         marker.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(marker, json.dumps(cell, indent=2, default=str).encode())
 
-    def read_marker(self, marker: Path) -> dict[str, Any] | None:
+    def read_marker(self, marker: Path) -> CellMarker | None:
         if not marker.exists():
             return None
-        saved: dict[str, Any] = json.loads(marker.read_text())
-        return saved
+        return cast(CellMarker, json.loads(marker.read_text()))

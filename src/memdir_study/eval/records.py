@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Self, TypedDict
 
 from pydantic import (
     BaseModel,
@@ -222,6 +222,16 @@ class JudgeHealth(Record):
     cost_usd: float = 0.0
     scales: ScaleMeans | None = None
     seconds: float | None = Field(default=None, exclude=True)  # summaries before timings.json
+
+
+class CorpusProfile(TypedDict, total=False):
+    """A conversation's size as its cells' markers and summary.json carry it."""
+
+    turns: int
+    sessions: int
+    chunks: int
+    kb: float
+    questions: int
 
 
 class CellSummary(Record):

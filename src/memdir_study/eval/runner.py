@@ -22,7 +22,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from memdir.agents import RunRecord
 from memdir.agents.output import RoleOutput
@@ -47,7 +47,7 @@ from memdir_study.bench import load_sample
 from memdir_study.bench.types import Question, Sample, parse_sessions
 from memdir_study.eval.asking import way_to_ask
 from memdir_study.eval.citations import resolve_all
-from memdir_study.eval.folder import TIMINGS, RunFolder
+from memdir_study.eval.folder import TIMINGS, CellMarker, RunFolder
 from memdir_study.eval.judges import JUDGE_CONFIG, JudgeConfig, JudgeMessage, JudgeUsage, Verdict, judge_item
 from memdir_study.eval.model_settings import (
     IN_FLIGHT,
@@ -59,11 +59,26 @@ from memdir_study.eval.model_settings import (
     with_effort,
 )
 from memdir_study.eval.progress import ProgressBars
-from memdir_study.eval.records import AnswerRow, CacheBounds, JudgeRecord, RunSummary, SearchEffort
+from memdir_study.eval.records import (
+    AnswerRow,
+    CacheBounds,
+    CorpusProfile,
+    JudgeRecord,
+    RunSummary,
+    SearchEffort,
+)
 from memdir_study.eval.stores_from import StoreSource
 from memdir_study.eval.summary import summarize_run, timings_of
 from memdir_study.runfolder import read_manifest, require_same, write_manifest
-from memdir_study.variants import BuildContext, Built, VariantUnavailable, build_cost, get_variant
+from memdir_study.variants import (
+    BuildChecks,
+    BuildContext,
+    BuildCost,
+    Built,
+    VariantUnavailable,
+    build_cost,
+    get_variant,
+)
 
 # Closed-book without a model: the honest floor is to know nothing.
 IDENTITY = (
@@ -250,19 +265,23 @@ class ConversationCell:
     variant: str
     status: str = "pending"  # built | skipped | aborted
     reason: str | None = None
-    build: dict[str, Any] = field(default_factory=dict)
+    build: BuildCost = field(default_factory=lambda: BuildCost())
     store: dict[str, Any] | None = None
-    checks: dict[str, Any] = field(default_factory=dict)
+    checks: BuildChecks = field(default_factory=lambda: BuildChecks())
     search_profile: str | None = None
-    corpus: dict[str, Any] = field(default_factory=dict)
+    corpus: CorpusProfile = field(default_factory=lambda: CorpusProfile())
     stores_from: dict[str, str] | None = None  # {run, cell} when the store is another run's
 
     @property
     def key(self) -> dict[str, str]:
         return {"benchmark": self.benchmark, "conversation": self.conversation, "variant": self.variant}
 
+    def marker(self) -> CellMarker:
+        """The cell as its build marker saves it (`CellMarker`: these fields, as JSON)."""
+        return cast(CellMarker, asdict(self))
 
-def corpus_profile(sample: Sample) -> dict[str, Any]:
+
+def corpus_profile(sample: Sample) -> CorpusProfile:
     return {
         "turns": len(sample.turns),
         "sessions": len(sample.session_turns()),
@@ -447,7 +466,7 @@ class Runner:
             cell.search_profile = built.search_profile
             if built.store is not None:
                 cell.store = {k: v for k, v in store_stats(built.store).as_json().items() if k != "details"}
-        self.folder.save_marker(marker, asdict(cell))
+        self.folder.save_marker(marker, cell.marker())
         return cell, built
 
     def build_context(
@@ -494,7 +513,7 @@ class Runner:
             await asyncio.gather(*tasks, return_exceptions=True)
             cell.status, cell.reason = "aborted", f"search failed: {exc}"
             self.folder.answers.withdraw(cell.key)
-            self.folder.save_marker(self.folder.marker(sample.benchmark, sample.id, variant), asdict(cell))
+            self.folder.save_marker(self.folder.marker(sample.benchmark, sample.id, variant), cell.marker())
         return cell
 
     async def ask(

@@ -36,7 +36,7 @@ from memdir.errors import MemdirError, PathError
 from memdir.store.safefs import SafeRoot
 from memdir.store.store import Store
 from memdir.tools.wiring import open_store
-from memdir_study.eval.folder import RunFolder
+from memdir_study.eval.folder import CellMarker, RunFolder
 from memdir_study.runfolder import read_manifest
 from memdir_study.variants import Built, get_variant
 
@@ -110,7 +110,7 @@ class StoreSource:
                 f"{config.builder_model}; give --builder-model {self.builder_model} or leave it out"
             )
 
-    def _marker(self, benchmark: str, conversation: str, variant: str) -> dict[str, Any]:
+    def _marker(self, benchmark: str, conversation: str, variant: str) -> CellMarker:
         name = f"{benchmark}/{conversation}/{variant}"
         folder = self.folder
         marker = folder.read_marker(folder.marker(benchmark, conversation, variant))

@@ -16,6 +16,7 @@ from memdir_study.eval.records import (
     CacheBounds,
     CellSummary,
     CellTimings,
+    CorpusProfile,
     JudgeHealth,
     RunSummary,
     RunTimings,
@@ -23,6 +24,7 @@ from memdir_study.eval.records import (
     SearchMeans,
 )
 from memdir_study.eval.stats import comparisons, summarize
+from memdir_study.variants import BuildChecks, BuildCost
 
 SEARCH_KEYS = tuple(k for k in SearchMeans.model_fields if k != "prompt_kb")
 
@@ -41,10 +43,10 @@ class _Cell(Protocol):
 
     status: str
     reason: str | None
-    build: dict[str, Any]
+    build: BuildCost
     store: dict[str, Any] | None
-    checks: dict[str, Any]
-    corpus: dict[str, Any]
+    checks: BuildChecks
+    corpus: CorpusProfile
 
     @property
     def key(self) -> dict[str, str]: ...
@@ -181,8 +183,8 @@ def summarize_run(config: _Config, cells: Sequence[_Cell], rows: list[AnswerRow]
                 caching=caching(mine),
                 build={k: v for k, v in cell.build.items() if k != "seconds"},
                 store=cell.store,
-                checks=cell.checks,
-                corpus=cell.corpus,
+                checks=dict(cell.checks),
+                corpus=dict(cell.corpus),
             )
         )
     # the sign tests of eval/stats.COMPARISONS, each naming its sidedness

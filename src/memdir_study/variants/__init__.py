@@ -11,7 +11,15 @@ the reason.
 """
 
 from memdir_study.variants import builders  # noqa: F401  (registers every variant)
-from memdir_study.variants.base import BuildContext, Built, VariantUnavailable, build_cost
+from memdir_study.variants.base import (
+    BuildChecks,
+    BuildContext,
+    BuildCost,
+    Built,
+    FoldersMoved,
+    VariantUnavailable,
+    build_cost,
+)
 from memdir_study.variants.registry import (
     VARIANTS,
     ConversationVariant,
@@ -25,9 +33,12 @@ from memdir_study.variants.registry import (
 
 __all__ = [
     "VARIANTS",
+    "BuildChecks",
     "BuildContext",
+    "BuildCost",
     "Built",
     "ConversationVariant",
+    "FoldersMoved",
     "VariantUnavailable",
     "build_cost",
     "get_variant",

@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from memdir.agents.record import RunRecord, effort
+from memdir.analytics.integrity import FactDiffRecord
 from memdir.errors import MemdirError
 from memdir.models import Model, PriceCard
 from memdir.store.store import Store
@@ -47,6 +48,38 @@ class BuildContext:
         return TOOL_SETS[self.tool_set]
 
 
+class BuildCost(TypedDict, total=False):
+    """A build's cost as its cell's marker and summary.json carry it (`build_cost`); a cell
+    that was never built carries none of it."""
+
+    tool_calls: int
+    model_calls: int
+    bytes_read: int
+    input_tokens: int
+    cached_tokens: int
+    output_tokens: int
+    reasoning_tokens: int
+    cost_usd: float
+    seconds: float
+
+
+class FoldersMoved(TypedDict):
+    """The foldered variant's check: every file moved, none changed (`roles.verify_moves`)."""
+
+    verified: bool
+    files: int
+    moved: int
+    moves: dict[str, str]
+
+
+class BuildChecks(TypedDict, total=False):
+    """What a variant's build verified, by the variant that checks it (JSON, in its marker)."""
+
+    foldering: FoldersMoved
+    diff_facts: FactDiffRecord
+    split_curation: dict[str, int]
+
+
 @dataclass
 class Built:
     """A built variant: its store (None for closed-book), the profile search uses over it, and
@@ -55,10 +88,10 @@ class Built:
     variant: str
     store: Store | None
     search_profile: str | None
-    checks: dict[str, Any] = field(default_factory=dict)
+    checks: BuildChecks = field(default_factory=lambda: BuildChecks())
 
 
-def build_cost(entries: list[dict[str, Any]], card: PriceCard | None, seconds: float) -> dict[str, Any]:
+def build_cost(entries: list[dict[str, Any]], card: PriceCard | None, seconds: float) -> BuildCost:
     """Tool calls, tokens by category and dollars over a build's record lines (`record.effort`,
     the same sum as a question's search cost)."""
     done = effort(entries)

@@ -39,7 +39,7 @@ from memdir.search.embed import require_embedder
 from memdir.store.store import Store
 from memdir.tools.wiring import open_store
 from memdir_study.roles import FolderingError, folder
-from memdir_study.variants.base import BuildContext, Built, VariantUnavailable
+from memdir_study.variants.base import BuildChecks, BuildContext, Built, FoldersMoved, VariantUnavailable
 from memdir_study.variants.dump import write_dump
 from memdir_study.variants.registry import ConversationVariant, register, variant_role
 
@@ -90,7 +90,9 @@ async def foldered(ctx: BuildContext) -> Built:
     except FolderingError as exc:
         raise FolderingError(f"foldered is invalid, the pass was not move-only: {exc}") from exc
     moves = out.extra.get("moves", {})
-    checks = {"foldering": {"verified": True, "files": len(files) + 1, "moved": len(moves), "moves": moves}}
+    checks = BuildChecks(
+        foldering=FoldersMoved(verified=True, files=len(files) + 1, moved=len(moves), moves=moves)
+    )
     return Built("foldered", store, ctx.profiles()[1], checks)
 
 
@@ -179,7 +181,7 @@ async def split_curated(ctx: BuildContext) -> Built:
         "distilled_written",
         "model_calls",
     )
-    totals = {k: sum(int(str(e.get(k, 0))) for e in split) for k in keys}
+    totals: dict[str, int] = {k: sum(int(str(e.get(k, 0))) for e in split) for k in keys}
     return Built("split-curated", store, search_profile, {"split_curation": totals})
 
 
