@@ -122,3 +122,27 @@ def test_a_cell_marker_and_a_build_cost_are_their_declared_keys() -> None:
         0.0,
         1.235,
     )
+
+
+async def test_every_line_of_an_episode_carries_its_record_ids(tmp_path: Path) -> None:
+    from memdir.agents.loop import run_loop
+    from memdir.agents.record import RunRecord, read_record
+    from memdir.agents.roles import get_role
+    from memdir.models import get_model
+    from memdir.models.scripted import answer
+
+    record = RunRecord(tmp_path / "calls.jsonl")
+    role = get_role("management")
+    await run_loop(
+        get_model("scripted", script=[answer("done")]),
+        None,
+        role,
+        "",
+        "hi",
+        record=record,
+        variant="v",
+        chunk=3,
+        feedback=True,
+    )
+    lines = read_record(tmp_path / "calls.jsonl")
+    assert lines and all((e["variant"], e["chunk"], e["feedback"]) == ("v", 3, True) for e in lines)

@@ -21,7 +21,7 @@ from typing import Any
 from memdir.agents.answer import parse_answer
 from memdir.agents.baselines import policy, require_model
 from memdir.agents.output import RoleOutput
-from memdir.agents.record import RunRecord
+from memdir.agents.record import RecordIds, RunRecord
 from memdir.agents.roles import (
     BUILD_ROUNDS,
     CURATION_OUTPUT,
@@ -87,7 +87,7 @@ async def closed_book(
     PersonaMem floor, 34.4 / 47.6, is a choice among them); the chosen index is extra['choice']."""
     role = study_role("closed_book")
     play = policy("closed_book", model, _closed_book, baseline=_offline_closed_book)
-    ids = {"variant": "closed-book", "question": question_id}
+    ids: RecordIds = {"variant": "closed-book", "question": question_id}
     asked = options_prompt(question, options) if options else question
     out: RoleOutput = await play(model, None, role, record, ids, question=asked)
     if options:
@@ -96,7 +96,7 @@ async def closed_book(
 
 
 async def _closed_book(
-    model: Model, harness: None, role: Role, record: RunRecord | None, ids: dict[str, Any], question: str
+    model: Model, harness: None, role: Role, record: RunRecord | None, ids: RecordIds, question: str
 ) -> RoleOutput:
     ep = await run_role(model, None, role, record, ids, question=question)
     parsed = parse_answer(ep.final)
@@ -104,7 +104,7 @@ async def _closed_book(
 
 
 async def _offline_closed_book(
-    model: Model, harness: None, role: Role, record: RunRecord | None, ids: dict[str, Any], **values: Any
+    model: Model, harness: None, role: Role, record: RunRecord | None, ids: RecordIds, **values: Any
 ) -> RoleOutput:
     """The closed-book baseline answers "unknown": no store and no model, so nothing to know."""
     return RoleOutput(role.name, "offline", OFFLINE_CLOSED_BOOK, OFFLINE_CLOSED_BOOK, [], baseline=True)
@@ -135,7 +135,7 @@ async def guidance(
     harness = Harness(
         store, role.profile or "search", role=role.name, task=task_id, variant="curated-skills-mem-gs"
     )
-    ids = {"variant": "curated-skills-mem-gs", "task": task_id}
+    ids: RecordIds = {"variant": "curated-skills-mem-gs", "task": task_id}
     ep = await run_role(model, harness, role, record, ids, task=task, gs_instruction=GS_INSTRUCTION)
     parsed = parse_answer(ep.final)
     return RoleOutput(role.name, model.name, ep.final, parsed.answer, parsed.citations, ep)
@@ -166,7 +166,7 @@ async def select_entries(
     require_model("skill_search", model, NO_BASELINE["skill_search"])
     role = study_role("skill_search", profile)
     harness = Harness(store, role.profile or "search", role=role.name, task=task_id, variant=variant)
-    ids = {"variant": variant, "task": task_id}
+    ids: RecordIds = {"variant": variant, "task": task_id}
     rule = STRICT_RULE if strict else LOOSE_RULE
     ep = await run_role(model, harness, role, record, ids, task=task, strict_rule=rule, k=k)
     parsed = parse_answer(ep.final)

@@ -20,7 +20,7 @@ from memdir.agents.feedback import FEEDBACKS, baseline
 from memdir.agents.offline import OFFLINE_LABEL, Curator, LexicalSearcher, choose
 from memdir.agents.offline.mend import mend_introduced
 from memdir.agents.output import RoleExtra, RoleOutput
-from memdir.agents.record import RunRecord
+from memdir.agents.record import RecordIds, RunRecord
 from memdir.agents.roles import Role
 from memdir.errors import MemdirError
 from memdir.models import Model, Usage
@@ -84,7 +84,7 @@ def _record(
 
 
 async def _manage(
-    model: Model, harness: Harness, role: Role, record: RunRecord | None, ids: dict[str, Any], **values: Any
+    model: Model, harness: Harness, role: Role, record: RunRecord | None, ids: RecordIds, **values: Any
 ) -> RoleOutput:
     """The curator files the chunk; with `feedback="health"`, the findings it introduced are then
     mended by rule (offline/mend.py), the offline counterpart of the model's extra round
@@ -113,7 +113,7 @@ async def _manage(
 
 
 async def _search(
-    model: Model, harness: Harness, role: Role, record: RunRecord | None, ids: dict[str, Any], **values: Any
+    model: Model, harness: Harness, role: Role, record: RunRecord | None, ids: RecordIds, **values: Any
 ) -> RoleOutput:
     start = time.perf_counter()
     res = await asyncio.to_thread(LexicalSearcher(harness).search, values["question"])
@@ -125,7 +125,7 @@ async def _search(
 
 
 async def _choose(
-    model: Model, harness: Harness, role: Role, record: RunRecord | None, ids: dict[str, Any], **values: Any
+    model: Model, harness: Harness, role: Role, record: RunRecord | None, ids: RecordIds, **values: Any
 ) -> RoleOutput:
     start = time.perf_counter()
     c = await asyncio.to_thread(choose, harness, values["question"], values["options"])

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from memdir.agents.loop import Episode, run_loop
 from memdir.agents.mend_gate import before_round, lost_sources, undo_round
-from memdir.agents.record import RunRecord
+from memdir.agents.record import RecordIds, RunRecord
 from memdir.agents.roles import Role
 from memdir.analytics.health import Finding, HealthReport, health, introduced
 from memdir.models import Model
@@ -64,7 +64,7 @@ async def mend(
     harness: Harness,
     role: Role,
     record: RunRecord | None,
-    ids: dict[str, Any],
+    ids: RecordIds,
     episode: Episode,
     before: HealthReport,
     moved: MoveLog,
@@ -86,6 +86,7 @@ async def mend(
         )
     capped = replace(role, round_cap=FEEDBACK_ROUNDS)
     kept = before_round(harness.store)
+    fed: RecordIds = {**ids, "feedback": True}
     extra = await run_loop(
         model,
         harness,
@@ -94,8 +95,7 @@ async def mend(
         message(found),
         record=record,
         prior=episode.messages,
-        **ids,
-        feedback=True,
+        **fed,
     )
     lost = lost_sources(harness.store, kept)
     if lost:  # a mend never costs a source: the round is undone whole (agents/mend_gate.py)

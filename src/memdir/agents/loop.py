@@ -16,9 +16,9 @@ import asyncio
 import json
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Unpack
 
-from memdir.agents.record import RunRecord
+from memdir.agents.record import RecordIds, RunRecord
 from memdir.agents.roles import Role
 from memdir.models import (
     Bounds,
@@ -139,7 +139,7 @@ class Loop:
     """One episode of one role. Use :func:`run_loop`; the class only keeps the state together."""
 
     def __init__(
-        self, model: Model, harness: Harness | None, role: Role, record: RunRecord | None, ids: dict[str, Any]
+        self, model: Model, harness: Harness | None, role: Role, record: RunRecord | None, ids: RecordIds
     ) -> None:
         self.model = model
         self.harness = harness if role.profile is not None else None
@@ -393,7 +393,7 @@ async def run_loop(
     *,
     record: RunRecord | None = None,
     prior: list[ChatMessage] | None = None,
-    **ids: Any,
+    **ids: Unpack[RecordIds],
 ) -> Episode:
     """Run one episode of `role`: `ids` (variant, chunk, question, task) go into every record line.
     With `prior` (an earlier episode's messages), `user` continues that conversation instead.

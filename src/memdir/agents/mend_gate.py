@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memdir.agents.landing import apply, digests, plain_files, plan, read, sha256
-from memdir.agents.record import RunRecord
+from memdir.agents.record import RecordIds, RunRecord
 from memdir.conventions import LOCATOR, locators, parse_distilled, parse_keyed
 from memdir.fact_quality import content_f1
 from memdir.fact_truth import false_reason, line_of, stream_names
@@ -224,7 +224,7 @@ def gate_episode(
     turns: Sequence[Turn],
     record: RunRecord | None,
     role: str,
-    ids: dict[str, Any],
+    ids: RecordIds,
 ) -> Verdict:
     """Undo the episode since `before` whole when it left the store worse; the record says why."""
     verdict = judge(harness.store, before, turns)

@@ -26,7 +26,7 @@ from memdir.agents.answer import parse_answer
 from memdir.agents.curation import is_local
 from memdir.agents.loop import ANSWER_SCHEMA, Episode
 from memdir.agents.output import RoleExtra, RoleOutput
-from memdir.agents.record import RunRecord
+from memdir.agents.record import RecordIds, RunRecord
 from memdir.agents.roles import Role, render
 from memdir.conventions import parse_citation, spoken_dates
 from memdir.errors import MemdirError
@@ -221,7 +221,7 @@ def _record(
     ep: Episode,
     stop_reason: str,
     *,
-    ids: dict[str, Any],
+    ids: RecordIds,
     sections: list[str],
     shown_bytes: int,
     files: int,

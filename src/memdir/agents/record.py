@@ -18,7 +18,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from memdir.models.usage import Bounds, Usage
 from memdir.store.private import create
@@ -39,6 +39,24 @@ def scrub(text: str) -> str:
     for value in secret_values():
         text = text.replace(value, REDACTED)
     return text
+
+
+# What a run-record line is about, beside its kind and role: the variant, and the chunk, the
+# question, the task or the pass (`pass` is a keyword, hence the call form), and how a chunk
+# was curated (split, or a feedback round). Every line of an episode carries them.
+RecordIds = TypedDict(
+    "RecordIds",
+    {
+        "variant": str | None,
+        "chunk": int,
+        "question": str | None,
+        "task": str | int | None,
+        "pass": int,
+        "curation": str,
+        "feedback": bool,
+    },
+    total=False,
+)
 
 
 class RunRecord:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from memdir.agents.baselines import require_model
 from memdir.agents.output import RoleOutput
-from memdir.agents.record import RunRecord
+from memdir.agents.record import RecordIds, RunRecord
 from memdir.agents.roles import REORG_PASSES, Role, get_role
 from memdir.agents.run import run_role
 from memdir.errors import MemdirError
@@ -37,7 +37,7 @@ async def reorganize(
     outs: list[RoleOutput] = []
     for n in range(1, passes + 1):
         harness = Harness(store, role.profile or "manage", role=role.name, variant=variant, reorg_pass=n)
-        ids = {"variant": variant, "pass": n}
+        ids: RecordIds = {"variant": variant, "pass": n}
         values = {"core_memory": spec.context(store).text, "pass": n, "passes": passes}
         ep = await run_role(model, harness, role, record, ids, **values)
         outs.append(RoleOutput(role.name, model.name, ep.final, episode=ep))

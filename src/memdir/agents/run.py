@@ -20,7 +20,7 @@ from memdir.agents.feedback import FEEDBACKS, Feedback, baseline, mend, merged
 from memdir.agents.loop import Episode, run_loop
 from memdir.agents.mend_gate import before_round, gate_episode
 from memdir.agents.output import RoleExtra, RoleOutput
-from memdir.agents.record import RunRecord
+from memdir.agents.record import RecordIds, RunRecord
 from memdir.agents.roles import Role, get_role, render, search_turn
 from memdir.agents.split import curate_chunk
 from memdir.errors import MemdirError
@@ -38,7 +38,7 @@ async def run_role(
     harness: Harness | None,
     role: Role,
     record: RunRecord | None,
-    ids: dict[str, Any],
+    ids: RecordIds,
     **values: Any,
 ) -> Episode:
     """Render `role`'s prompt with `values` and run one episode; `ids` go into every record line."""
@@ -67,7 +67,7 @@ async def manage_chunk(
         raise MemdirError(f"unknown feedback {feedback!r}; choose one of {', '.join(FEEDBACKS)}")
     how = resolve(curation, model)
     role = (role or get_role("management")).with_profile(profile)
-    ids = {"variant": variant, "chunk": chunk.id}
+    ids: RecordIds = {"variant": variant, "chunk": chunk.id}
     harness = Harness(store, role.profile or "manage", role=role.name, chunk=chunk.id, variant=variant)
     if how == "split":
         if feedback != "none":
@@ -76,7 +76,7 @@ async def manage_chunk(
                 "(use --feedback none with it, or --curation agentic)"
             )
         with operation(store.root, EPISODE, f"manage chunk {chunk.id}"):  # one, unless inside another
-            return await curate_chunk(model, harness, record, ids | {"curation": "split"}, chunk)
+            return await curate_chunk(model, harness, record, {**ids, "curation": "split"}, chunk)
     play = policy("management", model, _manage)
     with operation(store.root, EPISODE, f"manage chunk {chunk.id}"):
         return await play(model, harness, role, record, ids, chunk_obj=chunk, feedback=feedback)  # type: ignore[no-any-return]
@@ -87,7 +87,7 @@ async def _manage(
     harness: Harness,
     role: Role,
     record: RunRecord | None,
-    ids: dict[str, Any],
+    ids: RecordIds,
     chunk_obj: Chunk,
     feedback: Feedback = "none",
 ) -> RoleOutput:
@@ -132,7 +132,7 @@ async def answer_question(
     the fixed citation instruction, and reaches every file, the dump's root sessions too, through
     its tools."""
     role = (role or get_role("answer")).with_profile(profile)
-    ids = {"variant": variant, "question": question_id}
+    ids: RecordIds = {"variant": variant, "question": question_id}
     harness = Harness(store, role.profile or "search", role=role.name, question=question_id, variant=variant)
     if not harness.read_only:
         raise MemdirError(f"answering must be read-only; profile {harness.profile!r} can write")
@@ -145,7 +145,7 @@ async def _answer(
     harness: Harness,
     role: Role,
     record: RunRecord | None,
-    ids: dict[str, Any],
+    ids: RecordIds,
     question: str,
     core_memory: bool = True,
 ) -> RoleOutput:
@@ -198,7 +198,7 @@ async def choose_option(
     harness = Harness(store, role.profile or "search", role="choice", question=question_id, variant=variant)
     if not harness.read_only:
         raise MemdirError(f"answering must be read-only; profile {harness.profile!r} can write")
-    ids = {"variant": variant, "question": question_id}
+    ids: RecordIds = {"variant": variant, "question": question_id}
     play = policy("choice", model, _choose)
     asked = {"question": question, "options": options, "core_memory": core_memory}
     return await play(model, harness, role, record, ids, **asked)  # type: ignore[no-any-return]
@@ -209,7 +209,7 @@ async def _choose(
     harness: Harness,
     role: Role,
     record: RunRecord | None,
-    ids: dict[str, Any],
+    ids: RecordIds,
     question: str,
     options: list[str],
     core_memory: bool = True,

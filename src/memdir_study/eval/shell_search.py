@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from memdir.agents import RunRecord, parse_answer
 from memdir.agents.output import RoleOutput
+from memdir.agents.record import RecordIds
 from memdir.agents.roles import search_turn
 from memdir.agents.run import map_choice, options_prompt, run_role
 from memdir.models import Model
@@ -40,7 +41,7 @@ async def shell_search(
     asked = options_prompt(question, options) if options else question
     with scratch_copy(store) as scratch:
         harness = Harness(scratch, profile, role=role.name, question=question_id, variant=variant)
-        ids = {"variant": variant, "question": question_id}
+        ids: RecordIds = {"variant": variant, "question": question_id}
         core = spec.context(scratch).text if core_memory else None
         ep = await run_role(model, harness, role, record, ids, search_turn=search_turn(asked, core))
     parsed = parse_answer(ep.final)

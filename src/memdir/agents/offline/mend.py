@@ -27,7 +27,7 @@ from typing import Any
 from memdir.agents.feedback import store_health
 from memdir.agents.offline.edits import Edits
 from memdir.agents.offline.shard import shard_folder
-from memdir.agents.record import RunRecord
+from memdir.agents.record import RecordIds, RunRecord
 from memdir.analytics.health import Finding, HealthReport, introduced
 from memdir.conventions import LOCATOR, parse_keyed
 from memdir.store.moves import MoveLog
@@ -209,7 +209,7 @@ def mend_introduced(
     before: HealthReport,
     record: RunRecord | None,
     role: str,
-    ids: dict[str, Any],
+    ids: RecordIds,
     moved: MoveLog,
 ) -> FeedbackResult:
     """Mend what the chunk introduced since `before`, writing the `feedback` line (what was

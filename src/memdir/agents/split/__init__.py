@@ -11,10 +11,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from typing import Any, Literal
+from typing import Literal
 
 from memdir.agents.output import RoleExtra, RoleOutput
-from memdir.agents.record import RunRecord
+from memdir.agents.record import RecordIds, RunRecord
 from memdir.agents.split.extract import Extraction, extract
 from memdir.agents.split.filer import Filed, file_chunk
 from memdir.agents.split.validate import Checked, Fact, check
@@ -24,7 +24,7 @@ from memdir.tools.profiles import Harness
 
 
 async def curate_chunk(
-    model: Model, harness: Harness, record: RunRecord | None, ids: dict[str, Any], chunk: Chunk
+    model: Model, harness: Harness, record: RunRecord | None, ids: RecordIds, chunk: Chunk
 ) -> RoleOutput:
     """Extract the chunk's facts with one model call, validate them, file what holds (and the
     turns verbatim) as one journaled step. A reply that does not parse files the turns alone,
