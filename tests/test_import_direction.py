@@ -72,6 +72,7 @@ ALLOWED: dict[str, set[str]] = {
 LEAVES = {
     "errors",
     "tokens",
+    "jsontypes",  # JSON as Python holds it, for shapes a standard defines (a JSON Schema, a wire body)
     "stream",
     "conventions",
     "cache",

@@ -258,7 +258,8 @@ def test_missing_key_and_unknown_provider_say_what_to_do(monkeypatch: pytest.Mon
 
 
 def test_models_package_stands_alone() -> None:
-    """models imports nothing of memdir but itself and the leaves memdir.tokens and memdir.cache."""
+    """models imports nothing of memdir but itself and the leaves memdir.tokens, memdir.cache and
+    memdir.jsontypes."""
     import ast
 
     root = Path(__file__).parents[1] / "src" / "memdir" / "models"
@@ -268,7 +269,7 @@ def test_models_package_stands_alone() -> None:
             names += [a.name for a in node.names] if isinstance(node, ast.Import) else []
             for name in names:
                 if name.startswith("memdir"):
-                    allowed = ("memdir.models", "memdir.tokens", "memdir.cache")
+                    allowed = ("memdir.models", "memdir.tokens", "memdir.cache", "memdir.jsontypes")
                     assert name.startswith(allowed), f"{path.name} imports {name}"
     assert json.loads((root / "prices.json").read_text())["cards"]["gpt-5.4-mini"]["output"] == 4.5
 

@@ -146,3 +146,23 @@ async def test_every_line_of_an_episode_carries_its_record_ids(tmp_path: Path) -
     )
     lines = read_record(tmp_path / "calls.jsonl")
     assert lines and all((e["variant"], e["chunk"], e["feedback"]) == ("v", 3, True) for e in lines)
+
+
+def test_the_mcp_server_serves_each_tool_as_its_rendering_says(tmp_path: Path) -> None:
+    from memdir.mcp.server import mcp_tools
+    from memdir.tools.profiles import Harness
+    from memdir.tools.schemas import mcp_tool
+
+    harness = Harness(open_store(tmp_path / "mem", create=True), "manage")
+    for spec, served in zip(harness.specs.values(), mcp_tools(harness), strict=True):
+        rendered = json.loads(json.dumps(mcp_tool(spec)))  # the schemas are JSON through and through
+        assert (served.name, served.title, served.description) == (
+            rendered["name"],
+            rendered["title"],
+            rendered["description"],
+        )
+        assert served.input_schema == rendered["inputSchema"] and served.output_schema == rendered.get(
+            "outputSchema"
+        )
+        assert served.annotations is not None
+        assert served.annotations.model_dump(by_alias=True) == rendered["annotations"]

@@ -20,6 +20,7 @@ from typing import Any, Unpack
 
 from memdir.agents.record import RecordIds, RunRecord
 from memdir.agents.roles import Role
+from memdir.jsontypes import JsonObject
 from memdir.models import (
     Bounds,
     ChatMessage,
@@ -38,7 +39,7 @@ from memdir.tools.profiles import Harness
 
 KEEP_RECENT = 3
 # The final answer of answering roles (prompts/_answer_format.md), for protocols that constrain output.
-ANSWER_SCHEMA: dict[str, Any] = {
+ANSWER_SCHEMA: JsonObject = {
     "type": "object",
     "properties": {"answer": {"type": "string"}, "citations": {"type": "array", "items": {"type": "string"}}},
     "required": ["answer", "citations"],

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
 from memdir.agents.answer import parse_answer
 from memdir.agents.curation import is_local
@@ -30,6 +30,7 @@ from memdir.agents.record import RecordIds, RunRecord
 from memdir.agents.roles import Role, render
 from memdir.conventions import parse_citation, spoken_dates
 from memdir.errors import MemdirError
+from memdir.jsontypes import JsonObject
 from memdir.models import Model, price_card
 from memdir.models.base import ChatMessage, GenerateConfig, reply_text
 from memdir.search.hybrid import SectionHit, default_mode, search_sections
@@ -47,7 +48,7 @@ READ_BUDGET = 6_000
 READ_OUTPUT = 512  # tokens: a short answer and a few citations, with room to spare
 ROLE = Role("read_search", "read_search", None, 1, READ_OUTPUT, answers=True)
 # The answer object, closed so OpenAI's strict structured output takes it.
-READ_SCHEMA: dict[str, Any] = {**ANSWER_SCHEMA, "additionalProperties": False}
+READ_SCHEMA: JsonObject = {**ANSWER_SCHEMA, "additionalProperties": False}
 OFFLINE_REFUSAL = (
     "the read search answers with one model call, and the offline model makes none; drop "
     "--search read (search='read') to have the offline lexical searcher answer, or name a model "

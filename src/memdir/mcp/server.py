@@ -25,7 +25,7 @@ from memdir import __version__
 from memdir.store.store import Store
 from memdir.tools.base import ToolResult
 from memdir.tools.profiles import Harness
-from memdir.tools.schemas import mcp_tool
+from memdir.tools.schemas import mcp_annotations
 
 # Bounds for the HTTP transport, so hostile or careless clients cannot exhaust the server: a
 # bounded number of MCP sessions per store (an idle one is dropped after SESSION_IDLE_S; an
@@ -45,15 +45,14 @@ INSTRUCTIONS = (
 def mcp_tools(harness: Harness) -> list[types.Tool]:
     tools: list[types.Tool] = []
     for spec in harness.specs.values():
-        d = mcp_tool(spec)
-        ann = d["annotations"]
+        ann = mcp_annotations(spec)  # the tool as tools.schemas.mcp_tool renders it
         tools.append(
             types.Tool(
-                name=d["name"],
-                title=d["title"],
-                description=d["description"],
-                input_schema=d["inputSchema"],
-                output_schema=d.get("outputSchema"),
+                name=spec.name,
+                title=spec.title,
+                description=spec.describe(),
+                input_schema=spec.input_schema(),
+                output_schema=spec.output_schema,
                 annotations=types.ToolAnnotations(
                     title=ann["title"],
                     read_only_hint=ann["readOnlyHint"],

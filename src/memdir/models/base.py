@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from memdir.jsontypes import JsonObject
 from memdir.models.usage import Usage
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -57,7 +58,7 @@ class ChatMessage:
 class ToolInfo:
     name: str
     description: str
-    parameters: dict[str, Any]
+    parameters: JsonObject
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ class GenerateConfig:
     # protocol leaves the calls out). None: the model chooses.
     tool_choice: str | None = None
     # The shape of a final answer, for protocols that constrain output (json-schema).
-    answer_schema: dict[str, Any] | None = None
+    answer_schema: JsonObject | None = None
     # True: a tool-less reply must match `answer_schema` on every provider, not only under the
     # json-schema protocol (OpenAI structured output; a forced tool on Anthropic). Split
     # curation's extraction call asks it; a judge, which also parses free text, does not.

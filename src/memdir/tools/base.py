@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memdir.errors import ToolError
+from memdir.jsontypes import JsonObject
 from memdir.store.paths import MemoryPath, surrogate_at
 from memdir.store.store import Store
 
@@ -109,7 +110,7 @@ class ToolSpec:
     read_only: bool
     destructive: bool = False
     idempotent: bool = False  # repeating a call with the same arguments changes nothing more
-    output_schema: dict[str, Any] | None = None  # the JSON schema of `ToolResult.data`
+    output_schema: JsonObject | None = None  # the JSON schema of `ToolResult.data`
     notes: str = ""  # memdir's conventions taught after the contract (docs/conventions.md)
 
     def describe(self, extensions: bool = True) -> str:
@@ -118,14 +119,14 @@ class ToolSpec:
         so the study's runs keep the study's exact texts (agents/loop.py, tool_infos)."""
         return f"{self.description}\n{self.notes}" if extensions and self.notes else self.description
 
-    def input_schema(self, extensions: bool = True) -> dict[str, Any]:
+    def input_schema(self, extensions: bool = True) -> JsonObject:
         """The arguments' JSON schema. `extensions=False` gives the study's exact schema: the
         one memdir's own roles hand their models (agents/loop.py, tool_infos)."""
-        props: dict[str, Any] = {}
+        props: JsonObject = {}
         for p in self.params:
             if p.extension and not extensions:
                 continue
-            prop: dict[str, Any] = {"type": p.json_type, "description": p.description}
+            prop: JsonObject = {"type": p.json_type, "description": p.description}
             if not p.required and p.default is not None:
                 prop["default"] = p.default
             props[p.name] = prop
@@ -246,7 +247,7 @@ def tool(
     destructive: bool = False,
     idempotent: bool | None = None,
     extensions: tuple[str, ...] = (),
-    output_schema: dict[str, Any] | None = None,
+    output_schema: JsonObject | None = None,
     notes: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., str]], Callable[..., str]]:
     """Register `fn` as a tool. `params` gives each parameter's text for the model; the names

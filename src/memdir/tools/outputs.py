@@ -8,35 +8,35 @@ validates every result against its schema also catches a field the schema forgot
 
 from __future__ import annotations
 
-from typing import Any
+from memdir.jsontypes import JsonObject
 
-INT: dict[str, Any] = {"type": "integer"}
-STR: dict[str, Any] = {"type": "string"}
-NUM: dict[str, Any] = {"type": "number"}
-BOOL: dict[str, Any] = {"type": "boolean"}
-SHA256: dict[str, Any] = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
+INT: JsonObject = {"type": "integer"}
+STR: JsonObject = {"type": "string"}
+NUM: JsonObject = {"type": "number"}
+BOOL: JsonObject = {"type": "boolean"}
+SHA256: JsonObject = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
 
 
-def obj(**props: dict[str, Any]) -> dict[str, Any]:
+def obj(**props: JsonObject) -> JsonObject:
     """A closed object schema with every property required (absent values are null, not missing)."""
     return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 
 
-def array(items: dict[str, Any]) -> dict[str, Any]:
+def array(items: JsonObject) -> JsonObject:
     return {"type": "array", "items": items}
 
 
-def nullable(schema: dict[str, Any]) -> dict[str, Any]:
+def nullable(schema: JsonObject) -> JsonObject:
     return {"anyOf": [schema, {"type": "null"}]}
 
 
-def one_of(*schemas: dict[str, Any]) -> dict[str, Any]:
+def one_of(*schemas: JsonObject) -> JsonObject:
     """An object that is exactly one of `schemas` (MCP wants `type: object` at the root)."""
     return {"type": "object", "oneOf": list(schemas)}
 
 
-KIND_FILE: dict[str, Any] = {"const": "file"}
-KIND_DIR: dict[str, Any] = {"const": "directory"}
+KIND_FILE: JsonObject = {"const": "file"}
+KIND_DIR: JsonObject = {"const": "directory"}
 
 # A file as it is on disk after the call: what a writer needs for its next expected_sha256.
 FILE_STATE = obj(path=STR, sha256=SHA256, lines=INT, bytes=INT)
@@ -120,7 +120,7 @@ SECTION_SEARCH = obj(
 # health (docs/health.md): each finding's detail has the shape its kind gives it.
 _REF = {"path": STR, "heading_path": STR, "line": nullable(INT), "ref": STR}  # `ref`: line-free name
 _FACT = obj(path=STR, line=INT, value=STR, since=STR, until=nullable(STR), text=STR)
-HEALTH_DETAILS: dict[str, dict[str, Any]] = {
+HEALTH_DETAILS: dict[str, JsonObject] = {
     "stale-live": obj(
         subject=STR,
         attribute=STR,

@@ -9,12 +9,13 @@ store's conventions; memdir's own roles take the study's exact schemas and texts
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Literal, TypedDict, cast
 
+from memdir.jsontypes import JsonObject
 from memdir.tools.base import ToolSpec
 
 
-def openai_tool(spec: ToolSpec) -> dict[str, Any]:
+def openai_tool(spec: ToolSpec) -> JsonObject:
     """Chat Completions `tools` entry (strict JSON schema off: optional parameters stay optional)."""
     return {
         "type": "function",
@@ -22,7 +23,7 @@ def openai_tool(spec: ToolSpec) -> dict[str, Any]:
     }
 
 
-def openai_responses_tool(spec: ToolSpec) -> dict[str, Any]:
+def openai_responses_tool(spec: ToolSpec) -> JsonObject:
     """Responses API `tools` entry: flat, no `function` wrapper. `strict` is said, off: the
     Responses API makes a function strict when it is left out, and strict mode would make every
     optional parameter (`start_line`, `expected_sha256`...) required."""
@@ -35,26 +36,39 @@ def openai_responses_tool(spec: ToolSpec) -> dict[str, Any]:
     }
 
 
-def anthropic_tool(spec: ToolSpec) -> dict[str, Any]:
+def anthropic_tool(spec: ToolSpec) -> JsonObject:
     return {"name": spec.name, "description": spec.describe(), "input_schema": spec.input_schema()}
 
 
-def mcp_tool(spec: ToolSpec) -> dict[str, Any]:
+class McpAnnotations(TypedDict):
+    title: str
+    readOnlyHint: bool
+    destructiveHint: bool
+    idempotentHint: bool
+    openWorldHint: bool
+
+
+def mcp_annotations(spec: ToolSpec) -> McpAnnotations:
+    """What an MCP client is told a tool may do (the MCP server's `Tool.annotations` too)."""
+    return McpAnnotations(
+        title=spec.title,
+        readOnlyHint=spec.read_only,
+        destructiveHint=spec.destructive,
+        idempotentHint=spec.idempotent,
+        openWorldHint=False,
+    )
+
+
+def mcp_tool(spec: ToolSpec) -> JsonObject:
     """Fields of an MCP `Tool`: title, annotations (so clients know what may write) and, for a
     tool with structured results, their schema. The title is also given in the annotations,
     where clients of protocol versions before `Tool.title` look for it."""
-    out: dict[str, Any] = {
+    out: JsonObject = {
         "name": spec.name,
         "title": spec.title,
         "description": spec.describe(),
         "inputSchema": spec.input_schema(),
-        "annotations": {
-            "title": spec.title,
-            "readOnlyHint": spec.read_only,
-            "destructiveHint": spec.destructive,
-            "idempotentHint": spec.idempotent,
-            "openWorldHint": False,
-        },
+        "annotations": cast(JsonObject, mcp_annotations(spec)),  # every value a JSON scalar
     }
     if spec.output_schema is not None:
         out["outputSchema"] = spec.output_schema
@@ -63,7 +77,7 @@ def mcp_tool(spec: ToolSpec) -> dict[str, Any]:
 
 # The wire formats a tool list is rendered in; the API's `Memory.tools(format=...)` takes this type.
 Format = Literal["openai", "openai-responses", "anthropic", "mcp"]
-FORMATS: dict[Format, Callable[[ToolSpec], dict[str, Any]]] = {
+FORMATS: dict[Format, Callable[[ToolSpec], JsonObject]] = {
     "openai": openai_tool,
     "openai-responses": openai_responses_tool,
     "anthropic": anthropic_tool,
@@ -71,7 +85,7 @@ FORMATS: dict[Format, Callable[[ToolSpec], dict[str, Any]]] = {
 }
 
 
-def render(specs: list[ToolSpec], fmt: str) -> list[dict[str, Any]]:
+def render(specs: list[ToolSpec], fmt: str) -> list[JsonObject]:
     if fmt not in FORMATS:
         raise ValueError(f"unknown schema format {fmt!r}; choose one of {', '.join(FORMATS)}")
     return [FORMATS[fmt](s) for s in specs]

@@ -27,6 +27,7 @@ from importlib import resources
 from string import Template
 from typing import Any, Literal, NotRequired, Protocol, TypedDict, cast
 
+from memdir.jsontypes import JsonObject
 from memdir.models.usage import UsageRecord
 from memdir.store.store import Store
 from memdir_study.bench.types import Question
@@ -43,7 +44,7 @@ class JudgeConfig(TypedDict, total=False):
     temperature: float
     max_tokens: int
     reasoning_effort: str | None
-    verdict_schema: dict[str, Any]
+    verdict_schema: JsonObject
 
 
 JUDGE_CONFIG = JudgeConfig(temperature=0.0, max_tokens=8192, reasoning_effort="low")
@@ -93,14 +94,14 @@ _VERDICT = re.compile(r"VERDICT:\s*\**\s*(CORRECT|WRONG)\b", re.IGNORECASE)
 VERDICTS = ("CORRECT", "WRONG")
 
 
-def verdict_schema(judge: str) -> dict[str, Any]:
+def verdict_schema(judge: str) -> JsonObject:
     """The judge's JSON reply, as a server that constrains output (json-schema protocol) is
     asked for it. Measured on the 1.5B local model: asked for a verdict line, it wrote
     "Therefore, the VERDICT is CORRECT." and every verdict of a LoCoMo slice was unparsed."""
     if judge == "correctness":
-        properties: dict[str, Any] = {"reason": {"type": "string"}, "verdict": {"enum": list(VERDICTS)}}
+        properties: JsonObject = {"reason": {"type": "string"}, "verdict": {"enum": list(VERDICTS)}}
     else:
-        scale = {"type": "number", "minimum": 0, "maximum": 1}
+        scale: JsonObject = {"type": "number", "minimum": 0, "maximum": 1}
         properties = {"reason": {"type": "string"}, **dict.fromkeys(SCALES, scale)}
     return {"type": "object", "properties": properties, "required": list(properties)}
 

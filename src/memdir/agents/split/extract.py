@@ -29,6 +29,7 @@ from typing import Any
 from memdir.agents.split.truthful import people_of
 from memdir.conventions import TURN
 from memdir.fact_quality import FIRST_PERSON, words_of
+from memdir.jsontypes import JsonObject
 from memdir.models import ChatMessage, GenerateConfig, Model
 from memdir.stream import Chunk, Turn
 from memdir.words import sentences
@@ -86,7 +87,7 @@ def asks_only(turn: Turn) -> bool:
     return "?" in turn.text and not set(words_of(turn.text)) & _SELF
 
 
-def schema(chunk: Chunk) -> dict[str, Any]:
+def schema(chunk: Chunk) -> JsonObject:
     """The reply's shape for `chunk`: one property per turn, in the chunk's order, each a list
     of facts whose subject is that turn's speaker or a person the turn relates to them ("my
     sister Maria": `truthful.people_of`); every object closed and every field required (what

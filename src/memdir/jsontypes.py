@@ -1,0 +1,12 @@
+"""JSON as Python holds it, for data whose shape is a standard's, not memdir's: a JSON Schema, a
+provider's wire body, a tool's structured result. Covariant containers, so a schema built of
+`dict[str, str]` parts is one; reading a value back means narrowing it (`isinstance`), which
+is the point. memdir's own records are TypedDicts beside their makers."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TypeAlias
+
+JsonValue: TypeAlias = "str | int | float | bool | Sequence[JsonValue] | Mapping[str, JsonValue] | None"
+JsonObject: TypeAlias = dict[str, JsonValue]
