@@ -14,6 +14,7 @@ import os
 import re
 from typing import Any
 
+from memdir.jsontypes import JsonObject
 from memdir.models.base import (
     ChatMessage,
     GenerateConfig,
@@ -38,7 +39,7 @@ _STOP: dict[str, StopReason] = {"end_turn": "stop", "stop_sequence": "stop", "to
                                 "max_tokens": "max_tokens"}  # fmt: skip
 
 
-def _blocks(m: ChatMessage) -> list[dict[str, Any]]:
+def _blocks(m: ChatMessage) -> list[JsonObject]:
     if m.role == "tool":
         return [
             {
@@ -49,7 +50,7 @@ def _blocks(m: ChatMessage) -> list[dict[str, Any]]:
             }
         ]
     if m.role == "assistant":
-        blocks: list[dict[str, Any]] = list(m.raw_blocks or [])
+        blocks: list[JsonObject] = list(m.raw_blocks or [])
         if m.content:
             blocks.append({"type": "text", "text": m.content})
         blocks += [
@@ -61,9 +62,9 @@ def _blocks(m: ChatMessage) -> list[dict[str, Any]]:
 
 def to_wire(
     model: str, messages: list[ChatMessage], tools: list[ToolInfo], config: GenerateConfig
-) -> dict[str, Any]:
+) -> JsonObject:
     system = "\n\n".join(m.content for m in messages if m.role == "system")
-    turns: list[dict[str, Any]] = []
+    turns: list[dict[str, Any]] = []  # a turn's content grows as blocks of its role follow
     for m in messages:
         if m.role == "system":
             continue
@@ -73,7 +74,7 @@ def to_wire(
             turns[-1]["content"].extend(blocks)
         else:
             turns.append({"role": role, "content": blocks})
-    body: dict[str, Any] = {
+    body: JsonObject = {
         "model": model,
         "max_tokens": config.max_tokens or DEFAULT_MAX_TOKENS,
         "messages": turns,

@@ -20,6 +20,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from memdir.jsontypes import JsonObject
 from memdir.models.base import (
     ChatMessage,
     GenerateConfig,
@@ -45,11 +46,11 @@ _STOP: dict[str, StopReason] = {"stop": "stop", "tool_calls": "tool_calls", "fun
                                 "length": "max_tokens"}  # fmt: skip
 
 
-def message_to_wire(m: ChatMessage) -> dict[str, Any]:
+def message_to_wire(m: ChatMessage) -> JsonObject:
     if m.role == "tool":
         return {"role": "tool", "tool_call_id": m.tool_call_id or "", "content": m.content}
     if m.role == "assistant":
-        out: dict[str, Any] = {"role": "assistant", "content": m.content or ""}
+        out: JsonObject = {"role": "assistant", "content": m.content or ""}
         if m.tool_calls:
             out["tool_calls"] = [
                 {
@@ -70,10 +71,10 @@ def to_wire(
     config: GenerateConfig,
     max_tokens_field: str = "max_completion_tokens",
     protocol: ToolProtocol = "native",
-) -> dict[str, Any]:
+) -> JsonObject:
     native = protocol == "native"
     wire = as_text_messages(messages, tools, protocol, only_text_turns=native)
-    body: dict[str, Any] = {"model": model, "messages": [message_to_wire(m) for m in wire]}
+    body: JsonObject = {"model": model, "messages": [message_to_wire(m) for m in wire]}
     if protocol == "text" and tools:
         body["stop"] = [STOP_AFTER_CALL]
     if protocol == "json-schema" and tools:
@@ -111,7 +112,7 @@ def to_wire(
     return body
 
 
-def structured_output(schema: dict[str, Any], name: str = "reply") -> dict[str, Any]:
+def structured_output(schema: JsonObject, name: str = "reply") -> JsonObject:
     """OpenAI's structured output (vLLM and Ollama take it too). `strict` only for a schema
     that closes its objects, which strict mode demands of every object in it."""
     strict = schema.get("additionalProperties") is False

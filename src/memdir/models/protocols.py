@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
+from memdir.jsontypes import JsonObject
 from memdir.models.base import ChatMessage, ModelError, ToolCall, ToolInfo
 from memdir.models.textcalls import parse_text_calls, render_text_call
 
@@ -86,10 +87,10 @@ def tools_prompt(tools: list[ToolInfo], protocol: ToolProtocol) -> str:
 def reply_schema(
     tools: list[ToolInfo],
     *,
-    final: dict[str, Any] | None = None,
+    final: JsonObject | None = None,
     call_required: bool = False,
     calls_allowed: bool = True,
-) -> dict[str, Any]:
+) -> JsonObject:
     """One JSON object: a call of one of `tools` (name and its arguments' schema) or the final reply.
 
     `final` replaces the plain `{"reply": text}` with a structured answer (the answering role's
@@ -97,7 +98,7 @@ def reply_schema(
     must look before it answers); `calls_allowed=False` leaves the calls out (the last call of an
     episode at its round cap, which must answer: the 1.5B local model kept calling tools there).
     """
-    calls: list[dict[str, Any]] = [
+    calls: list[JsonObject] = [
         {
             "type": "object",
             "properties": {"name": {"const": t.name}, "arguments": t.parameters},
@@ -107,7 +108,11 @@ def reply_schema(
     ]
     if call_required:
         return {"anyOf": calls}
-    plain = {"type": "object", "properties": {FINAL_KEY: {"type": "string"}}, "required": [FINAL_KEY]}
+    plain: JsonObject = {
+        "type": "object",
+        "properties": {FINAL_KEY: {"type": "string"}},
+        "required": [FINAL_KEY],
+    }
     if not calls_allowed:
         return {"anyOf": [final or plain]}
     return {"anyOf": [*calls, final or plain]}
