@@ -166,3 +166,13 @@ def test_the_mcp_server_serves_each_tool_as_its_rendering_says(tmp_path: Path) -
         )
         assert served.annotations is not None
         assert served.annotations.model_dump(by_alias=True) == rendered["annotations"]
+
+
+def test_a_logged_call_keeps_its_parse_error_only_when_it_has_one() -> None:
+    from memdir.models.base import ToolCall, call_dicts
+
+    calls = [ToolCall("1", "view", {"path": "/memories"}), ToolCall("2", "grep", {}, parse_error="not JSON")]
+    assert json.loads(json.dumps(call_dicts(calls))) == [
+        {"name": "view", "args": {"path": "/memories"}},
+        {"name": "grep", "args": {}, "parse_error": "not JSON"},
+    ]

@@ -24,6 +24,7 @@ from memdir.agents.record import RecordIds, RunRecord
 from memdir.agents.roles import Role
 from memdir.errors import MemdirError
 from memdir.models import Model, Usage
+from memdir.models.base import LoggedCall
 from memdir.store.moves import following_moves
 from memdir.tools.profiles import Harness
 
@@ -65,7 +66,7 @@ def _record(
     record: RunRecord | None,
     role: str,
     harness: Harness,
-    calls: list[dict[str, Any]],
+    calls: list[LoggedCall],
     start: float,
     **ids: Any,
 ) -> None:

@@ -14,7 +14,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired, TypedDict
 
 from memdir.jsontypes import JsonObject
 from memdir.models.usage import Usage
@@ -143,6 +143,14 @@ class ModelAPI(ABC):
         return None
 
 
+class LoggedCall(TypedDict):
+    """A tool call as the run records keep it: its name, its arguments, why they did not parse."""
+
+    name: str
+    args: dict[str, Any]
+    parse_error: NotRequired[str]
+
+
 @dataclass
 class CallRecord:
     """One completed call as the wrapper saw it; never holds request headers or keys."""
@@ -152,7 +160,7 @@ class CallRecord:
     stop_reason: str
     seconds: float
     attempts: int
-    tool_calls: list[dict[str, Any]]
+    tool_calls: list[LoggedCall]
     reply: str = ""  # the reply's text as the model wrote it (calls written as text included)
     protocol: str | None = None
 
@@ -169,12 +177,15 @@ class CallRecord:
         }
 
 
-def call_dicts(calls: list[ToolCall]) -> list[dict[str, Any]]:
+def call_dicts(calls: list[ToolCall]) -> list[LoggedCall]:
     """Tool calls as the logs keep them: name, arguments, and why they did not parse."""
-    return [
-        {"name": c.name, "args": c.arguments} | ({"parse_error": c.parse_error} if c.parse_error else {})
-        for c in calls
-    ]
+    out: list[LoggedCall] = []
+    for c in calls:
+        logged = LoggedCall(name=c.name, args=c.arguments)
+        if c.parse_error:
+            logged["parse_error"] = c.parse_error
+        out.append(logged)
+    return out
 
 
 def reply_text(m: ChatMessage) -> str:

@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
 
 from memdir.agents.offline.searcher import LexicalSearcher, Line
 from memdir.agents.offline.text import terms
+from memdir.models.base import LoggedCall
 from memdir.tools.profiles import Harness
 
 EVIDENCE_LINES = 20
@@ -26,7 +26,7 @@ class Choice:
     option: str
     scores: list[float]
     citations: list[str] = field(default_factory=list)
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: list[LoggedCall] = field(default_factory=list)
 
 
 def choose(harness: Harness, question: str, options: list[str]) -> Choice:

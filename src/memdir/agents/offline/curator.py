@@ -42,6 +42,7 @@ from memdir.conventions import distilled_line, key_of, neutralize_locators, pars
 from memdir.errors import MemdirError
 from memdir.fact_quality import junk_reason
 from memdir.fact_truth import Line, false_reason
+from memdir.models.base import LoggedCall
 from memdir.store.spec import DEFAULT_FANOUT_CAP
 from memdir.stream import Chunk, Turn
 from memdir.tools.profiles import Harness
@@ -97,7 +98,7 @@ _CHANGE = re.compile(r"\b(?:now|anymore|any more|no longer|instead|switched|thes
 
 @dataclass
 class CurationResult:
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: list[LoggedCall] = field(default_factory=list)
     superseded: int = 0
     keyed_written: int = 0
     keyed_refused: int = 0  # junk values, and values false of their turn (fact_truth), not written

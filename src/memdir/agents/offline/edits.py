@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memdir.models.base import LoggedCall
 from memdir.tools.base import ToolResult
 from memdir.tools.profiles import Harness
 
@@ -18,7 +19,7 @@ class Edits:
 
     def __init__(self, harness: Harness) -> None:
         self.h = harness
-        self.calls: list[dict[str, Any]] = []
+        self.calls: list[LoggedCall] = []
 
     def run(self, name: str, **args: Any) -> ToolResult:
         self.calls.append({"name": name, "args": args})

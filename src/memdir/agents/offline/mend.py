@@ -30,6 +30,7 @@ from memdir.agents.offline.shard import shard_folder
 from memdir.agents.record import RecordIds, RunRecord
 from memdir.analytics.health import Finding, HealthReport, introduced
 from memdir.conventions import LOCATOR, parse_keyed
+from memdir.models.base import LoggedCall
 from memdir.store.moves import MoveLog
 from memdir.store.spec import DEFAULT_FANOUT_CAP
 from memdir.tools.profiles import Harness
@@ -54,7 +55,7 @@ class Outcome:
 @dataclass
 class MendResult:
     outcomes: list[Outcome] = field(default_factory=list)
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: list[LoggedCall] = field(default_factory=list)
 
     @property
     def left(self) -> int:

@@ -34,6 +34,7 @@ from memdir.agents.offline.navigate import ATTRIBUTE_CUES, Entry
 from memdir.agents.offline.speakers import is_assistant
 from memdir.agents.offline.text import STOPWORDS, WORD, stem, terms
 from memdir.conventions import LOCATOR, TURN, parse_keyed, spoken_date
+from memdir.models.base import LoggedCall
 from memdir.search.hybrid import is_navigation
 from memdir.tools.profiles import Harness
 from memdir.words import sentences
@@ -79,7 +80,7 @@ class SearchResult:
     answer: str
     citations: list[str]
     lines: list[Line] = field(default_factory=list)
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: list[LoggedCall] = field(default_factory=list)
 
 
 def _pattern(words: list[str]) -> str:
@@ -89,7 +90,7 @@ def _pattern(words: list[str]) -> str:
 class LexicalSearcher:
     def __init__(self, harness: Harness) -> None:
         self.h = harness
-        self.calls: list[dict[str, Any]] = []
+        self.calls: list[LoggedCall] = []
         self.sizes: dict[str, int] = {}  # file sizes the listings showed
         self.opened: set[str] = set()  # files a keyed section was read from
         self.session_dates: dict[str, str] = {}  # a dump's session file: the date its heading gives
