@@ -176,3 +176,17 @@ def test_a_logged_call_keeps_its_parse_error_only_when_it_has_one() -> None:
         {"name": "view", "args": {"path": "/memories"}},
         {"name": "grep", "args": {}, "parse_error": "not JSON"},
     ]
+
+
+def test_a_cost_cap_and_an_answer_say_themselves_in_their_record_keys() -> None:
+    from memdir.agents.answer import AnswerRecord, parse_answer
+    from memdir.agents.cost_cap import CostCap, CostCapRecord
+
+    cap = CostCap(max_tokens=1000).as_dict()
+    assert (
+        list(cap) == list(get_type_hints(CostCapRecord))
+        and cap["max_tokens"] == 1000
+        and cap["price_card"] is None
+    )
+    parsed = parse_answer('{"answer": "vegan", "citations": ["/memories/a.md:1"]}').as_dict()
+    assert list(parsed) == list(get_type_hints(AnswerRecord)) and parsed["citations"] == ["/memories/a.md:1"]

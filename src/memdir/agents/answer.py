@@ -12,9 +12,14 @@ import ast
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from memdir.conventions import find_citations
+
+
+class AnswerRecord(TypedDict):
+    answer: str
+    citations: list[str]
 
 
 @dataclass
@@ -26,7 +31,7 @@ class ParsedAnswer:
     citations: list[str] = field(default_factory=list)
     parsed: str = "json"  # json | lines | fallback
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> AnswerRecord:
         return {"answer": self.answer, "citations": self.citations}
 
 

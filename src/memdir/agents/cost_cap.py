@@ -12,11 +12,20 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from memdir.errors import MemdirError
 from memdir.models import ChatMessage, GenerateConfig, Model, ModelError, ModelOutput, ToolInfo, Usage
 from memdir.models.usage import PriceCard
+
+
+class CostCapRecord(TypedDict):
+    """A cap as run records and manifests say it (JSON)."""
+
+    max_tokens: int | None
+    max_usd: float | None
+    max_seconds: float | None
+    price_card: str | None
 
 
 @dataclass(frozen=True)
@@ -29,7 +38,7 @@ class CostCap:
     max_seconds: float | None = None
     card: PriceCard | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> CostCapRecord:
         return {
             "max_tokens": self.max_tokens,
             "max_usd": self.max_usd,

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from memdir.agents.landing import apply, digests, plain_files, plan, read, sha256
 from memdir.agents.record import RecordIds, RunRecord
@@ -53,6 +53,17 @@ RAW_TURN_F1 = 0.8
 MIN_TURN_TERMS = 3
 # A turn as a chunk renders it (stream.Turn.render): `[S1T2] (2024-05-02) Alice: text`.
 _RENDERED = re.compile(r"\[(?P<loc>[^\]]+)\]\s*(?:\(\d{4}-\d{2}-\d{2}\)\s*)?(?P<speaker>[^:\n]{1,80}):\s")
+
+
+class UndoRecord(TypedDict):
+    """Why an episode was undone, as its `episode_undone` record line says it (JSON)."""
+
+    reasons: list[str]
+    paths: list[str]
+    lost_sources: list[str]
+    broken_frontmatter: list[dict[str, str]]
+    raw_turn_lines: list[str]
+    false_lines: list[str]
 
 
 @dataclass
@@ -122,7 +133,7 @@ class Verdict:
         found = {p for p, _ in self.broken_frontmatter} | {p for p, _ in self.raw_turn_lines}
         return sorted(found | {p for p, _, _ in self.false_lines})
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> UndoRecord:
         return {
             "reasons": self.reasons,
             "paths": self.paths,
