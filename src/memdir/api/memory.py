@@ -47,6 +47,7 @@ from memdir.api.results import (
     SearchMode,
 )
 from memdir.errors import MemdirError
+from memdir.jsontypes import JsonObject
 from memdir.models import Usage
 from memdir.store import spec
 from memdir.store.citations import resolve
@@ -176,7 +177,7 @@ class _Core:
             self._harnesses[key] = Harness(self.store, profile, keep_indexes=True, **meta)
         return self._harnesses[key]
 
-    def tools(self, profile: Profile = "manage", format: Format = "openai") -> list[dict[str, Any]]:
+    def tools(self, profile: Profile = "manage", format: Format = "openai") -> list[JsonObject]:
         """Tool definitions of `profile` in a provider's wire format: OpenAI Chat Completions
         (`openai`), the OpenAI Responses API (`openai-responses`), Anthropic, MCP."""
         return render(list(self.harness(profile).specs.values()), format)
