@@ -31,7 +31,7 @@ logged) and a committer process commits it just after (`store/journal/commitd.py
 did not work: it took the GIL back at each of the writer's small system calls and made a plain
 write in the same process 3x slower; the process runs on the other core. A
 writer killed with records logged leaves them to the next writer, which commits each as its
-own step (tests/test_crash.py).
+own step (tests/store/test_crash.py).
 """
 
 from __future__ import annotations

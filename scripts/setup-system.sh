@@ -10,7 +10,7 @@ command -v rg >/dev/null 2>&1 || missing+=(ripgrep)
 # cmake and g++ build the PDDL planner (fast-downward-textworld) that the alfworld extra compiles.
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v g++ >/dev/null 2>&1 || missing+=(g++)
-# Headless chromium and its driver for the UI's browser tests (tests/test_ui_browser.py).
+# Headless chromium and its driver for the UI's browser tests (tests/ui/test_ui_browser.py).
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 [ ${#missing[@]} -eq 0 ] && exit 0

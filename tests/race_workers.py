@@ -1,4 +1,4 @@
-"""Writers racing on one file with `expected_sha256` (tests/test_preconditions.py and
+"""Writers racing on one file with `expected_sha256` (tests/tools/test_preconditions.py and
 benchmarks/reliability/precondition_race.py).
 
 Each cycle is a read-modify-write: view the file, take its sha256 from the structured result,

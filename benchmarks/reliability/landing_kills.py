@@ -12,7 +12,7 @@ bare store; whichever opens first finishes the landing); then, after the next wr
 tool call: sourced facts of the store before no longer cited, stores left neither in the old
 state nor in the new (half), journal steps whose snapshot is half a landing, steps journaled
 as `recovered` rather than as the landing, journals behind the files, and throwaway copies left
-behind. The same campaign, on small stores, is the test `tests/test_crash_landing.py`.
+behind. The same campaign, on small stores, is the test `tests/store/test_crash_landing.py`.
 
     .venv/bin/python benchmarks/reliability/landing_kills.py [--modes consolidate,revert] [--notes 300]
 """

@@ -5,7 +5,7 @@ report their paired comparisons with (`study/eval/stats.py`, per question;
 Why a leaf: the conversational study (`eval`) sits above the skill setting (`skills`) and may import
 it, never the reverse, yet both need the same test. This is arithmetic on scores, with no memdir
 import and no study in it, so it lives beside the other shared leaves (`words`, `fact_quality`)
-rather than in either study, and `tests/test_import_direction.py` lists it as one. A rule letting
+rather than in either study, and `tests/project/test_import_direction.py` lists it as one. A rule letting
 `skills` import one module of `eval` would be an exception to the layering; a leaf is not.
 
 Two variants met the same items; per item one wins, loses or ties. The sign test asks whether

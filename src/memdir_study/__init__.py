@@ -6,5 +6,5 @@ conversational evaluation (`eval`), the skill setting (`skills`), the run-folder
 write through (`runfolder`) and the Ray setup they share (`cluster`). The study imports the
 product (store, tools, agents, models, analytics, chatlogs); the product imports nothing from
 here, which
-`tests/test_import_direction.py` enforces. docs/study.md names the paper and its design.
+`tests/project/test_import_direction.py` enforces. docs/study.md names the paper and its design.
 """

@@ -9,7 +9,7 @@ here on numpy and scipy.sparse, in the order the library takes them, each named 
 source (`CountVectorizer._count_vocab`, `_limit_features`, `_sort_features`,
 `TfidfTransformer`, `inplace_csr_row_normalize_l2`): word tokens of two or more characters from
 the lower-cased text, raw counts, smoothed idf `ln((1 + n) / (1 + df)) + 1`, rows scaled to unit
-length with the norm summed left to right. tests/test_tfidf.py holds data, indices and indptr
+length with the norm summed left to right. tests/analytics/test_tfidf.py holds data, indices and indptr
 equal to scikit-learn's, which stays a test dependency for that.
 """
 

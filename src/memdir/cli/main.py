@@ -16,7 +16,7 @@ from memdir.errors import MemdirError
 from memdir.store.private import tighten_umask
 
 # Each topic module (under memdir.cli) and the commands its `register(cli)` adds;
-# tests/test_cli_topics.py holds this table to what each module registers.
+# tests/cli/test_cli_topics.py holds this table to what each module registers.
 COMMAND_MODULES: Topics = (
     ("store_cmds", ("init", "validate", "context", "tool")),
     ("serve_cmd", ("serve",)),

@@ -91,7 +91,7 @@ def _is_reply(message: JSONRPCMessage | None) -> bool:
 class ResumableSessions(StreamableHTTPSessionManager):
     """The SDK's session manager with priming events and `retry` on, each session with its own
     `SessionEvents`. The SDK reads `event_store` once for each session it admits, so the
-    property makes a new store per read; tests/test_mcp_spec.py holds two sessions' replays
+    property makes a new store per read; tests/mcp/test_mcp_spec.py holds two sessions' replays
     apart, should that ever change."""
 
     def __init__(self, app: Server[Any], **options: Any) -> None:

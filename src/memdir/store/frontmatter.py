@@ -205,7 +205,7 @@ def _plain_mapping(raw: str) -> dict[str, Any] | None:
     """The mapping of a frontmatter made only of plain `key: value` lines, read without the YAML
     parser; None for anything else (the parser decides). At 100,000 files, parsing two-line
     blocks with libyaml (plus the alias check) was most of `memdir check`; the property test
-    (tests/test_frontmatter_fast_path.py) holds this reading equal to the parser's."""
+    (tests/store/test_frontmatter_fast_path.py) holds this reading equal to the parser's."""
     data: dict[str, Any] = {}
     for line in raw.split("\n"):
         m = _PLAIN_LINE.fullmatch(line)

@@ -10,7 +10,7 @@ descriptor per level) and its sorted order on the shown levels, but below them o
 sizes, folder by folder in a tight loop (the shape of search/scan.py's walk). The unread
 findings come out in the order `Store.walk` gives them: its depth-first walk over sorted names
 visits paths in the sorted order of their parts, so sorting the findings by parts restores it.
-tests/test_view_cache.py checks the result against `Store.walk` on a tree with every kind of
+tests/store/test_view_cache.py checks the result against `Store.walk` on a tree with every kind of
 entry.
 """
 

@@ -9,7 +9,7 @@ import click
 from memdir.cli.topics import TopicGroup, Topics
 
 # Each study topic module (under memdir_study.cli) and the commands its `register(group)` adds to
-# `memdir study`; tests/test_cli_topics.py holds this table to what each module registers.
+# `memdir study`; tests/cli/test_cli_topics.py holds this table to what each module registers.
 STUDY_MODULES: Topics = (
     ("eval_cmd", ("eval",)),
     ("skills_cmd", ("skills",)),
