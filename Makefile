@@ -10,6 +10,9 @@ $(BIN)/memdir: pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q 'torch==$(TORCH_VERSION)+cpu'
+	@# A stale src/*.egg-info from an older build lists no plugin entry points and, when src/
+	@# comes first on the path, hides the installed ones (memdir study "not installed").
+	rm -rf src/*.egg-info
 	$(BIN)/python -m pip install -q -e '.[dev,ui,study,alfworld,embed,ray]'
 	TQDM_DISABLE=1 $(BIN)/python -c "from memdir.search.embed import static_dir, distil_static; static_dir().joinpath('model.safetensors').is_file() or print('distilled', distil_static())"
 	@touch $@
