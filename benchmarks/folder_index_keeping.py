@@ -1,4 +1,4 @@
-"""What index keeping costs per tool call (docs/serving.md, "Index keeping"), beside the study's
+"""What index keeping costs per tool call (docs/tools.md, "Folder index keeping"), beside the study's
 harness that keeps none.
 
 Two copies of one synthetic store (`make_store`: N notes in 20 folders, a MEMORY.md in each),

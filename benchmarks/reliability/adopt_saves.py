@@ -1,5 +1,5 @@
-"""An editor's save made while `memdir adopt` lands: kept or lost (docs/reliability.md, "Fourth
-round", item 2).
+"""An editor's save made while `memdir adopt` lands: kept or lost
+(benchmarks/results/2026-12-06-reliability.md, "Fourth round", item 2).
 
 Each trial makes a folder of --notes plain markdown notes and runs `memdir adopt` on it as a
 process. As soon as the landing has put its first note in place (`n000.md` opens with

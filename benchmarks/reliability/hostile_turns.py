@@ -1,6 +1,7 @@
-"""The third reliability round's hostile turns (docs/reliability.md, "Third round": speakers,
-locator text, day files, line breaks, citations, huge numbers), measured on the code under
-`--src` (default: this checkout's src/), so the same script gives the before and after figures:
+"""The third reliability round's hostile turns (benchmarks/results/2026-12-06-reliability.md,
+"Third round": speakers, locator text, day files, line breaks, citations, huge numbers),
+measured on the code under `--src` (default: this checkout's src/), so the same script gives the
+before and after figures:
 
     .venv/bin/python benchmarks/reliability/hostile_turns.py
     .venv/bin/python benchmarks/reliability/hostile_turns.py --src /path/to/old/src [--only CASE ...]

@@ -1,4 +1,4 @@
-"""Writers racing on one file with `expected_sha256` (docs/serving.md, Optimistic concurrency):
+"""Writers racing on one file with `expected_sha256` (docs/tools.md, Optimistic concurrency):
 N processes, each doing C read-modify-write cycles (view, take the sha256, think, write with it
 as expected_sha256, retry on a refusal), through the Python tools and over MCP (HTTP, one
 server). The verdict (tests/race_workers.py, check_race) reads only the file and the journal:

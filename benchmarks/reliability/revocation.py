@@ -1,5 +1,5 @@
-"""How long a running server goes on accepting a revoked token (docs/reliability.md, "Fourth
-round"), and that no other tenant notices.
+"""How long a running server goes on accepting a revoked token (benchmarks/results/2026-12-06-reliability.md,
+"Fourth round"), and that no other tenant notices.
 
 One `memdir serve --tenants FILE --http PORT` and one `memdir ui --tenants FILE` process, two
 tenants. Tenant beta opens an MCP session, an event stream (GET /mcp) and a UI sign-in before

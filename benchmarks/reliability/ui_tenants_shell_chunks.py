@@ -1,7 +1,7 @@
 """The third reliability round's cases for the UI's sign-in, tenants' event streams, the shell's
-deep trees and chunk retrieval's reply size (docs/reliability.md, "Third round"), measured on the
-code under `--src` (default: this checkout's src/), so the same script gives the before and
-after figures:
+deep trees and chunk retrieval's reply size (benchmarks/results/2026-12-06-reliability.md,
+"Third round"), measured on the code under `--src` (default: this checkout's src/), so the same
+script gives the before and after figures:
 
     .venv/bin/python benchmarks/reliability/ui_tenants_shell_chunks.py
     .venv/bin/python benchmarks/reliability/ui_tenants_shell_chunks.py --src /path/to/old/src

@@ -15,9 +15,9 @@ nothing from memdir, and everything else imports it. The rules are docs/conventi
   that a reorganization may move and rename but never drop a fact (docs/study.md, design rule
   4), so the identity ignores what moving and re-styling change (position, list and heading
   markers, emphasis, locator order, case) and keeps what a fact says and where it came from.
-- **Keyed facts** (docs/conventions.md, "Dated supersede"): `- SUBJECT | ATTRIBUTE: VALUE (since
-  DATE) [LOC]`, struck through with `(FROM until DATE)` when superseded; one live value per key.
-  `memdir check` and the one-live-value guard read them here.
+- **Keyed facts** (docs/conventions.md, "Keyed facts and dated supersede"):
+  `- SUBJECT | ATTRIBUTE: VALUE (since DATE) [LOC]`, struck through with `(FROM until DATE)`
+  when superseded; one live value per key. `memdir check` and the one-live-value guard read them here.
 - **Citations** (docs/conventions.md, "Citations"): a path, optionally narrowed to lines
   (`:12-18`, `:12`, `#L12-L18`) or to a section (`> # A > ## B`).
 """

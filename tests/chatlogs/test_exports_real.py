@@ -1,5 +1,5 @@
 """Exports read as the conversation the user saw (issue 47, item 3), on fixtures written to
-match the real formats (the fields docs/serving.md, "What an export's fields mean", names):
+match the real formats (the fields docs/ingest.md, "What an export's fields mean", names):
 Claude.ai's `parent_message_uuid` branches resolved to the current leaf; attachments kept as
 their turn's lines and counted; reasoning, thoughts and tool traffic never stored as speech;
 ChatGPT's private-use citation markers stripped; paragraphs kept apart; a malformed

@@ -40,7 +40,7 @@ def test_init_validate_tool_context(tmp_path: Path) -> None:
     assert r.returncode == 2 and "not JSON" in r.stderr
     r = memdir("tool", str(root), "frobnicate", "{}")
     assert r.returncode == 2 and "no tool named" in r.stderr
-    assert (root / "people" / "MEMORY.md").is_file()  # the tool keeps the convention (docs/serving.md)
+    assert (root / "people" / "MEMORY.md").is_file()  # the tool keeps the convention (docs/tools.md)
     assert memdir("validate", str(root)).returncode == 0
     (root / "places").mkdir()  # a folder made by hand, outside the tools, has no index
     (root / "places" / "lisbon.md").write_text(fm("lisbon", body="sunny\n"))

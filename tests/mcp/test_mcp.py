@@ -131,7 +131,7 @@ async def test_http_transport(root: Path, http_server: str) -> None:
     assert snapshot(root)["notes/n.md"] == fm("n", body="hello\n").encode()
 
 
-# -- titles, annotations, output schemas, structured results (docs/serving.md) ------------
+# -- titles, annotations, output schemas, structured results (docs/tools.md) ------------
 def _alice_store(root: Path) -> Harness:
     h = Harness(open_store(root), "manage-bm25", role="test")
     assert not h.call("create", {"path": "/memories/people/alice.md", "file_text": ALICE}).is_error

@@ -1,6 +1,6 @@
 """What memdir creates is its owner's alone under umask 0 too (issue 46, item 7).
 
-docs/serving.md promises files 0600 and folders 0700 whatever the umask (a container's is often
+docs/api.md promises files 0600 and folders 0700 whatever the umask (a container's is often
 0). Each case runs real operations in a child process whose umask is 0, the command line and the
 library alike, then walks every tree they made: no entry may carry a group or other bit. Under
 umask 0, `token add --tenants new/dir/t.json` made 0777 folders, and `.memdir/` held 0777

@@ -1,4 +1,4 @@
-"""Optimistic concurrency (docs/serving.md): view reports a file's sha256; every writer but
+"""Optimistic concurrency (docs/tools.md): view reports a file's sha256; every writer but
 create takes it back as `expected_sha256`, and a stale one is refused, naming both hashes,
 with the file left byte-identical. Then writers race on one file in real processes: through
 the Python tools, over MCP (HTTP and stdio, real client) and through the multi-tenant server."""

@@ -1,7 +1,8 @@
 # ruff: noqa: E501  (the catalogue keeps each shell command on one line, as it would be typed)
 """Issue 10, item 4: a catalogue of known escape techniques against the shell tool. Each row is
-one technique with the evidence that it failed; zero may succeed. (docs/reliability.md lists
-them; tests/tools/test_shell.py holds the tool's own contract tests.)"""
+one technique with the evidence that it failed; zero may succeed. (docs/reliability.md, section 4,
+states the promise; benchmarks/results/2026-12-06-reliability.md, "4. Sandbox escapes", lists
+the techniques; tests/tools/test_shell.py holds the tool's own contract tests.)"""
 
 from __future__ import annotations
 

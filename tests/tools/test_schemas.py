@@ -25,7 +25,7 @@ PARAMS = {
 }
 
 
-# memdir's extension parameters (docs/serving.md): shown to agent builders, not in the study's schemas.
+# memdir's extension parameters (docs/tools.md): shown to agent builders, not in the study's schemas.
 EXTENSIONS = {
     "view": ["show_sha256"],
     "str_replace": ["expected_sha256"],

@@ -4,7 +4,7 @@ journal step; every other tool can write; a tool not marked destructive only add
 the store held is still held somewhere); one marked destructive can remove; one marked
 idempotent changes nothing when repeated, and a writer not so marked has a call that does.
 
-Decisions (docs/serving.md, Titles and annotations): str_replace is destructive (it rewrites a
+Decisions (docs/tools.md, Titles and annotations): str_replace is destructive (it rewrites a
 file in place, and an empty new_str removes text); rename is not (the destination must not
 exist, so nothing is overwritten, and every byte moves with it); create, delete and rename are
 idempotent (a repeated call finds the file there, or gone, and is refused with nothing changed).

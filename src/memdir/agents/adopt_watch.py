@@ -5,7 +5,7 @@ planned text replaces the note, during a landing of hundreds of notes as well. `
 the landing to the bytes adopt read under the writer lock: each path is compared with them just
 before landing first replaces, moves or removes it, and a difference stops the landing (`Saved`)
 with the save recorded as that path's old bytes, so landing's own undo leaves it in place and
-adopt plans again (docs/reliability.md, fourth round). The store's own methods do every write,
+adopt plans again (docs/reliability.md, section 8). The store's own methods do every write,
 its guards included; only their calls are watched, for the landing's duration.
 """
 

@@ -8,7 +8,7 @@ disk, so no name can climb out of anywhere. A member is taken only as `conversat
 the top or one folder down (a zip made again of the unpacked folder), never under a name that
 climbs (`..`) or is absolute, and two candidates are the user's choice, not ours.
 
-Two caps bound what a zip can cost, each refused with what to do (docs/serving.md):
+Two caps bound what a zip can cost, each refused with what to do (docs/ingest.md):
 - MAX_ZIP_MEMBERS members: Python's zipfile reads the whole listing into memory to find one
   name, so the count is read from the zip's end record before the listing is;
 - the member's unpacked size, the one bound of a JSON file parsed whole (stream.MAX_JSON_LIST_BYTES):

@@ -5,7 +5,7 @@ regenerating a reply starts a branch. The conversation as the user last saw it i
 ending at `current_node`, read by following `parent` links up to the root and reversing; the
 messages of abandoned branches are not what was said, and are counted (`branch`).
 
-On that branch, only what was said is speech (docs/serving.md, "What an export's fields mean"):
+On that branch, only what was said is speech (docs/ingest.md, "What an export's fields mean"):
 a message whose `content.content_type` is `text` or `multimodal_text` (its string parts, and a
 voice part's `audio_transcription`), addressed to everyone (`recipient` absent or `all`). A
 reasoning model's `thoughts`, its `reasoning_recap` ("Thought for 12s") and the preamble it

@@ -1,6 +1,6 @@
 """What the ChatGPT and Claude.ai readers (`chatgpt.py`, `claude.py`) share: an export's
 optional parts read leniently, a message's ids, the private-use markers ChatGPT writes into its
-text, and the lines an attachment is kept as (docs/serving.md, "What an export's fields mean").
+text, and the lines an attachment is kept as (docs/ingest.md, "What an export's fields mean").
 
 An attachment becomes lines of its turn, after the message's words: `[attached file NAME]`, then
 the text the service extracted from it, when it kept any. That is the store's way with what a

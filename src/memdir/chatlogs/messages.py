@@ -10,7 +10,7 @@ from a gap in time longer than `session_gap` between two messages, else everythi
 The time is a `date`, `timestamp`, `time` or `created_at` field, ISO 8601 or epoch seconds; it
 gives the turn its date, by one rule for every format: the day in UTC (a time without a zone is
 taken as UTC, a bare date is that day). Epoch seconds, all a ChatGPT export gives, carry no
-zone, so the UTC day is the one day every format can agree on (docs/serving.md, "Dates"). A
+zone, so the UTC day is the one day every format can agree on (docs/ingest.md, "Turns, sessions, dates"). A
 record an export reader made may carry the source's id of its message (`SOURCE_ID`);
 `ChatLog.ids` keeps them beside the turns, for the ingest ledger's key (store/ingest_ledger.py).
 """

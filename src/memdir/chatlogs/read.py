@@ -1,6 +1,6 @@
 """Loaders of what users have: a chat log, in the shape it already has, made a stream of turns.
 
-The shapes read (docs/serving.md, "Feeding it conversations"), told apart by their content:
+The shapes read (docs/ingest.md), told apart by their content:
 
 - memdir turns `{locator, speaker, text, date}`: JSONL or a JSON list (as `stream.load_turns`);
 - OpenAI-style messages `{role, content}`: JSONL, a JSON list, or `{"messages": [...]}`;

@@ -6,7 +6,7 @@ signatures. Tool errors come back as `is_error` results carrying our message, wh
 can act on; a tool the server does not list is the spec's protocol error (-32602), naming it.
 A successful call of a tool with an output schema also carries its structured result
 (`structuredContent`, which the SDK's client validates against that schema) and, when the
-result names a file's sha256, that hash in `_meta` (docs/serving.md).
+result names a file's sha256, that hash in `_meta` (docs/tools.md, "Structured results").
 """
 
 from __future__ import annotations

@@ -3,13 +3,13 @@ struck-through past lines, and a past line shown is marked (docs/retrieval.md, "
 first").
 
 A keyed fact's past values stay in the store, struck through with their dates
-(docs/conventions.md, "Dated supersede"), and they hold the same subject and attribute words as
-the live value, so a search for the key matches them as well. BM25 then prefers whichever sits
-in the shorter file or section; a reader who takes the first hit takes a value that is no longer
-true, trusting it because it cites a real turn. So every search surface (`memdir search` in each
-mode, `Memory.search`, `bm25_full_search` and `section_search`, over MCP too) ranks and shows
-its hits through here, with one test of what a past line is (`is_past`, the conventions'
-parser):
+(docs/conventions.md, "Keyed facts and dated supersede"), and they hold the same subject and
+attribute words as the live value, so a search for the key matches them as well. BM25 then
+prefers whichever sits in the shorter file or section; a reader who takes the first hit takes a
+value that is no longer true, trusting it because it cites a real turn. So every search surface
+(`memdir search` in each mode, `Memory.search`, `bm25_full_search` and `section_search`, over
+MCP too) ranks and shows its hits through here, with one test of what a past line is (`is_past`,
+the conventions' parser):
 - `live_first`: a hit that holds a past value of a key without its live value comes after the
   hit holding the live value: that hit is moved up to just before it, from wherever it ranked
   among the candidates. Nothing else moves.

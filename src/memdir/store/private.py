@@ -1,5 +1,5 @@
-"""What memdir creates is its owner's alone, whatever the umask (docs/serving.md, "Files are
-private"): files `safefs.FILE_MODE` (0600), folders `safefs.DIR_MODE` (0700).
+"""What memdir creates is its owner's alone, whatever the umask (docs/api.md,
+"Lifetime, guards, files"): files `safefs.FILE_MODE` (0600), folders `safefs.DIR_MODE` (0700).
 
 memdir's own creations name their mode: the store's writes (`safefs`), folders through
 `safefs.private_dirs`, a file to append to or lock through `create` below, a whole file through

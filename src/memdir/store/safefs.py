@@ -26,7 +26,7 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 TMP_PREFIX = ".memdir-tmp-"
 # Memory is private: a file memdir creates is its owner's alone, as is a folder, whatever the
 # umask (a container's is often 0). A file it rewrites keeps the mode it had, and a folder that
-# exists keeps its own: the owner of an existing store chose those (docs/serving.md).
+# exists keeps its own: the owner of an existing store chose those (docs/api.md).
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 # Descriptors one folder removal holds at most; a folder met deeper than this is first moved up

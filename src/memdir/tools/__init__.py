@@ -25,6 +25,6 @@ byte-identical.
   with its views and guards (CLI, MCP, API, the study all use it).
 - `folder_index_keeping.py`: `keep_indexes`, the product's switch (API, `memdir tool`, MCP, the
   Anthropic drop-in; the study leaves it off): a write lands with the folder indexes it needs,
-  in one step (docs/serving.md); `references.py`: with it, a rename also rewrites the `see
+  in one step (docs/tools.md); `references.py`: with it, a rename also rewrites the `see
   /memories/...` references to what it moved, under the same intent record.
 """

@@ -3,7 +3,7 @@
 
 Contracts are those of docs/study.md, Tool contracts. Each error says what to do next, and every
 check happens before the single atomic write, so a failed call leaves the store byte-identical.
-memdir adds (docs/serving.md): `expected_sha256` on every writer but create (a stale hash is
+memdir adds (docs/tools.md): `expected_sha256` on every writer but create (a stale hash is
 refused before anything is written), the file's sha256 in each result's data, and descriptions
 that teach the store's conventions (docs/conventions.md).
 """

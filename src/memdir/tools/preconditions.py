@@ -4,7 +4,7 @@ caller last read it (view reports it), checked against the file's bytes on disk.
 The check runs inside the tool's write step, under the store's writer lock (`Store.step`), so
 no other tool call, in this process or another, can change the file between the check and the
 write; a stale hash refuses the call before anything is written, and the file stays
-byte-identical (docs/serving.md, Optimistic concurrency).
+byte-identical (docs/tools.md, Optimistic concurrency).
 
 The parameter is an *extension*: every call may send it, and the schemas agent builders get
 show it, but the tool infos memdir's own roles hand their models leave it out (a role is the

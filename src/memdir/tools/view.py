@@ -4,7 +4,7 @@ The text is the study's (docs/study.md, Tool contracts: a file with line numbers
 first; a folder as full paths with sizes, a folder's size counting everything inside it, each
 file with its [description: ...]). memdir adds the same outcome as data: for a file its sha256
 (the value the writers take as `expected_sha256`), line and byte counts; for a folder its
-entries as fields (docs/serving.md).
+entries as fields (docs/tools.md).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ the journal records the chunk as one step, as `consolidate` and `landing` do for
 
 - kinds `fact`, `preference`, `relation`: the live keyed line of (subject, attribute) in the
   subject's `facts.md`, superseding a different value with the turn's date
-  (docs/conventions.md, "Dated supersede"), when the attribute is single-valued and the value
+  (docs/conventions.md, "Keyed facts and dated supersede"), when the attribute is single-valued and the value
   fits it (`keys.py`: a wrong key strikes a true value through); otherwise a distilled line,
   counted as withheld. A second value of one key within a chunk is not a change of value over
   time (two hobbies named in one breath), so it is filed as a distilled line instead of

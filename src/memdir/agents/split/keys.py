@@ -1,7 +1,7 @@
 """Which of the model's facts may be keyed, and so supersede (docs/curation.md, "Keys").
 
 A keyed fact holds one live value per (subject, attribute), and a new value strikes the old one
-through (docs/conventions.md, "Dated supersede"). The model names the attribute freely, and a
+through (docs/conventions.md, "Keyed facts and dated supersede"). The model names the attribute freely, and a
 1.5B model names it wrong: it filed "went to a LGBTQ support group yesterday" as Caroline's
 `job` (issue 32), so her next real job would strike out a support-group visit. A wrong key
 corrupts the store's history silently, so a key is kept only when both hold:
