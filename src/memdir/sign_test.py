@@ -1,6 +1,6 @@
 """The sign test on paired items, with the sidedness of its claim: the one definition both studies
-report their paired comparisons with (`study/eval/stats.py`, per question;
-`study/skills/paired.py`, per task).
+report their paired comparisons with (per question in the conversational study, per task in the
+skill setting).
 
 Why a leaf: the conversational study (`eval`) sits above the skill setting (`skills`) and may import
 it, never the reverse, yet both need the same test. This is arithmetic on scores, with no memdir

@@ -2,7 +2,7 @@
 
 A cell travels to a worker as plain settings (paths, names, numbers), never as an open store,
 index or model client: the worker opens its own, through the same code the local path uses,
-and writes through the same run-folder kernel (study/runfolder.py), whose file locks already
+and writes through the same run-folder kernel (memdir_study/runfolder.py), whose file locks already
 serialize appends across processes. A model travels as a `ModelSpec`: its name and how it is
 reached (server, tool protocol, round cap). Its key never travels in a spec and is never
 written anywhere: a worker reads it from its environment, into which each task's runtime

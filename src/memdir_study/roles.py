@@ -5,7 +5,7 @@ foldering pass of the `foldered` variant (the dump's files moved into folders, v
 byte-identical afterwards), and the
 skill setting's roles: the search agent choosing whole entries to serve (`skill_search`), guidance
 synthesis (GS: task-specific advice written from the store), the ALFWorld execution agent and the
-curator that distils skills (both run by `study/skills/execution.py`). They are product roles in
+curator that distils skills (both run by `memdir_study/skills/execution.py`). They are product roles in
 form (`memdir.agents.roles.Role`, rendered with the product's shared prompt blocks, run by the same
 loop and harness and asked of `policy` / `require_model` like any role), but the product neither
 plays nor names them, so they live here; a role's `package` says where its prompt is. How a

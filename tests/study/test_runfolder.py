@@ -1,4 +1,4 @@
-"""The run-folder kernel both studies write through (study/runfolder.py), on real files."""
+"""The run-folder kernel both studies write through (memdir_study/runfolder.py), on real files."""
 
 from __future__ import annotations
 

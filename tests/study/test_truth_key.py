@@ -1,5 +1,5 @@
 """The hand-checked truth key (`study/bench/truth_key.json`): the file is well formed and names
-turns the data holds, its loader joins it to the data, its scoring (`study/eval/keyscore.py`)
+turns the data holds, its loader joins it to the data, its scoring (`memdir_study/eval/keyscore.py`)
 gives the figures a hand-made store must get, and `memdir study bench writes -b key` runs."""
 
 from __future__ import annotations

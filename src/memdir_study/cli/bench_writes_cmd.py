@@ -1,8 +1,8 @@
 """`memdir study bench writes` and `memdir study bench writes-plot`: write quality, no model needed to score.
 
 The figures are `memdir_study.eval.writes` (definitions: docs/metrics.md, "Write quality"); the run
-folder, its resume and its rows are `study/eval/writes_run.py`; summary, table and plot are
-`study/eval/writes_report.py`. This module reads the options, shows progress on stderr and prints.
+folder, its resume and its rows are `memdir_study/eval/writes_run.py`; summary, table and plot are
+`memdir_study/eval/writes_report.py`. This module reads the options, shows progress on stderr and prints.
 `bench_cmd.py` adds both commands to the `bench` group beside `bench retrieval`.
 """
 

@@ -2,7 +2,7 @@
 scored, summarized and reported from their run folder alone.
 
 - Running: `runner.py` runs `ConversationCell`s into a run folder (`folder.py`: its layout over
-  `study/runfolder.py`), 8 questions in flight, resumable from per-cell build markers plus
+  `memdir_study/runfolder.py`), 8 questions in flight, resumable from per-cell build markers plus
   `answers.jsonl`, a failing cell aborted whole (its answers withdrawn); `progress.py` the
   progress bars; `stores_from.py` (`--stores-from RUN`: the cells' stores taken from another
   run instead of built, Table 7's grid); `asking.py` (the one way a cell's questions are put
@@ -10,7 +10,7 @@ scored, summarized and reported from their run folder alone.
   or, under a profile that can write, `shell_search.py`: each question on its own scratch
   copy); the cells go through an executor, `LocalExecutor` (asyncio, the default) or
   `ray_executor.py` (`--executor ray`, each cell a Ray task carrying only settings, over
-  `study/cluster.py`).
+  `memdir_study/cluster.py`).
 - Records: `records.py` types them (an answer row, a cell and a run summary, the timings);
   `summary.py` derives `summary.json` from the folder alone with no wall time in it
   (those go to `timings.json`), so the same cells give the same bytes on either executor;

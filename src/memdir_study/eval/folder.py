@@ -1,4 +1,4 @@
-"""The conversational study's run folder, laid out over the shared kernel (study/runfolder.py).
+"""The conversational study's run folder, laid out over the shared kernel (memdir_study/runfolder.py).
 
 manifest.json                                  the run's settings (resume compares them)
 answers.jsonl                                  one row per question asked and judged

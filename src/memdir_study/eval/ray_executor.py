@@ -4,7 +4,7 @@ The driver checks the manifest and repairs the folder as the local path does (ev
 then ships each cell as a `CellTask`: the run's settings, the folder's path, the models as
 `ModelSpec`s, and the cell's conversation and variant. The worker opens everything itself and
 runs the same `Runner.run_cell` the local executor runs, so it writes the same marker, store,
-answers and calls, through the same locked tables (study/runfolder.py); the run resumes from
+answers and calls, through the same locked tables (memdir_study/runfolder.py); the run resumes from
 them exactly as a local run does. The driver derives `summary.json` from the folder once every
 cell is back, in the run's order, so the summary does not depend on where or in what order the
 cells ran.

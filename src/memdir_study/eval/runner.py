@@ -8,7 +8,7 @@ those two (no wall times of searches), so a resumed run summarizes exactly like 
 uninterrupted one. A cell whose model calls fail is aborted whole: its answers are withdrawn,
 its marker says `aborted` with the reason, and a rerun starts it over. The folder's layout is
 eval/folder.py; its tables, manifest and resume check are the kernel both studies share
-(study/runfolder.py). Who runs the cells is a `CellExecutor`: `LocalExecutor`, one after
+(memdir_study/runfolder.py). Who runs the cells is a `CellExecutor`: `LocalExecutor`, one after
 another on this event loop (the default), or eval/ray_executor.py, each a Ray task running the
 same `Runner.run_cell`.
 """

@@ -87,9 +87,9 @@ def figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     if len(rows) == 1:
         out["examples"] = data["examples"]
         out["reference_skipped"] = rows[0].get("reference_skipped", {})
-    # update accuracy, the generated benchmark's (study/eval/updates.py, docs/metrics.md)
+    # update accuracy, the generated benchmark's (memdir_study/eval/updates.py, docs/metrics.md)
     out.update(updates_run.pooled(rows))
-    out.update(keyscore.pooled(rows))  # the truth key's recall and precision (study/eval/keyscore.py)
+    out.update(keyscore.pooled(rows))  # the truth key's recall and precision (memdir_study/eval/keyscore.py)
     return out
 
 

@@ -1,6 +1,6 @@
 """`memdir study bench writes`: build each conversation's store with a curator, score what it wrote.
 
-A run folder (over `study/runfolder.py`, like the eval's):
+A run folder (over `memdir_study/runfolder.py`, like the eval's):
 - `manifest.json`: the settings (benchmark, model, curation, sessions, the scoring thresholds); a
   resumed run must share them (`require_same`);
 - `stores/<conversation>/`: the store the curator built, journaled like a real `memdir ingest`

@@ -16,7 +16,7 @@ own trajectories; task i sees only a store built from tasks 1..i-1.
   entries; the patterns the distiller and guidance writer share), `novice.py` (must learn each
   family's procedure from memory).
 - Records: `folder.py` (`tasks.jsonl`, `aborted.jsonl`, manifest and stores, over
-  `study/runfolder.py`), `bills.py` (search and execution bills, the search bill's climb, the
+  `memdir_study/runfolder.py`), `bills.py` (search and execution bills, the search bill's climb, the
   invalid-action rate), `fate.py` (the early files' fate, Figure 8), `paired.py` (each store
   against no-store, one-sided sign tests), `report.py`.
 """

@@ -7,7 +7,7 @@ short episode); a `ChainRunner` (skills/ray_executor.py) plays each cell elsewhe
 through the same `play_task`. Every task appends one row to `tasks.jsonl` as it finishes;
 `summary.json`, `report.md` and the plots are derived from the folder afterwards (see
 `report.py`; the folder's layout is `folder.py`, its tables and manifest the studies' shared
-kernel, study/runfolder.py).
+kernel, memdir_study/runfolder.py).
 
 The executor is an offline policy (model `offline`: the procedures built in, only locations to
 learn; model `offline-novice`: the procedures must be learned from memory too; both baselines)

@@ -1,4 +1,4 @@
-"""The skill chain's run folder, laid out over the shared kernel (study/runfolder.py).
+"""The skill chain's run folder, laid out over the shared kernel (memdir_study/runfolder.py).
 
     manifest.json                   the run's settings; the variants run into it accumulate
     tasks.jsonl                     one row per task played: the record

@@ -3,7 +3,7 @@
 The driver writes the manifest, repairs the tables and refuses a folder that already holds a
 cell's store, as the local path does (skills/chain.py); then it ships each cell as a
 `ChainTask`: the cell's settings and games, the folder's path, and the roles' models as
-`ModelSpec`s (study/cluster.py), never a store, client or open record. The worker plays the
+`ModelSpec`s (memdir_study/cluster.py), never a store, client or open record. The worker plays the
 cell's chain in order with the local path's own task code (`chain.play_task`), so leak-freedom
 holds as it does there (task i sees a store built from tasks 1..i-1 of its own cell), and
 appends its rows to the same locked tables. Unlike the local loop, which loads each game once

@@ -4,7 +4,7 @@
 times, kept apart so a summary is the same bytes for the same chains), `report.md` and the PNGs are
 derived from it and from `manifest.json`, so a report can be redrawn at any time and two
 processes that ran different variants into one folder produce one report. The tables are read
-through the studies' shared kernel (study/runfolder.py): a row cut short by a kill is skipped,
+through the studies' shared kernel (memdir_study/runfolder.py): a row cut short by a kill is skipped,
 and a manifest written before a setting's rename is read under today's name.
 """
 

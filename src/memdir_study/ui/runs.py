@@ -1,5 +1,5 @@
-"""Run folders under `--runs`: the conversational study's (study/eval/folder.py) and the skill
-setting's (study/skills/folder.py), found a few levels down and read through a bare `Store` rooted
+"""Run folders under `--runs`: the conversational study's (memdir_study/eval/folder.py) and the skill
+setting's (memdir_study/skills/folder.py), found a few levels down and read through a bare `Store` rooted
 at each, so a run's files are confined exactly as a store's are.
 
 A run's stores become sources of the UI as it is opened; an eval cell's store knows its

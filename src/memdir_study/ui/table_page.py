@@ -9,7 +9,7 @@ so a page costs about one chunk plus one page of rows, whatever the table's size
 A page is counted in rows, a row being a non-blank line: a malformed line on the page is left
 out and named (its line number and why), as `study/runfolder.row_problem` says, so the page shows the
 rows around it. A last line without its newline that is not JSON is a row still being written
-(study/runfolder.py passes over it too), not a row. A filter (`variant=...`) keeps the rows
+(memdir_study/runfolder.py passes over it too), not a row. A filter (`variant=...`) keeps the rows
 whose field has that value: a line is parsed only when the value's JSON text occurs in it, so
 the rows of other variants are passed over unparsed; a line that is not a row of the filter's
 value (not JSON, another value) is not counted by a filtered page.

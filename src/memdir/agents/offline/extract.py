@@ -66,8 +66,8 @@ KEY_PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
         ("diet", rf"\bI(?:'ve| have)? been eating (?P<value>{DIETS})\b", "{value}"),
         ("preference", rf"\bI {_ADVERB}prefer ", ""),
         # a change stated as one: "X is my favorite Y now", "switched my Y to X", "swapped my Y
-        # for X"; and the few ways the generated benchmark (study/bench/generated.py) states a
-        # keyed fact that are not "my Y is X"
+        # for X"; and the few ways the generated benchmark states a keyed fact that are not
+        # "my Y is X"
         (
             "favorite {what}",
             rf"\b(?P<value>{_NAME}) is (?:now |still )?my (?:new )?fav(?:ou?rite) (?P<what>[a-z]+)\b",
