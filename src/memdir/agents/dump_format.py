@@ -9,9 +9,10 @@ Each session file's description states only the session number, its date and its
 `- Calvin: text [S3T1]`, so the dump is also the fact baseline that `diff --facts` holds a
 reorganized store to. A turn's date is its session's (in the heading) unless it differs, and
 only then is written on its line, `- 2023-05-03: Calvin: text [S3T9]`: one line per turn and
-no more, which is the size the paper's Table 3 gives the dump (conv-50 about 102 KB, Chat_10
-about 105 KB; a date on every line made it 6% larger). The dump sits at the root, next to the root
-MEMORY.md that lists it, which is where the foldering pass finds the files to move.
+no more, which is the size the paper's Table 3 gives the dump (a date on every line made it
+larger: benchmarks/results/2026-12-06-docstring-figures.md, "agents/dump_format.py"). The dump
+sits at the root, next to the root MEMORY.md that lists it, which is where the foldering pass
+finds the files to move.
 """
 
 from __future__ import annotations

@@ -67,16 +67,11 @@ Went = Literal["dump", "curate", "switch"]
 # The dump's size (KB of its session files) past which a question on it costs more than twice
 # what it costs on the curated store; benchmarks/switch_threshold.py derives it from the cost
 # curve's run folders (docs/eval.md, "Ingest strategy"). Per question: the bytes a model's search
-# is sent (system prompt, tool schemas, core memory, question) plus the bytes its tools read, on
-# the generated benchmark offline at 10 / 40 / 160 sessions:
-#   verbatim dump:  6.9 / 25.6 / 105.9 KB of session files -> 14.2 / 35.6 / 128.2 KB a question
-#   agent-curated:  6.1 / 6.2 / 6.3 KB a question (mean 6.2; twice that: 12.4)
-# The line through the dump's points (6.3 KB + 1.15 KB per KB of dump) reaches 12.4 KB at 5.3 KB
-# of session files (the 10-session stream passes it in its 8th session, turns 72-79); measured
-# at 5 sessions (4.4 KB) the dump costs 1.87x, at 10 (6.9 KB) 2.30x. By tool reads alone it never
-# gets there (2.3 / 1.9 / 2.0 KB against the curated store's 1.3 / 1.4 / 1.5): the offline
-# searcher reads its top three files whatever the size; what grows is the core memory every
-# prompt carries.
+# is sent (system prompt, tool schemas, core memory, question) plus the bytes its tools read. The
+# dump's session files are all core memory, so every prompt carries them and its cost grows with
+# them, while the curated store's stays flat; tool reads alone never reach twice (the searcher
+# reads its top files whatever the size). The points and the fit:
+# benchmarks/results/2026-12-06-adaptive-shape-threshold.md, "The switch point, 5.3 KB".
 SWITCH_KB = 5.3
 STATE_FILE = "strategy.json"
 OLD_STATE_FILE = "shape.json"

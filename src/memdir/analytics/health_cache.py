@@ -1,13 +1,14 @@
 """What `health` keeps between calls on one store object: each file's parse, keyed by its text.
 
 Building the combined tree (`analytics/tree.py`) parses every file's headings with markdown-it,
-which is most of a health call's time on a store of a thousand sections (docs/health.md, Time).
-Between two calls of a management episode only the files it wrote change, so each file's
-subtree is built once per text, by `tree.build` itself on a one-file snapshot, and the store's
-tree is assembled from those subtrees exactly as `tree.build` orders it; a test holds the two
-equal. Files are read in full on every call (a few milliseconds for a thousand sections) and
-compared by text, not by (size, mtime_ns): a write within one tick of the file system's clock
-that keeps the size would otherwise go unseen.
+which is most of a health call's time on a store of a thousand sections
+(benchmarks/results/2026-12-06-health.md, "How long health takes"). Between two calls of a
+management episode only the files it wrote change, so each file's subtree is built once per
+text, by `tree.build` itself on a one-file snapshot, and the store's tree is assembled from
+those subtrees exactly as `tree.build` orders it; a test holds the two equal. Files are read in
+full on every call (a few milliseconds for a thousand sections) and compared by text, not by
+(size, mtime_ns): a write within one tick of the file system's clock that keeps the size would
+otherwise go unseen.
 
 The units' TF-IDF rows are the taxonomy panel's (`taxonomy.vectorize`: scikit-learn's
 `TfidfVectorizer()` at its defaults, analytics/tfidf.py), computed here from token counts kept

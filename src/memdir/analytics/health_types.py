@@ -33,14 +33,14 @@ KINDS = (
 
 # Over-long: a section holding more than one whole intake chunk of conversation (the study's
 # chunk bound, docs/study.md, configuration of record) has grown over several intakes instead of
-# being partitioned (design rule 1); docs/health.md, Over-long sections.
+# being partitioned (design rule 1); docs/health.md, "The kinds".
 MAX_SECTION_CHARS = MAX_CHARS
-# Near-duplicates: two units at TF-IDF cosine 0.85 or more: above every pair of distinct units
-# in three stores the offline curator built from LoCoMo (at most 0.80), below a unit copied with
-# a third of its words dropped (median 0.88); docs/health.md, Near-duplicate units.
+# Near-duplicates: two units at TF-IDF cosine 0.85 or more: above the distinct units of curated
+# stores, below a unit copied with a third of its words dropped
+# (benchmarks/results/2026-12-06-health.md, "Why these thresholds").
 DUP_COSINE = 0.85
 # B1's most confusable pair is a finding only when its label distance 1 - cos is at most this:
-# the two labels share four fifths of their weight (docs/health.md, Confusable siblings).
+# the two labels share four fifths of their weight (docs/health.md, "The kinds").
 CONFUSABLE_DISTANCE = 0.2
 
 

@@ -1,16 +1,17 @@
 """TF-IDF rows as scikit-learn's `TfidfVectorizer()` makes them at its defaults, bit for bit.
 
-The taxonomy metrics compare texts by the cosine of these rows (docs/metrics.md), and B1's
-most confusable pair is the argmin over those cosines, so a last-bit difference can pick
-another pair among tied ones. Importing scikit-learn costs ~1.3 s on this machine (its
-`sklearn.utils` pulls in `scipy.stats`), more than the rest of `memdir stats` on 100,000 files
-after the file reads; every process that shows a store's health paid it. So the same steps run
-here on numpy and scipy.sparse, in the order the library takes them, each named after its
-source (`CountVectorizer._count_vocab`, `_limit_features`, `_sort_features`,
-`TfidfTransformer`, `inplace_csr_row_normalize_l2`): word tokens of two or more characters from
-the lower-cased text, raw counts, smoothed idf `ln((1 + n) / (1 + df)) + 1`, rows scaled to unit
-length with the norm summed left to right. tests/analytics/test_tfidf.py holds data, indices and indptr
-equal to scikit-learn's, which stays a test dependency for that.
+The taxonomy metrics compare texts by the cosine of these rows (docs/metrics.md), and B1's most
+confusable pair is the argmin over those cosines, so a last-bit difference can pick another pair
+among tied ones. Importing scikit-learn costs more than the rest of `memdir stats` on a large
+store after the file reads (its `sklearn.utils` pulls in `scipy.stats`; figures:
+benchmarks/results/2026-12-06-docstring-figures.md, "analytics/tfidf.py"); every process that
+shows a store's health paid it. So the same steps run here on numpy and scipy.sparse, in the
+order the library takes them, each named after its source (`CountVectorizer._count_vocab`,
+`_limit_features`, `_sort_features`, `TfidfTransformer`, `inplace_csr_row_normalize_l2`): word
+tokens of two or more characters from the lower-cased text, raw counts, smoothed idf
+`ln((1 + n) / (1 + df)) + 1`, rows scaled to unit length with the norm summed left to right.
+tests/analytics/test_tfidf.py holds data, indices and indptr equal to scikit-learn's, which
+stays a test dependency for that.
 """
 
 from __future__ import annotations

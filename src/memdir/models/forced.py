@@ -2,17 +2,18 @@
 
 A schema-held reply of the split curator is about half text the model has no choice over: the
 keys of every fact in the schema's order (`"kind": "`, `", "attribute": "`...), the closing
-brackets, and each turn's key in the chunk's order (`], "S1T4": [`). Written token by token, each
-of those tokens costs a full decode (87 ms at a 1,000-token context on 2 cores); evaluated as a
-batch they cost 188 ms for 4 and 310 ms for 8 (docs/local-model.md; the whole reply's time side
-by side: `benchmarks/grammar_sampling.py`). This is the "jump-forward" of constrained decoding: the
-server (`llama_server.py`) drafts the forced text and llama-cpp-python's generation loop
-(`Llama.draft_model`) verifies it, keeping the drafted tokens up to the first one the model
-would not have written; the grammar still decides every token.
+brackets, and each turn's key in the chunk's order (`], "S1T4": [`). Written token by token,
+each of those tokens costs a full decode; evaluated as a batch, several cost little more than
+one (docs/local-model.md; the figures: benchmarks/results/2026-12-06-docstring-figures.md,
+"models/forced.py"; the whole reply's time side by side: `benchmarks/grammar_sampling.py`). This
+is the "jump-forward" of constrained decoding: the server (`llama_server.py`) drafts the forced
+text and llama-cpp-python's generation loop (`Llama.draft_model`) verifies it, keeping the
+drafted tokens up to the first one the model would not have written; the grammar still decides
+every token.
 
 Drafts looked up in the context instead (prompt-lookup decoding) were measured and not kept:
 most drafts ran past the forced text into content the model wrote otherwise, so the batches
-were paid for and thrown away (1.04x).
+were paid for and thrown away.
 
 `forced_text` is pure (the schema and the reply so far in, the forced continuation out);
 `install_schema_drafts` wires it into the server. The batch's floating-point sums differ from a

@@ -11,12 +11,13 @@ would drop an extra key set earlier).
 With `MEMDIR_LLAMA_NO_PREFIX_REUSE=1` (and `--cache false`) the server forgets the evaluated prefix
 before every request: prompt caching off, so the benchmark can set it beside caching on.
 
-A schema-held reply is sampled the way llama.cpp's own server samples it (`grammar.py`): the token
-is drawn without the grammar and checked against it, and only a rejected token is drawn again with
-the grammar over the whole vocabulary. llama-cpp-python runs the grammar over every candidate at
-every token (151,936 for Qwen2.5): on 2 cores the split curator's reply took 57.8 s a chunk that
-way against 50.3 s (median of 5, the same replies). The text a reply's schema forces (keys,
-brackets, the next turn's key) is drafted and verified in one batch (`forced.py`): 44.8 s.
+A schema-held reply is sampled the way llama.cpp's own server samples it (`grammar.py`): the
+token is drawn without the grammar and checked against it, and only a rejected token is drawn
+again with the grammar over the whole vocabulary. llama-cpp-python runs the grammar over every
+candidate at every token (the whole vocabulary, 151,936 for Qwen2.5), which makes a schema-held
+reply slower. The text a reply's schema forces (keys, brackets, the next turn's key) is drafted
+and verified in one batch (`forced.py`). Times side by side:
+benchmarks/results/2026-12-06-docstring-figures.md, "models/llama_server.py".
 `MEMDIR_LLAMA_GRAMMAR_EVERY_TOKEN=1` and `MEMDIR_LLAMA_NO_DRAFTS=1` give the library's way back,
 for the side-by-side benchmark (`benchmarks/grammar_sampling.py`).
 

@@ -1,14 +1,15 @@
 """The BM25 index of a store: derived from the files, never the other way round.
 
-tantivy holds the postings (measured here at 0.1-0.7 ms per OR-query over 50,000 files, where
-SQLite FTS5 took 38 ms) and a SQLite manifest holds `{path: (size, mtime_ns)}` as indexed.
-Writes through the tools reach the index through :func:`observer`, which notes their paths for
-the next search (one commit for all the steps since the last); edits made outside the tools
-are caught by :meth:`SearchIndex.sync`, which compares the manifest with the change notices or
-a stat walk of the store before every search. Every update is "make this path
-match the disk", so replaying one is harmless and a crash between the tantivy commit and the
-manifest write only costs a re-read. Deleting `<root>/.memdir/index/` loses nothing: the next
-search rebuilds it; so does a schema change or an index that fails to open.
+tantivy holds the postings (a fraction of SQLite FTS5's time per OR-query at 50,000 files:
+benchmarks/results/2026-12-06-docstring-figures.md, "search/index.py") and a SQLite manifest
+holds `{path: (size, mtime_ns)}` as indexed. Writes through the tools reach the index through
+:func:`observer`, which notes their paths for the next search (one commit for all the steps
+since the last); edits made outside the tools are caught by :meth:`SearchIndex.sync`, which
+compares the manifest with the change notices or a stat walk of the store before every search.
+Every update is "make this path match the disk", so replaying one is harmless and a crash
+between the tantivy commit and the manifest write only costs a re-read. Deleting
+`<root>/.memdir/index/` loses nothing: the next search rebuilds it; so does a schema change or
+an index that fails to open.
 
 Concurrency: tantivy allows one writer per index, so every index write holds a file lock
 (`<root>/.memdir/index.lock`, separate from the store's writer lock: searches must not wait
@@ -247,10 +248,11 @@ class SearchIndex:
     # -- updating --------------------------------------------------------------------
     def defer(self, paths: Iterable[str]) -> None:
         """Note paths a tool step changed; the next :meth:`sync` (every search runs one) reads
-        them. A tantivy commit costs ~20 ms, ten times the rest of a journaled write, and a
-        manager writes many times between searches: so writes only note, and a search pays one
-        commit for all of them. Nothing is lost when the process dies first: the index is
-        derived, and the first sync of a process walks the whole store."""
+        them. A tantivy commit costs several times the rest of a journaled write (figures:
+        benchmarks/results/2026-12-06-docstring-figures.md, "search/index.py"), and a manager
+        writes many times between searches: so writes only note, and a search pays one commit
+        for all of them. Nothing is lost when the process dies first: the index is derived, and
+        the first sync of a process walks the whole store."""
         with self._mutex:
             self._pending.update(paths)
 

@@ -52,7 +52,8 @@ def _schema() -> Any:
     sb = tantivy.SchemaBuilder()
     sb.add_text_field("path", stored=True, tokenizer_name="raw", index_option="basic")
     sb.add_integer_field("ordinal", stored=True)
-    # stored, so a ranking needs no lookup in the table (one per hit cost 46 ms at 50,000 units)
+    # stored, so a ranking needs no lookup in the table per hit (what one cost:
+    # benchmarks/results/2026-12-06-docstring-figures.md, "search/unit_index.py")
     sb.add_text_field("heading", stored=True, tokenizer_name="raw", index_option="basic")
     sb.add_integer_field("start", stored=True)
     sb.add_integer_field("end", stored=True)

@@ -19,9 +19,9 @@ from memdir.store.outline import outline
 # ~256 word pieces of English prose: the transformer embedder's input limit (all-MiniLM-L6-v2).
 MAX_UNIT_CHARS = 1000
 # A unit is embedded by line windows of about this size (one or two conversation turns), and it
-# scores by its best window: on LoCoMo's chunks, vectors of one or two turns found the evidence
-# chunk in the top 5 for 64-69% of questions, vectors of whole 1,000-character windows for 54%
-# (docs/retrieval.md).
+# scores by its best window: a vector of a whole 1,000-character window blurs the one turn that
+# answers into its neighbours, and found the evidence less often than vectors of one or two turns
+# (docs/retrieval.md; the figures: benchmarks/results/2026-12-06-docstring-figures.md, "search/units.py").
 EMBED_CHARS = 300
 # Context taken from the description; more would crowd out the section's own words.
 MAX_CONTEXT_CHARS = 200

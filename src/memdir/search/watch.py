@@ -1,12 +1,13 @@
 """Freshness without a walk per search: the kernel's change notices for a store's folders.
 
 The index must never answer from a file as it was (docs/retrieval.md). A stat walk before each
-search guarantees that, at 213 ms on 50,000 files. inotify gives the same guarantee for almost
-nothing: the kernel queues a change notice inside the writing system call, before the writer
-returns, so an edit finished before a search began is always waiting in the queue when the
-search drains it (one non-blocking read: microseconds). watchfiles was the other candidate; it
-batches notices over a debounce window, so a search right after an edit could miss it, and it
-needs a thread per store.
+search guarantees that, at a cost that grows with the store
+(benchmarks/results/2026-12-06-docstring-figures.md, "search/watch.py"). inotify gives the same
+guarantee for almost nothing: the kernel queues a change notice inside the writing system call,
+before the writer returns, so an edit finished before a search began is always waiting in the
+queue when the search drains it (one non-blocking read: microseconds). watchfiles was the other
+candidate; it batches notices over a debounce window, so a search right after an edit could miss
+it, and it needs a thread per store.
 
 Watches cover every visible folder down to MAX_DEPTH. A folder created or moved in is watched,
 then walked, so files written into it before its watch existed are still seen. A queue

@@ -52,8 +52,10 @@ REFUSALS = tuple(f"frontmatter {why}" for why in (safeyaml.ALIAS_REFUSED, safeya
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r*$", re.MULTILINE)
 
 
-# libyaml's parser when PyYAML was built with it: 8x faster, and a directory listing parses
-# the frontmatter of every file it shows. Same events, same constructors, same resolvers.
+# libyaml's parser when PyYAML was built with it: several times faster
+# (benchmarks/results/2026-12-06-docstring-figures.md, "store/frontmatter.py"), and a directory
+# listing parses the frontmatter of every file it shows. Same events, same constructors, same
+# resolvers.
 if TYPE_CHECKING:
     _SafeLoader = yaml.SafeLoader
 else:

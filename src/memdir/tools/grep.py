@@ -1,9 +1,10 @@
 """grep: per-line regex search over the store's .md files.
 
-ripgrep does the scanning when it is installed (4x faster than a Python line scan on 100 MB,
-and linear-time, so a hostile pattern cannot hang the harness); `--engine auto` lets patterns
-with look-around or back-references fall through to PCRE2, whose match limits bound them too.
-Without ripgrep a Python scan gives the same results.
+ripgrep does the scanning when it is installed (faster than a Python line scan:
+benchmarks/results/2026-12-06-docstring-figures.md, "tools/grep.py"; and linear-time, so a
+hostile pattern cannot hang the harness); `--engine auto` lets patterns with look-around or
+back-references fall through to PCRE2, whose match limits bound them too. Without ripgrep a
+Python scan gives the same results.
 """
 
 from __future__ import annotations

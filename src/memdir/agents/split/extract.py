@@ -81,9 +81,9 @@ def locator_of(key_text: str) -> str:
 def asks_only(turn: Turn) -> bool:
     """Whether `turn` asks and says nothing of its speaker: a question, and no "I", "my" or
     "we" ("That looks cozy! Where'd you find a place to stay?"). The schema holds such a turn's
-    list empty: the 1.5B model filled it with the answer the next turn gives (conv-50,
-    sessions 1-5), under the wrong speaker. Over the ten LoCoMo conversations, 15.7% of turns
-    are such, and 3.3% of the reference facts cite no other turn (docs/curation.md)."""
+    list empty: a small model filled it with the answer the next turn gives, under the wrong
+    speaker. The few reference facts that cite only such turns are the price (how many:
+    benchmarks/results/2026-12-06-curation-split-local-model.md, "The extraction call")."""
     return "?" in turn.text and not set(words_of(turn.text)) & _SELF
 
 

@@ -1,9 +1,9 @@
 """The checks a proposed fact must pass before anything is written (docs/curation.md).
 
-A 1.5B model paraphrases, cites the wrong turn and gives one person's news to another (issue
-32's measured warning: "I'm swamped with the kids & work" became `Melanie | job: mother of two
-children and a teacher`). So a fact is kept only when the turns it cites bear it out, by the
-rules `memdir.fact_quality` defines for every curator and for `memdir study bench writes`:
+A small model paraphrases, cites the wrong turn and gives one person's news to another ("I'm
+swamped with the kids & work" became `Melanie | job: mother of two children and a teacher`). So
+a fact is kept only when the turns it cites bear it out, by the rules `memdir.fact_quality`
+defines for every curator and for `memdir study bench writes`:
 
 - `locator`: every evidence locator is a turn of this chunk;
 - `kind`: one of the schema's kinds;
@@ -16,11 +16,12 @@ rules `memdir.fact_quality` defines for every curator and for `memdir study benc
 - `subject`: the subject is the speaker of a cited turn or a name written in one;
 - `speaker named`: the value is only the name of someone speaking in the chunk, "friend" or
   not ("Melanie | relation: Caroline" from "Thanks, Caroline!"): it says who talks to whom, not
-  a fact about either; the 1.5B model wrote 65 of its 247 facts so on sessions 1-5 of conv-26
-  and conv-50;
+  a fact about either (how often a small model wrote them:
+  benchmarks/results/2026-12-06-curation-split-local-model.md, "Serving the reply faster, and
+  two validation rules");
 - `small talk`: every content word of the value, the speakers' names aside, thanks, greets,
-  cheers or agrees ("thanks", "stay safe", "that's awesome, Mel"): 13 of the lines kept on
-  those slices said nothing more;
+  cheers or agrees ("thanks", "stay safe", "that's awesome, Mel"): true of the turn, about
+  nobody;
 - `duplicate`: the same fact twice in one reply.
 
 A first-person statement (the sentence holding the value says "I", "my", "me") is about its

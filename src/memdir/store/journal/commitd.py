@@ -1,10 +1,12 @@
 """The committer process: lands the step logs of the journals a writer process names.
 
 Why a process and not a thread: a step's commit is mostly libgit2 writing new files and Python
-between those calls, and a thread doing it took the GIL back from the writer's thread at each
-of its many small system calls (opens, stats, closes); measured here, that made a plain write in
-the same process 3x slower (benchmarks/journal_overhead.py). A process of its own shares
-nothing with the writer but the log and the journal lock, and runs on the other core.
+between those calls, and a thread doing it took the GIL back from the writer's thread at each of
+its many small system calls (opens, stats, closes), which made a plain write in the same process
+several times slower (benchmarks/journal_overhead.py; figures:
+benchmarks/results/2026-12-06-docstring-figures.md, "store/journal/commitd.py"). A process of
+its own shares nothing with the writer but the log and the journal lock, and runs on the other
+core.
 
 A writer process starts one committer, lazily, at its first logged step, and writes the git
 dir of each step it logs to the committer's stdin (`poke`); the committer lands that journal's

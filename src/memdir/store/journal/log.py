@@ -2,12 +2,13 @@
 made into its git commit just after, by the committer process (`commitd.py`).
 
 Why a log: a step's commit writes four or more git objects (its blobs, the folders above them,
-the commit), each a new file, and a new file cost 0.2-0.6 ms here, more than the rest of the
-step (benchmarks/journal_overhead.py). One append to one open file costs a few microseconds.
-The record holds everything the commit needs (the step's time, its message, the bytes of each
-path it changed, read through the store's link-safe descriptors under the writer lock), so the
-commit made from it later is the commit the step would have made at once. The log is the
-journal's, inside `journal.git`, so it goes wherever the journal goes.
+the commit), each a new file, and a new file costs more than the rest of the step; one append to
+one open file costs microseconds (benchmarks/journal_overhead.py; figures:
+benchmarks/results/2026-12-06-docstring-figures.md, "store/journal/log.py"). The record holds
+everything the commit needs (the step's time, its message, the bytes of each path it changed,
+read through the store's link-safe descriptors under the writer lock), so the commit made from
+it later is the commit the step would have made at once. The log is the journal's, inside
+`journal.git`, so it goes wherever the journal goes.
 
     <git dir>/memdir-steps.log:
       header    [u64 start of the first record not yet committed][u64 end of the record

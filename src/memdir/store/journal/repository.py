@@ -5,16 +5,17 @@ It lives in `<root>/.memdir/journal.git` with the memory root as its work tree; 
 agents never see the journal. Like the index it is derived: the files are the truth. It stays
 a plain git repository: `git --git-dir <root>/.memdir/journal.git log` reads it.
 
-Steps are committed in process with libgit2 (`tree.py`), where git processes took
-~10 ms a step here (75 ms on the loaded machine), and off the call's path: a step appends its
-record to the step log (`log.py`, from the store observer in `observer.py`)
-before its call returns, and the committer process makes the commit from it just after
-(`commitd.py`, `catch_up.py`: in step order, under the journal lock); a reader
-first commits whatever is still logged. The baseline goes
-through one `git fast-import` (`baseline.py`). The readers below use libgit2 too, which runs
-no hook and reads no `GIT_*` variable; the few git processes left (init, fast-import, gc, a
+Steps are committed in process with libgit2 (`tree.py`), not by git processes (a process start
+per step; figures: benchmarks/results/2026-12-06-docstring-figures.md,
+"store/journal/repository.py"), and off the call's path: a step appends its record to the step
+log (`log.py`, from the store observer in `observer.py`) before its call returns, and the
+committer process makes the commit from it just after (`commitd.py`, `catch_up.py`: in step
+order, under the journal lock); a reader first commits whatever is still logged. The baseline
+goes through one `git fast-import` (`baseline.py`). The readers below use libgit2 too, which
+runs no hook and reads no `GIT_*` variable; the few git processes left (init, fast-import, gc, a
 big blob streamed) run with a clean environment, so a user's git config, hooks or `GIT_*`
-variables cannot change what is written or read. Each commit message names the tool and carries trailers:
+variables cannot change what is written or read. Each commit message names the tool and carries
+trailers:
 
     Memdir-Tool: str_replace
     Memdir-Role: manage          (step meta `role`, when given)
@@ -265,10 +266,11 @@ class Journal:
 
     def blob_chunks(self, sha: str, chunk: int = 1 << 20) -> Iterator[bytes]:
         """The content of one blob, `chunk` bytes at a time: a page of a big file as it was
-        (`store/window.py`) costs a chunk, not the file. libgit2 inflates an object whole
-        (its blob stream reads from the whole blob, +128 MB for a 60 MB file measured here),
-        so a blob over one chunk is streamed by `git cat-file blob`, which inflates as it
-        writes; a smaller one is read in process."""
+        (`store/window.py`) costs a chunk, not the file. libgit2 inflates an object whole (its
+        blob stream reads from the whole blob, so its memory grows with the file: figures in
+        benchmarks/results/2026-12-06-docstring-figures.md, "store/journal/repository.py"), so a
+        blob over one chunk is streamed by `git cat-file blob`, which inflates as it writes; a
+        smaller one is read in process."""
         with self._reading() as repo:
             try:
                 size = repo.odb.read_header(sha)[1]
@@ -398,8 +400,9 @@ def _compare(
     out: list[tuple[str, str, str]],
 ) -> None:
     """The changed files between two trees, only the subtrees whose ids differ read: a step
-    changes a few paths, so this reads a few trees: 29 ms for 1,100 steps here, where libgit2's
-    diff of the same trees took 77 ms."""
+    changes a few paths, so this reads a few trees, fewer than libgit2's diff of the same trees
+    reads (figures: benchmarks/results/2026-12-06-docstring-figures.md,
+    "store/journal/repository.py")."""
     before = {str(e.name): e for e in old} if old is not None else {}
     for entry in new if new is not None else ():
         name = str(entry.name)

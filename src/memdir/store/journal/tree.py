@@ -182,13 +182,14 @@ def set_head(repo: pygit2.Repository, oid: pygit2.Oid) -> None:
     """Point the branch HEAD names at `oid` by rewriting its 41 bytes in place.
 
     libgit2 (like git) writes a ref to a lock file and renames it over the old one; on ext4 a
-    rename over an existing file starts writeback of the new one (`auto_da_alloc`), which took
-    1.5-5 ms a step here, more than the rest of the commit. One `pwrite` of a same-length file
-    is whole or absent after a kill. No other writer can race it: every memdir committer holds
-    the journal lock, and the housekeeping `git gc` runs with gc.packRefs=false (a ref packed and
-    pruned under us could lose a step). A reader outside the lock that meets the 41-byte copy
-    mid-way could read a mix of two ids, which names no object: git then reports a bad ref for
-    that one read (the whole-tree check on its own thread reads HEAD under the journal lock)."""
+    rename over an existing file starts writeback of the new one (`auto_da_alloc`), which cost
+    more than the rest of the commit (benchmarks/results/2026-12-06-docstring-figures.md,
+    "store/journal/tree.py"). One `pwrite` of a same-length file is whole or absent after a
+    kill. No other writer can race it: every memdir committer holds the journal lock, and the
+    housekeeping `git gc` runs with gc.packRefs=false (a ref packed and pruned under us could
+    lose a step). A reader outside the lock that meets the 41-byte copy mid-way could read a mix
+    of two ids, which names no object: git then reports a bad ref for that one read (the
+    whole-tree check on its own thread reads HEAD under the journal lock)."""
     name = repo.references["HEAD"].target
     if not isinstance(name, str):  # a detached HEAD (set by hand): let libgit2 move it
         repo.set_head(oid)
