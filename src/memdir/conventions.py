@@ -11,8 +11,8 @@ nothing from memdir, and everything else imports it. The rules are docs/conventi
   REALTALK, the generated benchmark), `B3M12` (block 3, message 12: PersonaMem), `E12` (episode
   12 of a skill chain); in a file they stand in brackets, one or several: `[S6T5, S7T2]`.
 - **Facts** (docs/conventions.md, "Fact lines"): a fact line carries a locator; two fact lines
-  are one fact when their locator sets and their normalized words agree. The study's rule is
-  that a reorganization may move and rename but never drop a fact (docs/study.md, design rule
+  are one fact when their locator sets and their normalized words agree. The rule is that
+  a reorganization may move and rename but never drop a fact (docs/study.md, design rule
   4), so the identity ignores what moving and re-styling change (position, list and heading
   markers, emphasis, locator order, case) and keeps what a fact says and where it came from.
 - **Keyed facts** (docs/conventions.md, "Keyed facts and dated supersede"):

@@ -1,5 +1,5 @@
-"""The incoming stream: turns with their source locators, and the chunks the study feeds to
-builders and to chunk retrieval.
+"""The incoming stream: turns with their source locators, and the chunks an ingest feeds to the
+management role and to chunk retrieval.
 
 Chunking rule (docs/study.md, Configuration of record): at most 8 consecutive turns per chunk,
 closed early once a chunk would pass 3,000 characters. Two readings of the rule were measured
@@ -133,9 +133,10 @@ def sessions_of(turns: Sequence[Turn]) -> list[int]:
     return list(seen)
 
 
-# A turn is a chat message: the study's benchmarks have none over 1,200 characters. The bound (on
-# a JSONL line, or on the text of a turn in a JSON list) keeps one hostile turn (a whole document,
-# or 150 MB of nothing) from being read into memory and from reaching a model's prompt.
+# A turn is a chat message (the benchmark conversations have none over 1,200 characters). The
+# bound (on a JSONL line, or on the text of a turn in a JSON list) keeps one hostile turn (a
+# whole document, or 150 MB of nothing) from being read into memory and from reaching a model's
+# prompt.
 MAX_TURN_BYTES = 256 * 1024
 # A JSON list is parsed whole, so the file is bounded; JSONL is read line by line and is not.
 MAX_JSON_LIST_BYTES = 64 * 1024 * 1024

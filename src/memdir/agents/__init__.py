@@ -14,7 +14,7 @@
 - Writing: `ingest.py` (a stream into a store, naming the chunks that changed nothing);
   `strategy.py` (the ingest strategy, `--strategy dump|auto`: a verbatim dump while small, curation
   past `SWITCH_KB`, derived from the cost curve; docs/eval.md) over `dump_format.py` (the
-  dump's session files, which the study's verbatim-dump variant writes too);
+  dump's session files, one format for every writer of a verbatim dump);
   `curation.py` + `split/` (`--curation auto|agentic|split`; split curation is one schema-held
   extraction call per chunk, checked against the turns and filed by the offline curator's own
   filing in one journaled step; docs/curation.md); `feedback.py` (`--feedback health`: the

@@ -1,12 +1,12 @@
 """Who plays a role: the model, through the tool loop, or the offline baseline. Chosen here, once.
 
 Every role runner (`agents.run`, `agents.restructure`, and any role played outside them) asks
-:func:`policy` for the function that does its work and calls it; none of them tests which kind of
-model it holds. A baseline takes the same arguments as the model's play and acts through the same
-harness, so its effort is metered the same way and its record line says `model: offline,
-baseline: true`. Roles the baselines cannot play are named in `NO_BASELINE` with the reason a user
-is shown; a study role brings its own baseline or reason (`policy(baseline=)`,
-`require_model(reason=)`), so the product names none of the study's roles.
+:func:`policy` for the function that does its work and calls it; none of them tests which kind
+of model it holds. A baseline takes the same arguments as the model's play and acts through the
+same harness, so its effort is metered the same way and its record line says `model: offline,
+baseline: true`. Roles the baselines cannot play are named in `NO_BASELINE` with the reason a
+user is shown; a plugin's role brings its own baseline or reason (`policy(baseline=)`,
+`require_model(reason=)`), so the product names no role but its own.
 """
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
-"""How a chunk gets curated: the study's agentic episode, or memdir's split curation.
+"""How a chunk gets curated: the agentic episode, or memdir's split curation.
 
-The study's management role is one agentic episode per chunk: the model reads the store and
-writes with tools. A 1.5B local model does that badly (issue 32: it rewrote the root index with
-raw turns and wrote no memory file), but it extracts facts well when its output is constrained
-to a schema. Split curation (`agents/split/`, docs/curation.md) therefore separates *what to
-write* (one constrained call per chunk) from *where to file it* (the offline curator's filing,
-by rule). `auto` picks split for the local model and the agentic episode for every other one.
+The management role is one agentic episode per chunk (the paper's protocol): the model reads the
+store and writes with tools. A 1.5B local model does that badly (issue 32: it rewrote the root
+index with raw turns and wrote no memory file), but it extracts facts well when its output is
+constrained to a schema. Split curation (`agents/split/`, docs/curation.md) therefore separates
+*what to write* (one constrained call per chunk) from *where to file it* (the offline curator's
+filing, by rule). `auto` picks split for the local model and the agentic episode for every other
+one.
 
 The offline model has no extraction call to make: it plays management with the offline curator
 for `auto` and `agentic`, and an explicit `split` is refused with the reason rather than

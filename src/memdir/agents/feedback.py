@@ -1,13 +1,13 @@
 """Live health feedback in the management loop (`--feedback health`).
 
-The study's management protocol gives the agent no signal about the store it is shaping, and
-organization erodes as the store grows (docs/health.md). With feedback on, the store's health
-is taken before and after each chunk's episode; the findings the episode *introduced* (by key:
-`analytics.health.introduced`) go back to the agent as one more user turn of the same
-conversation, and it gets FEEDBACK_ROUNDS more rounds to mend them. Findings that were there
-before the episode are not its doing and are not sent. Every feedback turn is a `feedback` line
-of the run record, and what remained after it a `feedback_result` line. Without the flag
-nothing changes: the study's protocol stays the default.
+The management protocol (docs/study.md, "Roles") gives the agent no signal about the store it is
+shaping, and organization erodes as the store grows (docs/health.md). With feedback on, the
+store's health is taken before and after each chunk's episode; the findings the episode
+*introduced* (by key: `analytics.health.introduced`) go back to the agent as one more user turn
+of the same conversation, and it gets FEEDBACK_ROUNDS more rounds to mend them. Findings that
+were there before the episode are not its doing and are not sent. Every feedback turn is a
+`feedback` line of the run record, and what remained after it a `feedback_result` line. Without
+the flag nothing changes: the protocol as the paper gives it stays the default.
 """
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ async def ingest(
     role: Role | None = None,
     on_landed: Callable[[list[Turn]], None] | None = None,
 ) -> IngestResult:
-    """Integrate `turns` (chunked as in the study) with the management role; warn on no-ops.
+    """Integrate `turns` (chunked by `stream.chunk_stream`) with the management role; warn on no-ops.
     `feedback="health"` sends each episode the findings it introduced (agents/feedback.py);
     `curation` chooses the agentic episode or split curation (agents/curation.py); `on_landed`
     gets each chunk's turns once its episode is over."""

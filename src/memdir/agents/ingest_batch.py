@@ -1,5 +1,5 @@
 """One ingest: a batch of a conversation into a store, the one path `Memory.add`, `memdir ingest`
-and the study take, so the three cannot drift apart.
+and a plugin's runs take, so they cannot drift apart.
 
 Wherever the turns come from, the steps are the same: one ingest at a time (the store's ingest
 lock), the batch placed in the store's stream (turns the store holds left out, derived locators
@@ -32,9 +32,9 @@ from memdir.tools.profiles import require_profile
 @dataclass(frozen=True)
 class IngestSettings:
     """How a batch is integrated. `curation` and `feedback` are the product's choices
-    (docs/curation.md, docs/health.md); `strategy`, `switch_kb` and `profile` are the study's
-    (docs/eval.md, "Ingest strategy"; the tool profiles), which `Memory.add` leaves at these
-    defaults."""
+    (docs/curation.md, docs/health.md); `strategy`, `switch_kb` and `profile` are for runs that
+    compare layouts and tool sets (docs/eval.md, "Ingest strategy"; the tool profiles), which
+    `Memory.add` leaves at these defaults."""
 
     curation: Curation = "auto"
     feedback: Feedback = "none"

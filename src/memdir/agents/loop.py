@@ -86,10 +86,10 @@ class Episode:
 
 
 def tool_infos(harness: Harness | None) -> list[ToolInfo]:
-    """The tools a role's model is shown: the study's exact schemas and descriptions, without
-    memdir's extension parameters (expected_sha256, show_sha256) or convention notes (the
-    role prompts teach the conventions the study's way). A role is the only writer of its
-    store, and a small model shown a hash parameter would invent one and refuse its own writes."""
+    """The tools a role's model is shown: the base schemas and descriptions, without memdir's
+    extension parameters (expected_sha256, show_sha256) or convention notes (the role prompts
+    teach the conventions themselves, one way). A role is the only writer of its store, and a
+    small model shown a hash parameter would invent one and refuse its own writes."""
     if harness is None:
         return []
     return [ToolInfo(s.name, s.description, s.input_schema(extensions=False)) for s in harness.specs.values()]

@@ -1,13 +1,13 @@
 """A feedback round may mend the store, never lose a source: every locator the store cited
 before the round is cited after it, or the whole round is undone.
 
-The round is memdir's addition to the study's protocol (agents/feedback.py), so it must not
+The round is memdir's addition to the management protocol (agents/feedback.py), so it must not
 cost the store what the episode filed. On the local 1.5B model a round told to retire a stale
-value deleted the store's only file, MEMORY.md, with every fact line in it (docs/health.md).
-A mend rewrites lines (a value struck through, a reference cut or pointed anew), so the words
-of a fact may change; its locator stays, and that is what the gate holds to, as the offline
-mender's tests do. The undo lands through the landing kernel (agents/landing.py) as one step,
-so the guards hold, the index and journal follow, and the store is as it was byte for byte.
+value deleted the store's only file, MEMORY.md, with every fact line in it (docs/health.md). A
+mend rewrites lines (a value struck through, a reference cut or pointed anew), so the words of a
+fact may change; its locator stays, and that is what the gate holds to, as the offline mender's
+tests do. The undo lands through the landing kernel (agents/landing.py) as one step, so the
+guards hold, the index and journal follow, and the store is as it was byte for byte.
 
 The same gate holds every model-driven management episode (`gate_episode`, from
 agents/run.py): on the local model an episode rewrote the root MEMORY.md with raw turn text and

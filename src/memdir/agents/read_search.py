@@ -1,18 +1,18 @@
 """The read search: the top sections by search, then one constrained model call that answers
 with citations to the lines it was shown (issue 32, item 4: answers a small model can give).
 
-The study's answering role (the paper's search agent) is an agentic episode: the model navigates
-the store with tools over up to 40 rounds. A 1.5B local model does that badly and slowly; it
-reads well when the reading is done for it and its reply is held to a schema. So memdir's read
-search ranks sections with no model (`search/hybrid.search_sections`: hybrid where the `embed`
-extra is installed, else BM25, as `Memory.search` picks), shows the best of them with their
-paths and whole-file line numbers, and asks once for `{"answer", "citations"}` (the json-schema
-protocol on the local model, structured output on OpenAI, a forced tool on Anthropic:
+The agentic answering role (the paper's search agent) is an episode: the model navigates the
+store with tools over up to 40 rounds. A 1.5B local model does that badly and slowly; it reads
+well when the reading is done for it and its reply is held to a schema. So memdir's read search
+ranks sections with no model (`search/hybrid.search_sections`: hybrid where the `embed` extra is
+installed, else BM25, as `Memory.search` picks), shows the best of them with their paths and
+whole-file line numbers, and asks once for `{"answer", "citations"}` (the json-schema protocol
+on the local model, structured output on OpenAI, a forced tool on Anthropic:
 `GenerateConfig.require_schema`). A citation must name lines it was shown; the others are
-dropped and counted. What a citation names is read by the one resolver (store/citations.py):
-a section or a whole file is kept only when every line of it was shown, so a section the model
+dropped and counted. What a citation names is read by the one resolver (store/citations.py): a
+section or a whole file is kept only when every line of it was shown, so a section the model
 never saw, or a file it saw a part of, is not cited as if it had been read. The agentic search
-stays the study's (`agents/run.answer_question`) and the default for every other model.
+(`agents/run.answer_question`) stays the default for every other model.
 """
 
 from __future__ import annotations

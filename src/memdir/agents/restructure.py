@@ -28,7 +28,7 @@ async def reorganize(
 ) -> list[RoleOutput]:
     """Restructure the store in `passes` passes; 'preserve' and 'condense' differ by one prompt rule.
     The role is the product's (keeping memdir's keyed-fact conventions, as `memdir consolidate`
-    needs) unless the caller brings its own (the study's reorg variants, the paper's rules only);
+    needs) unless the caller brings its own (e.g. one with the paper's rules only, no keyed facts);
     `variant` labels the records."""
     if mode not in ("preserve", "condense"):
         raise MemdirError(f"reorganize mode must be 'preserve' or 'condense', not {mode!r}")

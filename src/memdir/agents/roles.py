@@ -14,9 +14,9 @@ paper's Appendix A.3; other forms of it live with whoever plays them, in their o
 The roles here carry the product's settings (`Memory.add` / `Memory.ask`, `memdir ingest` / `ask`,
 `memdir consolidate`): the product's store is written in memdir's conventions (keyed facts, one
 live value per key: docs/conventions.md), so every role here teaches or reads them (`keyed`), and
-its answering role gets the organized store's round cap (`SEARCH_ROUNDS_PRODUCT`). The study's
-variants set their own (prompt form, round cap, conventions) on top of these, in the study's
-own package; no variant name is known here.
+its answering role gets the organized store's round cap (`SEARCH_ROUNDS_PRODUCT`). A plugin's
+variants set their own (prompt form, round cap, conventions) on top of these, in their own
+package; no variant name is known here.
 """
 
 from __future__ import annotations
@@ -59,8 +59,8 @@ class Role:
     keyed: bool = False  # the store follows memdir's keyed-fact conventions (the product's do)
     temperature: float | None = None
     compact_at: int = COMPACT_AT
-    # The package whose `prompts/` holds `template`: the product's roles here; the study's own
-    # roles (closed-book, GS guidance, skill search, execution) their own package.
+    # The package whose `prompts/` holds `template`: the product's roles here; a plugin's own
+    # roles (e.g. closed-book, skill search, execution) their own package.
     # The shared `_*.md` blocks are always the product's.
     package: str = "memdir.agents"
 
@@ -92,7 +92,8 @@ def get_role(name: str, profile: str | None = None) -> Role:
 
 def search_turn(question: str, core_memory: str | None = None) -> str:
     """The answering role's user turn: the question and the fixed citation instruction, after the
-    store's core memory only where the caller loads it (the product does, the study does not)."""
+    store's core memory only where the caller loads it (the product does; a run that follows the
+    paper's protocol does not)."""
     core = f"{core_memory.strip()}\n\n" if core_memory else ""
     return f"{core}{question}\n\n{CITE_EVERY_CLAIM}"
 

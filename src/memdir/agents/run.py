@@ -61,7 +61,7 @@ async def manage_chunk(
     """Integrate one chunk into the store (the management role); with `feedback="health"`, the
     findings its episode introduced go back to it for one more round (agents/feedback.py).
     `curation` chooses the agentic episode or split curation (agents/curation.py). `role` is the
-    product's management role unless the caller brings its own (the study, its variant's);
+    product's management role unless the caller brings its own (e.g. a variant's);
     `variant` only labels the records."""
     if feedback not in FEEDBACKS:
         raise MemdirError(f"unknown feedback {feedback!r}; choose one of {', '.join(FEEDBACKS)}")
@@ -124,12 +124,12 @@ async def answer_question(
     core_memory: bool = True,
     role: Role | None = None,
 ) -> RoleOutput:
-    """Answer `question` from the store, read-only, with citations (the `answer` role, the paper's
-    search agent), as the product's role (its round cap: `roles.SEARCH_ROUNDS_PRODUCT`) unless
-    the caller brings its own (the study, its variant's form and cap); `variant` labels records.
-    `core_memory` puts the store's core memory before the question, as the product does. The
-    study's runner turns it off: the paper's search agent gets its system prompt, the question and
-    the fixed citation instruction, and reaches every file, the dump's root sessions too, through
+    """Answer `question` from the store, read-only, with citations (the `answer` role, the
+    paper's search agent), as the product's role (its round cap: `roles.SEARCH_ROUNDS_PRODUCT`)
+    unless the caller brings its own (e.g. a variant's form and cap); `variant` labels records.
+    `core_memory` puts the store's core memory before the question, as the product does. Off,
+    the role gets what the paper's search agent gets: its system prompt, the question and the
+    fixed citation instruction, and it reaches every file, the dump's root sessions too, through
     its tools."""
     role = (role or get_role("answer")).with_profile(profile)
     ids: RecordIds = {"variant": variant, "question": question_id}
@@ -235,7 +235,7 @@ async def answer_many(
     profile: str | None = None,
     role: Role | None = None,
 ) -> list[RoleOutput]:
-    """Answer (question id, question) pairs with at most `in_flight` at once (8 in the study), in order."""
+    """Answer (question id, question) pairs with at most `in_flight` at once, in order."""
     gate = asyncio.Semaphore(in_flight)
 
     async def one(qid: str, question: str) -> RoleOutput:

@@ -31,7 +31,7 @@ KINDS = (
     "over-long",
 )
 
-# Over-long: a section holding more than one whole intake chunk of conversation (the study's
+# Over-long: a section holding more than one whole intake chunk of conversation (the stream's
 # chunk bound, docs/study.md, configuration of record) has grown over several intakes instead of
 # being partitioned (design rule 1); docs/health.md, "The kinds".
 MAX_SECTION_CHARS = MAX_CHARS

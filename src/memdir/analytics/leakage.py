@@ -1,6 +1,6 @@
 """B3, scope leakage (docs/metrics.md; P3 in docs/study.md), and its leave-one-out reading `b3_loo`.
 
-The study's definition is the default: unit u leaks when
+The paper's definition is the default: unit u leaks when
 `max over g != g(u) of cos(v_u, mu_g) > cos(v_u, mu_g(u))`, where mu_g is the centroid of
 sibling group g and u's own centroid *includes u*. `b3` is the leaking fraction of all measured
 units. A unit alone in its group is its own centroid (cosine 1), so it never leaks.
@@ -9,7 +9,7 @@ units. A unit alone in its group is its own centroid (cosine 1), so it never lea
 out, so only units with a measured sibling are judged, and a unit orthogonal to its siblings
 leaks as soon as any other group shares a word with it. It is kept under its own name because
 it separates "filed with siblings it resembles" from "filed anywhere it is not an outlier", a
-difference the study's formula hides on small groups (docs/metrics.md, B3). It is never B3.
+difference the paper's formula hides on small groups (docs/metrics.md, B3). It is never B3.
 
 Both are computed in one pass from the group sums `s_g` (a centroid is `s_g / |g|`, and a
 cosine does not see the scale): `cos(v, s_g)` needs only `v . s_g` and `|s_g|`, and the

@@ -1,8 +1,9 @@
 """`memdir stats`: the store profile, the shape panel and the taxonomy-contract panel in one record.
 
-Measured on the study's tree: memdir's own index files (`MEMORY.md`) are left out, as the paper's
-stores have none, so a verbatim dump of 30 sessions is 30 files (Table 3); `memdir_files`,
-`memdir_sections` and `memdir_kb` count the store with them (docs/metrics.md, "Store profile")."""
+Measured on the tree as the paper counts it: memdir's own index files (`MEMORY.md`) are left
+out, as the paper's stores have none, so a verbatim dump of 30 sessions is 30 files (Table 3);
+`memdir_files`, `memdir_sections` and `memdir_kb` count the store with them (docs/metrics.md,
+"Store profile")."""
 
 from __future__ import annotations
 

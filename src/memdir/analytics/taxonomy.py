@@ -21,7 +21,7 @@ out everywhere below, also as B1 siblings.
   sum_{i<j} cos = (|sum v|^2 - sum |v|^2) / 2).
 - B3 (scope leakage): the fraction of measured units whose cosine to another parent group's
   centroid (any other group in the store) is strictly greater than to their own group's
-  centroid, the unit itself included in its own (the study's formula); `b3_loo` leaves it out.
+  centroid, the unit itself included in its own (the paper's formula); `b3_loo` leaves it out.
   Both in `leakage`.
 - B4 (tree-wide proximity): Spearman correlation, over unit pairs, between tree distance (edges
   from one unit to the other through their lowest common ancestor) and content distance

@@ -111,8 +111,9 @@ class Node:
 
 @dataclass
 class IndexCounts:
-    """memdir's own index files (`MEMORY.md`) a study tree leaves out, counted apart: the paper
-    counts a store's files, and these are memdir's signage (docs/metrics.md, "Store profile")."""
+    """memdir's own index files (`MEMORY.md`) a tree without indexes leaves out, counted apart:
+    the paper counts a store's files, and these are memdir's signage (docs/metrics.md, "Store
+    profile")."""
 
     files: int = 0
     sections: int = 0
@@ -208,11 +209,11 @@ def finish(
 def build(snap: Snapshot, *, indexes: bool = True) -> Tree:
     """The combined tree of a snapshot, children in path order, headings in file order.
 
-    `indexes=False` is the study's tree (`memdir stats`): memdir's index files (`MEMORY.md`) are
-    no nodes, so they are neither counted nor units nor siblings, as the paper's stores have
-    none (its dump: 30 files for 30 sessions); a folder still takes its index's description as
-    its label. They are counted apart in `Tree.indexes`. Health keeps them (`indexes=True`): its
-    rules read what an index holds."""
+    `indexes=False` is the tree as the paper counts it (`memdir stats`): memdir's index files
+    (`MEMORY.md`) are no nodes, so they are neither counted nor units nor siblings, as the
+    paper's stores have none (its dump: 30 files for 30 sessions); a folder still takes its
+    index's description as its label. They are counted apart in `Tree.indexes`. Health keeps
+    them (`indexes=True`): its rules read what an index holds."""
     root, by_parts = folders(snap)
     sections = total_bytes = n_xrefs = 0
     left = IndexCounts()

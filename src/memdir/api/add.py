@@ -1,11 +1,11 @@
 """What `add` takes and what it returns, once for `Memory` and `AsyncMemory`.
 
 `add` keeps the choices an app makes about its memory (the model, whose words, when, how it is
-curated, whether health findings go back to the model); the study's settings (the adaptive
-shape and its switch point, tool profiles, a LoCoMo sample) belong to the one ingest
-(agents/ingest_batch.py), which the study calls directly. The signature is written once, as
-`AddOptions`, and `memory.takes` gives it to both faces, so Python and the type checker refuse
-the same calls on each.
+curated, whether health findings go back to the model); the settings of a run that compares
+layouts (the ingest strategy and its switch point, tool profiles, a benchmark sample) belong to
+the one ingest (agents/ingest_batch.py), which such a run calls directly. The signature is
+written once, as `AddOptions`, and `memory.takes` gives it to both faces, so Python and the type
+checker refuse the same calls on each.
 """
 
 from __future__ import annotations

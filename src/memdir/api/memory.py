@@ -339,7 +339,7 @@ class Memory(_Core):
     def add(self, how: AddOptions) -> AddResult:
         """Remember `data` (text, chat messages, Turns or a chat-log file) through the one
         ingest `memdir ingest` runs, so both leave the same store; the keywords are an app's
-        choices only (README, "Memory for your agent"; the study's settings: api/add.py)."""
+        choices only (README, "Memory for your agent"; the rest: api/add.py)."""
         return _run(self._add(how))
 
     def search(
@@ -360,9 +360,9 @@ class Memory(_Core):
         """Answer `question` from the store with the answering role (read-only), with citations
         resolved against the store, and what it cost. `search="read"`: the top sections by
         search, then one constrained model call citing the lines it was shown (the default for
-        the local model); `"agentic"`: the study's tool-using search episode, at the product's
-        round cap (`agents/roles.py`, `SEARCH_ROUNDS_PRODUCT`: 40) (the default for every other
-        model; the offline model's lexical searcher)."""
+        the local model); `"agentic"`: the tool-using search episode (the paper's search agent),
+        at the product's round cap (`agents/roles.py`, `SEARCH_ROUNDS_PRODUCT`: 40) (the default
+        for every other model; the offline model's lexical searcher)."""
         return _run(self._ask(question, model, profile, search))
 
     def history(self) -> list[JournalStep]:

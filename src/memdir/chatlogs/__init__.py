@@ -1,5 +1,5 @@
 """Chat logs as users have them, made a stream of turns: the product's reader (`memdir ingest
-FILE`, `Memory.add`), which the study's benchmark loaders share for LoCoMo and REALTALK turns.
+FILE`, `Memory.add`), which benchmark loaders share for LoCoMo and REALTALK turns.
 
 `read.py` detects a file's shape and reads it; `messages.py` derives locators for messages and
 records that carry none; `exports.py` reads ChatGPT and Claude.ai exports (a session per

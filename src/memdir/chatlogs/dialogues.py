@@ -1,6 +1,6 @@
 """The turns of a LoCoMo or REALTALK conversation, read from the file as its authors wrote it.
 
-Both the product (a user's copy of such a file, `memdir ingest`) and the study's benchmark loaders
+Both the product (a user's copy of such a file, `memdir ingest`) and benchmark loaders
 (which add the questions and build a `Sample` on these turns) read conversations this way, so
 it is defined once, here. A conversation is `session_N` lists of turns, each with a `dia_id`
 (`D6:5`, made the locator `S6T5`: docs/conventions.md, "Source locators"), a speaker and its

@@ -6,8 +6,8 @@ The shapes read (docs/ingest.md), told apart by their content:
 - OpenAI-style messages `{role, content}`: JSONL, a JSON list, or `{"messages": [...]}`;
 - speaker/text records `{speaker, text}`: JSONL or a JSON list;
 - a LoCoMo file (a list of samples, or one, each with a `conversation` of `session_N` lists)
-  and a REALTALK chat file (`{name, session_N: [...]}`), their turns read as the study's
-  benchmark loaders read them (`dialogues.py`);
+  and a REALTALK chat file (`{name, session_N: [...]}`), their turns read as benchmark
+  loaders read them (`dialogues.py`);
 - a ChatGPT `conversations.json` or a Claude.ai export (`exports.py`: a session per
   conversation), also as the .zip the service hands over (`archive.py`: its conversations.json
   read in memory, within caps on its size and on the zip's members).

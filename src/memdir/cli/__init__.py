@@ -1,7 +1,7 @@
 """The `memdir` command: thin click commands over the library, nothing decided here.
 
 `main.py` lists the topic modules (`COMMAND_MODULES`), then adds what plugins register
-(`memdir/plugins.py`; the study adds `memdir study`, or names the extra that installs it); a
+(`memdir/plugins.py`: e.g. `memdir study`, or the extra that installs it); a
 topic module is imported only when one of its commands runs (`topics.py`), so `check` and
 `stats` load no agents, libgit2 or tantivy. Shared option sets, each defined once:
 `root_opts.py` (ROOT first, `--root` accepted as the same thing), `guard_opts.py` (the

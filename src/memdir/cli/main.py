@@ -1,6 +1,6 @@
 """The `memdir` command: a thin layer over the library. Each topic lives in its own module
-and registers its commands on :data:`cli` here; a plugin (`memdir/plugins.py`) adds its own,
-as the study adds `memdir study`.
+and registers its commands on :data:`cli` here; a plugin (`memdir/plugins.py`) adds its own
+(e.g. `memdir study`).
 
 A topic module is imported when one of its commands runs (or `--help` lists them all), not at
 start (cli/topics.py): `memdir check` and `memdir stats` load no agents, and a check of a 50 MB

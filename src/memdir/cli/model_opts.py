@@ -1,7 +1,7 @@
 """The options that say where a model is served and how tools reach it, shared by every command
-that takes a model (ingest, ask, consolidate, eval, skills), and the study commands' `--tool-set`;
-the model they name, the store's call log (`<root>/.memdir/calls.jsonl`, hidden from every
-agent tool) and the usage line a command prints after its calls."""
+that takes a model (ingest, ask, consolidate, eval, skills), and `--tool-set` where a command
+takes one; the model they name, the store's call log (`<root>/.memdir/calls.jsonl`, hidden from
+every agent tool) and the usage line a command prints after its calls."""
 
 from __future__ import annotations
 

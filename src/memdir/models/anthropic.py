@@ -102,7 +102,7 @@ def to_wire(
 
 def thinking_budget(config: GenerateConfig, forced: bool = False) -> int | None:
     """The thinking budget a call's reasoning effort asks for, or None: no effort (or `none`),
-    a temperature set (the API takes no temperature with thinking, and the study's judge is at
+    a temperature set (the API takes no temperature with thinking, and a judge runs at
     temperature 0), a forced tool (refused with thinking), or max_tokens too small for the
     minimum budget."""
     effort = config.reasoning_effort

@@ -103,8 +103,8 @@ class ModelAPI(ABC):
     only one way); `context_window` is the prompt budget in tokens where the server has a small
     one (a local model), so the loop can compact before the server refuses; `round_cap`, when
     set (eval and skills `--round-cap`), lowers every role's round cap for a model too slow to
-    run the study's (a 1.5B local model at 80 reorganization rounds per pass), and is recorded in
-    the run manifest.
+    run the roles' own (a small local model at 80 reorganization rounds per pass), and is
+    recorded in the run manifest.
     """
 
     tool_protocol: str | None = None
@@ -129,7 +129,7 @@ class ModelAPI(ABC):
         return None
 
     def takes_reasoning_effort(self) -> bool:
-        """Whether this model is sent `GenerateConfig.reasoning_effort` (the study's per-role
+        """Whether this model is sent `GenerateConfig.reasoning_effort` (a per-role
         setting, docs/study.md, Configuration of record (Table 11)). A server that has no such
         control refuses a call that names one, so elsewhere the effort is left out, and the run
         manifest says which models it reached."""

@@ -5,7 +5,7 @@ text, no null content, the tool protocols) holds for Ollama and vLLM users too. 
 about it: the server is started on first use (or `--base-url` names one already running), the
 requests of a process go to it one at a time (the server runs one anyway, so a request's time
 is its own and its prompt can extend the previous one in the cache), and the context and output
-caps are the small model's, not the study's.
+caps are the small model's, not the roles' defaults.
 """
 
 from __future__ import annotations

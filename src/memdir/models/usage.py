@@ -1,8 +1,9 @@
 """Token usage as an addable value, price cards from a data file, and intrinsic cost bounds.
 
-Usage fields follow what the study meters: uncached input, cached input, output (reasoning is
-a sub-count of output), calls and wall seconds. `cache_write` (Anthropic's cache creation) is
-already inside `input_uncached`; it is kept apart only so the card can price it if it differs.
+Usage fields are what a run's cost is reported in (docs/eval.md, "The cost curve"): uncached
+input, cached input, output (reasoning is a sub-count of output), calls and wall seconds.
+`cache_write` (Anthropic's cache creation) is already inside `input_uncached`; it is kept apart
+only so the card can price it if it differs.
 """
 
 from __future__ import annotations

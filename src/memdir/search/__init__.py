@@ -25,5 +25,5 @@ search; an edit made outside the tools is caught by `watch.py` (inotify change n
 those are missing, the stat walk of `scan.py`.
 
 `chunks.py` builds the chunk-retrieval store (one file per stream chunk, indexed at once): the
-retrieval baseline the study measures search against.
+retrieval baseline a curated store's search is measured against.
 """

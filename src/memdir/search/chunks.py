@@ -1,8 +1,8 @@
 """The chunk-retrieval store: a conversation stream as one file per chunk, locators inline.
 
-This is the retrieval baseline of the study: no curation, just the raw chunks the management
-agent would have seen (the stream's own chunking, `memdir.stream.chunk_stream`), each a valid
-memory file so the same BM25 index and tools serve it.
+This is the retrieval baseline (the paper's chunk retrieval): no curation, just the raw chunks
+the management agent would have seen (the stream's own chunking, `memdir.stream.chunk_stream`),
+each a valid memory file so the same BM25 index and tools serve it.
 """
 
 from __future__ import annotations

@@ -2,10 +2,11 @@
 memory.
 
 The Agent Memory convention wants a `MEMORY.md` in every memory directory (docs/study.md, The
-store; `spec.validate`'s `dir-index`), but the study's file tools write only the file they are
-given: `create /memories/places/lisbon.md` left `/memories/places` without a folder index, so an
-agent made an invalid store with its first new folder. This plans, before the write, what the
-folder indexes must become once it lands (`tools/folder_index_keeping.py` lands both in one step):
+store; `spec.validate`'s `dir-index`), but the base contract's file tools write only the file
+they are given: `create /memories/places/lisbon.md` left `/memories/places` without a folder
+index, so an agent made an invalid store with its first new folder. This plans, before the
+write, what the folder indexes must become once it lands (`tools/folder_index_keeping.py` lands
+both in one step):
 
 - a folder the write makes a memory directory gets a `MEMORY.md` listing what it holds
   (`folder_index.render`), and the nearest index above it an entry for it;

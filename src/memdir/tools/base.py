@@ -40,7 +40,8 @@ _EXPECTED = {
 
 @dataclass
 class Meter:
-    """What one call (or a run of calls) cost the harness: the units the study meters."""
+    """What one call (or a run of calls) cost the harness, in the units a run's cost is
+    reported in: calls, writes, bytes returned and read, files touched, seconds."""
 
     calls: int = 0
     bytes_returned: int = 0
@@ -95,8 +96,9 @@ class Param:
     description: str
     required: bool
     default: Any = None
-    # memdir's own addition to the study's contract (e.g. expected_sha256): always accepted,
-    # shown in the schemas agent builders get, left out of the study's (input_schema below).
+    # memdir's own addition to the base contract (each tool's text and schema as docs/study.md,
+    # "Tool contracts", gives them), e.g. expected_sha256: always accepted, shown in the schemas
+    # agent builders get, left out of the base schema (input_schema below).
     extension: bool = False
 
 
@@ -114,13 +116,13 @@ class ToolSpec:
     notes: str = ""  # memdir's conventions taught after the contract (docs/conventions.md)
 
     def describe(self, extensions: bool = True) -> str:
-        """The description a model reads: the study's contract, then (with `extensions`) the
+        """The description a model reads: the base contract, then (with `extensions`) the
         store's writing conventions. `extensions=False` is what memdir's own roles are shown,
-        so the study's runs keep the study's exact texts (agents/loop.py, tool_infos)."""
+        so a role's prompt and its tools teach one way (agents/loop.py, tool_infos)."""
         return f"{self.description}\n{self.notes}" if extensions and self.notes else self.description
 
     def input_schema(self, extensions: bool = True) -> JsonObject:
-        """The arguments' JSON schema. `extensions=False` gives the study's exact schema: the
+        """The arguments' JSON schema. `extensions=False` gives the base schema: the
         one memdir's own roles hand their models (agents/loop.py, tool_infos)."""
         props: JsonObject = {}
         for p in self.params:
@@ -157,7 +159,7 @@ class ToolSpec:
         return bound
 
     def _signature(self) -> str:
-        # The study's parameters only: an error text must not teach an extension to a model
+        # The base parameters only: an error text must not teach an extension to a model
         # whose schema leaves it out.
         shown = [p for p in self.params if not p.extension]
         return ", ".join(p.name if p.required else f"{p.name}?" for p in shown)
@@ -251,7 +253,7 @@ def tool(
     notes: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., str]], Callable[..., str]]:
     """Register `fn` as a tool. `params` gives each parameter's text for the model; the names
-    in `extensions` are memdir's additions to the study's contract (each must be optional).
+    in `extensions` are memdir's additions to the base contract (each must be optional).
     `idempotent` defaults to `read_only`; a writer that claims it must earn it (a test repeats
     its calls). A tool with an `output_schema` sets `ctx.data` on every successful call. `notes`
     teach the store's conventions after the contract, to agent builders' models only."""

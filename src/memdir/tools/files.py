@@ -37,7 +37,7 @@ SNIPPET_CONTEXT = 2
 MAX_FILE_BYTES = 16 * 1024 * 1024  # keeps one call from flooding the disk; the refusal says what to do
 
 # What the writing tools teach about the store (docs/conventions.md), in words of our own; each
-# is added after the tool's contract, which stays the study's.
+# is added after the tool's base contract, which stays as docs/study.md gives it.
 FACT_LINES = """
 Write facts the way the store keeps them: end every fact line with its source locator in
 brackets, e.g. `- 2023-05-02: Calvin bought a vintage Mustang [S6T5]`, and point to what

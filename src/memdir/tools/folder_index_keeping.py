@@ -1,12 +1,13 @@
 """Folder index keeping: the harness's switch, and a write landed with the folder indexes it needs.
 
 `keep_indexes` (`Harness(..., keep_indexes=True)`, the tool setting `KEEP_INDEXES`) is memdir's
-extension of the study's contract (docs/study.md, Tool contracts): with it, a file tool's write
-also brings the folder indexes to what `store/folder_index_plan.py` plans, so the store stays a
-valid memory after every call (a `MEMORY.md` in each memory directory, entries moved and removed
-with their files). The product turns it on (the Python API, `memdir tool`, the MCP server, the
-Anthropic drop-in); the study's roles, variants and evaluation leave it off, because the paper's
-stores have no such indexes and the study's tools write only what they are told.
+extension of the base tool contract (docs/study.md, Tool contracts): with it, a file tool's
+write also brings the folder indexes to what `store/folder_index_plan.py` plans, so the store
+stays a valid memory after every call (a `MEMORY.md` in each memory directory, entries moved and
+removed with their files). The product turns it on (the Python API, `memdir tool`, the MCP
+server, the Anthropic drop-in). It is off for a harness built without it, as the roles' are: the
+base contract's tools write only what they are told, and a store laid out as the paper lays it
+out has no such indexes.
 
 A write and its indexes land as one journaled step, whole or not at all: the plan is made and
 checked first, then written as the store's intent record (`store/landing_intent.py`, which the

@@ -62,10 +62,10 @@ class Guards:
 
 
 def store_limits(store: Store) -> tuple[int, int]:
-    """(fanout cap, core budget) that hold for `store`: its guards' where it has them,
-    else the study's defaults. `health` measures against these, whoever calls it (the tool,
-    the feedback round, the offline mender), so a finding never disagrees with the guard that
-    will refuse the write."""
+    """(fanout cap, core budget) that hold for `store`: its guards' where it has them, else the
+    defaults (`spec.DEFAULT_FANOUT_CAP`, `spec.DEFAULT_CORE_BUDGET`). `health` measures against
+    these, whoever calls it (the tool, the feedback round, the offline mender), so a finding
+    never disagrees with the guard that will refuse the write."""
     cap, budget = spec.DEFAULT_FANOUT_CAP, spec.DEFAULT_CORE_BUDGET
     if isinstance(store, GuardedStore):
         cap = cap if store.guards.fanout_cap is None else store.guards.fanout_cap

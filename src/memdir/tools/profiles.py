@@ -1,5 +1,5 @@
-"""Profiles: the tools the study hands to each role, the tool sets that pair them, and the
-harness that serves one profile.
+"""Profiles: the tools each role is handed, the tool sets that pair them, and the harness that
+serves one profile.
 
 A profile is only a list of tool names; the harness dispatches calls to those tools and
 nothing else, so a `search` harness cannot write whatever the model asks for. A tool set
@@ -23,10 +23,10 @@ PROFILES: dict[str, tuple[str, ...]] = {
     "search": SEARCH,
     "manage-bm25": (*MANAGE, "bm25_full_search"),
     "search-bm25": (*SEARCH, "bm25_full_search"),
-    # memdir's own (not the study's): hybrid search by section, BM25 and embeddings fused
+    # memdir's own (not the paper's): hybrid search by section, BM25 and embeddings fused
     "manage-hybrid": (*MANAGE, "section_search"),
     "search-hybrid": (*SEARCH, "section_search"),
-    # memdir's own, opt-in: the study's manage tools plus `health`, the store's findings
+    # memdir's own, opt-in: the manage tools plus `health`, the store's findings
     # (docs/health.md)
     "manage-health": (*MANAGE, "health"),
     "shell": ("bash",),
@@ -35,11 +35,11 @@ PROFILES: dict[str, tuple[str, ...]] = {
     "folder": ("view", "grep", "rename"),
 }
 EMBEDDING_TOOLS = frozenset({"section_search", "hybrid_chunk_retrieve"})  # need the `embed` extra
-# The study's tool sets: name -> (build profile, search profile).
+# Tool sets: name -> (build profile, search profile).
 TOOL_SETS: dict[str, tuple[str, str]] = {
     "center": ("manage", "search"),
     "center-bm25": ("manage-bm25", "search-bm25"),
-    "center-hybrid": ("manage-hybrid", "search-hybrid"),  # memdir's own: the study's plus `section_search`
+    "center-hybrid": ("manage-hybrid", "search-hybrid"),  # memdir's own: center plus `section_search`
     "shell": ("shell", "shell"),
 }
 
@@ -104,10 +104,10 @@ class Harness:
         keep_indexes: bool = False,
         **meta: Any,
     ) -> None:
-        """`keep_indexes` is memdir's folder index keeping (`tools/folder_index_keeping.py`): each
-        write also keeps the folder indexes (`MEMORY.md`), so the store stays a valid memory after every
-        call. The product's harnesses turn it on; the study's roles leave it off (the paper's
-        stores have no folder indexes), so its runs keep the study's exact tool contracts."""
+        """`keep_indexes` is memdir's folder index keeping (`tools/folder_index_keeping.py`):
+        each write also keeps the folder indexes (`MEMORY.md`), so the store stays a valid
+        memory after every call. The product's harnesses turn it on; the roles' leave it off, so
+        a role's tools keep the base contract (docs/study.md, Tool contracts)."""
         self.store = store
         self.profile = profile
         self.specs = {s.name: s for s in profile_specs(profile)}

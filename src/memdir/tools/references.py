@@ -1,12 +1,12 @@
 """The rename tool's references: every `see /memories/...` naming what a rename moves, rewritten
 in the rename's own step.
 
-With the product's folder index keeping (`folder_index_keeping.py`), a rename leaves no reference
-dangling: the files holding one, anywhere in the store, are planned with `store/retarget.py` (the one
-reading of the grammar, `spec.XREF`) and written with the move, under its intent record, so a
-kill lands all of it or none. The study's tools keep the study's contract (the model fixes its
-own references; the tool's note says so to a model shown the extensions), so without index
-keeping nothing here runs.
+With the product's folder index keeping (`folder_index_keeping.py`), a rename leaves no
+reference dangling: the files holding one, anywhere in the store, are planned with
+`store/retarget.py` (the one reading of the grammar, `spec.XREF`) and written with the move,
+under its intent record, so a kill lands all of it or none. Without it the tools keep the base
+contract (the model fixes its own references; the tool's note says so to a model shown the
+extensions), so without index keeping nothing here runs.
 """
 
 from __future__ import annotations

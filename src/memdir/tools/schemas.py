@@ -2,7 +2,7 @@
 
 These are the schemas agent builders get (the Python API's `Memory.tools`, the MCP server), so
 they carry memdir's extension parameters such as `expected_sha256` and the notes that teach the
-store's conventions; memdir's own roles take the study's exact schemas and texts instead
+store's conventions; memdir's own roles take the base schemas and texts instead
 (agents/loop.py, tool_infos).
 """
 

@@ -1,4 +1,4 @@
-"""bash: a full shell over the memory, confined to it (the study's Shell profile).
+"""bash: a full shell over the memory, confined to it (the `shell` profile).
 
 A command runs in the bubblewrap sandbox (:mod:`memdir.tools.sandbox`) on a private working
 copy of the store (:mod:`memdir.store.workcopy`, brought up to date with the root first)

@@ -1,6 +1,6 @@
 """view: a file with line numbers, or a folder's entries up to LIST_DEPTH levels down.
 
-The text is the study's (docs/study.md, Tool contracts: a file with line numbers, frontmatter
+The text is the base contract's (docs/study.md, Tool contracts: a file with line numbers, frontmatter
 first; a folder as full paths with sizes, a folder's size counting everything inside it, each
 file with its [description: ...]). memdir adds the same outcome as data: for a file its sha256
 (the value the writers take as `expected_sha256`), line and byte counts; for a folder its
@@ -80,7 +80,7 @@ def view(
 def _view_file(
     mp: MemoryPath, text: str, start_line: int | None, end_line: int | None
 ) -> tuple[str, int, int]:
-    """The study's text of a file view and the lines it shows (0, 0 for an empty file)."""
+    """The base contract's text of a file view and the lines it shows (0, 0 for an empty file)."""
     lines = split_lines(text)
     total = len(lines)
     if start_line is None and end_line is None:

@@ -3,7 +3,7 @@
 A bare :class:`Store` writes files and nothing else. The search index and the journal follow
 its steps only when their factories are handed to it at construction, and the guards hold only
 when it is built as a :class:`GuardedStore`. Every caller that serves tool calls (the CLI, the
-MCP server, the Python API, the study's variants and skill chains) builds its store here, so
+MCP server, the Python API, a plugin's runs) builds its store here, so
 they all get the same views and no guard is swapped in after a store exists.
 
 It lives in `tools` because the guards do: `store` <- `tools` (ARCHITECTURE.md), so the store

@@ -8,7 +8,7 @@ so a store file cannot make the page fetch a remote asset even if it got past th
 memdir error is a page saying what to do, with the status the problem deserves (a refused path
 400, a missing one 404).
 
-Pages a plugin adds (`memdir/plugins.py`: the study's run pages) pass the same guards; when
+Pages a plugin adds (`memdir/plugins.py`, e.g. a run folder's pages) pass the same guards; when
 none serves the run folders `--runs` names, the server logs why and the start page says so.
 """
 

@@ -1,8 +1,8 @@
 """Who a turn's speaker is, as the offline curator files people (docs/conventions.md, "People").
 
 A chat log names its participants by role unless it says more: an OpenAI message without a
-`name` is spoken by `user` or `assistant`. The study's benchmarks name both speakers, so this
-matters for what users bring, not for the benchmarks:
+`name` is spoken by `user` or `assistant`. Benchmark data names both speakers, so this matters
+for what users bring:
 - the assistant is never a person: it states no fact about itself worth keeping, and a folder
   `people/assistant` would answer "What does Alice eat?" with "Nice to meet you, Alice.";
 - the user is a person, filed under their name once the log gives it: a message `name` (then it
