@@ -38,11 +38,10 @@ from memdir.search.index import SearchIndex
 from memdir.store.citations import resolve
 from memdir.store.store import Store
 
-# Five sections: hybrid search finds an evidence turn in its top 5 for .850 of LoCoMo's
-# questions and in its top 10 for .913 (docs/retrieval.md), so five more sections buy six
-# points of recall for twice the prompt. Their bytes: 2.7 KB (curated store) to 4.3 KB (dump)
-# for the top 5 on average, so a 6 KB budget rarely cuts one and bounds the prompt (about 1,500
-# tokens) that a 1.5B model on two CPU cores must read before it answers.
+# Five sections: five more buy a few points of recall for twice the prompt. A budget a little
+# above what the top 5 hold on average rarely cuts one and bounds the prompt (about 1,500
+# tokens) that a small model on two CPU cores must read before it answers. Recall at 5 and 10
+# and the top 5's bytes: benchmarks/results/2026-12-06-retrieval.md, "Retrieval quality".
 READ_K = 5
 READ_BUDGET = 6_000
 READ_OUTPUT = 512  # tokens: a short answer and a few citations, with room to spare

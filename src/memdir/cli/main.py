@@ -63,7 +63,7 @@ class MemdirGroup(TopicGroup):
     plugged = False
 
     def _plug(self) -> None:
-        if not self.plugged:  # importlib.metadata and pluggy: about 35 ms, not paid by a topic
+        if not self.plugged:  # importlib.metadata and pluggy: not paid by a topic
             from memdir import plugins
 
             self.plugged = True

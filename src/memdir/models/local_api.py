@@ -21,8 +21,9 @@ from memdir.models.protocols import ToolProtocol
 DEFAULT_LOCAL_PROTOCOL: ToolProtocol = "json-schema"
 # Output tokens per call: a whole memory file fits; a runaway reply costs minutes, not an hour.
 LOCAL_MAX_OUTPUT = 3_072
-# A guard, not a budget: with `--logits_all false` the server stays near 2.5 GB at 16k context
-# (it grew 0.4 GB a minute with the logits of every position kept; docs/local-model.md). Should
+# A guard, not a budget: with `--logits_all false` the server's memory stays well under it at 16k
+# context (it grew without bound with the logits of every position kept; docs/local-model.md;
+# the figures: benchmarks/results/2026-12-06-docstring-figures.md, "models/local_api.py"). Should
 # it still pass this, it is restarted between requests, which costs one cold prompt.
 RESTART_RSS = 8 << 30
 

@@ -34,7 +34,9 @@ from memdir.errors import MemdirError
 MINILM = "all-MiniLM-L6-v2"
 STATIC = "minilm-static"
 EMBEDDERS = (MINILM, STATIC)
-DEFAULT_EMBEDDER = STATIC  # as good at finding evidence here, and ~100x faster (docs/retrieval.md)
+# As good at finding evidence, and far faster to embed with (the figures:
+# benchmarks/results/2026-12-06-retrieval.md, "The embedding model").
+DEFAULT_EMBEDDER = STATIC
 INSTALL_HINT = "run `make embed-model` (or `pip install 'memdir[embed]'` with a CPU build of torch)"
 Vectors = npt.NDArray[np.float32]
 

@@ -76,9 +76,10 @@ def xrefs(text: str) -> list[tuple[int, str]]:
 
 
 class Seen(NamedTuple):
-    """An entry of a walk, kept without `Store.walk`'s disk path: its Entry, Path and
-    MemoryPath take about a kilobyte per entry, 130 MB held at 100,000 files, while the rules
-    need only the path (made again when asked for), the kind, the size and the mtime."""
+    """An entry of a walk, kept without `Store.walk`'s disk path: its Entry, Path and MemoryPath
+    take about a kilobyte per entry (benchmarks/results/2026-12-06-docstring-figures.md,
+    "store/spec.py"), while the rules need only the path (made again when asked for), the kind,
+    the size and the mtime."""
 
     parts: Parts
     is_dir: bool

@@ -1,10 +1,12 @@
 """A page of a file's lines, read in bounded memory.
 
-The UI's file page used to read and show a whole file: a 60 MB file peaked at 1.37 GB and its
-page never finished drawing. A window reads the file a chunk at a time through the store's
-link-safe descriptors, keeps only the lines it shows (at most `PAGE_LINES` lines and
-`PAGE_BYTES` bytes; a single line longer than a page is cut) and only counts the rest, so a
-page of any file costs one pass over it and memory of about one chunk plus one page.
+The UI's file page used to read and show a whole file, so a large file took many times its size
+in memory and its page never finished drawing
+(benchmarks/results/2026-12-06-docstring-figures.md, "store/window.py"). A window reads the file
+a chunk at a time through the store's link-safe descriptors, keeps only the lines it shows (at
+most `PAGE_LINES` lines and `PAGE_BYTES` bytes; a single line longer than a page is cut) and
+only counts the rest, so a page of any file costs one pass over it and memory of about one chunk
+plus one page.
 
 Lines are split at "\\n" only, as everywhere memdir reads its own format: a last line without a
 newline counts, the newline that ends a file does not start another (so an empty file is one

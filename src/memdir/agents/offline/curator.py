@@ -13,12 +13,13 @@ It partitions along what questions name (docs/study.md, design rule 1): a folder
 Why files this small: `view`, `toc` and `section_read` each meter the whole file they open, so
 what a question costs is the size of the files it leads to. A (person, topic, day) file stays
 the same size however long the conversation grows; a file per person grows with it (the old
-layout read ~10x the dump's bytes on LoCoMo conv-50), and a (person, day) file is half a
-session, about half the dump's cost. Fanout is capped (rule 2): every folder has a `MEMORY.md`
-index, and a folder that would pass the cap sends further days a level down, into a year
-folder, then a month folder. Turns that state a keyed fact in a simple first-person pattern
-("I now prefer tea", "I live in Boston", "I work as a nurse") also write or supersede its keyed
-line. It is a baseline, labelled so in every record.
+layout read several times the dump's bytes: benchmarks/results/2026-12-06-docstring-figures.md,
+"agents/offline/curator.py"), and a (person, day) file is half a session, about half the dump's
+cost. Fanout is capped (rule 2): every folder has a `MEMORY.md` index, and a folder that would
+pass the cap sends further days a level down, into a year folder, then a month folder. Turns
+that state a keyed fact in a simple first-person pattern ("I now prefer tea", "I live in
+Boston", "I work as a nurse") also write or supersede its keyed line. It is a baseline, labelled
+so in every record.
 """
 
 from __future__ import annotations

@@ -1,11 +1,13 @@
 """The journal's step 0: the store as it was before its first journaled step, in one pack.
 
-A step writes its few objects one by one (`tree.py`); a baseline writes one blob per
-file, and 100,000 loose objects took 67-81 s here. `git fast-import` takes the same bytes on
-its stdin and writes them as one pack with the commit on the branch HEAD names. The bytes are
-still read by memdir, through the store's link-safe descriptors, so git opens no file of the
-store; a link, a hard-linked file, a FIFO, a deep folder or a name that is not UTF-8 is left
-out and named in a `Memdir-Skipped` trailer, as in every step.
+A step writes its few objects one by one (`tree.py`); a baseline writes one blob per file, and
+that many loose objects take minutes at 100,000 files
+(benchmarks/results/2026-12-06-docstring-figures.md, "store/journal/baseline.py").
+`git fast-import` takes the same bytes on its stdin and writes them as one pack with the commit on
+the branch HEAD names. The bytes are still read by memdir, through the store's link-safe
+descriptors, so git opens no file of the store; a link, a hard-linked file, a FIFO, a deep
+folder or a name that is not UTF-8 is left out and named in a `Memdir-Skipped` trailer, as in
+every step.
 """
 
 from __future__ import annotations

@@ -2,14 +2,15 @@
 step recorded (a writer killed between its file writes and its commit, an edit made by hand)
 still reach the journal.
 
-A check walks the store (`SafeRoot.scan`: bounded, link-safe) and reads again only the files
-the stat cache cannot vouch for (`tree.StatCache`), so on an unchanged store it costs a
-walk: 1-4 s at 100,000 files on the loaded 2-core machine of benchmarks/first_write_100k.py.
-Where that matters it runs on a thread of its own (`Background`): the walk and the hashing
-hold no lock; then, under the writer lock and the journal lock (so every step logged before
-has been committed), every path a step committed meanwhile and every path
-found changed is read again against the snapshot as it is by then, and only what still differs
-is committed, as a step of tool `recovered`.
+A check walks the store (`SafeRoot.scan`: bounded, link-safe) and reads again only the files the
+stat cache cannot vouch for (`tree.StatCache`), so on an unchanged store it costs a walk
+(seconds at 100,000 files: benchmarks/first_write_100k.py;
+benchmarks/results/2026-12-06-docstring-figures.md, "store/journal/reconcile.py"). Where that
+matters it runs on a thread of its own (`Background`): the walk and the hashing hold no lock;
+then, under the writer lock and the journal lock (so every step logged before has been
+committed), every path a step committed meanwhile and every path found changed is read again
+against the snapshot as it is by then, and only what still differs is committed, as a step of
+tool `recovered`.
 """
 
 from __future__ import annotations
