@@ -27,7 +27,8 @@ IN_FLIGHT = 8  # questions a cell answers at once, unless a model that answers o
 def default_in_flight(asking: list[Model]) -> int:
     """Questions at once when none is asked for: one when a model that answers or judges is the
     local model, whose one server keeps one prompt's prefix cache; eight interleaved questions
-    defeated it (26 s a request, no question finished in 13 minutes: docs/curation.md)."""
+    defeated it (benchmarks/results/2026-12-06-curation-split-local-model.md, "The reply keyed
+    by turn, and the study's agentic curator beside it")."""
     from memdir.agents.curation import is_local
 
     return 1 if any(is_local(m) for m in asking) else IN_FLIGHT

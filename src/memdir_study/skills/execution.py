@@ -26,9 +26,10 @@ from memdir_study.roles import NO_BASELINE, study_role
 
 MAX_STEPS = 50
 # An attempt is stopped when its last REPEAT_STOP steps are the same action with the same
-# observation: at temperature 0 nothing new can happen. Measured on the 1.5B local model, which
-# sent "examine armchair 1" step after step; each wasted step costs it 10-20 s. Recorded as the
-# episode's `stop`, so it is never mistaken for the study's 50-step cap.
+# observation: at temperature 0 nothing new can happen. A small local model sent "examine
+# armchair 1" step after step, each wasted step costing seconds
+# (benchmarks/results/2026-12-06-docstring-figures.md, "memdir_study/skills/execution.py").
+# Recorded as the episode's `stop`, so it is never mistaken for the study's 50-step cap.
 REPEAT_STOP = 5
 # An attempt is also stopped when its last NO_PROGRESS_STOP steps each repeated an (action,
 # observation) pair it had already seen: the same local model took and put a mug and an egg on

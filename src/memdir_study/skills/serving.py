@@ -63,8 +63,9 @@ async def select(
     """The entries the search agent cites for `task`, served whole, and what choosing cost.
 
     A store with no entry yet (only `MEMORY.md` indexes: the first task of a chain) serves
-    nothing without asking the model: the local model spent 12 minutes of 6 rounds looking
-    through an empty store for task 1. The skipped choice is a record line, not a silence."""
+    nothing without asking the model: the local model spent minutes looking through an empty
+    store for task 1 (benchmarks/results/2026-12-06-docstring-figures.md,
+    "memdir_study/skills/serving.py"). The skipped choice is a record line, not a silence."""
     if not has_entries(store):
         if record is not None:
             record.write("serve_skipped", role="skill_search", variant=variant, task=index,
