@@ -72,8 +72,8 @@ class CheckReport:
 
 
 # A core file this large (characters) is counted while the walk holds its text; smaller ones are
-# read again after the walk, so the tokenizer (about 70 MB once loaded) is loaded after the large
-# reads, not beside one (each holds the file's bytes and its text at once).
+# read again after the walk, so the tokenizer (tens of megabytes once loaded) is loaded after
+# the large reads, not beside one (each holds the file's bytes and its text at once).
 _LARGE_CORE = 1 << 18
 _KEYED_FORMAT = (
     "looks like a keyed fact but does not follow '- SUBJECT | ATTRIBUTE: VALUE (since YYYY-MM-DD) [LOC]' "
@@ -155,11 +155,12 @@ def check(
     budget: int = spec.DEFAULT_CORE_BUDGET,
     walked: spec.Walk | None = None,
 ) -> CheckReport:
-    """The store's problems and warnings. One walk, and each file read once, serves every
-    rule: the spec rules (`spec.validate`), this module's, and the core budget. `walked` is a
-    walk a caller already made (`health` hands over its walk and the texts it read); without
-    one, the walk streams: nothing per entry outlives its turn (at 100,000 files a kept walk
-    holds ~100 MB), and a reference's target is looked up on disk."""
+    """The store's problems and warnings. One walk, and each file read once, serves every rule:
+    the spec rules (`spec.validate`), this module's, and the core budget. `walked` is a walk a
+    caller already made (`health` hands over its walk and the texts it read); without one, the
+    walk streams: nothing per entry outlives its turn (a kept walk holds about a kilobyte per
+    entry: benchmarks/results/2026-12-06-docstring-figures.md, "store/spec.py"), and a
+    reference's target is looked up on disk."""
     unread: list[Unread] = []
     seen: Iterable[spec.Seen]
     if walked is None:
@@ -242,7 +243,7 @@ def _check(
                 )
             )
     text = ""
-    for mp in small_core:  # counted last: the tokenizer's 70 MB then never meets a large read
+    for mp in small_core:  # counted last: the loaded tokenizer then never meets a large read
         try:
             core_shares.append(spec.core_file_tokens(mp.text, walked.text(store, mp)))
         except ToolError:

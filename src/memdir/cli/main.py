@@ -3,8 +3,9 @@ and registers its commands on :data:`cli` here; a plugin (`memdir/plugins.py`) a
 (e.g. `memdir study`).
 
 A topic module is imported when one of its commands runs (or `--help` lists them all), not at
-start (cli/topics.py): `memdir check` and `memdir stats` load no agents, and a check of a 50 MB
-core file has 200 MB."""
+start (cli/topics.py): `memdir check` and `memdir stats` load no agents, so a check's memory is
+what its reads need, not the agents' imports (benchmarks/results/2026-12-06-docstring-figures.md,
+"cli/main.py")."""
 
 from __future__ import annotations
 

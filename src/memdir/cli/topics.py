@@ -1,7 +1,8 @@
 """A command group whose commands live in topic modules (under memdir.cli, or a plugin's
 package), each imported when one of its commands runs (or `--help` lists them), not at start:
-the agent topics bring the agents, numpy, scipy and libgit2 (about 50 MB), which `memdir check`
-never uses. `memdir` and `memdir study` are both such groups."""
+the agent topics bring the agents, numpy, scipy and libgit2 (tens of megabytes:
+benchmarks/results/2026-12-06-docstring-figures.md, "cli/main.py"), which `memdir check` never
+uses. `memdir` and `memdir study` are both such groups."""
 
 from __future__ import annotations
 

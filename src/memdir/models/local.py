@@ -241,7 +241,8 @@ class LocalServer:
         self.spec = spec
         self.threads = threads or os.cpu_count() or 2
         # The KV-cache reuse of the longest evaluated prefix. The server's optional RAM cache of
-        # saved states stays off: on these machines it grew the server past 23 GB (OOM-killed).
+        # saved states stays off: it grew the server until it was OOM-killed
+        # (benchmarks/results/2026-12-06-docstring-figures.md, "models/local.py").
         self.prefix_cache = prefix_cache
         self.proc: subprocess.Popen[bytes] | None = None
         self.port = 0

@@ -31,8 +31,9 @@ from memdir.tools.text import nameable
 MAX_LINE_CHARS = 400
 DEFAULT_MAX_RESULTS = 100
 DEFAULT_TIMEOUT_S = 30.0
-# Bounds on one reply, like top_k's in the search tools: `max_results` of 1e12 once turned a
-# 2.6 MB file into a 35 MB reply, which the server then held for every client slow to read it.
+# Bounds on one reply, like top_k's in the search tools: an unbounded `max_results` once turned
+# a file into a reply many times its size, which the server then held for every client slow to
+# read it (benchmarks/results/2026-12-06-docstring-figures.md, "tools/grep.py").
 MAX_RESULTS = 1000
 MAX_REPLY_BYTES = 256 * 1024
 _MAX_NAME_BYTES = 65536  # a ripgrep record whose name runs longer is not a record (see _rg_run)

@@ -163,7 +163,8 @@ def _require_chunks(ctx: ToolContext) -> None:
 def _chunks(ctx: ToolContext, ranked: list[tuple[str, float]], query: str) -> str:
     """The first CHUNKS_RETURNED chunk files of a ranking, in full (counted as read), within
     grep's MAX_REPLY_BYTES: chunk files written outside the tools may be any size (one query
-    once returned 45 MB), so a chunk past the cap is cut at a line, and a note says so."""
+    once returned tens of megabytes: benchmarks/results/2026-12-06-docstring-figures.md,
+    "tools/search.py"), so a chunk past the cap is cut at a line, and a note says so."""
     out: list[str] = []
     room = MAX_REPLY_BYTES
     cut = ""

@@ -1,13 +1,14 @@
 """The core-memory gauge of the start page, in bounded time and memory.
 
 Core memory is the root's markdown, and the gauge counts its tokens as `memdir check` does
-(`spec.core_file_tokens`, `spec.core_total`). Counting it all made one 12 MB root file cost
-10-19 s and +610 MB per start page. So a page reads at most `CORE_READ_BYTES` of core memory
-in at most `CORE_READ_FILES` files: within that, the count is exact and the same as `check`'s;
-past it, the gauge shows a lower bound ("at least N tokens": the head of a file is counted up
-to where the tokenizer always cuts, so the rest can only add) and links to the file it stopped
-in. A core memory that big is over its 30,000-token budget many times over, and the bound says
-so just as well.
+(`spec.core_file_tokens`, `spec.core_total`). Counting it all made one large root file cost
+seconds and hundreds of megabytes per start page
+(benchmarks/results/2026-12-06-docstring-figures.md, "ui/core.py"). So a page reads at most
+`CORE_READ_BYTES` of core memory in at most `CORE_READ_FILES` files: within that, the count is
+exact and the same as `check`'s; past it, the gauge shows a lower bound ("at least N tokens":
+the head of a file is counted up to where the tokenizer always cuts, so the rest can only add)
+and links to the file it stopped in. A core memory that big is over its 30,000-token budget many
+times over, and the bound says so just as well.
 """
 
 from __future__ import annotations
