@@ -17,19 +17,7 @@ import click
 from memdir.agents.curation import CURATIONS, Curation
 from memdir.cli.model_opts import endpoint_options, model_from_options, usage_line
 from memdir.errors import MemdirError
-
-
-def _sessions(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """`--sessions` checked before anything runs, normalized to "A-B"."""
-    from memdir_study.bench.types import parse_sessions
-
-    if value is None:
-        return None
-    try:
-        first, last = parse_sessions(value)
-    except MemdirError as exc:
-        raise click.BadParameter(str(exc)) from None
-    return f"{first}-{last}"
+from memdir_study.cli.slice_opts import sessions_value
 
 
 def _ids(values: tuple[str, ...]) -> list[str] | None:
@@ -68,7 +56,7 @@ def _ids(values: tuple[str, ...]) -> list[str] | None:
 @click.option(
     "--sessions",
     default=None,
-    callback=_sessions,
+    callback=sessions_value,
     help="Only sessions A-B (or N) of each conversation, and the reference facts whose evidence lies "
     "in them.",
 )

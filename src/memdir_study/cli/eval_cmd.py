@@ -17,20 +17,8 @@ from memdir.cli.model_opts import (
 )
 from memdir.errors import MemdirError
 from memdir_study.cli.executor_opts import check_executor, executor_options
+from memdir_study.cli.slice_opts import sessions_value
 from memdir_study.eval.model_settings import AGENTS, IN_FLIGHT, ROLES, default_in_flight
-
-
-def _sessions(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """`--sessions` checked before anything runs, normalized to "A-B"."""
-    if value is None:
-        return None
-    from memdir_study.bench.types import parse_sessions
-
-    try:
-        first, last = parse_sessions(value)
-    except MemdirError as exc:
-        raise click.BadParameter(str(exc)) from None
-    return f"{first}-{last}"
 
 
 class _VariantsOption(click.Option):
@@ -96,7 +84,7 @@ class _VariantsOption(click.Option):
 @click.option(
     "--sessions",
     default=None,
-    callback=_sessions,
+    callback=sessions_value,
     help="Only sessions A-B (or N) of each conversation: their turns, and the questions whose "
     "evidence all lies in them (questions without evidence are dropped).",
 )
