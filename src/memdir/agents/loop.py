@@ -16,7 +16,7 @@ import asyncio
 import json
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Unpack
+from typing import Any, Literal, Unpack
 
 from memdir.agents.record import RecordIds, RunRecord
 from memdir.agents.roles import Role
@@ -35,7 +35,10 @@ from memdir.models import (
 )
 from memdir.models.base import ToolCall, call_dicts, reply_text
 from memdir.tokens import count_tokens
+from memdir.tools.base import MeterRecord
 from memdir.tools.profiles import Harness
+
+_MeterKey = Literal["calls", "bytes_returned", "bytes_read", "writes", "files_touched"]
 
 KEEP_RECENT = 3
 # The final answer of answering roles (prompts/_answer_format.md), for protocols that constrain output.
@@ -356,11 +359,11 @@ class Loop:
         )
         return out.message.content
 
-    def _episode_summary(self, ep: Episode, meter_before: dict[str, Any] | None) -> None:
+    def _episode_summary(self, ep: Episode, meter_before: MeterRecord | None) -> None:
         harness_meter = None
         if self.harness is not None and meter_before is not None:
             after = self.harness.meter.as_dict()
-            keys = ("calls", "bytes_returned", "bytes_read", "writes", "files_touched")
+            keys: tuple[_MeterKey, ...] = ("calls", "bytes_returned", "bytes_read", "writes", "files_touched")
             harness_meter = {k: after[k] - meter_before[k] for k in keys}
             ep.writes, ep.files_opened = harness_meter["writes"], harness_meter["files_touched"]
         card = price_card(self.model.name)

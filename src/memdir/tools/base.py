@@ -17,12 +17,15 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from memdir.errors import ToolError
-from memdir.jsontypes import JsonObject
+from memdir.jsontypes import JsonObject, JsonValue
 from memdir.store.paths import MemoryPath, surrogate_at
 from memdir.store.store import Store
+
+if TYPE_CHECKING:
+    from memdir.tools.sandbox import ShellLimits
 
 _JSON_TYPES: dict[type, str] = {str: "string", int: "integer", bool: "boolean", float: "number"}
 # Integers past this magnitude are refused, not used: 2**53 is the largest that every JSON
@@ -36,6 +39,28 @@ _EXPECTED = {
     "string": "a string",
     "number": "a number, e.g. 2.5",
 }
+
+
+class MeterRecord(TypedDict):
+    """A meter as run records keep it: `files_touched` is the count, not the names."""
+
+    calls: int
+    bytes_returned: int
+    bytes_read: int
+    files_touched: int
+    writes: int
+    seconds: float
+
+
+class ToolConfig(TypedDict, total=False):
+    """The tool settings a harness hands each call; a key left out takes its default."""
+
+    shell: ShellLimits | JsonObject  # a ShellLimits or a dict of its fields (tools/shell.py)
+    keep_indexes: bool  # memdir's folder index keeping (tools/folder_index_keeping.py)
+
+
+ToolArgs = dict[str, JsonValue]  # a call's arguments as a model sends them (JSON)
+StepMeta = dict[str, str | int | None]  # who made a call (role, chunk, task): journal trailers
 
 
 @dataclass
@@ -58,7 +83,7 @@ class Meter:
         self.files_touched |= other.files_touched
         self.seconds += other.seconds
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> MeterRecord:
         return {
             "calls": self.calls,
             "bytes_returned": self.bytes_returned,
@@ -75,9 +100,9 @@ class ToolContext:
 
     store: Store
     meter: Meter
-    meta: dict[str, Any] = field(default_factory=dict)
-    config: dict[str, Any] = field(default_factory=dict)  # e.g. {"shell": ShellLimits(...)}
-    data: dict[str, Any] | None = None  # the call's structured result, following output_schema
+    meta: StepMeta = field(default_factory=dict)
+    config: ToolConfig = field(default_factory=lambda: ToolConfig())  # e.g. {"shell": ShellLimits(...)}
+    data: JsonObject | None = None  # the call's structured result, following output_schema
 
     def read_text(self, path: str | MemoryPath) -> str:
         text = self.store.read_text(path)
@@ -139,7 +164,7 @@ class ToolSpec:
             "additionalProperties": False,
         }
 
-    def bind(self, args: dict[str, Any]) -> dict[str, Any]:
+    def bind(self, args: ToolArgs) -> ToolArgs:
         """Check names, presence and types; coerce the forms models commonly send ("5")."""
         if not isinstance(args, dict):
             raise ToolError(f"{self.name} takes a JSON object of arguments: {self._signature()}")
@@ -149,7 +174,7 @@ class ToolSpec:
             name = ascii(unknown[0])
             name = name if len(name) <= 60 else name[:57] + "..."
             raise ToolError(f"unknown parameter {name} for {self.name}; it takes {self._signature()}")
-        bound: dict[str, Any] = {}
+        bound: ToolArgs = {}
         for p in self.params:
             if p.name not in args or args[p.name] is None:
                 if p.required:
@@ -311,19 +336,19 @@ class ToolResult:
     text: str
     is_error: bool
     meter: Meter
-    data: dict[str, Any] | None = None
+    data: JsonObject | None = None
 
 
 def run_tool(
     spec: ToolSpec,
     store: Store,
-    args: dict[str, Any],
-    meta: dict[str, Any],
-    config: dict[str, Any] | None = None,
+    args: ToolArgs,
+    meta: StepMeta,
+    config: ToolConfig | None = None,
 ) -> ToolResult:
     """Run one call: bind arguments, open a journal step for writers, meter, catch ToolError."""
     meter = Meter(calls=1)
-    ctx = ToolContext(store, meter, meta, dict(config or {}))
+    ctx = ToolContext(store, meter, meta, ToolConfig(**(config or {})))
     start = time.perf_counter()
     try:
         bound = spec.bind(args)

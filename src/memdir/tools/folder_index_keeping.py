@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from memdir.errors import MemdirError
 from memdir.store import folder_index_plan, landing_intent
@@ -31,7 +31,7 @@ from memdir.store.retarget import retarget
 from memdir.store.store import Store
 from memdir.tools.base import ToolContext
 
-KEEP_INDEXES = "keep_indexes"  # the tool setting (`ToolContext.config`) that turns it on
+KEEP_INDEXES: Final = "keep_indexes"  # the tool setting (`ToolContext.config`) that turns it on
 
 Row = landing_intent.ChangeRow
 Target = Callable[[], tuple[dict[str, bytes | None], list[Row]]]

@@ -22,6 +22,7 @@ from pathlib import Path
 import regex
 
 from memdir.errors import EditError, NotFoundError, PathError, ToolError
+from memdir.jsontypes import JsonObject
 from memdir.store.paths import MAX_DEPTH, MemoryPath
 from memdir.store.store import Store
 from memdir.tools import outputs
@@ -254,7 +255,7 @@ def grep(
         else _py_hits(ctx, pattern, mp, case_sensitive)
     )
     out: list[str] = []
-    matches: list[dict[str, object]] = []
+    matches: list[JsonObject] = []
     size = 0
     stop = ""
     folders: dict[Path, MemoryPath] = {}

@@ -13,7 +13,7 @@ from typing import Any
 
 from memdir.errors import MemdirError, ToolError
 from memdir.store.store import Store
-from memdir.tools.base import REGISTRY, Meter, ToolResult, ToolSpec, run_tool
+from memdir.tools.base import REGISTRY, Meter, ToolArgs, ToolConfig, ToolResult, ToolSpec, run_tool
 from memdir.tools.folder_index_keeping import KEEP_INDEXES
 
 MANAGE = ("view", "create", "str_replace", "insert", "delete", "rename", "grep")
@@ -100,7 +100,7 @@ class Harness:
         store: Store,
         profile: str = "manage",
         *,
-        config: dict[str, Any] | None = None,
+        config: ToolConfig | None = None,
         keep_indexes: bool = False,
         **meta: Any,
     ) -> None:
@@ -111,7 +111,7 @@ class Harness:
         self.store = store
         self.profile = profile
         self.specs = {s.name: s for s in profile_specs(profile)}
-        self.config = dict(config or {})  # tool settings, e.g. {"shell": ShellLimits(timeout=10)}
+        self.config = ToolConfig(**(config or {}))  # tool settings, e.g. {"shell": ShellLimits(timeout=10)}
         if keep_indexes:
             self.config[KEEP_INDEXES] = True
         self.meta = {k: v for k, v in meta.items() if v is not None}
@@ -122,7 +122,7 @@ class Harness:
     def read_only(self) -> bool:
         return all(s.read_only for s in self.specs.values())
 
-    def call(self, name: str, args: dict[str, Any] | None = None, **meta: Any) -> ToolResult:
+    def call(self, name: str, args: ToolArgs | None = None, **meta: Any) -> ToolResult:
         spec = self.specs.get(name)
         if spec is None:
             result = ToolResult(
@@ -140,7 +140,7 @@ class Harness:
             self.meter.add(result.meter)
         return result
 
-    def call_or_raise(self, name: str, args: dict[str, Any] | None = None, **meta: Any) -> str:
+    def call_or_raise(self, name: str, args: ToolArgs | None = None, **meta: Any) -> str:
         """For scripts and people: a tool error becomes an exception instead of a result."""
         result = self.call(name, args, **meta)
         if result.is_error:

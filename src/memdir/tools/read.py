@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from memdir.errors import EditError, NotFoundError
+from memdir.jsontypes import JsonObject
 from memdir.store.outline import find_sections, outline, parse_section_path
 from memdir.tools import outputs
 from memdir.tools.base import ToolContext, tool
@@ -25,7 +26,7 @@ def toc(ctx: ToolContext, path: str) -> str:
     text = ctx.read_text(mp)
     sections = outline(text)
     total = len(split_lines(text))
-    rows_data = [
+    rows_data: list[JsonObject] = [
         {
             "heading": s.label,
             "heading_path": s.path,

@@ -18,7 +18,7 @@ from memdir.store import frontmatter
 from memdir.store.workcopy import Outcome as CarryOutcome
 from memdir.store.workcopy import WorkCopy
 from memdir.tools import sandbox
-from memdir.tools.base import ToolContext, tool
+from memdir.tools.base import ToolConfig, ToolContext, tool
 from memdir.tools.folder_index_keeping import settle
 from memdir.tools.sandbox import Outcome, ShellLimits
 
@@ -29,7 +29,7 @@ NARROW = (
 )
 
 
-def limits_from(config: dict[str, Any]) -> ShellLimits:
+def limits_from(config: ToolConfig) -> ShellLimits:
     """The harness's `config["shell"]`: a ShellLimits, or a dict of its fields; defaults otherwise."""
     given = config.get("shell")
     if given is None:
@@ -41,7 +41,8 @@ def limits_from(config: dict[str, Any]) -> ShellLimits:
         unknown = set(given) - known
         if unknown:
             raise MemdirError(f"unknown shell settings {sorted(unknown)}; known: {sorted(known)}")
-        return replace(ShellLimits(), **given)
+        settings: dict[str, Any] = given  # JSON values; ShellLimits takes them as given before
+        return replace(ShellLimits(), **settings)
     raise MemdirError(f"config['shell'] must be ShellLimits or a dict, not {type(given).__name__}")
 
 

@@ -7,8 +7,10 @@ a refused call (a guard, a stale anchor) leaves the file as it was and comes bac
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from memdir.jsontypes import JsonObject, JsonValue
 from memdir.models.base import LoggedCall
 from memdir.tools.base import ToolResult
 from memdir.tools.profiles import Harness
@@ -37,20 +39,20 @@ class Edits:
             return None
         return [row.split("\t", 1)[1] if "\t" in row else "" for row in res.text.split("\n")[1:]]
 
-    def listing(self, folder: str) -> list[dict[str, Any]] | None:
+    def listing(self, folder: str) -> list[JsonObject] | None:
         """A folder's entries (paths, kinds, descriptions) up to three levels down, or None when
         it is not a folder or the listing left some out (then the counts would be wrong)."""
         res = self.run("view", path=folder)
         data = res.data or {}
         if res.is_error or data.get("kind") != "directory" or data.get("entries_not_shown"):
             return None
-        return list(data.get("entries", []))
+        return _objects(data.get("entries"))
 
-    def grep(self, pattern: str) -> tuple[list[dict[str, Any]], bool]:
+    def grep(self, pattern: str) -> tuple[list[JsonObject], bool]:
         """(matching lines with their paths, whether grep stopped short), case-sensitive."""
         res = self.run("grep", pattern=pattern, path="/memories", case_sensitive=True, max_results=1000)
         data = res.data or {}
-        return list(data.get("matches", [])), bool(data.get("truncated"))
+        return _objects(data.get("matches")), bool(data.get("truncated"))
 
     def rewrite(self, path: str, lines: list[str], changes: dict[int, list[str]]) -> str | None:
         """Replace line i (0-based) of `path` with the lines `changes[i]` (none: delete it).
@@ -105,3 +107,8 @@ def _window(lines: list[str], lo: int, hi: int, keep_one: bool) -> tuple[int, in
         else:
             lo -= 1
     return lo, hi
+
+
+def _objects(value: JsonValue) -> list[JsonObject]:
+    """A tool's list of records (`ToolResult.data`), or none when it sent no list."""
+    return [dict(v) for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []

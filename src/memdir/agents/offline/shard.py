@@ -146,7 +146,7 @@ def shard_folder(ed: Edits, folder: str, cap: int) -> Shard:
         return Shard(
             error=f"moving its {len(names)} file(s) leaves it over {cap}: {dirs} entries are folders"
         )
-    described = {str(r["path"]).rpartition("/")[2]: r.get("description") or "" for r in direct}
+    described = {str(r["path"]).rpartition("/")[2]: str(r.get("description") or "") for r in direct}
     index = ed.lines(f"{folder}/{MEMORY_INDEX}")
     entries = _entry_lines(index or [], names)
     out = Shard()
