@@ -13,11 +13,11 @@ the flag nothing changes: the protocol as the paper gives it stays the default.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Literal
 
 from memdir.agents.loop import Episode, run_loop
 from memdir.agents.mend_gate import before_round, lost_sources, undo_round
-from memdir.agents.record import RecordIds, RunRecord
+from memdir.agents.record import RecordIds, RecordLine, RunRecord
 from memdir.agents.roles import Role
 from memdir.analytics.health import Finding, HealthReport, health, introduced
 from memdir.models import Model
@@ -155,7 +155,7 @@ class FeedbackTotals:
         )
 
 
-def feedback_totals(entries: list[dict[str, Any]]) -> FeedbackTotals:
+def feedback_totals(entries: list[RecordLine]) -> FeedbackTotals:
     rows = [e for e in entries if e.get("kind") == "feedback_result"]
     return FeedbackTotals(
         len(rows),

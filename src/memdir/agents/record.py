@@ -16,11 +16,12 @@ import os
 import re
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
-from memdir.models.usage import Bounds, Usage
+from memdir.models.usage import Bounds, BoundsRecord, Usage, UsageRecord
 from memdir.store.private import create
 from memdir.store.safefs import private_dirs
 
@@ -59,26 +60,74 @@ RecordIds = TypedDict(
 )
 
 
+class HarnessDelta(TypedDict, total=False):
+    """What an episode's tool calls cost the harness (`Meter.as_dict` less the seconds)."""
+
+    calls: int
+    bytes_returned: int
+    bytes_read: int
+    writes: int
+    files_touched: int
+
+
+class RecordLine(RecordIds, total=False):
+    """One run-record line as its readers take it: the keys every line has (`ts`, `kind`), who
+    wrote it and, on an episode's line, what it cost. A kind's own fields ride along untyped
+    (`RunRecord.write`'s keywords), so a reader of one of them adds it here."""
+
+    ts: float
+    kind: str
+    role: str
+    model: str
+    usage: UsageRecord
+    tool_calls: int
+    rounds: int
+    harness: HarnessDelta
+    bounds: BoundsRecord
+    round: int  # a model call's round in its episode
+    prompt_bytes: int  # on round 1: the messages sent, before the model read anything
+    introduced: int  # a feedback_result: the defects a write brought in,
+    mended: int  # those the feedback round mended,
+    undone: bool  # and whether the write was undone instead
+
+
+class CellRecord(TypedDict):
+    """One cell of :func:`summarize`: its episodes, their usage, dollars and bounds."""
+
+    episodes: int
+    usage: UsageRecord
+    cost_usd: float
+    bounds: BoundsRecord
+
+
+@dataclass
+class _Cell:
+    episodes: int = 0
+    usage: Usage = field(default_factory=Usage)
+    bounds: Bounds = field(default_factory=lambda: Bounds(0, 0, 0))
+    cost_usd: float = 0.0
+
+
 class RunRecord:
     """Appends records to a JSONL file (or only keeps them in memory when `path` is None)."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None, **context: Any) -> None:
         self.path = Path(path) if path is not None else None
         self.context = {k: v for k, v in context.items() if v is not None}
-        self.entries: list[dict[str, Any]] = []
+        self.entries: list[RecordLine] = []
         self._lock = threading.Lock()
         if self.path is not None:
             private_dirs(self.path.parent)
 
-    def write(self, kind: str, **fields: Any) -> dict[str, Any]:
-        entry = {"ts": round(time.time(), 3), "kind": kind, **self.context}
+    def write(self, kind: str, **fields: Any) -> RecordLine:
+        entry: dict[str, Any] = {"ts": round(time.time(), 3), "kind": kind, **self.context}
         entry.update({k: v for k, v in fields.items() if v is not None})
         line = scrub(json.dumps(entry, ensure_ascii=False, default=str))
         with self._lock:
             self.entries.append(json.loads(line))
             if self.path is not None:
                 append_line(self.path, line)
-        return entry
+        return cast(RecordLine, entry)
 
 
 def append_line(path: Path, line: str) -> None:
@@ -96,7 +145,7 @@ def append_line(path: Path, line: str) -> None:
         os.close(fd)  # releases the lock
 
 
-def read_record(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+def read_record(path: str | os.PathLike[str]) -> list[RecordLine]:
     """The record's lines, as written."""
     with open(path, encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
@@ -112,7 +161,7 @@ class Effort:
     usage: Usage
 
 
-def effort(entries: list[dict[str, Any]]) -> Effort:
+def effort(entries: list[RecordLine]) -> Effort:
     """The sum over episode and offline-step lines (a model call's own lines are inside its
     episode's): used for a build's cost and a question's search alike, so both count the same."""
     usage = Usage()
@@ -127,7 +176,7 @@ def effort(entries: list[dict[str, Any]]) -> Effort:
     return Effort(calls, rounds, bytes_read, usage)
 
 
-def bounds(entries: list[dict[str, Any]]) -> Bounds:
+def bounds(entries: list[RecordLine]) -> Bounds:
     """The intrinsic bounds of the episodes among `entries`, summed: a question's search (or a
     build's), so a cell's caching efficiency is a ratio of sums (the paper's Table 18)."""
     total = Bounds(0, 0, 0)
@@ -138,9 +187,7 @@ def bounds(entries: list[dict[str, Any]]) -> Bounds:
     return total
 
 
-def summarize(
-    entries: list[dict[str, Any]], by: tuple[str, ...] = ("role", "variant")
-) -> dict[str, dict[str, Any]]:
+def summarize(entries: list[RecordLine], by: tuple[str, ...] = ("role", "variant")) -> dict[str, CellRecord]:
     """Per cell (entries grouped by `by`): episodes, usage, dollars and the intrinsic bounds.
 
     A cell's bounds are the sums of its episodes' bounds, so its caching efficiency is a ratio
@@ -149,28 +196,27 @@ def summarize(
     """
     from memdir.models import Bounds, Usage, price_card
 
-    cells: dict[str, dict[str, Any]] = {}
+    cells: dict[str, _Cell] = {}
     for e in entries:
         if e.get("kind") not in ("episode", "offline_step"):
             continue
-        key = " / ".join(str(e.get(k, "-")) for k in by)
-        cell = cells.setdefault(
-            key, {"episodes": 0, "usage": Usage(), "bounds": Bounds(0, 0, 0), "cost_usd": 0.0}
-        )
-        cell["episodes"] += 1
+        line: Mapping[str, object] = e
+        key = " / ".join(str(line.get(k, "-")) for k in by)
+        cell = cells.setdefault(key, _Cell())
+        cell.episodes += 1
         usage = Usage.from_dict(e.get("usage", {}))
-        cell["usage"] += usage
+        cell.usage += usage
         if e.get("bounds"):
             b = e["bounds"]
-            cell["bounds"] += Bounds(b["no_cache"], b["measured"], b["perfect"])
+            cell.bounds += Bounds(b["no_cache"], b["measured"], b["perfect"])
         card = price_card(str(e.get("model", "")))
-        cell["cost_usd"] += card.cost(usage) if card else 0.0
+        cell.cost_usd += card.cost(usage) if card else 0.0
     return {
         k: {
-            "episodes": c["episodes"],
-            "usage": c["usage"].as_dict(),
-            "cost_usd": round(c["cost_usd"], 8),
-            "bounds": c["bounds"].as_dict(),
+            "episodes": c.episodes,
+            "usage": c.usage.as_dict(),
+            "cost_usd": round(c.cost_usd, 8),
+            "bounds": c.bounds.as_dict(),
         }
         for k, c in cells.items()
     }

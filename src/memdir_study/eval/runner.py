@@ -26,7 +26,7 @@ from typing import Any, Protocol, cast
 
 from memdir.agents import RunRecord
 from memdir.agents.output import RoleOutput
-from memdir.agents.record import bounds, effort
+from memdir.agents.record import RecordLine, bounds, effort
 from memdir.analytics.stats import store_stats
 from memdir.conventions import BARE
 from memdir.errors import MemdirError
@@ -211,7 +211,7 @@ def answers(out: RoleOutput, options: tuple[str, ...]) -> tuple[str, str]:
     return letter, f"{letter} {options[choice]}"
 
 
-def search_metrics(entries: list[dict[str, Any]], card: PriceCard | None) -> SearchEffort:
+def search_metrics(entries: list[RecordLine], card: PriceCard | None) -> SearchEffort:
     """One question's search effort from its record lines (model episodes or offline steps), with
     `prompt_kb`, the size of the first round's prompt as sent (None when no model was asked)."""
     done = effort(entries)
@@ -229,7 +229,7 @@ def search_metrics(entries: list[dict[str, Any]], card: PriceCard | None) -> Sea
     )
 
 
-def prompt_kb(entries: list[dict[str, Any]]) -> float | None:
+def prompt_kb(entries: list[RecordLine]) -> float | None:
     """KiB of the messages the first model call of a question's search was sent (the loop records
     them as `prompt_bytes` on round 1): what a prompt costs before the model reads anything."""
     for e in entries:

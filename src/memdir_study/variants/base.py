@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TypedDict
 
-from memdir.agents.record import RunRecord, effort
+from memdir.agents.record import RecordLine, RunRecord, effort
 from memdir.analytics.integrity import FactDiffRecord
 from memdir.errors import MemdirError
 from memdir.models import Model, PriceCard
@@ -91,7 +91,7 @@ class Built:
     checks: BuildChecks = field(default_factory=lambda: BuildChecks())
 
 
-def build_cost(entries: list[dict[str, Any]], card: PriceCard | None, seconds: float) -> BuildCost:
+def build_cost(entries: list[RecordLine], card: PriceCard | None, seconds: float) -> BuildCost:
     """Tool calls, tokens by category and dollars over a build's record lines (`record.effort`,
     the same sum as a question's search cost)."""
     done = effort(entries)
