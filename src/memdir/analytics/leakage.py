@@ -24,7 +24,7 @@ from typing import Protocol
 import numpy as np
 from scipy import sparse
 
-from memdir.analytics.tree import Node
+from memdir.analytics.tree import Metrics, Node, PanelDetails
 
 LIST_CAP = 100  # leaked units listed in details (all are counted)
 _ROW_CHUNK = 1000
@@ -32,9 +32,9 @@ _EPS = 1e-12
 
 
 class _Panel(Protocol):
-    values: dict[str, object]
+    values: Metrics
     reasons: dict[str, str]
-    details: dict[str, object]
+    details: PanelDetails
 
 
 def b3(

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memdir.analytics import taxonomy
-from memdir.analytics.tree import Snapshot, build, profile_and_shape, read_store
+from memdir.analytics.tree import Metrics, PanelDetails, Snapshot, build, profile_and_shape, read_store
 from memdir.store.store import Store
 
 PROFILE_KEYS = (
@@ -56,9 +56,9 @@ MEANING: dict[str, str] = {
 
 @dataclass
 class Stats:
-    values: dict[str, Any]
+    values: Metrics
     reasons: dict[str, str]
-    details: dict[str, Any]
+    details: PanelDetails
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: self.values.get(k) for k in KEYS}
@@ -75,7 +75,7 @@ def compute(snap: Snapshot) -> Stats:
     panel = taxonomy.panel(tree)
     values.update(panel.values)
     reasons.update(panel.reasons)
-    details = dict(panel.details)
+    details = PanelDetails(**panel.details)
     if snap.unread:  # measured without these: say so rather than report a smaller store silently
         details["unread"] = list(snap.unread)
     return Stats(values, reasons, details)

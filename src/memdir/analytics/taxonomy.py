@@ -34,13 +34,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from scipy import sparse
 
 from memdir.analytics import leakage, tfidf
-from memdir.analytics.tree import Node, Tree
+from memdir.analytics.tree import Metrics, Node, PanelDetails, Tree
 
 MIN_UNIT_CHARS = 40
 B4_MAX_UNITS = 2000
@@ -52,9 +51,9 @@ _EPS = 1e-12
 
 @dataclass
 class Panel:
-    values: dict[str, Any] = field(default_factory=dict)
+    values: Metrics = field(default_factory=dict)
     reasons: dict[str, str] = field(default_factory=dict)
-    details: dict[str, Any] = field(default_factory=dict)
+    details: PanelDetails = field(default_factory=lambda: PanelDetails())
 
 
 def vectorize(texts: list[str]) -> sparse.csr_matrix | None:

@@ -22,7 +22,7 @@ import re
 import statistics
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal, TypedDict
 
 from memdir.errors import ToolError
 from memdir.store import frontmatter
@@ -31,6 +31,25 @@ from memdir.store.outline import Section, outline
 from memdir.store.safefs import Unread
 from memdir.store.spec import xrefs
 from memdir.store.store import Store
+
+Metrics = dict[str, float | None]  # a measure by name (analytics/stats.py KEYS); None: undefined here
+
+
+class PanelDetails(TypedDict, total=False):
+    """What the taxonomy panel found beside its measures: the units behind B1's worst pair and
+    B3's leaks (the first LIST_CAP of them, analytics/leakage.py), and what went unread."""
+
+    b1_min_pair: list[str]
+    b1_nodes: int
+    b2_same_mean: float
+    b2_cross_mean: float
+    b3_leaked: list[str]
+    b3_leaked_count: int
+    b3_loo_leaked: list[str]
+    b3_loo_leaked_count: int
+    units_measured: int
+    unread: list[str]
+
 
 Parts = tuple[str, ...]
 NodeKind = Literal["root", "dir", "file", "section"]
@@ -241,7 +260,7 @@ def build(snap: Snapshot, *, indexes: bool = True) -> Tree:
     return finish(snap, root, by_parts, sections, total_bytes, n_xrefs, left)
 
 
-def profile_and_shape(tree: Tree) -> tuple[dict[str, Any], dict[str, str]]:
+def profile_and_shape(tree: Tree) -> tuple[Metrics, dict[str, str]]:
     """The store profile and the shape panel; a value that cannot be defined is None with a reason.
 
     `dirs` counts folders, the root not counted (docs/metrics.md: a store of root files alone
@@ -253,7 +272,7 @@ def profile_and_shape(tree: Tree) -> tuple[dict[str, Any], dict[str, str]]:
     depths = [u.depth for u in tree.units]
     fanouts = [len(n.children) for n in tree.internal()]
     sizes = [len(u.text) for u in tree.units]
-    out: dict[str, Any] = {
+    out: Metrics = {
         "dirs": tree.dirs,
         "files": tree.files,
         "sections": tree.sections,
