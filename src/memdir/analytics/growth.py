@@ -18,11 +18,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Literal, TypedDict
 
 from memdir.analytics.stats import compute
 from memdir.analytics.tree import Parts, Snapshot
 from memdir.errors import MemdirError
+from memdir.jsontypes import JsonObject
 from memdir.store.journal import BASELINE, Journal, JournalStep
 from memdir.store.outline import outline
 from memdir.store.paths import PREFIX
@@ -31,12 +32,41 @@ EVENTS = {"create": "creations", "modify": "edits", "delete": "deletions", "rena
 FATES = ("untouched", "edited", "renamed", "deleted")
 
 
+Fate = Literal["untouched", "edited", "renamed", "deleted"]
+
+
+class FileFate(TypedDict):
+    """What became of a file present at the fate step: where it is now (None once deleted)."""
+
+    fate: Fate
+    path: str | None
+    edited: bool
+    renamed: bool
+
+
+class FateRecord(TypedDict):
+    at_step: int | None
+    counts: dict[str, int]
+    files: dict[str, FileFate]
+
+
+class GrowthRecord(TypedDict):
+    """growth.json: a row per step (its counts by EVENTS, and their running sums), the fates,
+    and a row of the stats per sampled step (`Stats.as_json` less its details)."""
+
+    steps: int
+    every: int
+    per_step: list[JsonObject]
+    fate: FateRecord
+    adherence: list[JsonObject]
+
+
 @dataclass
 class Growth:
-    steps: list[dict[str, Any]] = field(default_factory=list)
+    steps: list[JsonObject] = field(default_factory=list)
     fate_step: int | None = None
-    fates: dict[str, dict[str, Any]] = field(default_factory=dict)
-    adherence: list[dict[str, Any]] = field(default_factory=list)
+    fates: dict[str, FileFate] = field(default_factory=dict)
+    adherence: list[JsonObject] = field(default_factory=list)
     every: int = 10
 
     def fate_counts(self) -> dict[str, int]:
@@ -45,7 +75,7 @@ class Growth:
             counts[f["fate"]] += 1
         return counts
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> GrowthRecord:
         return {
             "steps": len(self.steps) - 1,
             "every": self.every,
@@ -71,15 +101,15 @@ def _states(steps: list[JournalStep]) -> list[dict[str, str]]:
     return out
 
 
-def fates(
-    steps: list[JournalStep], states: list[dict[str, str]]
-) -> tuple[int | None, dict[str, dict[str, Any]]]:
+def fates(steps: list[JournalStep], states: list[dict[str, str]]) -> tuple[int | None, dict[str, FileFate]]:
     n = len(steps) - 1
     if n < 1:
         return None, {}
     at = math.ceil(n / 4)
     live = {PREFIX + "/" + p: PREFIX + "/" + p for p in states[at]}  # current path -> origin
-    flags = {o: {"fate": "untouched", "path": o, "edited": False, "renamed": False} for o in live}
+    flags: dict[str, FileFate] = {
+        o: {"fate": "untouched", "path": o, "edited": False, "renamed": False} for o in live
+    }
     for st in steps[at + 1 :]:
         for c in st.changes:
             origin = live.get(c.path)

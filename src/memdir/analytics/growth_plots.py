@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from memdir.analytics.growth import Growth
+from memdir.jsontypes import JsonObject
 
 PLOTS = ("growth_size.png", "growth_events.png", "growth_adherence.png")
 
@@ -20,14 +21,14 @@ def write(g: Growth, out: Path, title: str = "") -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "growth.json"]
     written[0].write_text(json.dumps(g.as_json(), indent=1) + "\n", encoding="utf-8")
-    xs = [s["step"] for s in g.steps]
+    xs = _column(g.steps, "step")
 
     fig, ax = plt.subplots(figsize=(8, 4.5))
-    ax.plot(xs, [s["files"] for s in g.steps], label="files", color="tab:blue")
+    ax.plot(xs, _column(g.steps, "files"), label="files", color="tab:blue")
     ax.set_xlabel("step")
     ax.set_ylabel("files", color="tab:blue")
     ax2 = ax.twinx()
-    ax2.plot(xs, [s["sections"] for s in g.steps], label="sections", color="tab:orange")
+    ax2.plot(xs, _column(g.steps, "sections"), label="sections", color="tab:orange")
     ax2.set_ylabel("sections", color="tab:orange")
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     if g.fate_step is not None:
@@ -42,7 +43,7 @@ def write(g: Growth, out: Path, title: str = "") -> list[Path]:
 
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for key in ("creations", "edits", "deletions", "renames"):
-        ax.step(xs, [s[f"cum_{key}"] for s in g.steps], where="post", label=key)
+        ax.step(xs, _column(g.steps, f"cum_{key}"), where="post", label=key)
     ax.set_xlabel("step")
     ax.set_ylabel("cumulative events")
     ax.legend()
@@ -53,15 +54,15 @@ def write(g: Growth, out: Path, title: str = "") -> list[Path]:
     plt.close(fig)
 
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
-    ax_x = [a["step"] for a in g.adherence]
+    ax_x = _column(g.adherence, "step")
     for key in ("b1_mean", "b1_min", "b3", "b4"):
-        ys = [a[key] if a[key] is not None else float("nan") for a in g.adherence]
+        ys = _column(g.adherence, key)
         top.plot(ax_x, ys, marker="o", markersize=3, label=key)
     top.set_ylabel("B1, B3, B4")
     top.legend(fontsize=8)
     bottom.plot(
         ax_x,
-        [a["b2"] if a["b2"] is not None else float("nan") for a in g.adherence],
+        _column(g.adherence, "b2"),
         marker="o",
         markersize=3,
         color="tab:purple",
@@ -76,3 +77,8 @@ def write(g: Growth, out: Path, title: str = "") -> list[Path]:
     fig.savefig(written[-1], dpi=110)
     plt.close(fig)
     return written
+
+
+def _column(rows: list[JsonObject], key: str) -> list[float]:
+    """One number per row; an undefined measure (None) is NaN, a gap in the line."""
+    return [v if isinstance(v := r[key], int | float) else float("nan") for r in rows]

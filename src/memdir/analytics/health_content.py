@@ -11,14 +11,13 @@ content: they are never reported as leaked, duplicated or over-long.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import numpy as np
 from scipy import sparse
 
 from memdir.analytics import taxonomy
 from memdir.analytics.health_cache import FileParse, HealthCache, b1_pair
-from memdir.analytics.health_types import Finding, Thresholds, file_of, pair_key, ref, shown
+from memdir.analytics.health_types import Finding, LabeledRef, Ref, Thresholds, file_of, pair_key, ref, shown
 from memdir.analytics.tree import Node, Parts, Tree
 from memdir.store.frontmatter import MEMORY_INDEX
 
@@ -33,7 +32,7 @@ class _Refs:
     def __init__(self, parses: dict[Parts, FileParse]) -> None:
         self.lines = {"/memories/" + "/".join(p): fp.lines for p, fp in parses.items()}
 
-    def __call__(self, node: Node) -> dict[str, Any]:
+    def __call__(self, node: Node) -> Ref:
         return ref(node, self.lines.get(file_of(node).where, []))
 
 
@@ -75,7 +74,7 @@ def _lap(timings: dict[str, float], name: str, t0: float) -> float:
     return now
 
 
-def _pair_key(kind: str, a: dict[str, Any], b: dict[str, Any]) -> str:
+def _pair_key(kind: str, a: Ref, b: Ref) -> str:
     return pair_key(kind, str(a["ref"]), str(b["ref"]))
 
 
@@ -90,8 +89,9 @@ def _confusable(
         return []
     at = {n.where: n for n in tree.nodes}
     a, b = at[pair[0]], at[pair[1]]
-    ra, rb = {**refs(a), "label": a.label}, {**refs(b), "label": b.label}
-    parent = refs(a.parent) if a.parent is not None else {"path": "/memories", "ref": "/memories"}
+    ra: LabeledRef = {**refs(a), "label": a.label}
+    rb: LabeledRef = {**refs(b), "label": b.label}
+    parent = refs(a.parent)["ref"] if a.parent is not None else "/memories"
     if a.kind == "section":
         action = "retitle one of the two headings so each says what its section holds, or merge the two"
     else:
@@ -104,7 +104,7 @@ def _confusable(
             f"({a.label!r}, {b.label!r}; distance {float(dist):.2f})",
             action,
             _pair_key("confusable", ra, rb),
-            {"a": ra, "b": rb, "parent": parent["ref"], "distance": float(dist)},
+            {"a": ra, "b": rb, "parent": parent, "distance": float(dist)},
             _others(ra["path"], rb["path"]),
         )
     ]

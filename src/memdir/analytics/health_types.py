@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, astuple, dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from memdir.analytics.tree import Node
 from memdir.store import spec
@@ -67,6 +67,33 @@ def pair_key(kind: str, a: str, b: str) -> str:
     return f"{kind}:" + "|".join(sorted((a, b)))
 
 
+class Ref(TypedDict):
+    """Where a node is, in a finding's detail (:func:`ref`)."""
+
+    path: str
+    heading_path: str
+    line: int | None
+    ref: str
+
+
+class LabeledRef(Ref):
+    """A ref with the node's label, for findings about labels (confusable siblings)."""
+
+    label: str
+
+
+class FindingRecord(TypedDict):
+    """A finding as `memdir health --json` and the UI carry it."""
+
+    kind: str
+    path: str
+    related: list[str]
+    message: str
+    action: str
+    key: str
+    detail: dict[str, Any]
+
+
 @dataclass(frozen=True)
 class Finding:
     """One thing to fix. `path`: the file or folder to edit; `related`: the other paths
@@ -82,7 +109,7 @@ class Finding:
     detail: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     related: tuple[str, ...] = ()
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> FindingRecord:
         return {
             "kind": self.kind,
             "path": self.path,
@@ -154,7 +181,7 @@ def _occurrence(node: Node, owner: Node, path: str, lines: list[str]) -> int:
     return n + 1
 
 
-def ref(node: Node, lines: list[str]) -> dict[str, Any]:
+def ref(node: Node, lines: list[str]) -> Ref:
     """Where a node is, for a finding's detail: its path, its heading path ("" for a file or a
     folder), the line of its heading (None for a file or a folder), and `ref`, the line-free
     name a key is built from (`/memories/a.md > # A > ## B`; a second section of the file with
@@ -168,7 +195,7 @@ def ref(node: Node, lines: list[str]) -> dict[str, Any]:
     return {"path": owner.where, "heading_path": heading, "line": line_of(node), "ref": name}
 
 
-def shown(r: dict[str, Any]) -> str:
+def shown(r: Ref) -> str:
     """A ref as a message shows it: `path:line (# A > ## B)`, or the bare path."""
     if r["line"] is None:
         return str(r["path"])
