@@ -38,7 +38,7 @@ def render_chunk(number: int, total: int, turns: Sequence[Turn]) -> str:
     if dates:
         desc += f" ({'; '.join(dates)})"
     desc += f", {' and '.join(speakers) if len(speakers) <= 2 else ', '.join(speakers)}"
-    meta = {"first": turns[0].locator, "last": turns[-1].locator, "turns": len(turns)}
+    meta: frontmatter.Metadata = {"first": turns[0].locator, "last": turns[-1].locator, "turns": len(turns)}
     lines = [frontmatter.dump(chunk_path(number).stem, desc, meta).rstrip("\n")]
     date: str | None = None
     for t in turns:

@@ -10,10 +10,12 @@ deep is read line by line like broken YAML, and `validate` reports it, so no wri
 
 from __future__ import annotations
 
+import datetime
 import re
 import unicodedata
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import yaml
 
@@ -42,6 +44,13 @@ def memory_name(filename: str) -> str | None:
     slug = re.sub(r"[^a-z0-9]+", "-", words.lower()).strip("-")
     return f"{slug}.md" if slug else None
 
+
+# What a frontmatter value can be: plain scalars stay strings (`_StringLoader`); an explicit
+# tag (`!!int 5`, `!!timestamp ...`, `!!binary ...`) gives its own type.
+YamlValue: TypeAlias = (
+    "str | int | float | bool | bytes | datetime.date | Sequence[YamlValue] | Mapping[str, YamlValue] | None"
+)
+Metadata = dict[str, YamlValue]  # a frontmatter mapping: top-level keys, or `metadata:`'s own
 
 _FENCE = re.compile(r"^---[ \t]*$")
 NOT_A_MAPPING = "frontmatter is not a 'key: value' mapping"
@@ -87,7 +96,7 @@ _StringLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _c
 class Frontmatter:
     """Parsed frontmatter; `lines` counts the block including both `---` lines (0 if absent)."""
 
-    data: dict[str, Any]
+    data: Metadata
     lines: int
     raw: str
     lenient: bool = False
@@ -112,7 +121,7 @@ class Frontmatter:
         return one_line(value) if isinstance(value, str) else None
 
     @property
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> Metadata:
         value = self.data.get("metadata")
         return value if isinstance(value, dict) else {}
 
@@ -152,9 +161,9 @@ def body_start(text: str) -> int:
     return 0 if block is None else block[2]
 
 
-def _lenient(raw: str) -> tuple[dict[str, Any], list[str]]:
+def _lenient(raw: str) -> tuple[Metadata, list[str]]:
     """Read `key: value` lines when YAML refuses; nested lines go under the last top key."""
-    data: dict[str, Any] = {}
+    data: Metadata = {}
     problems: list[str] = []
     current: str | None = None
     for line in raw.split("\n"):
@@ -203,12 +212,12 @@ def _plain_value(value: str) -> bool:
     return value.isprintable() and not value.endswith((" ", ":")) and ": " not in value and " #" not in value
 
 
-def _plain_mapping(raw: str) -> dict[str, Any] | None:
+def _plain_mapping(raw: str) -> Metadata | None:
     """The mapping of a frontmatter made only of plain `key: value` lines, read without the YAML
     parser; None for anything else (the parser decides). At 100,000 files, parsing two-line
     blocks with libyaml (plus the alias check) was most of `memdir check`; the property test
     (tests/store/test_frontmatter_fast_path.py) holds this reading equal to the parser's."""
-    data: dict[str, Any] = {}
+    data: Metadata = {}
     for line in raw.split("\n"):
         m = _PLAIN_LINE.fullmatch(line)
         if m is None or not _plain_value(m[2]) or m[1] in data:
@@ -318,9 +327,9 @@ def validate(text: str, filename: str) -> list[str]:
     return errors
 
 
-def dump(name: str, description: str, metadata: dict[str, Any] | None = None) -> str:
+def dump(name: str, description: str, metadata: Mapping[str, YamlValue] | None = None) -> str:
     """Render a frontmatter block (with fences and trailing newline) that parses back exactly."""
-    data: dict[str, Any] = {"name": name, "description": description}
+    data: Metadata = {"name": name, "description": description}
     if metadata:
         data["metadata"] = metadata
     body = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=10_000)

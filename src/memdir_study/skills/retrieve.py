@@ -62,7 +62,7 @@ class Doc:
     text: str
 
     @property
-    def metadata(self) -> dict[str, object]:
+    def metadata(self) -> frontmatter.Metadata:
         return frontmatter.parse(self.text).metadata
 
 
