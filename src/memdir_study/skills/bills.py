@@ -12,16 +12,18 @@ the rate.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Literal
+
+from memdir_study.skills.folder import Bills, PlotStyle, SkillCell, TaskRow
 
 SEARCH_COST_PNG = "search_cost.png"
 
 
-def cumulative(rows: list[dict[str, Any]], key: str) -> list[float]:
+def cumulative(rows: Sequence[TaskRow], key: Literal["search_cost_usd"]) -> list[float]:
     """Per chain position, the running sum of `key`, averaged over the chains the rows span."""
-    per_chain: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    per_chain: dict[int, list[TaskRow]] = defaultdict(list)
     for r in rows:
         per_chain[r["chain"]].append(r)
     series = []
@@ -35,7 +37,7 @@ def cumulative(rows: list[dict[str, Any]], key: str) -> list[float]:
     return [round(sum(s[i] for s in series) / len(series), 6) for i in range(n)]
 
 
-def bills(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def bills(rows: Sequence[TaskRow]) -> Bills:
     """One cell's search and execution bills, its search cost's climb, and its invalid actions."""
     n = len(rows)
     search = sum(r.get("search_cost_usd", 0.0) for r in rows)
@@ -54,7 +56,7 @@ def bills(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def bill_lines(cells: list[dict[str, Any]]) -> list[str]:
+def bill_lines(cells: Sequence[SkillCell]) -> list[str]:
     """The report's section on the two bills and the invalid actions."""
     lines = [
         "",
@@ -80,7 +82,7 @@ def _usd(x: float | None) -> str:
 
 
 def plot_search_cost(
-    run: Path, rows: list[dict[str, Any]], variants: list[str], style: Callable[[str], dict[str, Any]]
+    run: Path, rows: Sequence[TaskRow], variants: list[str], style: Callable[[str], PlotStyle]
 ) -> str:
     """The cumulative search cost along the chain, one curve per variant (mean over chains)."""
     import matplotlib

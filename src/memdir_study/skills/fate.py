@@ -15,11 +15,10 @@ categories did.
 
 from __future__ import annotations
 
-from typing import Any
-
 from memdir.store import frontmatter
 from memdir.store.frontmatter import MEMORY_INDEX
 from memdir.store.store import Store
+from memdir_study.skills.folder import SkillCell
 
 CATEGORIES = ("kept", "rewritten", "moved", "deleted")
 
@@ -55,7 +54,7 @@ def fate(early: dict[str, str], late: dict[str, str]) -> dict[str, int]:
     return out
 
 
-def fate_lines(cells: list[dict[str, Any]]) -> list[str]:
+def fate_lines(cells: list[SkillCell]) -> list[str]:
     """The report's table: each store variant's early files by category, summed over its chains.
     A cell summarized from rows written before these categories shows its old counts' names."""
     lines = ["", "## Fate of early files (present at 25% of each chain, at its end; Figure 8)", ""]

@@ -14,7 +14,7 @@ were.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict, cast
 
 from memdir.errors import MemdirError
 from memdir_study.runfolder import JsonlTable, row_problem
@@ -62,6 +62,55 @@ class TaskRow(TypedDict):
     invalid_actions: NotRequired[int]
 
 
+class Bills(TypedDict):
+    """A cell's two bills (the paper's Table 16) and its invalid actions, in summary.json."""
+
+    search_cost_usd: float
+    search_cost_per_task_usd: float | None
+    execution_cost_usd: float
+    execution_cost_per_task_usd: float | None
+    search_cost_cumulative_usd: list[float]
+    invalid_actions: int | None
+    invalid_action_rate: float | None
+
+
+class SkillCell(Bills):
+    """One cell of summary.json (docs/skills.md): a variant, model and protocol over its chains.
+    `store_health` is added once the cells are summarized, `wall_seconds` is taken out to
+    timings.json before the summary is written."""
+
+    variant: str
+    model: str
+    protocol: str
+    n_tasks: int
+    success: float
+    success_by_family: dict[str, float]
+    deploy_cost_usd: float
+    build_cost_usd: float
+    deploy_cost_per_task_usd: float
+    deploy_cost_per_solved_usd: float | None
+    store_files: float
+    store_kb: float
+    chains: int
+    mean_steps: float
+    mean_steps_solved: float | None
+    served_per_task: float
+    served_tokens_per_task: float
+    deploy_tokens_per_task: float
+    build_tokens: int
+    early_file_fate: dict[str, int]
+    wall_seconds: NotRequired[float]
+    store_health: NotRequired[dict[str, float | None] | None]
+
+
+class PlotStyle(TypedDict):
+    """A variant's curve, the same in every plot of a report."""
+
+    color: str
+    linestyle: str | tuple[int, tuple[int, ...]]
+    linewidth: float
+
+
 class ChainFolder:
     """The files of one skill run: its manifest, its two tables and the cells' stores."""
 
@@ -71,7 +120,7 @@ class ChainFolder:
         self.tasks = JsonlTable(out / TASKS, lock=out / LOCK, ensure_ascii=True)
         self.aborted = JsonlTable(out / ABORTED, lock=out / LOCK, ensure_ascii=True)
 
-    def task_rows(self) -> list[dict[str, Any]]:
+    def task_rows(self) -> list[TaskRow]:
         """tasks.jsonl, each row checked once here against `TaskRow` as the UI's pages check it
         (`runfolder.row_problem`: a field of another type is named; one older chains did not
         write is not a problem); the rows are returned as written, so a summary of them is the
@@ -84,7 +133,7 @@ class ChainFolder:
                     f"{self.tasks.path} row {i} is not a TaskRow: {problem}; no chain of this memdir "
                     "wrote it: remove the line, or restore the run folder's copy"
                 )
-        return rows
+        return cast(list[TaskRow], rows)  # each one checked above
 
     def store_dir(self, variant: str, chain: int) -> Path:
         return self.out / "stores" / variant / f"chain-{chain}"

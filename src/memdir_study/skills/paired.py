@@ -10,7 +10,7 @@ no-store did not play is left out, not counted for or against.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from memdir.sign_test import SIDEDNESS_LABELS, Sidedness, sign_test
 
@@ -22,7 +22,22 @@ def _item(row: Mapping[str, Any]) -> str:
     return f"{row['chain']}/{row['index']}/{row.get('game', '')}"
 
 
-def comparisons(rows: Iterable[Mapping[str, Any]], order: Iterable[str] = ()) -> list[dict[str, Any]]:
+class Paired(TypedDict):
+    """A variant's sign test against no-store on per-task success, in summary.json."""
+
+    model: str
+    protocol: str
+    variant: str
+    against: str
+    score: str
+    wins: int
+    losses: int
+    ties: int
+    p_value: float
+    sidedness: Sidedness
+
+
+def comparisons(rows: Iterable[Mapping[str, Any]], order: Iterable[str] = ()) -> list[Paired]:
     """A row per (model, protocol, variant) with a no-store cell beside it: the sign test of the
     variant's per-task success against no-store's, variants in `order` first."""
     rank = {v: i for i, v in enumerate(order)}
@@ -30,7 +45,7 @@ def comparisons(rows: Iterable[Mapping[str, Any]], order: Iterable[str] = ()) ->
     for r in rows:
         key = (str(r["model"]), str(r["protocol"]), str(r["variant"]))
         success.setdefault(key, {})[_item(r)] = float(bool(r["success"]))
-    out: list[dict[str, Any]] = []
+    out: list[Paired] = []
     for model, protocol, variant in sorted(
         success, key=lambda k: (k[0], k[1], rank.get(k[2], len(rank)), k[2])
     ):
@@ -46,7 +61,7 @@ def comparisons(rows: Iterable[Mapping[str, Any]], order: Iterable[str] = ()) ->
     return out
 
 
-def paired_lines(paired: list[dict[str, Any]]) -> list[str]:
+def paired_lines(paired: list[Paired]) -> list[str]:
     """The report's section; empty when the run has no no-store cell to compare with."""
     if not paired:
         return []

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from memdir.errors import MemdirError
 from memdir.store.atomic import write_atomic
@@ -21,13 +22,13 @@ from memdir_study.bench.alfworld import FAMILY_ORDER
 from memdir_study.runfolder import read_manifest
 from memdir_study.skills.bills import bill_lines, bills, plot_search_cost
 from memdir_study.skills.fate import fate_lines
-from memdir_study.skills.folder import TASKS, ChainFolder
-from memdir_study.skills.paired import comparisons, paired_lines
+from memdir_study.skills.folder import TASKS, ChainFolder, PlotStyle, SkillCell, TaskRow
+from memdir_study.skills.paired import Paired, comparisons, paired_lines
 
 ORDER = ("no-store", "episode-log", "curated-skills", "curated-skills-mem", "curated-skills-mem-gs")
 
 
-def load_rows(run: Path) -> list[dict[str, Any]]:
+def load_rows(run: Path) -> list[TaskRow]:
     folder = ChainFolder(run)
     if not folder.tasks.path.is_file():
         raise MemdirError(f"{run} has no {TASKS}; is it a skill run folder?")
@@ -47,33 +48,33 @@ def load_manifest(run: Path) -> dict[str, Any]:
     return manifest
 
 
-def _key(row: dict[str, Any]) -> tuple[str, str, str]:
-    return row["variant"], row["model"], row["protocol"]
+def _key(row: Mapping[str, object]) -> tuple[str, str, str]:
+    return str(row["variant"]), str(row["model"]), str(row["protocol"])
 
 
 def _rank(variant: str) -> int:
     return ORDER.index(variant) if variant in ORDER else len(ORDER)
 
 
-def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+def summarize(rows: list[TaskRow]) -> list[SkillCell]:
+    groups: dict[tuple[str, str, str], list[TaskRow]] = defaultdict(list)
     for r in rows:
         groups[_key(r)].append(r)
-    cells = []
+    cells: list[SkillCell] = []
     for (variant, model, protocol), rs in sorted(groups.items(), key=lambda kv: (_rank(kv[0][0]), kv[0])):
         fam: dict[str, list[bool]] = defaultdict(list)
         for r in rs:
             fam[r["family"]].append(bool(r["success"]))
         solved = sum(bool(r["success"]) for r in rs)
         deploy = sum(r["deploy_cost_usd"] for r in rs)
-        finals: dict[int, dict[str, Any]] = {}
+        finals: dict[int, TaskRow] = {}
         for r in rs:
             if r["chain"] not in finals or r["index"] > finals[r["chain"]]["index"]:
                 finals[r["chain"]] = r
         fates: dict[str, int] = defaultdict(int)
         for r in finals.values():
-            for k, v in r.get("early_fate", {}).items():
-                fates[k] += v
+            for k, n in r.get("early_fate", {}).items():
+                fates[k] += n
         cells.append({
             "variant": variant, "model": model, "protocol": protocol, "n_tasks": len(rs),
             "success": round(solved / len(rs), 4),
@@ -93,7 +94,7 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "deploy_tokens_per_task": round(sum(_tokens(r.get("deploy_usage")) for r in rs) / len(rs), 1),
             "build_tokens": sum(_tokens(r.get("build_usage")) for r in rs),
             "early_file_fate": dict(fates),
-            **bills(rs),
+            **bills(rs),  # type: ignore[typeddict-item]  # store_health: added by write_report
             "wall_seconds": round(sum(sum(r["seconds"].values()) for r in rs), 1),
         })  # fmt: skip
     return cells
@@ -123,9 +124,11 @@ def _tokens(usage: dict[str, Any] | None) -> int:
     return int(u.get("input_uncached", 0) + u.get("input_cached", 0) + u.get("output", 0))
 
 
-def _by_index(rows: list[dict[str, Any]], variant: str, field: str) -> list[float]:
+def _by_index(
+    rows: list[TaskRow], variant: str, field: Literal["running_success", "store_kb", "store_files"]
+) -> list[float]:
     """Per chain position, the mean over chains of a running quantity."""
-    per_chain: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    per_chain: dict[int, list[TaskRow]] = defaultdict(list)
     for r in rows:
         if r["variant"] == variant:
             per_chain[r["chain"]].append(r)
@@ -147,13 +150,13 @@ def _by_index(rows: list[dict[str, Any]], variant: str, field: str) -> list[floa
 _DASHES = ("-", "--", "-.", ":", (0, (5, 1, 1, 1)))
 
 
-def _style(variant: str) -> dict[str, Any]:
+def _style(variant: str) -> PlotStyle:
     """A fixed colour and dash per variant: identical curves (GS and skills+mem offline) stay visible."""
     rank = _rank(variant)
     return {"color": f"C{rank}", "linestyle": _DASHES[rank % len(_DASHES)], "linewidth": 1.6}
 
 
-def plot(run: Path, rows: list[dict[str, Any]]) -> list[str]:
+def plot(run: Path, rows: list[TaskRow]) -> list[str]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -224,7 +227,13 @@ def _baseline_line(manifest: dict[str, Any]) -> str:
     )
 
 
-def write_report(run: Path) -> list[dict[str, Any]]:
+class _Summary(TypedDict):
+    cells: list[SkillCell]
+    aborted: list[dict[str, Any]]
+    paired: list[Paired]
+
+
+def write_report(run: Path) -> list[SkillCell]:
     """(Re)derive summary.json, report.md and the plots from the run folder."""
     aborted = load_aborted(run)
     dead = {_key(a) for a in aborted}
@@ -236,7 +245,7 @@ def write_report(run: Path) -> list[dict[str, Any]]:
     # wall time apart (timings.json), so the summary of the same chains is the same bytes
     # whichever executor played them, however loaded the machine was
     timings = {"cells": [{"variant": c["variant"], "wall_seconds": c.pop("wall_seconds")} for c in cells]}
-    summary = {"cells": cells, "aborted": aborted, "paired": comparisons(rows, ORDER)}
+    summary: _Summary = {"cells": cells, "aborted": aborted, "paired": comparisons(rows, ORDER)}
     write_atomic(run / "summary.json", (json.dumps(summary, indent=1) + "\n").encode())
     write_atomic(run / "timings.json", (json.dumps(timings, indent=1) + "\n").encode())
     wall = {t["variant"]: t["wall_seconds"] for t in timings["cells"]}
@@ -292,7 +301,7 @@ def write_report(run: Path) -> list[dict[str, Any]]:
         lines += ["", "## Store health at the end of the chain (`memdir stats`; mean over chains)", ""]
         lines += ["| variant | " + " | ".join(HEALTH_KEYS) + " |", "|---" * (len(HEALTH_KEYS) + 1) + "|"]
         for c in healthy:
-            h = c["store_health"]
+            h = c.get("store_health") or {}
             lines.append(
                 f"| {c['variant']} | "
                 + " | ".join("–" if h[k] is None else f"{h[k]:g}" for k in HEALTH_KEYS)
