@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, NotRequired, TypedDict
 
 from memdir.jsontypes import JsonObject
-from memdir.models.usage import Usage
+from memdir.models.usage import Usage, UsageRecord
 
 Role = Literal["system", "user", "assistant", "tool"]
 # The reasoning-effort levels a provider takes (OpenAI's `reasoning_effort`; Anthropic's
@@ -34,7 +34,7 @@ class ModelError(RuntimeError):
 class ToolCall:
     id: str
     name: str
-    arguments: dict[str, Any]
+    arguments: JsonObject  # as the model sent them (a tool's ToolArgs)
     parse_error: str | None = None
 
 
@@ -48,7 +48,7 @@ class ChatMessage:
     is_error: bool = False
     reasoning: str | None = None
     # Provider blocks that must be sent back verbatim (Anthropic thinking signatures).
-    raw_blocks: list[dict[str, Any]] | None = None
+    raw_blocks: list[JsonObject] | None = None
     # The reply exactly as the model wrote it, when its tool calls were parsed out of the text
     # (models/protocols.py): sent back verbatim so the server's prefix cache keeps matching.
     raw_text: str | None = None
@@ -147,8 +147,21 @@ class LoggedCall(TypedDict):
     """A tool call as the run records keep it: its name, its arguments, why they did not parse."""
 
     name: str
-    args: dict[str, Any]
+    args: JsonObject
     parse_error: NotRequired[str]
+
+
+class CallLine(TypedDict):
+    """A completed call as a run record's `model_call` line carries it."""
+
+    model: str
+    usage: UsageRecord
+    stop_reason: str
+    seconds: float
+    attempts: int
+    tool_calls: list[LoggedCall]
+    reply: str
+    protocol: str | None
 
 
 @dataclass
@@ -164,7 +177,7 @@ class CallRecord:
     reply: str = ""  # the reply's text as the model wrote it (calls written as text included)
     protocol: str | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> CallLine:
         return {
             "model": self.model,
             "usage": self.usage.as_dict(),

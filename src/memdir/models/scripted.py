@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
+from memdir.jsontypes import JsonObject
 from memdir.models.base import (
     ChatMessage,
     GenerateConfig,
@@ -31,13 +32,13 @@ class ScriptedReply:
     a store step (`store.store.Step`): what the model says, before any tool runs."""
 
     content: str = ""
-    tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    tool_calls: list[tuple[str, JsonObject]] = field(default_factory=list)
     error: BaseException | None = None
     stop_reason: str | None = None
 
 
 ScriptItem: TypeAlias = (
-    "ScriptedReply | str | tuple[str, dict[str, Any]] | BaseException"
+    "ScriptedReply | str | tuple[str, JsonObject] | BaseException"
     " | Callable[[list[ChatMessage]], ScriptItem]"
 )
 
