@@ -38,8 +38,7 @@ class ScriptedReply:
 
 
 ScriptItem: TypeAlias = (
-    "ScriptedReply | str | tuple[str, JsonObject] | BaseException"
-    " | Callable[[list[ChatMessage]], ScriptItem]"
+    "ScriptedReply | str | tuple[str, JsonObject] | BaseException | Callable[[list[ChatMessage]], ScriptItem]"
 )
 
 

@@ -32,6 +32,7 @@ from pydantic import (
 )
 
 from memdir.errors import MemdirError
+from memdir.jsontypes import JsonObject
 from memdir.sign_test import Sidedness
 from memdir_study.eval.composite import composite
 from memdir_study.runfolder import not_a_row
@@ -45,7 +46,7 @@ class Record(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JsonObject:
         """The record as the dict the file holds."""
         return self.model_dump(mode="json")
 

@@ -26,11 +26,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from functools import reduce
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from memdir.agents.landing import digests
 from memdir.agents.output import RoleOutput
 from memdir.agents.revert import revert
+from memdir.jsontypes import JsonObject
 from memdir.models import Model
 from memdir.models.usage import Usage, spent
 from memdir.store.journal import Journal
@@ -142,19 +143,22 @@ class SessionRows:
         self._outputs, self._stamps = [], []
         self._mark = (time.perf_counter(), self.model.usage)
 
-    def cost(self) -> dict[str, Any]:
+    def cost(self) -> JsonObject:
         """The build's cost: the sum over every saved session (this run's and earlier runs')."""
         return {
             "chunks": sum(int(r["chunks"]) for r in self.rows),
             "chunks_unchanged": sum(int(r["chunks_unchanged"]) for r in self.rows),
             "seconds": round(sum(float(r["seconds"]) for r in self.rows), 3),
             "chunk_seconds": [s for r in self.rows for s in r["chunk_seconds"]],
-            "usage": reduce(
-                lambda a, b: a + b, (Usage.from_dict(r["usage"]) for r in self.rows), Usage()
-            ).as_dict(),
+            "usage": cast(  # a UsageRecord: JSON
+                JsonObject,
+                reduce(
+                    lambda a, b: a + b, (Usage.from_dict(r["usage"]) for r in self.rows), Usage()
+                ).as_dict(),
+            ),
         }
 
-    def figures(self, store: Store) -> dict[str, Any]:
+    def figures(self, store: Store) -> JsonObject:
         """The conversation row's update figures: pooled over sessions, the last session's, each
         session's counts, and the built store's stale-first rate."""
         last = max(t.session for t in self.sample.turns)
@@ -162,7 +166,7 @@ class SessionRows:
         return {**update_figures(self.rows), "stale_first": first_hits(store, self.sample, keys)}
 
 
-def first_hits(store: Store, sample: Sample, keys: Sequence[updates.ChangedKey]) -> dict[str, Any] | None:
+def first_hits(store: Store, sample: Sample, keys: Sequence[updates.ChangedKey]) -> JsonObject | None:
     """The stale-first rate of the built store over the changed keys (`stale_first.stale_first`,
     BM25): each key searched by the benchmark's question about its current value, and read under
     the store's own key for it (`updates.store_keys`: `home` for the true `home city`, a key
@@ -183,7 +187,7 @@ def first_hits(store: Store, sample: Sample, keys: Sequence[updates.ChangedKey])
     return {**{k: found[k] for k in (*FIRST_COUNTS, "stale_first_rate", "mode")}, "examples": stale[:5]}
 
 
-def update_figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def update_figures(rows: Sequence[Mapping[str, Any]]) -> JsonObject:
     """Update accuracy over session rows: pooled (ratios of sums), after the last, per session."""
     scores = [updates.UpdateScore.from_json(r["updates"]) for r in rows]
     pooled = reduce(lambda a, b: a + b, scores, updates.UpdateScore())
@@ -197,7 +201,7 @@ def update_figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-def pooled(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def pooled(rows: Sequence[Mapping[str, Any]]) -> JsonObject:
     """The update figures of some conversation rows together (`writes_report.figures`): counts
     summed over conversations, pooled over sessions and after each one's last; one conversation's
     rows also keep its per-session counts. Nothing for rows without them (LoCoMo, REALTALK)."""
@@ -205,11 +209,11 @@ def pooled(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     if not scored:
         return {}
 
-    def total(field: str) -> dict[str, Any]:
+    def total(field: str) -> JsonObject:
         found = [updates.UpdateScore.from_json(r[field]) for r in scored if r.get(field)]
         return reduce(lambda a, b: a + b, found, updates.UpdateScore()).as_json()
 
-    out = {"updates": total("updates"), "updates_final": total("updates_final")}
+    out: JsonObject = {"updates": total("updates"), "updates_final": total("updates_final")}
     if len(rows) == 1:
         out["updates_by_session"] = rows[0]["updates_by_session"]
     firsts = [r["stale_first"] for r in scored if r.get("stale_first")]

@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from memdir.agents.curation import Curation, resolve
 from memdir.agents.ingest import NoOpWarning, ingest
@@ -36,6 +36,7 @@ from memdir.agents.record import RunRecord
 from memdir.analytics.integrity import check
 from memdir.errors import MemdirError
 from memdir.fact_quality import SUPPORTED
+from memdir.jsontypes import JsonObject, JsonValue
 from memdir.models import Model
 from memdir.models.usage import spent
 from memdir.store.store import Store
@@ -63,7 +64,7 @@ class WritesRun:
     base_url: str | None = None
     tool_protocol: str | None = None
 
-    def settings(self, model: Model) -> dict[str, Any]:
+    def settings(self, model: Model) -> JsonObject:
         return {
             "benchmark": self.benchmark,
             "model": self.model,
@@ -129,7 +130,7 @@ def run_writes(
     tick: Tick | None = None,
     say: Callable[[str], None] | None = None,
     rescore: bool = False,
-) -> list[dict[str, Any]]:
+) -> list[JsonObject]:
     """Build and score every conversation not yet in `out/writes.jsonl`; return all the folder's
     rows (finished earlier or now: the folder is the run's record). `rescore`: the finished
     conversations' stores are scored again under today's rules (a rule of `fact_quality`
@@ -180,7 +181,7 @@ def build_and_score(
     tick: Tick | None = None,
     sessions: SessionRows | None = None,
     turns: list[Turn] | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
     """One conversation: ingest its turns (or only `turns`, those a resumed build has left) into
     the store at `where`, then its row. With `sessions` (the generated benchmark), each session's
     update accuracy is scored and saved as its last chunk lands, and the build's cost is the sum
@@ -218,12 +219,12 @@ def build_and_score(
         )
     seconds = time.perf_counter() - began
     used = spent(before, model.usage)
-    cost = {
+    cost: JsonObject = {
         "chunks": len(result.chunks),
         "chunks_unchanged": len(result.unchanged),
         "seconds": round(seconds, 3),
         "chunk_seconds": [round(b - a, 3) for a, b in zip([began, *stamps], stamps, strict=False)],
-        "usage": used.as_dict(),
+        "usage": cast(JsonObject, used.as_dict()),  # a UsageRecord: JSON
     }
     return {
         "benchmark": run.benchmark,
@@ -239,7 +240,7 @@ def build_and_score(
     }
 
 
-def scored_row(store: Store, sample: Sample, ref: locomo.Observations | None) -> dict[str, Any]:
+def scored_row(store: Store, sample: Sample, ref: locomo.Observations | None) -> JsonObject:
     """The part of a row read from the built store alone: its size, `check`, and its score."""
     facts = ref.facts if ref else None
     scored = writes.score(writes.store_fact_lines(store), sample.turns, facts, sample.speakers)
@@ -265,7 +266,7 @@ def store_size(store: Store) -> dict[str, int]:
     return {"files": len(files), "bytes": sum(e.size for e in files)}
 
 
-def findings(store: Store) -> dict[str, Any]:
+def findings(store: Store) -> JsonObject:
     """`memdir check` on the built store: problems and warnings, counted by rule."""
     report = check(store)
     rules = Counter(p.rule for p in report.problems)
@@ -276,6 +277,11 @@ def findings(store: Store) -> dict[str, Any]:
     }
 
 
-def median_chunk_seconds(rows: Sequence[dict[str, Any]]) -> float | None:
-    every = [s for r in rows for s in r.get("chunk_seconds", [])]
+def median_chunk_seconds(rows: Sequence[JsonObject]) -> float | None:
+    every = [s for r in rows for s in _numbers(r.get("chunk_seconds"))]
     return round(statistics.median(every), 3) if every else None
+
+
+def _numbers(value: JsonValue) -> list[float]:
+    """A row's list of numbers (a chunk's seconds); none when the row has no such list."""
+    return [v for v in value if isinstance(v, int | float)] if isinstance(value, list) else []
