@@ -52,6 +52,7 @@ from typing import Any
 
 from memdir.agents import manage_chunk
 from memdir.conventions import locators, turn_numbers
+from memdir.jsontypes import JsonObject
 from memdir.models import get_model
 from memdir.search.chunks import CHUNK_DIR, build_chunk_store, chunk_path
 from memdir.search.hybrid import Fusion, search_sections
@@ -133,7 +134,7 @@ class Figures:
     def rates(self) -> dict[str, float]:
         return {k: v / self.questions for k, v in self.sums.items()} if self.questions else {}
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JsonObject:
         return {
             "questions": self.questions,
             **{k: round(v, 4) for k, v in self.rates().items()},
@@ -161,7 +162,7 @@ class ConversationResult:
     sections: dict[str, dict[str, Figures]]  # store ("curated", "dump") -> mode -> figures
     store_seconds: dict[str, float]  # seconds to write each section store (the curation)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JsonObject:
         return {
             "benchmark": self.benchmark,
             "conversation": self.conversation,
@@ -172,7 +173,7 @@ class ConversationResult:
         }
 
 
-def raw(result: ConversationResult) -> dict[str, Any]:
+def raw(result: ConversationResult) -> JsonObject:
     """Everything `aggregate` needs (query times included), for a run to resume from."""
     return asdict(result)
 
@@ -330,7 +331,7 @@ def evaluate(
     return result
 
 
-def _combine(figs: list[Figures]) -> dict[str, Any]:
+def _combine(figs: list[Figures]) -> JsonObject:
     """One mode over many conversations: averaged over them, and pooled over their questions."""
     figs = [f for f in figs if f.questions]
     if not figs:
@@ -358,7 +359,7 @@ def _combine(figs: list[Figures]) -> dict[str, Any]:
     }
 
 
-def aggregate(results: Sequence[ConversationResult]) -> dict[str, Any]:
+def aggregate(results: Sequence[ConversationResult]) -> JsonObject:
     """One benchmark's figures per mode (chunk level, then each section store)."""
     modes = list(dict.fromkeys(m for r in results for m in r.chunk))
     stores = list(dict.fromkeys(s for r in results for s in r.sections))
