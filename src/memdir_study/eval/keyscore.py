@@ -42,6 +42,7 @@ from typing import Any
 from memdir.analytics.facts import FactLine
 from memdir.conventions import normalize, parse_distilled, parse_keyed, turn_numbers
 from memdir.fact_quality import content_f1
+from memdir.jsontypes import JsonObject
 from memdir.stream import Turn
 from memdir_study.bench.truthkey import KeyFact, KeyTurn
 from memdir_study.eval.writes import KEPT, judge
@@ -220,7 +221,7 @@ class KeyScore:
             self.examples + other.examples,
         )
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JsonObject:
         return {
             "facts": self.facts,
             "kept": self.kept,
@@ -357,7 +358,7 @@ KEY_COLUMNS = ("key R", "key P", "key false")
 """The run table's truth-key columns: recall, key precision, false lines."""
 
 
-def pooled(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def pooled(rows: Sequence[Mapping[str, Any]]) -> JsonObject:
     """`{"key": ...}`, the key scores of the rows that have one added up, or `{}` (a run that
     is not on the key)."""
     found = [KeyScore.from_json(r["key"]) for r in rows if r.get("key")]

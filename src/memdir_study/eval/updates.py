@@ -41,6 +41,7 @@ from typing import Any, Literal
 from memdir.analytics.facts import FactLine
 from memdir.conventions import parse_distilled, parse_keyed
 from memdir.fact_quality import content_f1
+from memdir.jsontypes import JsonObject
 from memdir.words import terms
 from memdir_study.bench.types import Fact
 
@@ -211,7 +212,7 @@ class UpdateScore:
             (self.examples + other.examples)[:EXAMPLES],
         )
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JsonObject:
         return {
             "scored": self.scored,
             "correct": self.correct,

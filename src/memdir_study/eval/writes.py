@@ -40,6 +40,7 @@ from memdir.analytics.facts import FactLine, fact_lines
 from memdir.conventions import DistilledFact, KeyedFact, normalize, parse_distilled, parse_keyed
 from memdir.fact_quality import SUPPORTED, content_f1, is_supported, junk_reason
 from memdir.fact_truth import REASONS, false_reason, line_of, reference_fits, reference_subject, stream_names
+from memdir.jsontypes import JsonObject
 from memdir.store.store import Store
 from memdir.stream import Turn
 from memdir_study.bench.locomo import Observation
@@ -200,7 +201,7 @@ class WriteScore:
             self.false + other.false,
         )
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JsonObject:
         """Counts and the ratios derived from them (None where a ratio has no denominator)."""
         return {
             "fact_lines": {g: self.lines[g] for g in GROUPS},
