@@ -13,12 +13,12 @@ import difflib
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from memdir import conventions
 from memdir.agents.landing import Plan
 from memdir.analytics.facts import fact_lines
 from memdir.conventions import Fact
+from memdir.jsontypes import JsonObject
 
 LIST_CAP = 50  # entries of one kind named in a journal trailer; the rest are counted
 
@@ -82,7 +82,7 @@ class ChangeSummary:
             out[kind] = "; ".join(lines[:LIST_CAP]) + extra
         return out
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JsonObject:
         return {
             "counts": self.counts(),
             "moved": [list(m) for m in self.moved],

@@ -32,6 +32,7 @@ from memdir.agents.restructure import reorganize
 from memdir.agents.roles import REORG_PASSES
 from memdir.analytics.integrity import CheckReport, Problem, check, diff_facts
 from memdir.errors import MemdirError
+from memdir.jsontypes import JsonObject, record_json
 from memdir.models import Model, Usage, price_card
 from memdir.store.journal import Journal
 from memdir.store.operations import operation
@@ -53,7 +54,7 @@ class Gate:
     message: str
     numbers: dict[str, Any] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {"gate": self.name, "passed": self.passed, "message": self.message, **self.numbers}
 
 
@@ -91,7 +92,7 @@ class ConsolidationReport:
             return "dry run: every gate held; nothing was landed"
         return f"landed as journal step {self.step}" if self.step is not None else "landed"
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JsonObject:
         return {
             "landed": self.landed,
             "dry_run": self.dry_run,
@@ -101,8 +102,8 @@ class ConsolidationReport:
             "gates": [g.as_dict() for g in self.gates],
             "summary": self.summary.as_json(),
             "model": self.model,
-            "cap": self.cap.as_dict(),
-            "usage": self.usage.as_dict(),
+            "cap": record_json(self.cap.as_dict()),
+            "usage": record_json(self.usage.as_dict()),
             "tokens": tokens(self.usage),
             "cost_usd": self.cost_usd,
             "seconds": round(self.seconds, 3),

@@ -20,10 +20,10 @@ made outside the tools did: restoring them would undo that work too.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from memdir.agents.landing import Plan, apply, digests, git_blob, plan, read
 from memdir.errors import MemdirError
+from memdir.jsontypes import JsonObject
 from memdir.store.journal import MEMORY_PREFIX, Journal, JournalStep, OperationSteps, find, group, is_baseline
 from memdir.store.operations import LABEL_KEY, operation
 from memdir.store.store import Store
@@ -73,7 +73,7 @@ class RevertReport:
         rec = f" as journal step {self.step}" if self.step is not None else ""
         return f"reverted {what}: its files put back as they were before step {self.reverted}{rec}"
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JsonObject:
         o = self.ops
         return {
             **({"operation": self.operation, "label": self.label} if self.operation else {}),

@@ -50,6 +50,7 @@ from memdir.agents.record import RunRecord
 from memdir.analytics.integrity import diff_facts
 from memdir.conventions import locators
 from memdir.errors import MemdirError
+from memdir.jsontypes import JsonObject
 from memdir.models import Model
 from memdir.store import spec
 from memdir.store.atomic import write_atomic
@@ -91,7 +92,7 @@ class SwitchPoint:
     threshold_kb: float
     time: str
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return asdict(self)
 
 

@@ -21,7 +21,6 @@ import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from memdir.analytics import health_content, health_facts, integrity
 from memdir.analytics.health_cache import HealthCache, assemble, read_listing
@@ -35,6 +34,7 @@ from memdir.analytics.health_types import (
     Thresholds,
     pair_key,
 )
+from memdir.jsontypes import JsonObject, record_json
 from memdir.store import spec
 from memdir.store.store import Store
 
@@ -78,9 +78,9 @@ class HealthReport:
     def within(self, prefix: str) -> list[Finding]:
         return [f for f in self.findings if f.within(prefix)]
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JsonObject:
         return {
-            "findings": [f.as_dict() for f in self.findings],
+            "findings": [record_json(f.as_dict()) for f in self.findings],
             "counts": self.counts,
             "thresholds": self.thresholds,
             "seconds": self.seconds,

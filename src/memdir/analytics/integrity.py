@@ -32,6 +32,7 @@ from typing import Any, NotRequired, TypedDict
 from memdir.analytics import facts
 from memdir.conventions import MAX_DIGITS, locators, overlong_locators
 from memdir.errors import PathError, ToolError
+from memdir.jsontypes import JsonObject
 from memdir.store import ingest_ledger, spec
 from memdir.store.outline import Section, find_sections, outline, parse_section_path
 from memdir.store.paths import MemoryPath, parse_memory_path
@@ -62,7 +63,7 @@ class CheckReport:
     def ok(self) -> bool:
         return not self.problems
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JsonObject:
         return {
             "ok": self.ok,
             "problems": [p.as_dict() for p in self.problems],

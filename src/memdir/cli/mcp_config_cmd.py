@@ -20,6 +20,7 @@ import click
 
 from memdir.cli.root_opts import StoreCommand, memory_root
 from memdir.errors import MemdirError
+from memdir.jsontypes import JsonObject
 from memdir.tools.profiles import PROFILES, profile_specs
 
 CLIENTS = ("claude-code", "claude-desktop", "cursor", "vscode")
@@ -79,7 +80,7 @@ def claude_code_line(name: str, argv: list[str], env: dict[str, str], scope: str
     return shlex.join(["claude", "mcp", "add", *opts, name, "--", *argv])
 
 
-def json_config(client: str, name: str, argv: list[str], env: dict[str, str]) -> dict[str, Any]:
+def json_config(client: str, name: str, argv: list[str], env: dict[str, str]) -> JsonObject:
     """The whole config file for `client` holding one server: `servers` with a `type` for VS Code,
     `mcpServers` for the others (Claude Code's `.mcp.json` also carries the `type`)."""
     entry: dict[str, Any] = {"command": argv[0], "args": argv[1:]}

@@ -27,12 +27,12 @@ import contextlib
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
+from memdir.jsontypes import JsonObject
 from memdir.mcp.resume import ResumableSessions
 from memdir.mcp.server import MAX_SESSIONS, SESSION_IDLE_S, build_server
 from memdir.mcp.tenants import (
@@ -254,7 +254,7 @@ class TenantPool:
             if closing is not None:
                 closing.set()
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> JsonObject:
         return {
             "open": len(self.open),
             "opened": self.opened,

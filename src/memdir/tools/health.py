@@ -9,10 +9,10 @@ a finding never disagrees with the guard that will refuse the write.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from memdir.errors import NotFoundError
-from memdir.jsontypes import JsonObject
+from memdir.jsontypes import record_json
 from memdir.tools import outputs
 from memdir.tools.base import ToolContext, tool
 from memdir.tools.guards import store_limits
@@ -57,7 +57,7 @@ def health(ctx: ToolContext, path: str = "/memories") -> str:
         "total": len(found),
         "not_shown": max(0, len(found) - MAX_DATA),
         "counts": counts,
-        "findings": [cast(JsonObject, f.as_dict()) for f in found[:MAX_DATA]],  # a record is JSON
+        "findings": [record_json(f.as_dict()) for f in found[:MAX_DATA]],
     }
     elsewhere = len(report.findings) - len(found)
     return _text(mp.text, found, counts, elsewhere, report.counts)

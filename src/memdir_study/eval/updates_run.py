@@ -26,12 +26,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from functools import reduce
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from memdir.agents.landing import digests
 from memdir.agents.output import RoleOutput
 from memdir.agents.revert import revert
-from memdir.jsontypes import JsonObject
+from memdir.jsontypes import JsonObject, record_json
 from memdir.models import Model
 from memdir.models.usage import Usage, spent
 from memdir.store.journal import Journal
@@ -150,11 +150,10 @@ class SessionRows:
             "chunks_unchanged": sum(int(r["chunks_unchanged"]) for r in self.rows),
             "seconds": round(sum(float(r["seconds"]) for r in self.rows), 3),
             "chunk_seconds": [s for r in self.rows for s in r["chunk_seconds"]],
-            "usage": cast(  # a UsageRecord: JSON
-                JsonObject,
+            "usage": record_json(
                 reduce(
                     lambda a, b: a + b, (Usage.from_dict(r["usage"]) for r in self.rows), Usage()
-                ).as_dict(),
+                ).as_dict()
             ),
         }
 

@@ -27,7 +27,6 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
 
 from memdir.agents.curation import Curation, resolve
 from memdir.agents.ingest import NoOpWarning, ingest
@@ -36,7 +35,7 @@ from memdir.agents.record import RunRecord
 from memdir.analytics.integrity import check
 from memdir.errors import MemdirError
 from memdir.fact_quality import SUPPORTED
-from memdir.jsontypes import JsonObject, JsonValue
+from memdir.jsontypes import JsonObject, JsonValue, record_json
 from memdir.models import Model
 from memdir.models.usage import spent
 from memdir.store.store import Store
@@ -224,7 +223,7 @@ def build_and_score(
         "chunks_unchanged": len(result.unchanged),
         "seconds": round(seconds, 3),
         "chunk_seconds": [round(b - a, 3) for a, b in zip([began, *stamps], stamps, strict=False)],
-        "usage": cast(JsonObject, used.as_dict()),  # a UsageRecord: JSON
+        "usage": record_json(used.as_dict()),
     }
     return {
         "benchmark": run.benchmark,

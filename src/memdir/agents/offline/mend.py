@@ -30,6 +30,7 @@ from memdir.agents.offline.shard import shard_folder
 from memdir.agents.record import RecordIds, RunRecord
 from memdir.analytics.health import Finding, HealthReport, introduced
 from memdir.conventions import LOCATOR, parse_keyed
+from memdir.jsontypes import JsonObject
 from memdir.models.base import LoggedCall
 from memdir.store.moves import MoveLog
 from memdir.store.spec import DEFAULT_FANOUT_CAP
@@ -48,7 +49,7 @@ class Outcome:
     acted: bool
     note: str
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {"kind": self.kind, "path": self.path, "key": self.key, "acted": self.acted, "note": self.note}
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass, field
-from typing import Any
 
+from memdir.jsontypes import JsonObject
 from memdir.store import operations
 from memdir.store.landing_intent import ROLLED_FORWARD
 from memdir.store.safefs import Found, Unread, printable, unread
@@ -65,7 +65,7 @@ class JournalStep:
         """Every path this step changed, both ends of a rename included."""
         return {p for c in self.changes for p in (c.path, c.new_path) if p}
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JsonObject:
         return {
             "step": self.index,
             "commit": self.commit,

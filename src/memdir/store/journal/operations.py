@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memdir.errors import MemdirError
+from memdir.jsontypes import JsonObject
 from memdir.store.journal.format import BASELINE, JournalStep
 from memdir.store.operations import OperationTag
 
@@ -49,7 +50,7 @@ class OperationSteps:
             return str(a)
         return f"{a}-{b}" if b - a + 1 == n else f"{a}-{b} ({n} of them)"
 
-    def as_dict(self, *, steps: bool = False) -> dict[str, Any]:
+    def as_dict(self, *, steps: bool = False) -> JsonObject:
         out: dict[str, Any] = {
             "operation": self.id,
             "kind": self.operation.kind,
