@@ -55,7 +55,7 @@ from memdir.store.ingest_ledger import DERIVED
 from memdir.store.journal import Journal, JournalStep, stop_committer
 from memdir.store.sdk_layout import store_root, unconverted
 from memdir.store.store import Store
-from memdir.tools.base import Meter, ToolResult
+from memdir.tools.base import Meter, ToolArgs, ToolResult
 from memdir.tools.guards import Guards
 from memdir.tools.profiles import Harness, require_profile
 from memdir.tools.schemas import Format, render
@@ -327,7 +327,7 @@ class Memory(_Core):
     """A memory store, for synchronous code."""
 
     def call(
-        self, name: str, args: dict[str, Any] | str | None = None, *, profile: Profile = "manage", **meta: Any
+        self, name: str, args: ToolArgs | str | None = None, *, profile: Profile = "manage", **meta: Any
     ) -> ToolResult:
         """Run one tool call. `args` may be the JSON string an OpenAI tool call carries.
 
@@ -398,7 +398,7 @@ class AsyncMemory(_Core):
     """A memory store, for code that runs an event loop: the same methods, awaitable."""
 
     async def call(
-        self, name: str, args: dict[str, Any] | str | None = None, *, profile: Profile = "manage", **meta: Any
+        self, name: str, args: ToolArgs | str | None = None, *, profile: Profile = "manage", **meta: Any
     ) -> ToolResult:
         return await asyncio.to_thread(self._call, name, args, profile, meta)
 
@@ -458,7 +458,7 @@ class Snapshot:
     def read(self, path: str) -> str:
         return self._memory.store.read_text(path)
 
-    def call(self, name: str, args: dict[str, Any] | str | None = None) -> ToolResult:
+    def call(self, name: str, args: ToolArgs | str | None = None) -> ToolResult:
         """A read-only tool call (view, grep, toc, section_read, section_search) on the snapshot."""
         return self._memory.call(name, args, profile="search-hybrid")
 

@@ -42,7 +42,6 @@ import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from memdir.conventions import locators
 from memdir.errors import MemdirError, NotFoundError, PathError
@@ -57,13 +56,16 @@ VERSION = 2  # 2 added `landed`; a version 1 record (without it) still reads
 ChangeRow = tuple[str, str, str | None]  # (kind, path, new path) as `Store.Change` has them
 
 
+StepMeta = dict[str, str | int | None]  # who made a step (role, chunk, task): journal trailers
+
+
 @dataclass(frozen=True)
 class Intent:
     """A landing's plan: the step it belongs to, each path's target bytes (None: absent), the
     changes that step records, and folders to keep even when the removals empty them."""
 
     tool: str
-    meta: dict[str, Any]
+    meta: StepMeta
     target: dict[str, bytes | None]
     changes: tuple[ChangeRow, ...] = ()
     keep_dirs: tuple[str, ...] = ()

@@ -55,7 +55,7 @@ class Step:
     """One tool call's worth of writes, with who made it (role, chunk or task id) when known."""
 
     tool: str
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: landing_intent.StepMeta = field(default_factory=dict)
     changes: list[Change] = field(default_factory=list)
     landed_intent: bool = False  # carried out a landing's intent record: removed once observed
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from memdir.errors import ToolError
 from memdir.jsontypes import JsonObject, JsonValue
+from memdir.store.landing_intent import StepMeta
 from memdir.store.paths import MemoryPath, surrogate_at
 from memdir.store.store import Store
 
@@ -60,7 +61,6 @@ class ToolConfig(TypedDict, total=False):
 
 
 ToolArgs = dict[str, JsonValue]  # a call's arguments as a model sends them (JSON)
-StepMeta = dict[str, str | int | None]  # who made a call (role, chunk, task): journal trailers
 
 
 @dataclass

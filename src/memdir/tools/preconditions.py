@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any
 
 from memdir.errors import PathError, ToolError
+from memdir.jsontypes import JsonObject
 from memdir.store.paths import MemoryPath
 from memdir.tools.base import ToolContext
 from memdir.tools.text import split_lines
@@ -87,7 +87,7 @@ def read_checked(ctx: ToolContext, mp: MemoryPath, expected: str | None = None) 
         raise PathError(f"{mp.text} is not UTF-8 text") from None
 
 
-def file_state(mp: MemoryPath, text: str, digest: str | None = None) -> dict[str, Any]:
+def file_state(mp: MemoryPath, text: str, digest: str | None = None) -> JsonObject:
     """outputs.FILE_STATE of a file holding `text` (its bytes on disk are exactly its UTF-8)."""
     data = text.encode("utf-8")
     sha = sha256_hex(data) if digest is None else digest

@@ -9,10 +9,9 @@ entries as fields (docs/tools.md).
 
 from __future__ import annotations
 
-from typing import Any
-
 from memdir.conventions import one_line
 from memdir.errors import EditError, NotFoundError
+from memdir.jsontypes import JsonObject
 from memdir.store import descriptions
 from memdir.store.listing_walk import LevelWalk, Seen, walk_levels
 from memdir.store.paths import PREFIX, MemoryPath
@@ -110,7 +109,7 @@ def _view_file(
     return f"{mp.text} (lines {first}-{last} of {total})\n{numbered(chosen, first)}", first, last
 
 
-def list_dir(ctx: ToolContext, top: MemoryPath) -> tuple[str, dict[str, Any]]:
+def list_dir(ctx: ToolContext, top: MemoryPath) -> tuple[str, JsonObject]:
     """The listing's text and its data (outputs.VIEW, the directory form): one walk of the
     subtree (store/listing_walk.py), path objects only for the entries shown, descriptions
     from the store's cache where it keeps one (store/descriptions.py)."""
@@ -132,7 +131,7 @@ def list_dir(ctx: ToolContext, top: MemoryPath) -> tuple[str, dict[str, Any]]:
     shown = entries[:MAX_LIST_ENTRIES]
     descs = _descriptions(store, top, shown, {t for _, t, e in entries if not e.is_dir})
     out = [f"{human_size(totals[top.parts])}\t{top.text}/"]
-    rows: list[dict[str, Any]] = []
+    rows: list[JsonObject] = []
     for (mp, text, e), desc in zip(shown, descs, strict=True):
         size = totals[mp.parts] if e.is_dir else e.size
         line = f"{human_size(size)}\t{text}/" if e.is_dir else f"{human_size(size)}\t{text}"
@@ -148,7 +147,7 @@ def list_dir(ctx: ToolContext, top: MemoryPath) -> tuple[str, dict[str, Any]]:
                 "description": desc or None,
             }
         )
-    data = {
+    data: JsonObject = {
         "kind": "directory",
         "path": top.text,
         "size": totals[top.parts],
