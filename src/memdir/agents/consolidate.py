@@ -52,7 +52,7 @@ class Gate:
     name: str
     passed: bool
     message: str
-    numbers: dict[str, Any] = field(default_factory=dict)
+    numbers: JsonObject = field(default_factory=dict)
 
     def as_dict(self) -> JsonObject:
         return {"gate": self.name, "passed": self.passed, "message": self.message, **self.numbers}
@@ -216,12 +216,12 @@ def _count(n: int, what: str) -> str:
 
 def _cost_gate(capped: CappedModel) -> Gate:
     c, cost = capped.cap, capped.cost_usd
-    numbers = {
+    numbers: JsonObject = {
         "tokens": tokens(capped.usage),
         "cost_usd": round(cost, 6) if cost is not None else None,
         "seconds": round(capped.seconds, 3),
         "calls": capped.usage.calls,
-        **c.as_dict(),
+        **record_json(c.as_dict()),
     }
     if capped.reached is not None:
         return Gate("cost_cap", False, f"the pass passed its cost cap: {capped.reached}", numbers)

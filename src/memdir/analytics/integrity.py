@@ -27,7 +27,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
 from memdir.analytics import facts
 from memdir.conventions import MAX_DIGITS, locators, overlong_locators
@@ -57,7 +57,7 @@ class Problem:
 class CheckReport:
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
-    counts: dict[str, Any] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)  # files, keyed_facts, live_keys, core_tokens
 
     @property
     def ok(self) -> bool:
