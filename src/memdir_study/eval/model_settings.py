@@ -10,7 +10,7 @@ says, per role, what was asked and whether the model takes it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from memdir.errors import MemdirError
 from memdir.models import REASONING_EFFORTS, Model, PriceCard, role_cards
@@ -63,25 +63,36 @@ def with_effort(model: Model, effort: str | None, temperature: float | None = No
     return model.with_settings(reasoning_effort=effort, temperature=temperature)
 
 
+class RoleSetting(TypedDict):
+    """A role's settings as the manifest records them (`manifest_roles`)."""
+
+    model: str
+    reasoning_effort: str | None
+    effort_sent: bool
+    price_card: str
+    not_played: NotRequired[str]
+    temperature: NotRequired[float]
+
+
 def manifest_roles(
     names: dict[str, str],
     models: dict[str, Model],
     efforts: dict[str, str | None],
     cards: dict[str, PriceCard],
     not_played: dict[str, str] | None = None,
-) -> dict[str, Any]:
+) -> dict[str, RoleSetting]:
     """Each role's settings as the manifest records them: its model, the reasoning effort asked
     and whether the model is sent it, the judge's temperature, and its price card. A role this
     run never plays (`not_played`: role -> why; the builder under `--stores-from`) is asked no
     effort and sent none, and says why, even when its model plays another role of the run."""
     idle = not_played or {}
-    out: dict[str, Any] = {}
+    out: dict[str, RoleSetting] = {}
     for role in ROLES:
         name = names[role]
         model = models.get(name)
         takes = model is not None and not model.is_offline and model.api.takes_reasoning_effort()
         effort = None if role in idle else efforts.get(role)
-        entry: dict[str, Any] = {
+        entry: RoleSetting = {
             "model": name,
             "reasoning_effort": effort,
             "effort_sent": bool(takes and effort is not None),

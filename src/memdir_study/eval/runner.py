@@ -22,7 +22,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, NotRequired, Protocol, TypedDict, cast
 
 from memdir.agents import RunRecord
 from memdir.agents.output import RoleOutput
@@ -53,6 +53,7 @@ from memdir_study.eval.model_settings import (
     IN_FLIGHT,
     JUDGE_TEMPERATURE,
     STUDY_EFFORT,
+    RoleSetting,
     check_efforts,
     manifest_roles,
     price_cards,
@@ -170,6 +171,14 @@ class RunConfig:
         if self.sessions is None:
             return sample
         return sample.sliced(*parse_sessions(self.sessions))
+
+
+class ModelReach(TypedDict):
+    """How a model of the run is reached, as the manifest records it (never a key)."""
+
+    tool_protocol: str | None
+    base_url: str | None
+    round_cap: NotRequired[int]
 
 
 class CellAborted(MemdirError):
@@ -356,7 +365,7 @@ class Runner:
         effort = self.config.reasoning_effort["judge"]
         return _JudgeModel(with_effort(self.model(self.config.judge), effort, JUDGE_TEMPERATURE))
 
-    def role_settings(self) -> dict[str, Any]:
+    def role_settings(self) -> dict[str, RoleSetting]:
         """Each role's model, reasoning effort (asked, and whether sent), the judge's temperature
         and each role's price card (docs/study.md, Configuration of record (Table 11))."""
         c = self.config
@@ -366,9 +375,9 @@ class Runner:
         idle = {"builder": f"its stores are taken --stores-from {source.run}"} if source is not None else {}
         return manifest_roles(names, models, c.reasoning_effort, self.cards, idle)
 
-    def model_settings(self) -> dict[str, Any]:
+    def model_settings(self) -> dict[str, ModelReach]:
         """How each model of the run is reached: its tool protocol and server (never a key)."""
-        out: dict[str, Any] = {}
+        out: dict[str, ModelReach] = {}
         for name in self.model_names():
             api = self.model(name).api
             out[name] = {"tool_protocol": api.tool_protocol, "base_url": getattr(api, "base_url", None)}
