@@ -7,6 +7,7 @@ import os
 import shutil
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -303,3 +304,28 @@ def test_a_rebuild_by_another_process_is_noticed(store: Store) -> None:
     assert [h.path for h in mine.search("fjord", sync=False)] == ["/memories/trips/oslo.md"]
     mine.close()
     theirs.close()
+
+
+def test_a_rebuild_outlasts_a_file_another_holder_writes_while_it_clears(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another holder of the index (a reader taking tantivy's meta lock) may write a file into
+    the index folder while a rebuild removes it; the folder's last rmdir then fails and the
+    rebuild must not trip over the folder left behind (seen once in a full run under load)."""
+    index = SearchIndex(store)
+    assert [h.path for h in index.search("bees")] == ["/memories/people/alice.md"]
+    real_rmtree = shutil.rmtree
+    raced: list[str] = []
+
+    def rmtree_beside_a_writer(path: Any, *args: Any, **kwargs: Any) -> None:
+        real_rmtree(path, *args, **kwargs)
+        if not raced:  # the other holder's lock file lands just after the folder emptied
+            raced.append(str(path))
+            (Path(path) / "tantivy").mkdir(parents=True)
+            (Path(path) / "tantivy" / ".tantivy-meta.lock").write_text("")
+
+    monkeypatch.setattr(shutil, "rmtree", rmtree_beside_a_writer)
+    report = index.rebuild()
+    assert raced and report.rebuilt
+    assert [h.path for h in index.search("bees")] == ["/memories/people/alice.md"]
+    index.close()

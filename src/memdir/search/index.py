@@ -106,6 +106,18 @@ def _scopes(mp: MemoryPath) -> list[str]:
     return [MemoryPath(mp.parts[:k]).text for k in range(len(mp.parts) + 1)]
 
 
+def _clear(folder: Path, tries: int = 5) -> None:
+    """Remove the index folder, again while another holder writes into it as it goes (a reader
+    takes tantivy's meta lock by creating its lock file), which leaves the folder's last
+    rmdir to fail; the final try raises, so a folder that cannot be cleared says why."""
+    for attempt in range(tries):
+        shutil.rmtree(folder, ignore_errors=True)
+        if not folder.exists():
+            return
+        time.sleep(0.02 * (attempt + 1))
+    shutil.rmtree(folder)
+
+
 class SearchIndex:
     """The index of one store. Use :meth:`for_store` to share one per store in a process."""
 
@@ -190,7 +202,7 @@ class SearchIndex:
         self.units = UnitIndex.open(self.dir, db)
 
     def _create_empty(self) -> None:
-        shutil.rmtree(self.dir, ignore_errors=True)
+        _clear(self.dir)
         (self.dir / "tantivy").mkdir(parents=True)
         db = self._connect()
         db.executescript(
