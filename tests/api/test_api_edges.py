@@ -192,3 +192,26 @@ def test_the_responses_api_takes_the_tools_and_its_function_call_runs(tmp_path: 
             assert "Lisbon" in memory.store.read_text("/memories/people/alice.md")
     finally:
         standin.stop()
+
+
+def test_a_file_add_cannot_read_is_a_memdir_error_that_says_what_to_do(tmp_path: Path) -> None:
+    """An app catches `MemdirError` around `add`: an export it cannot read (missing, of an
+    unknown shape, or a LoCoMo file of several conversations) is one, and names the way on in
+    Python, not a command-line flag; nothing is written."""
+    several = tmp_path / "several.json"
+    several.write_text(
+        '[{"sample_id": "a", "conversation": {}}, {"sample_id": "b", "conversation": {}}]',
+        encoding="utf-8",
+    )
+    odd = tmp_path / "odd.json"
+    odd.write_text('{"a": 1}', encoding="utf-8")
+    root = tmp_path / "mem"
+    with Memory(root, model="offline") as mem:
+        before = {p: p.read_bytes() for p in root.rglob("*.md")}
+        with pytest.raises(MemdirError, match=r"read_chat\(path, sample='a'\)\.turns"):
+            mem.add(several)
+        with pytest.raises(MemdirError, match=r"none of these shapes|needs a speaker"):
+            mem.add(odd)
+        with pytest.raises(MemdirError, match="no such file"):
+            mem.add(tmp_path / "missing.json")
+        assert {p: p.read_bytes() for p in root.rglob("*.md")} == before

@@ -17,6 +17,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any, NamedTuple, TypeAlias
 
 from memdir.chatlogs import ChatLog, chat_from_records, read_chat
+from memdir.chatlogs.read import SeveralConversations
 from memdir.errors import MemdirError
 from memdir.stream import MAX_TURN_BYTES, Turn, one_line_field, too_long
 
@@ -45,7 +46,7 @@ def to_turns(
     holds several."""
     day = _day(when)
     if isinstance(data, os.PathLike):
-        return _from_log(read_chat(os.fspath(data), session_gap=session_gap, sample=sample), day)
+        return _from_log(_read_file(os.fspath(data), session_gap, sample), day)
     if isinstance(data, str):
         if not data.strip():
             raise MemdirError("add() got empty text; nothing to remember")
@@ -74,6 +75,22 @@ def _from_log(log: ChatLog, day: str) -> Given:
     if not log.turns:
         raise MemdirError(f"add() found no turn to remember ({log.summary()})")
     return Given(_dated(log.turns, day), log.format, sum(log.skipped.values()), log.ids)
+
+
+def _read_file(path: str, session_gap: timedelta | None, sample: str | None) -> ChatLog:
+    """The export at `path`; one it cannot read is a `MemdirError`, the error an app catches
+    around `add`, saying the way on in Python."""
+    try:
+        return read_chat(path, session_gap=session_gap, sample=sample)
+    except SeveralConversations as exc:
+        raise MemdirError(
+            f"{path}: a LoCoMo file of {len(exc.ids)} conversations ({', '.join(exc.ids)}); add() "
+            f"takes one: pass memdir.chatlogs.read_chat(path, sample={exc.ids[0]!r}).turns"
+        ) from None
+    except FileNotFoundError:
+        raise MemdirError(f"{path}: no such file; give add() the path of a chat export") from None
+    except (OSError, ValueError) as exc:
+        raise MemdirError(str(exc)) from None
 
 
 def _bounded(text: str, where: str) -> None:

@@ -225,13 +225,23 @@ def _document(value: Any, path: str, gap: timedelta | None, sample: str | None) 
 # -- LoCoMo and REALTALK files ----------------------------------------------------------------
 
 
+class SeveralConversations(ValueError):
+    """A LoCoMo file of several conversations read without naming one; `ids` are its samples, so
+    each caller can say how to name one its own way (a flag on the command line, an argument in
+    Python)."""
+
+    def __init__(self, path: str, ids: list[str]) -> None:
+        self.path, self.ids = path, ids
+        super().__init__(
+            f"{path}: a LoCoMo file of {len(ids)} conversations ({', '.join(ids)}); name the one to "
+            "read as its sample (memdir ingest --sample ID)"
+        )
+
+
 def _locomo(samples: list[Any], path: str, gap: timedelta | None, sample: str | None) -> ChatLog:
     ids = [str(s.get("sample_id", Path(path).stem)) if isinstance(s, dict) else "?" for s in samples]
     if sample is None and len(samples) > 1:
-        raise ValueError(
-            f"{path}: a LoCoMo file of {len(samples)} conversations ({', '.join(ids)}); name the one to "
-            "read as its sample (memdir ingest --sample ID)"
-        )
+        raise SeveralConversations(path, ids)
     index = 0 if sample is None else next((i for i, s in enumerate(ids) if s == sample), None)
     if index is None:
         raise ValueError(f"{path}: no LoCoMo conversation {sample!r}; this file holds {', '.join(ids)}")
