@@ -10,6 +10,7 @@ import subprocess
 import sys
 import typing
 import warnings
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -215,3 +216,25 @@ def test_a_file_add_cannot_read_is_a_memdir_error_that_says_what_to_do(tmp_path:
         with pytest.raises(MemdirError, match="no such file"):
             mem.add(tmp_path / "missing.json")
         assert {p: p.read_bytes() for p in root.rglob("*.md")} == before
+
+
+def test_an_undated_export_is_not_dated_today(tmp_path: Path) -> None:
+    """A file is a record of the past: its undated turns stay undated, as `memdir ingest` leaves
+    them, instead of taking the day of the call as the day they were said (an invented date:
+    "Ana moved to Porto (since <today>)" for a move she made last spring). A date given to `add`
+    still dates them."""
+    export = tmp_path / "undated.jsonl"
+    export.write_text(
+        '{"speaker": "Ana", "text": "I moved to Porto last spring."}\n'
+        '{"speaker": "Ben", "text": "Nice, I still live in Lisbon."}\n',
+        encoding="utf-8",
+    )
+    today = datetime.now(UTC).date().isoformat()
+    with Memory(tmp_path / "a", model="offline") as mem:
+        mem.add(export)
+    written = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "a" / "people").rglob("*.md"))
+    assert "Porto" in written and today not in written
+    with Memory(tmp_path / "b", model="offline") as mem:
+        mem.add(export, date="2025-04-02")
+    facts = (tmp_path / "b" / "people" / "ana" / "facts.md").read_text(encoding="utf-8")
+    assert "Porto (since 2025-04-02)" in facts

@@ -44,9 +44,12 @@ def to_turns(
 ) -> Given:
     """What `data` holds, read (`Given`); `sample` names the conversation of a LoCoMo file that
     holds several."""
-    day = _day(when)
     if isinstance(data, os.PathLike):
-        return _from_log(_read_file(os.fspath(data), session_gap, sample), day)
+        # A file is a record of the past: the day of this call is not the day its undated turns
+        # were said, so they stay undated (as `memdir ingest` leaves them) unless `when` is given.
+        log = _read_file(os.fspath(data), session_gap, sample)
+        return _from_log(log, None if when is None else _day(when))
+    day = _day(when)
     if isinstance(data, str):
         if not data.strip():
             raise MemdirError("add() got empty text; nothing to remember")
@@ -70,11 +73,12 @@ def to_turns(
     return _from_log(chat_from_records(records, session_gap=session_gap, where="messages"), day)
 
 
-def _from_log(log: ChatLog, day: str) -> Given:
-    """The log's turns, dated."""
+def _from_log(log: ChatLog, day: str | None) -> Given:
+    """The log's turns, those without a date of their own given `day` (when there is one)."""
     if not log.turns:
         raise MemdirError(f"add() found no turn to remember ({log.summary()})")
-    return Given(_dated(log.turns, day), log.format, sum(log.skipped.values()), log.ids)
+    turns = log.turns if day is None else _dated(log.turns, day)
+    return Given(turns, log.format, sum(log.skipped.values()), log.ids)
 
 
 def _read_file(path: str, session_gap: timedelta | None, sample: str | None) -> ChatLog:
@@ -117,5 +121,6 @@ def _day(when: str | date | None) -> str:
 
 
 def _dated(turns: list[Turn], day: str) -> list[Turn]:
-    """Turns without a date of their own get `day`: dated supersede needs a date on every fact."""
+    """Turns without a date of their own get `day`, the day they are said when an app adds them
+    as they happen (text and messages), or the day the caller gives."""
     return [t if t.date else replace(t, date=day) for t in turns]
