@@ -31,6 +31,7 @@ PRODUCT = {
     "mcp",
     "integrations",
     "chatlogs",
+    "sync",
 }
 P = ("store", "search", "tools", "models", "agents", "analytics")
 ALLOWED: dict[str, set[str]] = {
@@ -43,7 +44,8 @@ ALLOWED: dict[str, set[str]] = {
     "agents": {"store", "search", "tools", "models", "analytics"},
     "integrations": {"store", "tools"},
     "mcp": {"store", "tools"},
-    "api": {"store", "search", "tools", "models", "agents", "integrations", "mcp", "chatlogs"},
+    "sync": {"store", "tools", "agents"},  # a store's files shared through a git remote, merged by fact
+    "api": {"store", "search", "tools", "models", "agents", "integrations", "mcp", "chatlogs", "sync"},
     "plugins": set(),  # the hooks a plugin implements (memdir/plugins.py); cli and ui load them
     # the outer layers: anything of the product (only cli imports ui), nothing of the study
     "cli": {*PRODUCT, "ui", "plugins"},

@@ -7,7 +7,8 @@ of derived locators (or the rest of a conversation an earlier call began) placed
 by `store/ingest_ledger.py` as `memdir ingest` places them, and runs the management role; `ask`
 runs the answering role (any model name, `local` included; offline by default) and resolves the
 answer's citations; `search` ranks sections with no model; `history()`, `operations()` and
-`at(step)` read the journal (`at` gives a read-only `Snapshot`); `tools` in any wire format
+`at(step)` read the journal (`at` gives a read-only `Snapshot`); `sync` shares the store through
+a git remote (`SyncReport`, docs/sync.md); `tools` in any wire format
 (`openai-responses` too), `call` and `context`. It is a context manager: `close()` releases the
 store (`tools/wiring.release_store`) and, with the process's last open `Memory`, ends the
 journal's committer process. Results are typed records (`AddResult`, `SearchHit`, `Answer` with
@@ -21,6 +22,7 @@ from memdir.api.memory import AsyncMemory, Memory, Snapshot
 from memdir.api.results import AddResult, Answer, Citation, Profile, SearchHit, SearchMode
 from memdir.store.journal import JournalStep
 from memdir.store.store import Change
+from memdir.sync import SyncReport
 
 __all__ = [
     "AddResult",
@@ -34,4 +36,5 @@ __all__ = [
     "SearchHit",
     "SearchMode",
     "Snapshot",
+    "SyncReport",
 ]

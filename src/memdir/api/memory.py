@@ -55,6 +55,7 @@ from memdir.store.ingest_ledger import DERIVED
 from memdir.store.journal import Journal, JournalStep, stop_committer
 from memdir.store.sdk_layout import store_root, unconverted
 from memdir.store.store import Store
+from memdir.sync import SyncReport, sync_store
 from memdir.tools.base import Meter, ToolArgs, ToolResult
 from memdir.tools.guards import Guards
 from memdir.tools.profiles import Harness, require_profile
@@ -236,6 +237,10 @@ class _Core:
         chosen = history.pick(history.steps(journal), step)
         return Snapshot(chosen, journal)
 
+    def _sync(self, remote: str | None) -> SyncReport:
+        self._open()
+        return sync_store(self.store, remote)
+
     def _answer(self, question: str, out: RoleOutput) -> Answer:
         ep = out.episode
         cites = tuple(self._resolve(c) for c in out.citations)
@@ -381,6 +386,11 @@ class Memory(_Core):
         newest, or a commit prefix). Close it (or use it as a context manager) when done."""
         return self._at(step)
 
+    def sync(self, remote: str | None = None) -> SyncReport:
+        """Share this store with `remote` (any git remote; remembered after the first sync):
+        fetch, merge fact by fact, land here as one operation, push (docs/sync.md)."""
+        return self._sync(remote)
+
     def close(self) -> None:
         """Land every journaled step and let go of the index, caches and journal (and the
         committer process, with the process's last open Memory). Calling it again does nothing;
@@ -429,6 +439,9 @@ class AsyncMemory(_Core):
 
     async def at(self, step: int | str) -> Snapshot:
         return await asyncio.to_thread(self._at, step)
+
+    async def sync(self, remote: str | None = None) -> SyncReport:
+        return await asyncio.to_thread(self._sync, remote)
 
     async def close(self) -> None:
         await asyncio.to_thread(self._close)

@@ -31,6 +31,7 @@ COMMAND_MODULES: Topics = (
     ("token_cmd", ("token",)),
     ("local_cmd", ("local-model",)),
     ("ui_cmd", ("ui",)),
+    ("sync_cmd", ("sync", "clone")),
 )
 # Commands a plugin of this distribution adds, and the extra that installs it: when the plugin
 # is absent or fails to import, the command stays listed and says how to install it.
