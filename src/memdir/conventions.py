@@ -18,6 +18,8 @@ nothing from memdir, and everything else imports it. The rules are docs/conventi
 - **Keyed facts** (docs/conventions.md, "Keyed facts and dated supersede"):
   `- SUBJECT | ATTRIBUTE: VALUE (since DATE) [LOC]`, struck through with `(FROM until DATE)`
   when superseded; one live value per key. `memdir check` and the one-live-value guard read them here.
+- **Sync marks** (docs/sync.md): the notes a sync writes around the two versions of lines two
+  stores edited differently, which `memdir check` reports until a person or an agent keeps one.
 - **Citations** (docs/conventions.md, "Citations"): a path, optionally narrowed to lines
   (`:12-18`, `:12`, `#L12-L18`) or to a section (`> # A > ## B`).
 """
@@ -237,6 +239,16 @@ def parse_keyed(path: str, lineno: int, line: str) -> KeyedFact | None:
     return None
 
 
+def keyed_line(
+    subject: str, attribute: str, value: str, since: str, until: str | None, locs: Iterable[str]
+) -> str:
+    """The line `parse_keyed` reads back: live when `until` is None, else struck through."""
+    loc = ", ".join(locs)
+    if until is None:
+        return f"- {subject} | {attribute}: {value} (since {since}) [{loc}]"
+    return f"- ~~{subject} | {attribute}: {value}~~ ({since} until {until}) [{loc}]"
+
+
 def keyed_facts(path: str, text: str) -> Iterator[KeyedFact]:
     for lineno, line in enumerate(lines(text), start=1):
         if "|" in line and LOCATOR.search(line):
@@ -296,6 +308,24 @@ def live_by_key(facts: Iterable[KeyedFact]) -> dict[tuple[str, str], list[KeyedF
         if f.live:
             out.setdefault(f.key, []).append(f)
     return out
+
+
+# -- sync marks ------------------------------------------------------------------------
+SYNC_MARK = "<!-- memdir sync:"
+"""How every note a sync writes into a memory file begins (an HTML comment: no locator, so
+never a fact line, and no git conflict marker)."""
+SYNC_ONE = f"{SYNC_MARK} these lines were edited differently on two stores; one version: -->"
+SYNC_OTHER = f"{SYNC_MARK} the other version: -->"
+SYNC_END = f"{SYNC_MARK} end of the two versions; keep what is true and delete these notes -->"
+
+
+def sync_conflicts(text: str) -> Iterator[int]:
+    """The line number of each pair of versions a sync kept in `text` (its opening note)."""
+    if SYNC_MARK not in text:
+        return
+    for lineno, line in enumerate(lines(text), start=1):
+        if line.strip() == SYNC_ONE:
+            yield lineno
 
 
 # -- citations --------------------------------------------------------------------------

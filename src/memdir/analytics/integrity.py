@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import NotRequired, TypedDict
 
 from memdir.analytics import facts
-from memdir.conventions import MAX_DIGITS, locators, overlong_locators
+from memdir.conventions import MAX_DIGITS, locators, overlong_locators, sync_conflicts
 from memdir.errors import PathError, ToolError
 from memdir.jsontypes import JsonObject
 from memdir.store import ingest_ledger, spec
@@ -92,6 +92,17 @@ def _overlong(shown: str, text: str) -> Iterator[Problem]:
             f"{shown}:{lineno}",
             f"{said} looks like a locator, but a number in it has more than {MAX_DIGITS} digits, so it "
             "cites nothing; write the real locator, or put the text in parentheses",
+        )
+
+
+def _sync_conflicts(shown: str, text: str) -> Iterator[Problem]:
+    """Lines two stores edited differently, both kept by a sync between its notes (docs/sync.md)."""
+    for lineno in sync_conflicts(text):
+        yield Problem(
+            "sync-conflict",
+            f"{shown}:{lineno}",
+            "a sync kept two versions of these lines, edited differently on two stores; keep the one "
+            "that is true (or both, reworded) and delete the three 'memdir sync' notes around them",
         )
 
 
@@ -221,6 +232,7 @@ def _check(
             cites.update(locators(text))
         report.problems.extend(_section_xrefs(targets, shown, text))
         report.problems.extend(_overlong(shown, text))
+        report.problems.extend(_sync_conflicts(shown, text))
         if "|" not in text:  # every keyed fact, and every line shaped like one, holds a '|'
             continue
         found = list(facts.keyed_facts(mp.text, text))

@@ -133,7 +133,7 @@ def _attempt(store: Store, repo: SyncRepo, url: str, *, cloning: bool) -> SyncRe
         for path, sha in ours.items():
             if base_files.get(path) != sha and not repo.has(sha):
                 repo.put_blob(store.read_bytes(path))
-        merged = merge(repo, base_files, ours, theirs, trusted=trusted)
+        merged = merge(repo, store.root, base_files, ours, theirs, trusted=trusted)
         _note(report, merged)
         ops = plan(ours, merged.files)
         if not ops.empty:
