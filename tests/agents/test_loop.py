@@ -224,12 +224,16 @@ def test_search_is_read_only(tmp_path: Path) -> None:
 
 def test_record_never_holds_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     secret = "sk-proj-THIS-IS-A-SECRET-0123456789"
+    plain = "no-known-format-but-secret"  # no scanner rule knows it: only the environment says so
     monkeypatch.setenv("OPENAI_API_KEY", secret)
+    monkeypatch.setenv("SERVICE_TOKEN", plain)
     store = new_store(tmp_path / "mem")
-    model = get_model("scripted", script=[call("grep", pattern=secret), answer(f"the key is {secret}")])
+    model = get_model("scripted", script=[call("grep", pattern=secret), answer(f"keys: {secret} {plain}")])
     _run(answer_question(model, store, "what is the key?", record=RunRecord(tmp_path / "calls.jsonl")))
     text = (tmp_path / "calls.jsonl").read_text()
-    assert secret not in text and "[redacted]" in text
+    # a key's format is redacted by its kind (docs/secrets.md); the environment's values, second
+    assert secret not in text and "[redacted: openai-key]" in text
+    assert plain not in text and "[redacted]" in text
 
 
 def test_folderer_moves_only_and_is_verified(tmp_path: Path) -> None:

@@ -44,7 +44,7 @@ def _commands(group: click.Group) -> dict[str, click.Command]:
 def test_every_command_over_a_store_takes_root_first_and_as_an_option() -> None:
     commands = _commands(cli)
     over_a_store = {name for name, c in commands.items() if isinstance(c, StoreCommand)}
-    assert over_a_store == STORE_COMMANDS | {"token add"}
+    assert over_a_store == STORE_COMMANDS | {"token add", "secrets allow"}
     for name in sorted(over_a_store):
         command = commands[name]
         arguments = [p for p in command.params if isinstance(p, click.Argument)]

@@ -13,7 +13,7 @@ any model runs, so they can say what was left out and, on a failure, what landed
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from memdir.agents.curation import Curation
@@ -22,6 +22,7 @@ from memdir.agents.output import RoleOutput
 from memdir.agents.record import RunRecord
 from memdir.agents.strategy import SWITCH_KB, Strategy, StrategyResult, ingest_by_strategy
 from memdir.models import Model
+from memdir.store import secrets
 from memdir.store.ingest_ledger import Batch, place, serialized_async
 from memdir.store.operations import operation
 from memdir.store.store import Store
@@ -52,6 +53,7 @@ class Ingested:
     given: int  # the turns the caller handed over, before placing
     shaped: StrategyResult | None
     operation: str | None
+    redacted: tuple[str, ...] = ()  # the kind of each secret kept out of the turns
 
     @property
     def already(self) -> list[str]:
@@ -59,13 +61,16 @@ class Ingested:
         return self.batch.placed.lines(self.given)
 
     def summary(self) -> str:
-        """The batch in one line: what placing said, then where the batch went."""
+        """The batch in one line: what placing said, then where the batch went, then the
+        secrets written as `[redacted: kind]` (docs/secrets.md)."""
+        kept_out = [f"{secrets.said(self.redacted)} redacted"] if self.redacted else []
         if self.shaped is None:
-            return f"every turn was already in the store; nothing was added ({'; '.join(self.already)})"
+            nothing = f"every turn was already in the store; nothing was added ({'; '.join(self.already)})"
+            return "; ".join([nothing, *kept_out])
         said = self.shaped.summary()  # the dump, or the switch: then the ingest's own line follows
         if (result := self.shaped.ingest) is not None:
             said = result.summary() if self.shaped.went == "curate" else f"{said}; {result.summary()}"
-        return "; ".join([*self.already, said])
+        return "; ".join([*self.already, said, *kept_out])
 
 
 async def ingest_batch(
@@ -91,13 +96,14 @@ async def ingest_batch(
     (agents/strategy.py)."""
     if settings.profile is not None:
         require_profile(settings.profile)  # refused before the store is locked or a model started
+    turns, redacted = redact_turns(store, turns)
     async with serialized_async(store, on_wait=on_wait):
         store.finish_landing()  # one another process was stopped in: placed on the store whole
         batch = Batch(store, place(store, turns, derived=derived, ids=ids))
         if on_placed is not None:
             on_placed(batch)
         if not batch.placed.turns:
-            return Ingested(batch, len(turns), None, None)
+            return Ingested(batch, len(turns), None, None, redacted)
         s, n = settings, len(batch.placed.turns)
         label = f"{kind} {Path(file).name}" if file is not None else f"{kind} {n} turn{'s' * (n != 1)}"
         with operation(store.root, kind, label) as op:
@@ -107,4 +113,18 @@ async def ingest_batch(
                 profile=s.profile, feedback=s.feedback, curation=s.curation, on_chunk=on_chunk,
                 on_curate=on_curate, on_landed=batch.land,
             )  # fmt: skip
-    return Ingested(batch, len(turns), shaped, op.id)
+    return Ingested(batch, len(turns), shaped, op.id, redacted)
+
+
+def redact_turns(store: Store, turns: list[Turn]) -> tuple[list[Turn], tuple[str, ...]]:
+    """The turns with their secrets written as `[redacted: kind]` (the store's allowlist kept),
+    before anything sees them: the ledger's digests, the dump's files and every model prompt
+    then hold the redacted words, so no file, log or provider is sent the secret; and the kinds
+    kept out. The same export read again redacts the same way, so the ledger still knows it."""
+    out: list[Turn] = []
+    kinds: list[str] = []
+    for t in turns:
+        text, hits = store.redact(t.text)
+        out.append(t if not hits else replace(t, text=text))
+        kinds += [h.kind for h in hits]
+    return out, tuple(kinds)

@@ -4,8 +4,9 @@ It says who called (role, variant, chunk or question), what it cost (usage, dura
 the model asked for (tool calls with their arguments) and how much came back (result sizes).
 In every line `tool_calls` is a count (the calls the model, or a baseline, asked for) and
 `calls` the list of them with their arguments; :func:`effort` is the one sum of a run's lines.
-Keys never get here: nothing reads request headers, and every line is scrubbed of the values
-of secret-looking environment variables before it is written, as a second guard.
+Keys never get here: nothing reads request headers, every string is redacted as a store's
+files are (docs/secrets.md), and every line is scrubbed of the values of secret-looking
+environment variables before it is written, as a second guard.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any, TypedDict, cast
 from memdir.models.usage import Bounds, BoundsRecord, Usage, UsageRecord
 from memdir.store.private import create
 from memdir.store.safefs import private_dirs
+from memdir.store.secrets import redact
 
 _SECRET_NAME = re.compile(r"(API_KEY|_TOKEN|SECRET|PASSWORD)$|^(OPENAI|ANTHROPIC)_.*KEY", re.IGNORECASE)
 REDACTED = "[redacted]"
@@ -122,12 +124,24 @@ class RunRecord:
     def write(self, kind: str, **fields: Any) -> RecordLine:
         entry: dict[str, Any] = {"ts": round(time.time(), 3), "kind": kind, **self.context}
         entry.update({k: v for k, v in fields.items() if v is not None})
-        line = scrub(json.dumps(entry, ensure_ascii=False, default=str))
+        line = scrub(json.dumps(_redacted(entry), ensure_ascii=False, default=str))
         with self._lock:
             self.entries.append(json.loads(line))
             if self.path is not None:
                 append_line(self.path, line)
         return cast(RecordLine, entry)
+
+
+def _redacted(value: Any) -> Any:
+    """`value` with the secrets in each string written as `[redacted: kind]` (a tool call's
+    arguments carry what the model wrote; docs/secrets.md), before it becomes a JSON line."""
+    if isinstance(value, str):
+        return redact(value)[0]
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redacted(v) for v in value]
+    return value
 
 
 def append_line(path: Path, line: str) -> None:

@@ -23,7 +23,13 @@ from memdir.errors import MemdirError
     help="Also rename notes whose file name is not kebab-case (Travel Plans.md -> travel-plans.md); "
     "'see /memories/...' references to them are rewritten, other links to them will break.",
 )
-def adopt_cmd(root: str, dry_run: bool, rename: bool) -> None:
+@click.option(
+    "--redact-secrets",
+    is_flag=True,
+    help="Write the secrets the notes hold as [redacted: KIND] first, in place (no copy is kept); "
+    "without it, notes holding secrets stop the adoption.",
+)
+def adopt_cmd(root: str, dry_run: bool, rename: bool, redact_secrets: bool) -> None:
     """Make ROOT, an existing folder of markdown notes, a valid memory in place.
 
     Each note without frontmatter gets `name` (its file stem) and `description` (its first
@@ -39,6 +45,7 @@ def adopt_cmd(root: str, dry_run: bool, rename: bool) -> None:
     folder = root
     if not Path(folder).is_dir():
         raise click.BadParameter(f"no folder at {folder}", param_hint="ROOT")
+    _secrets_first(folder, dry_run, redact_secrets)
     try:
         if dry_run:  # a bare store: no journal, no index, nothing written under .memdir either
             from memdir.store.store import Store
@@ -72,6 +79,31 @@ def adopt_cmd(root: str, dry_run: bool, rename: bool) -> None:
 
         step = next((s.index for s in reversed(Journal(store.root).steps()) if s.tool == "adopt"), None)
         click.echo(f"one journaled step ({step}); undo it with: memdir revert {folder} {step}")
+
+
+def _secrets_first(folder: str, dry_run: bool, redact: bool) -> None:
+    """Secrets in the notes are listed and stop the adoption, or with `redact` are redacted in
+    place before the journal records the notes (agents/adopt_secrets.py)."""
+    from memdir.agents.adopt_secrets import held, redact_in_place
+    from memdir.store.store import Store
+
+    bare = Store(folder)
+    found = held(bare)
+    if not found:
+        return
+    verb = "would redact" if dry_run else "redacted" if redact else "secret"
+    for h in found:
+        click.echo(f"{verb}: {h}")
+    if dry_run:
+        return
+    if not redact:
+        raise click.ClickException(
+            f"{len(found)} secret(s) in the notes (listed above); nothing was changed. Memory never "
+            "stores secrets: move those notes out, or run again with --redact-secrets to write each "
+            "as [redacted: KIND] in place (no copy is kept), or keep one with "
+            f"'memdir secrets allow {folder}'"
+        )
+    redact_in_place(bare, found)
 
 
 def register(cli: click.Group) -> None:

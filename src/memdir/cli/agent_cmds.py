@@ -30,6 +30,7 @@ from memdir.cli.renamed import Renamed
 from memdir.cli.root_opts import StoreCommand, memory_root
 from memdir.errors import MemdirError
 from memdir.models import Model, ModelError
+from memdir.store import secrets
 from memdir.store.ingest_ledger import DERIVED, Batch
 from memdir.store.store import Store
 from memdir.stream import RepairedTurnWarning
@@ -220,6 +221,8 @@ def _ingest(
         raise click.ClickException(
             f"{exc} (calls so far are in {record.path}){placed[0].resume_note()}"
         ) from None
+    if done.redacted:
+        click.echo(f"{secrets.said(done.redacted)} redacted: the store holds [redacted: KIND] in their place")
     if done.shaped is None or done.operation is None:
         click.echo("warning: every turn was already in the store; nothing was added", err=True)
         raise SystemExit(1)

@@ -26,6 +26,7 @@ COMMAND_MODULES: Topics = (
     ("agent_cmds", ("ingest", "ask")),
     ("adopt_cmd", ("adopt",)),
     ("health_cmds", ("stats", "history", "growth", "check", "diff")),
+    ("secrets_cmd", ("secrets",)),
     ("consolidate_cmd", ("consolidate", "revert")),
     ("search_cmds", ("search", "reindex")),
     ("token_cmd", ("token",)),

@@ -48,6 +48,8 @@ from memdir.errors import MemdirError, NotFoundError, PathError
 from memdir.store.atomic import fsync_dir, write_atomic
 from memdir.store.paths import parse_memory_path
 from memdir.store.safefs import SafeRoot, private_dirs
+from memdir.store.secrets import redact_bytes
+from memdir.store.secrets_allow import allowed_in
 
 INTENT = "landing.intent"  # in the state folder, beside the writer lock
 ROLLED_FORWARD = "rolled_forward"  # the meta key of a step that finished a stopped landing
@@ -106,8 +108,12 @@ def path(state_dir: Path) -> Path:
 
 def write(state_dir: Path, intent: Intent) -> None:
     """Put the record in place, whole and durable, before the landing's first change (the state
-    folder made private, as the rest of the store makes it, whatever the umask)."""
+    folder made private, as the rest of the store makes it, whatever the umask). Its bytes are
+    redacted as the files' will be (`safefs.SafeRoot.write`), so no secret waits here either."""
     private_dirs(state_dir)
+    allowed = allowed_in(state_dir.parent)
+    target = {p: None if d is None else redact_bytes(d, allowed)[0] for p, d in intent.target.items()}
+    intent = replace(intent, target=target)
     write_atomic(path(state_dir), intent.encode(), mode=0o600)
 
 

@@ -21,6 +21,8 @@ from typing import Literal, NamedTuple
 from memdir.errors import ExistsError, NotFoundError, PathError
 from memdir.store.dirsync import fsync_folder, fsync_folders
 from memdir.store.paths import MAX_DEPTH, PREFIX, unplain
+from memdir.store.secrets import SecretHit, redact_bytes
+from memdir.store.secrets_allow import allowed_in
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 TMP_PREFIX = ".memdir-tmp-"
@@ -111,6 +113,7 @@ class SafeRoot:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.allowed = allowed_in(root)
 
     @contextlib.contextmanager
     def dir_fd(self, parts: tuple[str, ...], shown: str, create: bool = False) -> Iterator[int]:
@@ -213,8 +216,12 @@ class SafeRoot:
         except FileNotFoundError:
             return None
 
-    def write(self, parts: tuple[str, ...], shown: str, data: bytes, *, must_exist: bool) -> None:
-        """Atomically create (must_exist=False: refuses an existing entry) or replace a file."""
+    def write(self, parts: tuple[str, ...], shown: str, data: bytes, *, must_exist: bool) -> list[SecretHit]:
+        """Atomically create (must_exist=False: refuses an existing entry) or replace a file.
+        Every byte written into a memory tree passes here, so the secrets in `data` are written
+        as `[redacted: kind]` here, before anything touches the disk (`secrets.py`; the store's
+        allowlist passes what it holds); returns what was redacted."""
+        data, hits = redact_bytes(data, self.allowed)
         with self.dir_fd(parts[:-1], shown, create=not must_exist) as d:
             name = parts[-1]
             try:
@@ -243,6 +250,7 @@ class SafeRoot:
                     os.unlink(tmp, dir_fd=d)
                 raise
             fsync_folder(d)
+        return hits
 
     def delete(self, parts: tuple[str, ...], shown: str) -> None:
         with self.dir_fd(parts[:-1], shown) as d:

@@ -35,6 +35,7 @@ from memdir.store.paths import (
 )
 from memdir.store.safefs import TMP_PREFIX, Found, SafeRoot, Unread, private_dirs
 from memdir.store.safefs import unread as _unread
+from memdir.store.secrets import SecretHit, redact
 
 ChangeKind = Literal["create", "modify", "delete", "rename"]
 CHANGE_KINDS: tuple[ChangeKind, ...] = ("create", "modify", "delete", "rename")
@@ -372,6 +373,11 @@ class Store:
         self.safe.write(mp.parts, mp.text, text.encode("utf-8"), must_exist=True)  # missing: NotFoundError
         self._record(Change("modify", mp.text))
         return mp
+
+    def redact(self, text: str) -> tuple[str, list[SecretHit]]:
+        """`text` as a write would store it: each secret as `[redacted: kind]`, unless this store's
+        allowlist holds it (docs/secrets.md); for a caller that says what it wrote."""
+        return redact(text, self.safe.allowed)
 
     def delete(self, path: str | MemoryPath) -> list[str]:
         mp = self.parse(path)

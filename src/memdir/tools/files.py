@@ -18,6 +18,8 @@ from memdir.store import frontmatter
 from memdir.store.folder_index_plan import Event
 from memdir.store.frontmatter import MEMORY_INDEX
 from memdir.store.paths import MemoryPath, parse_memory_path
+from memdir.store.secrets import SecretHit
+from memdir.store.secrets import said as said_secrets
 from memdir.tools import outputs, references
 from memdir.tools.base import ToolContext, tool
 from memdir.tools.folder_index_keeping import keeping, land, reply
@@ -137,6 +139,7 @@ def _check_frontmatter(mp: MemoryPath, new_text: str, old_text: str | None = Non
 )
 def create(ctx: ToolContext, path: str, file_text: str) -> str:
     mp = _md_path(path, "created")
+    file_text, hits = ctx.store.redact(file_text)
     _check_frontmatter(mp, file_text)
     said = land(
         ctx,
@@ -146,7 +149,7 @@ def create(ctx: ToolContext, path: str, file_text: str) -> str:
     )
     ctx.touch(mp)
     ctx.data = file_state(mp, file_text)
-    return f"Created {mp.text} ({len(split_lines(file_text))} lines).{reply(said)}"
+    return f"Created {mp.text} ({len(split_lines(file_text))} lines).{redacted(hits)}{reply(said)}"
 
 
 def _snippet(text: str, first: int, last: int) -> str:
@@ -204,13 +207,14 @@ def str_replace(
             "include more surrounding context to make it unique"
         )
     at = hits[0]
-    new_text = text[:at] + new_str + text[at + len(old_str) :]
+    new_text, secrets_kept_out = ctx.store.redact(text[:at] + new_str + text[at + len(old_str) :])
     _check_frontmatter(mp, new_text, text)
     said = _rewrite(ctx, mp, text, new_text)
     ctx.data = file_state(mp, new_text)
-    first = line_of_offset(new_text, at)
+    first = line_of_offset(new_text, min(at, len(new_text)))
     last = first + new_str.count("\n")
-    return f"Edited {mp.text} ({where}, line {first}):\n{_snippet(new_text, first, last)}{_after(said)}"
+    snippet = _snippet(new_text, first, last) + _after(said) + redacted(secrets_kept_out, True)
+    return f"Edited {mp.text} ({where}, line {first}):\n{snippet}"
 
 
 @tool(
@@ -255,19 +259,21 @@ def insert(
         )
     if insert_text == "":
         raise EditError("insert_text is empty; nothing to insert")
+    insert_text, hits = ctx.store.redact(insert_text)
     block = insert_text if insert_text.endswith("\n") else insert_text + "\n"
     head = "".join(ln + "\n" for ln in lines[:insert_line])
     tail = "".join(ln + "\n" for ln in lines[insert_line:])
     if not text.endswith("\n") and tail:
         tail = tail[:-1]
-    new_text = head + block + tail
+    new_text, more = ctx.store.redact(head + block + tail)  # a secret its neighbours complete
+    hits += more
     _check_frontmatter(mp, new_text, text)
     said = _rewrite(ctx, mp, text, new_text)
     ctx.data = file_state(mp, new_text)
     added = len(split_lines(block))
     return (
         f"Inserted {added} line(s) after line {insert_line} of {mp.text}:\n"
-        f"{_snippet(new_text, insert_line + 1, insert_line + added)}{_after(said)}"
+        f"{_snippet(new_text, insert_line + 1, insert_line + added)}{_after(said)}{redacted(hits, True)}"
     )
 
 
@@ -397,6 +403,18 @@ def _name_follows(ctx: ToolContext, omp: MemoryPath, nmp: MemoryPath, text: str)
             _check_frontmatter(nmp, named, text)
             return named
     return None
+
+
+def redacted(hits: list[SecretHit], own_line: bool = False) -> str:
+    """The sentence a reply carries when the write kept secrets out (docs/secrets.md): the model
+    is told, so what it reads back is no surprise."""
+    if not hits:
+        return ""
+    lead = "\n" if own_line else " "
+    return (
+        f"{lead}Redacted {said_secrets(h.kind for h in hits)} before writing: the file holds "
+        "[redacted: KIND] in their place; memory never stores secrets."
+    )
 
 
 def _after(said: list[str]) -> str:
