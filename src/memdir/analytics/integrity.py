@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import NotRequired, TypedDict
 
@@ -33,7 +33,7 @@ from memdir.analytics import facts
 from memdir.conventions import MAX_DIGITS, locators, overlong_locators, sync_conflicts
 from memdir.errors import PathError, ToolError
 from memdir.jsontypes import JsonObject
-from memdir.store import ingest_ledger, spec
+from memdir.store import ingest_ledger, secrets, spec
 from memdir.store.outline import Section, find_sections, outline, parse_section_path
 from memdir.store.paths import MemoryPath, parse_memory_path
 from memdir.store.safefs import Reader, Unread
@@ -103,6 +103,20 @@ def _sync_conflicts(shown: str, text: str) -> Iterator[Problem]:
             f"{shown}:{lineno}",
             "a sync kept two versions of these lines, edited differently on two stores; keep the one "
             "that is true (or both, reworded) and delete the three 'memdir sync' notes around them",
+        )
+
+
+def _secrets(shown: str, text: str, allowed: Callable[[str], bool]) -> Iterator[Problem]:
+    """Secrets a file already holds (written before redaction, or by hand): where and what kind,
+    never the text (docs/secrets.md)."""
+    for hit in secrets.scan(text):
+        if allowed(text[hit.start : hit.end]):
+            continue
+        yield Problem(
+            "secret",
+            f"{shown}:{text.count(chr(10), 0, hit.start) + 1}",
+            f"holds a secret ({hit.kind}); purge it from every version with 'memdir forget ROOT "
+            "--secrets', or keep it with 'memdir secrets allow ROOT'",
         )
 
 
@@ -203,6 +217,7 @@ def _check(
     small_core: list[MemoryPath] = []
     n_files = 0
     cites: set[str] | None = set() if ingest_ledger.exists(store) else None
+    allowed = store.safe.allowed
     for e in seen:
         entries[e.parts[:-1]] += 1
         if e.parts[-1] == spec.GOVERNED_MARKER:
@@ -233,6 +248,7 @@ def _check(
         report.problems.extend(_section_xrefs(targets, shown, text))
         report.problems.extend(_overlong(shown, text))
         report.problems.extend(_sync_conflicts(shown, text))
+        report.problems.extend(_secrets(shown, text, allowed))
         if "|" not in text:  # every keyed fact, and every line shaped like one, holds a '|'
             continue
         found = list(facts.keyed_facts(mp.text, text))
