@@ -8,6 +8,7 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from agent_helpers import new_store
@@ -19,6 +20,8 @@ from memdir.models import get_model
 from memdir.models.scripted import answer, call
 from memdir.store.traces import traces
 from memdir.stream import Turn
+from memdir.tools.profiles import Harness
+from memdir.tools.sandbox import _probe
 
 OPENAI = "sk-proj-Q7wErTy8UiOp9AsDfGh0JkLzXcVbNm1234QwErTyUi"
 GITHUB = "ghp_R2d2C3poBb8LukeLeiaHanSolo4ChewieYodaX"
@@ -145,3 +148,13 @@ def test_adopt_refuses_notes_holding_secrets_unless_told_to_redact_them_first(tm
     assert "redacted: /memories/keys.md:5 (openai-key)" in res.output
     assert "[redacted: openai-key]" in (notes / "keys.md").read_text()
     assert _landed(notes) == {}
+
+
+@pytest.mark.skipif(_probe() is not None, reason=f"no confining sandbox here: {_probe()}")
+def test_the_shell_is_no_way_around_the_writer(tmp_path: Path) -> None:
+    store = new_store(tmp_path / "m")
+    harness = Harness(store, "shell")
+    result = harness.call("bash", {"command": f"printf '%s\\n' '{CHAT}' >> MEMORY.md"})
+    assert not result.is_error and "redacted 3 secrets (github-token, openai-key, password)" in result.text
+    assert "[redacted: openai-key]" in store.read_text("/memories/MEMORY.md")
+    assert _landed(tmp_path / "m") == {}

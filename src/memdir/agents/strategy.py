@@ -382,6 +382,7 @@ class _Manager:
         guards = store.guards if isinstance(store, GuardedStore) else None
         with tempfile.TemporaryDirectory(prefix="memdir-switch-") as tmp:
             work = open_store(Path(tmp) / "store", create=True, init=True, journal=False, guards=guards)
+            work.safe.allowed = store.safe.allowed  # the store's allowlist holds where it is curated
             result.ingest = await self.curate(work, [*backlog, *merge.fresh])
             if result.ingest.changed_nothing:
                 raise MemdirError(

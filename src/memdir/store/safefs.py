@@ -113,7 +113,7 @@ class SafeRoot:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.allowed = allowed_in(root)
+        self.allowed: Callable[[str], bool] = allowed_in(root)  # a copy takes its store's
 
     @contextlib.contextmanager
     def dir_fd(self, parts: tuple[str, ...], shown: str, create: bool = False) -> Iterator[int]:

@@ -23,11 +23,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memdir.errors import PathError, ToolError
+from memdir.errors import MemdirError, PathError, ToolError
 from memdir.store.mirror import Node, Rel, mirror, scan
 from memdir.store.paths import MAX_DEPTH, STATE_DIR, parse_memory_path
 from memdir.store.safefs import DIR_MODE, TMP_PREFIX, SafeRoot, remove_tree
 from memdir.store.scratch import scratch_dir
+from memdir.store.secrets import redact_bytes, said
 from memdir.store.store import Store
 
 _DIRS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -53,7 +54,9 @@ def scratch_copy(store: Store) -> Iterator[Store]:
         copy = tmp / "store"
         os.mkdir(copy, DIR_MODE)  # the store's copy, its owner's alone (private.py)
         mirror(store.root, scan(store.root, shared_as_other=True), copy, {}, durable=False)
-        yield Store(copy)
+        work = Store(copy)
+        work.safe.allowed = store.safe.allowed  # the store's allowlist holds in its copy
+        yield work
 
 
 class WorkCopy:
@@ -141,6 +144,7 @@ class WorkCopy:
                 f"{STATE_DIR} is reserved for memdir's own state; what was written there was dropped"
             )
             _remove(state)
+        after = self._redact(after, out)
         try:
             out.notes += mirror(self.path, after, self.store.root, self.before, keep_unseen_other=True)
         except BaseException:
@@ -150,6 +154,36 @@ class WorkCopy:
             raise
         self._record(after, out)
         return out
+
+    def _redact(self, after: dict[Rel, Node], out: Outcome) -> dict[Rel, Node]:
+        """The copy's files the command wrote, with their secrets written as `[redacted: kind]`
+        in the copy before anything is carried back (the store's allowlist kept), so the shell
+        is no way around the store's one writer (docs/secrets.md); the copy's tree after it."""
+        safe = SafeRoot(self.path)
+        safe.allowed = self.store.safe.allowed
+        kinds: list[str] = []
+        for rel, node in after.items():
+            if node.kind != "file" or self.before.get(rel) == node:
+                continue
+            shown = _clipped(rel)
+            try:
+                data = safe.read(rel, shown)
+                clean, hits = redact_bytes(data, safe.allowed)
+                if hits:
+                    st = safe.lstat(rel, shown)
+                    safe.write(rel, shown, clean, must_exist=True)
+                    if st is not None:  # the command's owner keeps the file it wrote
+                        os.lchown(self.path.joinpath(*rel), st.st_uid, st.st_gid)
+                    kinds += [h.kind for h in hits]
+            except (MemdirError, OSError):
+                continue  # unreadable now: the mirror reports it
+        if not kinds:
+            return after
+        out.notes.append(
+            f"redacted {said(kinds)} before keeping what the command wrote: the files hold "
+            "[redacted: KIND] in their place; memory never stores secrets"
+        )
+        return scan(self.path, strict=True)
 
     def _record(self, after: dict[Rel, Node], out: Outcome) -> None:
         before = self.before
