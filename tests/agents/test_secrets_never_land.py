@@ -16,6 +16,7 @@ from memdir import Memory
 from memdir.agents import ingest
 from memdir.agents.consolidate import consolidate
 from memdir.cli.main import cli
+from memdir.integrations.anthropic_memory import MemdirMemoryTool
 from memdir.models import get_model
 from memdir.models.scripted import answer, call
 from memdir.store.traces import traces
@@ -157,4 +158,14 @@ def test_the_shell_is_no_way_around_the_writer(tmp_path: Path) -> None:
     result = harness.call("bash", {"command": f"printf '%s\\n' '{CHAT}' >> MEMORY.md"})
     assert not result.is_error and "redacted 3 secrets (github-token, openai-key, password)" in result.text
     assert "[redacted: openai-key]" in store.read_text("/memories/MEMORY.md")
+    assert _landed(tmp_path / "m") == {}
+
+
+def test_the_anthropic_drop_in_says_what_it_redacted(tmp_path: Path) -> None:
+    tool = MemdirMemoryTool(tmp_path / "m")
+    said = tool.call({"command": "create", "path": "/memories/keys.txt", "file_text": CHAT})
+    # 4: the description it synthesizes from the first line holds the key again
+    assert "4 secrets (github-token, openai-key, password) redacted" in str(said)
+    edit = {"command": "str_replace", "path": "/memories/keys.txt", "old_str": "if you", "new_str": OPENAI}
+    assert "Redacted 1 secret (openai-key)" in str(tool.call(edit))
     assert _landed(tmp_path / "m") == {}

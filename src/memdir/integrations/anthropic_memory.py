@@ -56,6 +56,7 @@ from memdir.store import frontmatter
 from memdir.store.frontmatter import MEMORY_INDEX, is_memory_name, memory_name
 from memdir.store.paths import parse_memory_path
 from memdir.store.sdk_layout import store_root, unconverted
+from memdir.store.secrets import said as said_secrets
 from memdir.tools.guards import Guards
 from memdir.tools.profiles import Harness
 from memdir.tools.text import split_lines
@@ -246,6 +247,9 @@ class MemdirMemoryTool(BetaAbstractMemoryTool):
         )
         if text != command.file_text:
             notes.append("frontmatter added: name and description")
+        kept_out = [h.kind for h in self.store.redact(text)[1]]
+        if kept_out:  # said, as the tools say it (docs/secrets.md)
+            notes.append(f"{said_secrets(kept_out)} redacted: memory never stores secrets")
         return f"Created {path}" + (f" ({'; '.join(notes)})" if notes else "")
 
     @_refusals
