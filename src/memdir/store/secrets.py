@@ -70,6 +70,13 @@ _GATES: dict[str, tuple[str, ...]] = {
     "aws-secret-key": ("aws", "secret", "akia", "asia", "a3t"),
     "url-password": ("://",),
 }
+# The shape of the value a keyword-assignment detector captures: its pattern backtracks over
+# every keyword it meets, so it runs only where such a value stands at all.
+_SHAPES: dict[str, re.Pattern[str]] = {
+    "cloudant-key": re.compile(r"[0-9a-f]{64}|[a-z]{24}"),
+    "softlayer-key": re.compile(r"[a-z0-9]{64}"),
+    "ibm-key": re.compile(r"[A-Za-z0-9_\-]{44}"),
+}
 _SPOKEN_WORDS = ("pass", "pwd", "pin", "wifi", "wi-fi", "login", "access code")
 _TOKEN_CHAR = re.compile(r"[A-Za-z0-9_\-.+/=]")
 _KEY_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|---- END SSH2 ENCRYPTED PRIVATE KEY ----")
@@ -205,9 +212,15 @@ def _found(text: str) -> Iterator[SecretHit]:
     long = _LONG.search(text) is not None
     lowered = text.lower()
 
+    shaped: dict[str, bool] = {}
+
     def may(kind: str) -> bool:
-        gate = _GATES.get(kind)
-        return (long or kind in _SHORT) and (gate is None or any(w in lowered for w in gate))
+        gate, shape = _GATES.get(kind), _SHAPES.get(kind)
+        if not (long or kind in _SHORT) or (gate is not None and not any(w in lowered for w in gate)):
+            return False
+        if shape is not None and kind not in shaped:
+            shaped[kind] = shape.search(text) is not None
+        return shape is None or shaped[kind]
 
     for kind, analyze in _detectors():
         if not may(kind):
