@@ -129,9 +129,9 @@ def _life_session(
     a, b = life.people
     due = [s for s in life.statements if s.day == day]
     blocks: list[list[tuple[str, str, int | None]]] = []
-    for j, s in enumerate(due):
+    for k, s in enumerate(due):
         other = b if s.speaker == a else a
-        blocks.append([(s.speaker, s.text, j), (other, rng.choice(REPLIES), None)])
+        blocks.append([(s.speaker, s.text, k), (other, rng.choice(REPLIES), None)])
     for line in rng.sample(CHITCHAT, FILLER):
         blocks.append([(rng.choice((a, b)), line, None)])
     rng.shuffle(blocks)
