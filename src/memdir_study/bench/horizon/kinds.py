@@ -25,8 +25,6 @@ class Kind:
     implied: tuple[str, ...]
     repeat: tuple[str, ...]
     reference: str  # "{name}'s home is {v}"
-    question: str  # the current-state question: "Where does {name} live now?"
-    previous: str  # the previous-state question
 
 
 KINDS: tuple[Kind, ...] = (
@@ -60,8 +58,6 @@ KINDS: tuple[Kind, ...] = (
         ),
         ("Life in {v} is good, the weather has been kind.", "I still live in {v}, nothing new there."),
         "{name}'s home is {v}",
-        "Where does {name} live now?",
-        "Where did {name} live before the last move?",
     ),
     Kind(
         "job",
@@ -79,8 +75,6 @@ KINDS: tuple[Kind, ...] = (
         ("My new job is {v}, the team seems kind.", "I'm employed as a {v} now, different hours entirely."),
         ("Another long week, I work as a {v} after all.", "I'm still working as a {v}."),
         "{name}'s job is {v}",
-        "What is {name}'s job now?",
-        "What was {name}'s job before the last change?",
     ),
     Kind(
         "diet",
@@ -90,8 +84,6 @@ KINDS: tuple[Kind, ...] = (
         ("I became {v} after that documentary.",),
         ("Still {v} here, no cheating!", "I'm still {v}, it suits me."),
         "{name}'s diet is {v}",
-        "What is {name}'s diet now?",
-        "What was {name}'s diet before it last changed?",
     ),
     Kind(
         "favorite food",
@@ -101,8 +93,6 @@ KINDS: tuple[Kind, ...] = (
         ("{v} is now my favorite food, that dinner changed me.",),
         ("{v} is still my favorite food.",),
         "{name}'s favorite food is {v}",
-        "What is {name}'s favorite food now?",
-        "What was {name}'s favorite food before it changed?",
     ),
     Kind(
         "hobby",
@@ -115,8 +105,6 @@ KINDS: tuple[Kind, ...] = (
         ("I've picked up {v} and it has become my main hobby, sorry old friends.",),
         ("Saturday was all {v} again.",),
         "{name}'s hobby is {v}",
-        "What is {name}'s hobby now?",
-        "What was {name}'s hobby before it changed?",
     ),
     Kind(
         "car",
@@ -126,8 +114,6 @@ KINDS: tuple[Kind, ...] = (
         ("I sold my old car and got a {v}, the dealer was nice.",),
         ("I still drive a {v}.",),
         "{name}'s car is {v}",
-        "What car does {name} drive now?",
-        "What car did {name} drive before?",
     ),
     Kind(
         "travel plan",
@@ -140,8 +126,6 @@ KINDS: tuple[Kind, ...] = (
         ("New plan, the trip is going to be to {v}.",),
         ("I'm still planning a trip to {v}.",),
         "{name}'s travel plan is {v}",
-        "Where is {name} planning to travel?",
-        "Where was {name} planning to travel before the plan changed?",
     ),
     Kind(
         "morning drink",
@@ -151,8 +135,6 @@ KINDS: tuple[Kind, ...] = (
         ("I changed my morning drink to {v}, my doctor will be pleased.",),
         ("I can't start the day without my {v}.",),
         "{name}'s morning drink is {v}",
-        "What is {name}'s morning drink now?",
-        "What was {name}'s morning drink before?",
     ),
     Kind(
         "language course",
@@ -162,8 +144,6 @@ KINDS: tuple[Kind, ...] = (
         ("I signed up for classes in {v} instead.",),
         ("My course in {v} was fun this week.",),
         "{name}'s language course is {v}",
-        "What language is {name} learning now?",
-        "What language was {name} learning before?",
     ),
     Kind(
         "plan",
@@ -180,8 +160,6 @@ KINDS: tuple[Kind, ...] = (
         ("Forget the old idea; my plan is to {v}.",),
         ("My plan is to {v}, still.",),
         "{name}'s plan is to {v}",
-        "What is {name}'s plan now?",
-        "What was {name}'s plan before it changed?",
     ),
 )
 
