@@ -365,3 +365,18 @@ def test_a_second_liking_is_kept_beside_the_first_and_a_change_still_supersedes(
     every = "\n".join(p.read_text() for p in (tmp_path / "m").rglob("*.md"))
     assert "2024-01-15: Elise | preference: wide bodies [S2T1]" in every  # beside, superseding nothing
     assert "until 2024-01-15" not in every
+
+
+def test_an_attribute_the_question_names_in_full_beats_one_a_cue_word_points_at(tmp_path: Path) -> None:
+    """Asked "What is Ines's favorite food now?" names the key `favorite food` word for word; `food` is
+    also a cue of `diet`. The key named in full is what is asked, not the diet (a year's store,
+    issue 51, answered "keto")."""
+    turns = [
+        Turn("S1T1", "Ines", "I've been eating keto for years.", "2025-01-05"),
+        Turn("S1T2", "Zara", "Ha, that sounds like you.", "2025-01-05"),
+        Turn("S2T1", "Ines", "My favorite food is Italian, no contest.", "2025-01-30"),
+        Turn("S3T1", "Ines", "Peruvian is my new favorite food.", "2025-02-10"),
+    ]
+    store = _curate(tmp_path / "mem", turns, max_turns=2)
+    out = asyncio.run(answer_question(get_model("offline"), store, "What is Ines's favorite food now?"))
+    assert out.answer == "Peruvian"

@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memdir.agents.offline import navigate
-from memdir.agents.offline.navigate import ATTRIBUTE_CUES, Entry
+from memdir.agents.offline.navigate import Entry
 from memdir.agents.offline.speakers import is_assistant
-from memdir.agents.offline.text import STOPWORDS, WORD, stem, terms
+from memdir.agents.offline.text import STOPWORDS, WORD, terms
 from memdir.conventions import LOCATOR, TURN, parse_keyed, spoken_date
 from memdir.models.base import LoggedCall
 from memdir.search.hybrid import is_navigation
@@ -266,14 +266,12 @@ class LexicalSearcher:
         n = max(len(docs), 1)
         df = Counter(t for d in docs for t in set(q_terms) if t in d)
         wants_past = bool(PAST_WORDS.search(question))
-        q_all = {stem(w) for w in WORD.findall(question)}
-        cued = {attr for attr, cues in ATTRIBUTE_CUES.items() if cues & q_all}
         named = navigate.proper_names(question)
         for ln, d in zip(lines, docs, strict=True):
             s = sum(math.log(1 + n / df[t]) for t in set(q_terms) if t in d)
             keyed = parse_keyed(ln.path, ln.n, ln.text)
             who = speaker_of(ln.text)
-            if keyed and keyed.attribute.strip() in cued:
+            if keyed and navigate.cued(keyed.attribute.strip(), question):
                 s = (s + 1.0) * 1.5
                 if _names(keyed.subject, named):
                     s *= 2.0  # the named person's own value of what is asked
