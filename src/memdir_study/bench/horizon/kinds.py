@@ -146,20 +146,13 @@ KINDS: tuple[Kind, ...] = (
         "{name}'s language course is {v}",
     ),
     Kind(
-        "plan",
-        (
-            "run a marathon",
-            "open a bakery",
-            "learn to sail",
-            "write a novel",
-            "buy a house",
-            "walk the Camino",
-        ),
-        ("My plan is to {v}.", "My main plan is to {v}."),
-        ("New idea: my plan is to {v}.", "I've changed my mind, my plan is to {v}."),
-        ("Forget the old idea; my plan is to {v}.",),
-        ("My plan is to {v}, still.",),
-        "{name}'s plan is to {v}",
+        "goal",
+        ("run a marathon", "open a bakery", "learn to sail", "write a novel", "buy a house", "walk the Camino"),
+        ("My goal is to {v}.", "My main goal is to {v}."),
+        ("New idea: my goal is to {v}.", "I've changed my mind, my goal is to {v}."),
+        ("Forget the old idea; my goal is to {v}.",),
+        ("My goal is to {v}, still.",),
+        "{name}'s goal is to {v}",
     ),
 )
 
