@@ -369,8 +369,10 @@ def retrieval_cmd(
 
 
 def register(cli: click.Group) -> None:
+    from memdir_study.cli.bench_horizon_cmd import horizon_cmd
     from memdir_study.cli.bench_writes_cmd import writes_cmd, writes_plot_cmd
 
     bench.add_command(writes_cmd)
     bench.add_command(writes_plot_cmd)
+    bench.add_command(horizon_cmd)
     cli.add_command(bench)

@@ -1,0 +1,198 @@
+"""The horizon run's summary, table and growth plots, derived from its checkpoint rows alone.
+
+`summary` holds the rows and the month-12 targets of issue 51 (each with its value, its bound
+and whether it was met); `table` is the rich table the command prints; `plot` writes one PNG per
+panel with the checkpoint months on x, so a curve that erodes, plateaus or holds shows as such.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from memdir.jsontypes import JsonObject
+from memdir.store.atomic import write_atomic
+
+SUMMARY = "summary.json"
+Row = dict[str, Any]
+
+COLUMNS: tuple[tuple[str, Callable[[Row], Any]], ...] = (
+    ("month", lambda r: r["month"]),
+    ("sessions", lambda r: r["sessions"]),
+    ("retention", lambda r: r["retention"]),
+    ("current", lambda r: r["current_state"]),
+    ("previous", lambda r: r["previous_state"]),
+    ("stale-first", lambda r: r["stale_first"]["stale_first_rate"]),
+    ("update acc", lambda r: r["update_accuracy"]),
+    ("halluc.", lambda r: r["hallucinated"]),
+    ("files", lambda r: r["shape"]["files"]),
+    ("dirs", lambda r: r["shape"]["dirs"]),
+    ("depth", lambda r: r["shape"]["depth_mean"]),
+    ("fanout", lambda r: r["shape"]["fanout_mean"]),
+    ("B1", lambda r: r["shape"]["b1_mean"]),
+    ("B2", lambda r: r["shape"]["b2"]),
+    ("B3", lambda r: r["shape"]["b3"]),
+    ("B4", lambda r: r["shape"]["b4"]),
+    ("core tok", lambda r: r["core_tokens"]),
+    ("index KB", lambda r: round(r["index_bytes"] / 1024, 1)),
+    ("ingest s/sess", lambda r: r["ingest_seconds_per_session"]),
+    ("search KB/q", lambda r: _kb(r["search_bytes_per_question"])),
+    ("facts lost", lambda r: r["facts_lost_by_consolidation"]),
+)
+
+
+def _kb(n: int | None) -> float | None:
+    return None if n is None else round(n / 1024, 2)
+
+
+def targets(rows: Sequence[Row]) -> JsonObject:
+    """Issue 51's targets, read at the last checkpoint (core memory: at every one)."""
+    if not rows:
+        return {}
+    last, first = rows[-1], rows[0]
+    ratio = None
+    if first["ingest_seconds_per_session"] and last["ingest_seconds_per_session"] is not None:
+        ratio = round(last["ingest_seconds_per_session"] / first["ingest_seconds_per_session"], 3)
+    lost = last["facts_lost_by_consolidation"]
+    found: list[tuple[str, Any, str, bool | None]] = [
+        ("retention", last["retention"], ">= 0.98", _at_least(last["retention"], 0.98)),
+        ("current_state", last["current_state"], ">= 0.95", _at_least(last["current_state"], 0.95)),
+        ("stale_first", last["stale_first"]["stale_first_rate"], "<= 0.02",
+         _at_most(last["stale_first"]["stale_first_rate"], 0.02)),
+        ("update_accuracy", last["update_accuracy"], ">= 0.95", _at_least(last["update_accuracy"], 0.95)),
+        ("hallucinated", last["hallucinated"], "== 0", last["hallucinated"] == 0),
+        ("facts_lost_by_consolidation", lost, "== 0", None if lost is None else lost == 0),
+        ("core_within_budget", all(r["core_within_budget"] for r in rows), "every checkpoint",
+         all(r["core_within_budget"] for r in rows)),
+        ("ingest_growth", ratio, "<= 1.5 (last / month 1)", _at_most(ratio, 1.5)),
+    ]  # fmt: skip
+    return {name: {"value": v, "target": t, "met": met} for name, v, t, met in found}
+
+
+def _at_least(v: float | None, bound: float) -> bool | None:
+    return None if v is None else v >= bound
+
+
+def _at_most(v: float | None, bound: float) -> bool | None:
+    return None if v is None else v <= bound
+
+
+def summary(rows: Sequence[Row], settings: JsonObject, months: Sequence[Row]) -> JsonObject:
+    return {
+        "settings": settings,
+        "checkpoints": list(rows),
+        "consolidations": [
+            {"month": m["month"], **m["consolidation"]} for m in months if "consolidation" in m
+        ],
+        "targets": targets(rows),
+    }
+
+
+def write_summary(folder: Path, data: JsonObject) -> None:
+    write_atomic(folder / SUMMARY, json.dumps(data, indent=2).encode("utf-8"))
+
+
+def table(rows: Sequence[Row], title: str) -> Table:
+    t = Table(title=title)
+    for name, _ in COLUMNS:
+        t.add_column(name, justify="right")
+    for r in rows:
+        t.add_row(*("-" if (v := get(r)) is None else str(v) for _, get in COLUMNS))
+    return t
+
+
+def targets_table(found: JsonObject) -> Table:
+    t = Table(title="targets at the last checkpoint")
+    for name in ("target", "value", "bound", "met"):
+        t.add_column(name)
+    for name, d in found.items():
+        assert isinstance(d, dict)
+        met = {True: "yes", False: "NO", None: "n/a"}[d["met"]]
+        t.add_row(name, str(d["value"]), str(d["target"]), met)
+    return t
+
+
+PANELS: dict[str, tuple[str, tuple[tuple[str, Callable[[Row], Any]], ...]]] = {
+    "retention": ("share of month-1 facts kept", (("retention", lambda r: r["retention"]),)),
+    "accuracy": (
+        "answers and updates",
+        (
+            ("current state", lambda r: r["current_state"]),
+            ("previous state", lambda r: r["previous_state"]),
+            ("update accuracy", lambda r: r["update_accuracy"]),
+            ("stale-first rate", lambda r: r["stale_first"]["stale_first_rate"]),
+        ),
+    ),
+    "shape": (
+        "store shape",
+        (
+            ("files", lambda r: r["shape"]["files"]),
+            ("dirs", lambda r: r["shape"]["dirs"]),
+            ("fanout max", lambda r: r["shape"]["fanout_max"]),
+        ),
+    ),
+    "taxonomy": (
+        "taxonomy panel",
+        (
+            ("B1 mean", lambda r: r["shape"]["b1_mean"]),
+            ("B2", lambda r: r["shape"]["b2"]),
+            ("B3", lambda r: r["shape"]["b3"]),
+            ("B4", lambda r: r["shape"]["b4"]),
+            ("depth mean", lambda r: r["shape"]["depth_mean"]),
+        ),
+    ),
+    "context": (
+        "core memory and folder indexes (KB)",
+        (
+            ("core tokens / 1000", lambda r: r["core_tokens"] / 1000),
+            ("budget / 1000", lambda r: r["core_budget"] / 1000),
+            ("index KB", lambda r: r["index_bytes"] / 1024),
+        ),
+    ),
+    "cost": (
+        "cost",
+        (
+            ("ingest s / session", lambda r: r["ingest_seconds_per_session"]),
+            ("search KB / question", lambda r: _kb(r["search_bytes_per_question"])),
+        ),
+    ),
+    "consolidation": (
+        "facts lost by consolidation (cumulative)",
+        (("facts lost", lambda r: r["facts_lost_by_consolidation"]),),
+    ),
+}
+
+
+def plot(rows: Sequence[Row], folder: Path, title: str) -> list[Path]:
+    """One PNG per panel (`PANELS`) in `folder`; a panel with no value at all is left out."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written: list[Path] = []
+    months = [r["month"] for r in rows]
+    for name, (label, series) in PANELS.items():
+        lines = [(s, [get(r) for r in rows]) for s, get in series]
+        if not any(v is not None for _, ys in lines for v in ys):
+            continue
+        fig, ax = plt.subplots(figsize=(5, 3.2), dpi=90)
+        for s, ys in lines:
+            pts = [(m, y) for m, y in zip(months, ys, strict=True) if y is not None]
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=s)
+        ax.set_xlabel("month")
+        ax.set_xticks(months)
+        ax.set_title(f"{title}: {label}", fontsize=9)
+        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+        fig.tight_layout()
+        path = folder / f"horizon-{name}.png"
+        fig.savefig(path)
+        plt.close(fig)
+        written.append(path)
+    return written
