@@ -147,7 +147,14 @@ KINDS: tuple[Kind, ...] = (
     ),
     Kind(
         "goal",
-        ("run a marathon", "open a bakery", "learn to sail", "write a novel", "buy a house", "walk the Camino"),
+        (
+            "run a marathon",
+            "open a bakery",
+            "learn to sail",
+            "write a novel",
+            "buy a house",
+            "walk the Camino",
+        ),
         ("My goal is to {v}.", "My main goal is to {v}."),
         ("New idea: my goal is to {v}.", "I've changed my mind, my goal is to {v}."),
         ("Forget the old idea; my goal is to {v}.",),
