@@ -69,9 +69,11 @@ RELATIVES = frozenset(
 )
 _NEGATIONS = frozenset("not never no nobody nothing nor neither cannot quit stopped without".split())  # noqa: SIM905
 _NEGATION_PHRASES = ("no longer", "gave up", "give up", "giving up", "anymore", "any more")
-# Openings that contain a negation word and affirm ("I can't wait to", "not only").
+# Openings that contain a negation word and affirm ("I can't wait to", "not only", and two
+# negations that cancel: "I can't start the day without a green tea").
 _AFFIRMING = re.compile(
     r"\b(?:can(?:no|')t|couldn't|could not) wait\b|\bnot only\b|\bno doubt\b|\bnever been happier\b"
+    r"|\b(?:can(?:no|')t|cannot|couldn't|could not)\b[\w\s']{0,40}\bwithout\b"
     r"|\bnever forget\b|\bstopped by\b|\bno matter\b|\bcouldn't be (?:happier|prouder|more)\b",
     re.I,
 )

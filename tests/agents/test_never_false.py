@@ -96,6 +96,19 @@ def test_a_denial_is_never_stored_as_a_live_positive_value(tmp_path: Path) -> No
     assert false_reason(Line("Alice", "fact", "not a teacher", DAY), turns, ["Alice"]) is None
 
 
+def test_cannot_do_without_affirms_and_the_offline_curator_keys_it(tmp_path: Path) -> None:
+    """ "I can't start the day without a green tea" is two negations that affirm: the offline
+    curator's own pattern reads a morning drink off it, and the truth rule refused it as denied,
+    so it was never keyed (a year's store, issue 51). "I can't eat meat" still denies."""
+    said = [Turn("S1T1", "Ines", "I can't start the day without a green tea.", DAY)]
+    assert false_reason(Line("Ines", "morning drink", "green tea", DAY), said, ["Ines"]) is None
+    denied = [Turn("S1T1", "Ines", "I can't eat meat, sadly.", DAY)]
+    assert false_reason(Line("Ines", "diet", "meat", DAY), denied, ["Ines"]) == "negated"
+    store = new_store(tmp_path / "mem")
+    asyncio.run(ingest(get_model("offline"), store, said))
+    assert "ines | morning drink: green tea (since" in text_of(store)
+
+
 def test_word_salad_is_not_supported(tmp_path: Path) -> None:
     turns = [Turn("S1T1", "Alice", "My sister moved to Rome last year, and I stayed in Paris.", DAY)]
     store, extra = curate(tmp_path, turns, {"S1T1": [f("moved to Paris", "Alice", "fact", "home")]})
