@@ -116,7 +116,9 @@ def run_year(
         row = ingest_month(run, model, store, year, month, tick)
         months.append([row])
         if month in run.checkpoints():
-            found = checkpoint(store, year, month, model, out / "answers.jsonl")
+            first = next((r for r in rows.rows() if r["month"] == 1), None)
+            kept = None if first is None else first["month1_kept_ids"]
+            found = checkpoint(store, year, month, model, out / "answers.jsonl", kept)
             rows.append([{**found, **_cost(months.rows(), month)}])
             snap = _snapshot(out, month)
             if snap.exists():

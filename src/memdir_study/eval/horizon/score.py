@@ -3,8 +3,10 @@
 Every figure reuses the definition the rest of the study holds, so a year's curve and a single
 conversation's figure mean the same thing:
 - **retention**: the share of the facts stated in month 1 (the life's and the real sessions'
-  reference facts) the store still keeps, by `bench writes`' kept rule (`eval/writes.score`,
-  its recall over those facts);
+  reference facts) the store still keeps, by `bench writes`' kept rule (`eval/writes.score`);
+  and `retention_of_month1_kept`, the share of those month 1 itself kept that are still kept:
+  the first bounds the second by what the curator ever wrote (a fact said in a long turn kept
+  only verbatim falls under the rule's content F1), the second is what the year took away;
 - **current-state / previous-state accuracy**: each key of the life asked "what is X's A now?"
   and "what was it before it last changed?", answered from the store by the product's answering
   role (the offline lexical searcher with the offline model); an answer is right when the first
@@ -35,6 +37,7 @@ from memdir.store import spec
 from memdir.store.frontmatter import MEMORY_INDEX
 from memdir.store.store import Store
 from memdir_study.bench.horizon import Year
+from memdir_study.bench.locomo import Observation
 from memdir_study.bench.types import Fact
 from memdir_study.eval import stale_first, updates, writes
 
@@ -44,14 +47,18 @@ QUESTIONS = {
 }
 
 
-def checkpoint(store: Store, year: Year, month: int, model: Model, record: Path) -> JsonObject:
-    """Every figure of the store after `month` (the sessions through it ingested)."""
+def checkpoint(
+    store: Store, year: Year, month: int, model: Model, record: Path, month1_kept: Sequence[int] | None = None
+) -> JsonObject:
+    """Every figure of the store after `month` (the sessions through it ingested); `month1_kept`:
+    the month-1 facts the month-1 checkpoint found kept (None at month 1 itself)."""
     sessions = year.through(month)
     through = sessions[-1].number
     lines = writes.store_fact_lines(store)
     first = {s.number for s in year.month_sessions(1)}
     month1 = [o for o in year.observations if o.session in first]
-    kept = writes.score(lines, year.turns(1), month1, year.speakers())
+    kept = kept_facts(lines, year, month1)
+    base = kept if month1_kept is None else month1_kept
     facts = [f for f in year.facts if updates.session_of(f.locator) <= through]
     answered = answers(store, facts, model, record)
     upd = updates.score_updates(lines, year.facts, through, year.dates())
@@ -62,9 +69,11 @@ def checkpoint(store: Store, year: Year, month: int, model: Model, record: Path)
         "month": month,
         "sessions": len(sessions),
         "turns": sum(len(s.turns) for s in sessions),
-        "retention": _round(kept.recall("all")),
-        "month1_facts": kept.observations,
-        "month1_kept": kept.kept["all"],
+        "retention": _share([i in kept for i in range(len(month1))]),
+        "retention_of_month1_kept": _share([i in kept for i in base]),
+        "month1_facts": len(month1),
+        "month1_kept": len(kept),
+        "month1_kept_ids": list(kept),
         **answered,
         "stale_first": stale(store, lines, year.facts, through),
         "updates": upd.as_json(),
@@ -79,6 +88,18 @@ def checkpoint(store: Store, year: Year, month: int, model: Model, record: Path)
         "store_bytes": sum(e.size for e in store.walk() if not e.is_dir),
         "fact_lines": len(lines),
     }
+
+
+def kept_facts(lines: Sequence[FactLine], year: Year, facts: Sequence[Observation]) -> list[int]:
+    """The indexes of `facts` the store keeps, each by `bench writes`' kept rule (`writes.score`
+    over the lines citing one of its evidence turns: the rule reads no other line)."""
+    turns, speakers = year.turns(1), year.speakers()
+    found = []
+    for i, o in enumerate(facts):
+        near = [ln for ln in lines if set(ln.locators) & set(o.evidence)]
+        if near and writes.score(near, turns, [o], speakers).kept["all"]:
+            found.append(i)
+    return found
 
 
 def first_said(answer: str, said: Sequence[str]) -> str | None:
@@ -144,7 +165,3 @@ def stale(store: Store, lines: Sequence[FactLine], facts: Sequence[Fact], throug
 
 def _share(values: Sequence[bool]) -> float | None:
     return round(sum(values) / len(values), 4) if values else None
-
-
-def _round(x: float | None) -> float | None:
-    return None if x is None else round(x, 4)
