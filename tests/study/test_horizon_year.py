@@ -36,7 +36,7 @@ def test_life_truth_never_overlaps_and_changes_at_most_three_times() -> None:
     spans = defaultdict(list)
     for s in life.spans:
         spans[(s.subject, s.attribute)].append(s)
-    assert len(spans) == 12
+    assert len(spans) == 16
     for held in spans.values():
         assert 1 <= len(held) <= 4
         assert held[0].since <= days[13]  # stated in the first month

@@ -61,7 +61,7 @@ class Life:
     spans: tuple[Span, ...]
 
 
-def plan_life(seed: int, days: Sequence[date], first: int, keys_each: int = 6) -> Life:
+def plan_life(seed: int, days: Sequence[date], first: int, keys_each: int = 8) -> Life:
     """The life for `seed` told on `days` (the days the two talk, ascending; the first `first`
     of them are the first month): both people's keys, stated on one of the first month's days,
     changed on later days at least GAP apart, restated on others (statements sorted by day,

@@ -104,8 +104,14 @@ def table(rows: Sequence[Row], title: str) -> Table:
     for name, _ in COLUMNS:
         t.add_column(name, justify="right")
     for r in rows:
-        t.add_row(*("-" if (v := get(r)) is None else str(v) for _, get in COLUMNS))
+        t.add_row(*(_shown(get(r)) for _, get in COLUMNS))
     return t
+
+
+def _shown(v: Any) -> str:
+    if v is None:
+        return "-"
+    return f"{v:.3g}" if isinstance(v, float) and abs(v) < 100 else str(v)
 
 
 def targets_table(found: JsonObject) -> Table:
