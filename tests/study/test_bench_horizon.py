@@ -4,6 +4,7 @@ the last checkpoint instead of building again."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -70,3 +71,24 @@ def test_monthly_consolidation_with_the_offline_model_says_what_to_do(tmp_path: 
         cli, ["study", "bench", "horizon", "--months", "1", "--consolidate", "monthly", "-o", str(tmp_path)]
     )
     assert res.exit_code != 0 and "--model" in res.output and "--consolidate never" in res.output
+
+
+def test_a_consolidation_that_would_delete_facts_loses_none_and_says_which_gate(tmp_path: Path) -> None:
+    """The month's consolidation is the product's gated one; the bench diffs the store's facts
+    before and after from outside. A pass that deletes the keyed facts is refused by its
+    facts_lost gate, and the bench counts 0 facts lost."""
+    from memdir.agents.ingest import ingest
+    from memdir.models import get_model
+    from memdir.models.scripted import answer, call
+    from memdir.stream import Turn
+    from memdir.tools.wiring import open_store
+    from memdir_study.eval.horizon.run import consolidate_month
+
+    store = open_store(tmp_path / "mem", create=True, init=True)
+    said = [Turn("S1T1", "Ines", "I live in Porto, not far from the old market.", "2025-01-05")]
+    asyncio.run(ingest(get_model("offline"), store, said))
+    assert (store.root / "people" / "ines" / "facts.md").is_file()
+    script = [call("delete", path="/memories/people/ines/facts.md"), *[answer("done")] * 4]
+    found = consolidate_month(get_model("scripted", script=script), store)
+    assert found["facts_lost"] == 0 and "facts_lost" in found["failed"]
+    assert (store.root / "people" / "ines" / "facts.md").is_file()
