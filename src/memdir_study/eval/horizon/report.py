@@ -125,7 +125,8 @@ def targets_table(found: JsonObject) -> Table:
     return t
 
 
-PANELS: dict[str, tuple[str, tuple[tuple[str, Callable[[Row], Any]], ...]]] = {
+Series = tuple[tuple[str, Callable[[Row], Any]], ...]
+PANELS: dict[str, tuple[str, Series]] = {
     "retention": (
         "month-1 facts kept",
         (
@@ -142,37 +143,49 @@ PANELS: dict[str, tuple[str, tuple[tuple[str, Callable[[Row], Any]], ...]]] = {
             ("stale-first rate", lambda r: r["stale_first"]["stale_first_rate"]),
         ),
     ),
-    "shape": (
-        "store shape",
+    "size": (
+        "store size",
         (
             ("files", lambda r: r["shape"]["files"]),
             ("dirs", lambda r: r["shape"]["dirs"]),
             ("fanout max", lambda r: r["shape"]["fanout_max"]),
         ),
     ),
+    "shape": (
+        "store shape",
+        (
+            ("depth mean", lambda r: r["shape"]["depth_mean"]),
+            ("fanout mean", lambda r: r["shape"]["fanout_mean"]),
+        ),
+    ),
     "taxonomy": (
-        "taxonomy panel",
+        "taxonomy panel (B1-B4)",
         (
             ("B1 mean", lambda r: r["shape"]["b1_mean"]),
             ("B2", lambda r: r["shape"]["b2"]),
             ("B3", lambda r: r["shape"]["b3"]),
             ("B4", lambda r: r["shape"]["b4"]),
-            ("depth mean", lambda r: r["shape"]["depth_mean"]),
         ),
     ),
-    "context": (
-        "core memory and folder indexes (KB)",
+    "core": (
+        "core memory tokens against the budget (log)",
         (
-            ("core tokens / 1000", lambda r: r["core_tokens"] / 1000),
-            ("budget / 1000", lambda r: r["core_budget"] / 1000),
-            ("index KB", lambda r: r["index_bytes"] / 1024),
+            ("core memory", lambda r: r["core_tokens"]),
+            ("context budget", lambda r: r["core_budget"]),
+        ),
+    ),
+    "indexes": (
+        "folder indexes (MEMORY.md)",
+        (
+            ("KB, all", lambda r: r["index_bytes"] / 1024),
+            ("files", lambda r: r["index_files"]),
         ),
     ),
     "cost": (
         "cost",
         (
             ("ingest s / session", lambda r: r["ingest_seconds_per_session"]),
-            ("search KB / question", lambda r: _kb(r["search_bytes_per_question"])),
+            ("search KB read / question", lambda r: _kb(r["search_bytes_per_question"])),
         ),
     ),
     "consolidation": (
@@ -180,6 +193,7 @@ PANELS: dict[str, tuple[str, tuple[tuple[str, Callable[[Row], Any]], ...]]] = {
         (("facts lost", lambda r: r["facts_lost_by_consolidation"]),),
     ),
 }
+LOG = frozenset({"core"})
 
 
 def plot(rows: Sequence[Row], folder: Path, title: str) -> list[Path]:
@@ -200,6 +214,8 @@ def plot(rows: Sequence[Row], folder: Path, title: str) -> list[Path]:
             pts = [(m, y) for m, y in zip(months, ys, strict=True) if y is not None]
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=s)
+        if name in LOG:
+            ax.set_yscale("log")
         ax.set_xlabel("month")
         ax.set_xticks(months)
         ax.set_title(f"{title}: {label}", fontsize=9)
