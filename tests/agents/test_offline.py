@@ -380,3 +380,18 @@ def test_an_attribute_the_question_names_in_full_beats_one_a_cue_word_points_at(
     store = _curate(tmp_path / "mem", turns, max_turns=2)
     out = asyncio.run(answer_question(get_model("offline"), store, "What is Ines's favorite food now?"))
     assert out.answer == "Peruvian"
+
+
+def test_the_day_a_change_happens_is_not_part_of_its_value(tmp_path: Path) -> None:
+    """ "I started a new job as a teacher on Monday!" keyed `teacher on Monday`, so the later
+    "I'm still working as a teacher" read as a new value and struck the same job through (a
+    year's store, issue 51: a restatement taken for a change)."""
+    assert keyed_facts("I started a new job as a teacher on Monday!") == [("job", "teacher")]
+    assert keyed_facts("We moved to Porto on Saturday, boxes everywhere.") == [("home", "Porto")]
+    turns = [
+        Turn("S1T1", "Leila", "I started a new job as a teacher on Monday!", "2025-11-20"),
+        Turn("S2T1", "Leila", "I'm still working as a teacher.", "2025-12-22"),
+    ]
+    store = _curate(tmp_path / "mem", turns, max_turns=1)
+    text = "\n".join(snapshot(store).values())  # type: ignore[arg-type]
+    assert "- leila | job: teacher (since 2025-11-20) [S1T1]" in text and "~~leila | job" not in text

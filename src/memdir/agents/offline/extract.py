@@ -129,6 +129,7 @@ _TRAIL = re.compile(
     r"(?:\s+(?:more|better|way better|a lot|lots|so much|very much|again|yet|today|lately|dude|man|"
     r"bro|honestly|in general|currently|now|though|tho|lol|haha|yesterday|recently|a while ago|"
     r"(?:last|next|this) (?:week|month|year|weekend|night|summer|winter|spring|fall)|"
+    r"(?:on|this|last|next) (?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)|"
     r"(?:in|last|this|since) (?:January|February|March|April|May|June|July|August|September|"
     r"October|November|December)(?: \d{4})?))+$",
     re.I,
