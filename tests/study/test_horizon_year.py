@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from memdir.words import terms
 from memdir_study.bench.data import DataUnavailable
 from memdir_study.bench.horizon import build_year
+from memdir_study.bench.horizon.kinds import KINDS
 from memdir_study.bench.horizon.life import plan_life
 from memdir_study.bench.horizon.year import month_days
 
@@ -75,3 +77,13 @@ def test_absent_data_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
     monkeypatch.setenv("MEMDIR_CACHE", str(tmp_path / "cache"))
     with pytest.raises(DataUnavailable, match=r"locomo/locomo10\.json"):
         build_year(1, months=1, sessions_per_month=6)
+
+
+def test_no_two_kinds_share_a_value_word() -> None:
+    """The update scorer ties a stored value to a key by content words, so a goal "learn to
+    sail" would read as the hobby "sailing": the kinds' values must not share one."""
+    owner: dict[str, str] = {}
+    for kind in KINDS:
+        for value in kind.values:
+            for word in terms(value):
+                assert owner.setdefault(word, kind.attribute) == kind.attribute, (word, kind.attribute)

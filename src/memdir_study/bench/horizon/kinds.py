@@ -4,9 +4,10 @@ A curator that learns one sentence per fact learns the template, not the languag
 has several surface forms for each act: `state` (the value as it is), `change` (a new value said
 as news), `implied` (a change only implied: "we're settling into the new flat in Porto" never
 says "moved") and `repeat` (the value again, unchanged, in passing). Every form is first person:
-a life is told by the one living it (and by the friend, of their own life). `reference` is how
-the ground truth states a value, the text the kept rule of `bench writes` compares stored lines
-with (`eval/writes.py`).
+a life is told by the one living it (and by the friend, of their own life). No content word is
+shared by two kinds' values: the update scorer ties values by content words, so a goal "learn
+to sail" would state the hobby "sailing". `reference` is how the ground truth states a value,
+the text the kept rule of `bench writes` compares stored lines with (`eval/writes.py`).
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ KINDS: tuple[Kind, ...] = (
     ),
     Kind(
         "favorite food",
-        ("Thai", "Italian", "Ethiopian", "Mexican", "Japanese", "Lebanese", "Korean", "Peruvian"),
+        ("Thai", "Italian", "Ethiopian", "Mexican", "Georgian", "Lebanese", "Vietnamese", "Peruvian"),
         ("My favorite food is {v}, no contest.", "Honestly my favourite food is {v}."),
         ("{v} is my new favorite food.", "My favorite food is now {v}, believe it or not."),
         ("{v} is now my favorite food, that dinner changed me.",),
@@ -150,7 +151,7 @@ KINDS: tuple[Kind, ...] = (
         (
             "run a marathon",
             "open a bakery",
-            "learn to sail",
+            "learn the cello",
             "write a novel",
             "buy a house",
             "walk the Camino",
