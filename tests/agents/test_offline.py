@@ -395,3 +395,18 @@ def test_the_day_a_change_happens_is_not_part_of_its_value(tmp_path: Path) -> No
     store = _curate(tmp_path / "mem", turns, max_turns=1)
     text = "\n".join(snapshot(store).values())  # type: ignore[arg-type]
     assert "- leila | job: teacher (since 2025-11-20) [S1T1]" in text and "~~leila | job" not in text
+
+
+def test_a_value_restated_in_fewer_words_is_no_change(tmp_path: Path) -> None:
+    """ "I mostly drive a Subaru Outback to work" keys `Subaru Outback to work`; "I still drive a
+    Subaru Outback" restates it in fewer words and strikes nothing. A new value does."""
+    turns = [
+        Turn("S1T1", "Ines", "I mostly drive a Subaru Outback to work.", "2025-01-05"),
+        Turn("S2T1", "Ines", "I still drive a Subaru Outback.", "2025-03-01"),
+        Turn("S3T1", "Ines", "I traded in my car and got a Kia Niro!", "2025-05-01"),
+    ]
+    store = _curate(tmp_path / "mem", turns, max_turns=1)
+    text = "\n".join(snapshot(store).values())  # type: ignore[arg-type]
+    assert "- ines | car: Kia Niro (since 2025-05-01) [S3T1]" in text
+    assert "- ~~ines | car: Subaru Outback to work~~ (2025-01-05 until 2025-05-01) [S1T1]" in text
+    assert text.count("~~ines | car") == 1

@@ -38,7 +38,7 @@ from memdir.agents.offline.speakers import (
     is_user,
     user_in_index,
 )
-from memdir.agents.offline.text import slug, topic_of
+from memdir.agents.offline.text import slug, terms, topic_of
 from memdir.conventions import distilled_line, key_of, neutralize_locators, parse_keyed, turn_numbers
 from memdir.errors import MemdirError
 from memdir.fact_quality import junk_reason
@@ -95,6 +95,15 @@ def day_of(turn: Turn) -> tuple[str, str, str]:
 # new value supersedes only when its turn says a change (`_CHANGE`: "I now prefer tea").
 MANY_VALUED = frozenset({"preference"})
 _CHANGE = re.compile(r"\b(?:now|anymore|any more|no longer|instead|switched|these days|changed)\b", re.I)
+
+
+def _restated(live: str, said: str, text: str) -> bool:
+    """The live value said again in more or fewer words ("Subaru Outback to work", then "I still
+    drive a Subaru Outback"): the content words of one are all among the other's, and the turn
+    marks no change (`_CHANGE`, "new")."""
+    a, b = set(terms(live)), set(terms(said))
+    changed = _CHANGE.search(text) is not None or re.search(r"\bnew\b", text, re.I) is not None
+    return bool(a and b) and (a <= b or b <= a) and not changed
 
 
 @dataclass
@@ -315,7 +324,7 @@ class Curator:
         for line in lines:  # the whole file: one live line per key, wherever it stands
             kf = parse_keyed(path, 0, line)
             if kf is not None and kf.live and kf.key == key:
-                if kf.value.strip().lower() == value.lower():
+                if kf.value.strip().lower() == value.lower() or _restated(kf.value, value, turn.text):
                     return  # already the current value
                 if attr in MANY_VALUED and not _CHANGE.search(turn.text):
                     # "I prefer wide bodies" ends no earlier liking: beside it, superseding nothing
