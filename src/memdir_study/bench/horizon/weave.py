@@ -2,7 +2,8 @@
 
 A simulated life says what it is built to say; real people ramble, joke and half-say things. So
 the year also holds real sessions, taken in each conversation's own order (a conversation's facts
-evolve as its people lived them) and alternating between the two sources. Each real session is
+evolve as its people lived them), alternating between the two sources, each seed starting at
+a conversation of its own. Each real session is
 moved to the day the year gives it: its turns are dated that day and numbered as the year's
 session (`S<year session>T<its own turn>`), and LoCoMo's reference facts (`observation`) move
 with it, their evidence renumbered the same way. REALTALK has no reference facts: its sessions
@@ -17,11 +18,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 from memdir.stream import Turn
 from memdir_study.bench import locomo, realtalk
 from memdir_study.bench.data import DataUnavailable, data_root
 from memdir_study.bench.locomo import Observation
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -43,8 +47,16 @@ class RealSession:
         return turns, [o for o in facts if o.evidence]
 
 
-def _locomo() -> Iterator[RealSession]:
-    for raw in locomo.load_all():  # DataUnavailable names the file and where it goes
+def _turned(items: list[T], by: int) -> list[T]:
+    """`items` starting at the `by`-th (modulo their count): each seed its own conversations first."""
+    if not items:
+        return items
+    k = by % len(items)
+    return items[k:] + items[:k]
+
+
+def _locomo(seed: int) -> Iterator[RealSession]:
+    for raw in _turned(locomo.load_all(), seed):  # DataUnavailable names the file and where it goes
         sample = locomo.from_raw(raw)
         facts = locomo.observations_from_raw(raw).facts
         for n, turns in sample.session_turns().items():
@@ -66,18 +78,19 @@ def realtalk_chats() -> list[str]:
     return found
 
 
-def _realtalk() -> Iterator[RealSession]:
+def _realtalk(seed: int) -> Iterator[RealSession]:
     here = data_root() / "realtalk"
-    for chat in realtalk_chats():
+    for chat in _turned(realtalk_chats(), seed):
         sample = realtalk.from_raw(chat, json.loads((here / f"{chat}.json").read_text(encoding="utf-8")))
         for n, turns in sample.session_turns().items():
             yield RealSession(f"realtalk {chat} S{n}", tuple(turns), ())
 
 
-def real_sessions(count: int) -> list[RealSession]:
+def real_sessions(count: int, seed: int = 0) -> list[RealSession]:
     """The first `count` real sessions, alternating LoCoMo and REALTALK (one source running out,
-    the other continues); fewer only when both are spent."""
-    sources = [_locomo(), _realtalk()]
+    the other continues), each source's conversations starting at the seed's; fewer only when
+    both are spent."""
+    sources = [_locomo(seed), _realtalk(seed)]
     out: list[RealSession] = []
     while len(out) < count and sources:
         for it in list(sources):

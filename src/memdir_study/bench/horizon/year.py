@@ -91,7 +91,7 @@ def build_year(seed: int, months: int = 12, sessions_per_month: int = 20) -> Yea
     life_days = [d for i, (_, d) in enumerate(slots) if i not in real_at]
     first = sum(1 for i, (m, _) in enumerate(slots) if m == 1 and i not in real_at)
     life = plan_life(seed, life_days, first)
-    real = iter(real_sessions(len(real_at)))
+    real = iter(real_sessions(len(real_at), seed))
     rng = random.Random(seed * 7919 + 1)
     sessions: list[Session] = []
     observations: list[Observation] = []
