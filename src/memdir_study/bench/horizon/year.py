@@ -16,11 +16,11 @@ The truth the bench scores against:
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, timedelta
 
 from memdir.stream import Turn
-from memdir_study.bench.horizon.kinds import CHITCHAT, KINDS, REPLIES, Kind
+from memdir_study.bench.horizon.kinds import CHITCHAT, KINDS, REPLIES
 from memdir_study.bench.horizon.life import Life, plan_life
 from memdir_study.bench.horizon.weave import real_sessions
 from memdir_study.bench.locomo import Observation
@@ -49,8 +49,6 @@ class Year:
     sessions: list[Session]
     facts: list[Fact]
     observations: list[Observation]
-    statements: int = 0
-    kinds: dict[str, Kind] = field(default_factory=lambda: {k.attribute: k for k in KINDS})
 
     def through(self, month: int) -> list[Session]:
         return [s for s in self.sessions if s.month <= month]
@@ -116,9 +114,7 @@ def build_year(seed: int, months: int = 12, sessions_per_month: int = 20) -> Yea
         for sp in life.spans
     ]  # fmt: skip
     facts.sort(key=lambda f: (f.subject, f.attribute, f.since))
-    return Year(
-        seed, months, sessions_per_month, life.people, sessions, facts, observations, len(life.statements)
-    )
+    return Year(seed, months, sessions_per_month, life.people, sessions, facts, observations)
 
 
 def _life_session(
