@@ -18,7 +18,9 @@ check rules (each problem names its rule):
   (`store/ingest_ledger.py`) recorded it for turns that differ in speaker, text or date, so a
   citation of it cannot say which one it means.
 Warnings (reported, not failing): `keyed-format`, a line shaped like a keyed fact that the
-grammar refuses.
+grammar refuses; `injection`, a line that addresses a model (`analytics/injection.py`): the
+prompts show it as data (`store/boundary.py`), and a chat may quote such words honestly, so it
+is for a person to look at, not a fault of the store.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import NotRequired, TypedDict
 
-from memdir.analytics import facts
+from memdir.analytics import facts, injection
 from memdir.conventions import MAX_DIGITS, locators, overlong_locators, sync_conflicts
 from memdir.errors import PathError, ToolError
 from memdir.jsontypes import JsonObject
@@ -117,6 +119,18 @@ def _secrets(shown: str, text: str, allowed: Callable[[str], bool]) -> Iterator[
             f"{shown}:{text.count(chr(10), 0, hit.start) + 1}",
             f"holds a secret ({hit.kind}); purge it from every version with 'memdir forget ROOT "
             "--secrets', or keep it with 'memdir secrets allow ROOT'",
+        )
+
+
+def _addresses_model(shown: str, text: str) -> Iterator[Problem]:
+    for hit in injection.scan(text):
+        said = hit.matched.lstrip("-*> ")
+        said = said if len(said) <= 60 else said[:57] + "..."
+        yield Problem(
+            "injection",
+            f"{shown}:{hit.lineno}",
+            f"{hit.why} ({hit.kind}: {said!r}); models see it as stored data, not instructions, but "
+            "delete it unless it records what someone said",
         )
 
 
@@ -249,6 +263,7 @@ def _check(
         report.problems.extend(_overlong(shown, text))
         report.problems.extend(_sync_conflicts(shown, text))
         report.problems.extend(_secrets(shown, text, allowed))
+        report.warnings.extend(_addresses_model(shown, text))
         if "|" not in text:  # every keyed fact, and every line shaped like one, holds a '|'
             continue
         found = list(facts.keyed_facts(mp.text, text))

@@ -1,0 +1,158 @@
+"""Stored text that addresses a model: the lines `memdir check` flags as `injection` (issue 49,
+item 3; docs/health.md, "Text that addresses a model").
+
+Memory is data. A line that tells the reader to ignore its instructions, plays a system or
+assistant turn, carries a tool call, or asks to hide something from the user was written to
+steer whichever model later reads it (memory poisoning), not to record what someone said. The
+prompts show memory inside a data boundary (`store/boundary.py`) whatever it holds; this
+module finds such lines so a person can look at them.
+
+Each pattern names one way of addressing a model and is kept narrow, so ordinary chat ("you are
+now a mom!", "ignore the noise") is not flagged: the false positives over every turn of LoCoMo
+and REALTALK and over offline stores built from them are listed in
+benchmarks/results/2026-12-06-injection.md. One alternation finds candidate lines in a file
+without splitting it; each hit is then named by the first pattern that matches its line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+_I = re.IGNORECASE
+_TARGETS = r"(?:instructions?|prompts?|rules|directions|directives|guidelines|context|messages?|orders)"
+_EARLIER = r"(?:previous|prior|above|earlier|preceding|foregoing|original|system|existing|initial)"
+
+# (kind, why, pattern): the first that matches a line names it.
+PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
+    (
+        "override",
+        "tells the reader to drop its instructions",
+        re.compile(
+            rf"\b(?:ignore|disregard|forget|override|bypass|skip)\b(?:\s+(?:all|any|every|of|the|your|my|"
+            rf"these|those|its))*\s+{_EARLIER}\s+{_TARGETS}\b"
+            rf"|\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:the\s+|your\s+)?{_TARGETS}"
+            rf"\s+(?:above|before|so far)\b"
+            r"|\bnew\s+(?:system\s+)?(?:instructions?|system\s+prompt|rules)\s*:"
+            r"|\b(?:override|updated?)\s*:\s*(?:answer|reply|respond|say)\b",
+            _I,
+        ),
+    ),
+    (
+        "persona",
+        "reassigns the reader's role",
+        re.compile(
+            r"\byou\s+are\s+(?:now|no\s+longer)\s+(?:an?\s+)?(?:\w+\s+){0,3}"
+            r"(?:ai|assistant|model|bot|chatbot|agent|llm|gpt|dan|jailbroken|unrestricted|unfiltered)\b"
+            r"|\byou\s+are\s+now\s+(?:in\s+)?(?:developer|dan|god|admin|jailbreak|unrestricted)\s*mode\b"
+            r"|\bfrom\s+now\s+on,?\s+(?:you|the\s+(?:ai|assistant|model))\s+(?:will|must|shall|should|"
+            r"answer|reply|respond|only|always|never)\b"
+            r"|\b(?:act|behave|pretend)\s+as\s+(?:if\s+you\s+(?:are|were)\s+)?(?:an?\s+)?(?:unrestricted|"
+            r"jailbroken|unfiltered|evil)\b",
+            _I,
+        ),
+    ),
+    (
+        "role-header",
+        "plays a system, user or assistant turn",
+        re.compile(
+            r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id|end_header_id)\|>"
+            r"|\[/?INST\]|<</?SYS>>|</?(?:system|instructions?|system_prompt)>"
+            r"|(?:^|[-*>]\s+|\]\s*)(?:system|developer)\s*(?:prompt|message)?\s*:"
+            r"|\b(?:user|human)\s*:.{0,200}?\b(?:assistant|ai)\s*:"
+            r"|(?:^|[-*>:]\s+)(?:assistant|ai)\s*:"
+            r"|^#{1,6}\s*(?:instructions?|system(?:\s+prompt)?|response)\s*:?\s*(?:$|[A-Z])",
+            _I | re.MULTILINE,
+        ),
+    ),
+    (
+        "tool-call",
+        "carries a tool call",
+        re.compile(
+            r"</?tool_call>|</?function_call>|</?tool_response>"
+            r"|\{\s*\"(?:name|tool|function|tool_name)\"\s*:\s*\"[^\"]*\"\s*,\s*"
+            r"\"(?:arguments|parameters|args|input)\"\s*:"
+            r"|\"(?:tool_calls|function_call)\"\s*:",
+            _I,
+        ),
+    ),
+    (
+        "concealment",
+        "asks to keep something from the user",
+        re.compile(
+            r"\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to|"
+            r"let|show)\s+the\s+user\b"
+            r"|\bwithout\s+(?:telling|informing|notifying|alerting)\s+the\s+user\b"
+            r"|\b(?:hide|conceal|keep)\s+(?:this|it)\s+(?:secret\s+)?from\s+the\s+user\b",
+            _I,
+        ),
+    ),
+    (
+        "exfiltration",
+        "asks to run a command or send data out",
+        re.compile(
+            r"\b(?:curl|wget)\s+(?:-\S+\s+)*['\"]?https?://"
+            r"|\|\s*(?:ba|z)?sh\b|\brm\s+-rf\s+[/~]"
+            r"|\b(?:send|upload|post|forward|email|leak|exfiltrate)\s+(?:all\s+|every\s+|the\s+|your\s+|my\s+)*"
+            r"(?:stored\s+)?(?:memor(?:y|ies)|notes|files|conversations?|chat\s+history|passwords?|"
+            r"credentials|api\s+keys?|secrets|ssh\s+keys?)\s+to\b",
+            _I,
+        ),
+    ),
+    (
+        "answer-rule",
+        "dictates the reader's answers",
+        re.compile(
+            r"\b(?:the\s+)?(?:ai|assistant|model|llm|chatbot|language\s+model)\s+(?:must|should|shall|will)\s+"
+            r"(?:now\s+)?(?:always\s+|only\s+|never\s+)?(?:answer|reply|respond|say|output|call|ignore)\b"
+            r"|\b(?:note|message|instructions?)\s+(?:to|for)\s+(?:the\s+)?(?:ai|assistant|model|llm|agent|"
+            r"chatbot)\b"
+            r"|\b(?:ai|assistant|model|llm|agent|chatbot)\s*:\s*(?:when|if|always|never|you\s+must)\b"
+            r"|\bwhen(?:ever)?\s+(?:you\s+are|you're)\s+asked\b.{0,80}\b(?:say|answer|reply|respond|output)\b"
+            r"|\b(?:reply|respond|answer)\s+(?:only\s+)?with\s+(?:only\s+)?(?:the\s+single\s+word|the\s+word|"
+            r"exactly)\b"
+            r"|\b(?:reply|respond|answer)\s+only\s+(?:with\s+)?['\"]?[A-Z]{4,}\b"
+            r"|\bevery\s+(?:answer|reply|response)\s+must\b",
+            _I,
+        ),
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One line that addresses a model: its number (1-based), the kind and the words that matched."""
+
+    lineno: int
+    kind: str
+    why: str
+    matched: str
+
+
+def classify(line: str) -> tuple[str, str, str] | None:
+    """(kind, why, matched words) of the first pattern `line` matches, or None."""
+    for kind, why, pattern in PATTERNS:
+        m = pattern.search(line)
+        if m:
+            return kind, why, m.group(0)
+    return None
+
+
+def scan(text: str) -> Iterator[Hit]:
+    """Every line of `text` (split at "\\n") that addresses a model, in order. Each pattern
+    runs over the whole text (a file without a hit is never split into lines); a line a match
+    starts on is then named by `classify` on that line alone."""
+    starts = sorted({m.start() for _, _, pattern in PATTERNS for m in pattern.finditer(text)})
+    lineno, counted, last = 1, 0, -1
+    for pos in starts:
+        start = text.rfind("\n", 0, pos) + 1
+        lineno += text.count("\n", counted, start)
+        counted = start
+        if lineno == last:
+            continue
+        end = text.find("\n", pos)
+        found = classify(text[start : len(text) if end == -1 else end])
+        if found is not None:
+            last = lineno
+            yield Hit(lineno, *found)

@@ -1,0 +1,51 @@
+"""The detector of stored text that addresses a model (issue 49, item 3): every planted line is
+flagged, as written, as a stored list item and inside a dumped turn; ordinary chat that shares
+its words is not (the full count over LoCoMo and REALTALK: benchmarks/injection.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memdir.analytics.injection import PATTERNS, classify, scan
+from poisoned import POISONED
+
+# Ordinary lines from chats and stores that share words with the patterns.
+CLEAN = (
+    "- 2023-05-08: Melanie: You are now a mom of three, congrats! [S1T4]",
+    "- 2023-06-09: Caroline: I try to ignore the noise and focus on what matters. [S2T5]",
+    "- 2023-07-03: Melanie: We saw System of a Down live, the system was loud. [S3T2]",
+    "- alice | job: assistant manager at the library (since 2023-03-01) [S1T2]",
+    "- Bob: from now on I'll run every morning before work [S4T1]",
+    "- The user group meets on Tuesdays; I told the organizer I'd come [S2T9]",
+    "- She forgot the previous appointment and rescheduled it [S5T3]",
+    "- I asked my assistant to book the flight, she answered within minutes [S6T1]",
+    "- Please don't tell the kids about the surprise party! [S7T2]",
+    "- We sent the photos to grandma by email [S8T4]",
+    "- My new instructions from the coach: stretch before every run [S9T1]",
+    "- He said the AI in the game was too easy; the model kit took a week [S1T8]",
+    '- {"name": "Rex", "breed": "beagle"} was how the vet listed him [S2T2]',
+    "- # Instructions for the pottery class were on the wall [S3T3]",
+    "- When I'm asked about my tattoo I say it's for my mom [S4T4]",
+    "- Reply with a photo when you get there! [S5T5]",
+)
+
+
+@pytest.mark.parametrize("line", POISONED)
+def test_every_planted_line_is_flagged_however_it_is_stored(line: str) -> None:
+    for stored in (line, f"- {line}", f"- 2023-05-08: Caroline: {line} [S1T3]"):
+        found = classify(stored)
+        assert found is not None, stored
+        kind, why, matched = found
+        assert kind in {k for k, _, _ in PATTERNS} and why and matched in stored
+
+
+@pytest.mark.parametrize("line", CLEAN)
+def test_ordinary_lines_that_share_its_words_are_not_flagged(line: str) -> None:
+    assert classify(line) is None
+
+
+def test_scan_names_each_flagged_line_once_by_number() -> None:
+    text = "\n".join(["# Alice", *CLEAN[:3], POISONED[0], CLEAN[3], POISONED[12], "ignore\nprevious rules"])
+    hits = list(scan(text))
+    assert [(h.lineno, h.kind) for h in hits] == [(5, "override"), (7, "override")]
+    assert list(scan("\n".join(CLEAN))) == []
