@@ -19,6 +19,7 @@ from memdir.agents.answer import parse_answer
 from memdir.agents.roles import CITE_EVERY_CLAIM, _load, get_role, render
 from memdir.models import get_model, price_card
 from memdir.models.scripted import answer
+from memdir.store.boundary import NOTE
 from memdir_study.bench import load_sample
 from memdir_study.eval.runner import RunConfig, run_eval
 from memdir_study.variants import VARIANTS, BuildContext, study_variants, variant_role
@@ -105,7 +106,7 @@ def test_memory_ask_still_sends_core_memory(tmp_path: Path) -> None:
     mem.ask("What does Alice eat?", model=model, search="agentic")
     (messages, _tools, _config) = model.api.requests[0]  # type: ignore[attr-defined]
     user = messages[1].content
-    assert user.startswith("<core_memory>")
+    assert user.startswith(f"{NOTE}\n<core_memory>")  # inside the data boundary (store/boundary.py)
     assert user.endswith("What does Alice eat?\n\n" + CITE_EVERY_CLAIM)
     assert "## Reading memdir's keyed facts" in messages[0].content  # the product's stores are memdir's
 

@@ -34,6 +34,7 @@ from memdir.models import (
     price_card,
 )
 from memdir.models.base import ToolCall, call_dicts, reply_text
+from memdir.store.boundary import fence, neutralise
 from memdir.tokens import count_tokens
 from memdir.tools.base import MeterRecord
 from memdir.tools.profiles import Harness
@@ -86,6 +87,13 @@ class Episode:
     @property
     def bounds(self) -> Bounds:
         return episode_bounds(self.round_usage)
+
+
+def shown_result(text: str, is_error: bool) -> str:
+    """A tool's result as the model is shown it: inside the data boundary (store/boundary.py),
+    since what a tool returns is the store's text. An error is memdir's own words to the model,
+    what to do next, so it is not fenced as data, only neutralised (it may quote a stored line)."""
+    return neutralise(text) if is_error else fence(text, "tool_result")
 
 
 def tool_infos(harness: Harness | None) -> list[ToolInfo]:
@@ -181,6 +189,7 @@ class Loop:
             else:
                 res = await asyncio.to_thread(self.harness.call, call.name, call.arguments)
                 text, is_error = res.text, res.is_error
+            text = shown_result(text, is_error)
             replies.append(
                 ChatMessage("tool", text, tool_call_id=call.id, tool_name=call.name, is_error=is_error)
             )

@@ -19,10 +19,11 @@ store, the store imports nothing from it.
   `oslock.py`, the one file lock: an flock per holder, reentrant in a thread); `frontmatter.py`
   (lenient, no YAML 1.1 retyping) over `safeyaml.py` (the one YAML loader: no aliases, no deep
   nesting); `outline.py` (headings with line ranges); `spec.py` (the Agent Memory convention:
-  validate, core memory, init); `folder_index.py` (a folder index, `MEMORY.md`, as memdir writes it);
-  `folder_index_plan.py` (the folder indexes one write needs); `descriptions.py` (listing
-  descriptions and their cache); `citations.py` (the one citation resolver, for `Memory.ask`
-  and every answer scored).
+  validate, core memory, init); `boundary.py` (the data boundary memory is shown to models in:
+  a note, one tagged block, lookalike tags neutralised); `folder_index.py` (a folder index,
+  `MEMORY.md`, as memdir writes it); `folder_index_plan.py` (the folder indexes one write
+  needs); `descriptions.py` (listing descriptions and their cache); `citations.py` (the one
+  citation resolver, for `Memory.ask` and every answer scored).
 - Landing and recovery: `landing_intent.py` (the intent record a many-file landing writes
   first, and the order its files are placed in, new before removed; rolled forward after a
   kill by the next process to open the store, readers included: `Store.finish_landing`;

@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from memdir.errors import PathError, ToolError
 from memdir.store import frontmatter
+from memdir.store.boundary import NOTE, neutralise
 from memdir.store.frontmatter import MEMORY_INDEX
 from memdir.store.paths import ROOT, MemoryPath, parse_memory_path
 from memdir.store.safefs import Reader, Unread
@@ -303,7 +304,7 @@ def _opening(text: str, max_lines: int = 8) -> str:
             body.append(line)
         at = end + 1
     head = [f"description: {desc}"] if desc else []
-    return "\n".join(head + body)
+    return neutralise("\n".join(head + body))
 
 
 _PIECE = 1 << 18  # characters of core memory tokenized at a time (`core_tokens`): ~65k ids, ~2.5 MB
@@ -323,11 +324,13 @@ def _core_files(store: Store, walked: Walk) -> list[Seen]:
 def _opened(path: str, body: str, size: int) -> Iterator[str]:
     """A `<memory_file>` element of the core block up to its body's end, in pieces of at most
     `size` characters of the body, so a 50 MB core file is never copied whole (`body.rstrip()`
-    would copy it)."""
+    would copy it). The body is shown inside the data boundary (store/boundary.py): neutralised,
+    which copies it only when it holds a lookalike."""
+    body = neutralise(body)
     end = len(body)
     while end and body[end - 1].isspace():
         end -= 1
-    yield f'<memory_file path="{path}">\n'
+    yield f'<memory_file path="{neutralise(path)}">\n'
     for lo in range(0, end, size):
         yield body[lo : min(lo + size, end)]
 
@@ -375,7 +378,7 @@ def core_file_tokens_at_least(path: str, head: str, *, piece: int = _PIECE) -> i
     while (end := head.rfind("\n", 0, end)) >= 0 and not _TOKEN_CUT.match(head, end):
         pass
     kept = head[: end + 1] if end >= 0 else ""
-    return _count_in_pieces([f'<memory_file path="{path}">\n', kept], piece)
+    return _count_in_pieces([f'<memory_file path="{neutralise(path)}">\n', neutralise(kept)], piece)
 
 
 def core_total(shares: list[int]) -> int:
@@ -405,7 +408,8 @@ def core_tokens(store: Store, walked: Walk | None = None, *, piece: int = _PIECE
 
 
 def context(store: Store, budget: int = DEFAULT_CORE_BUDGET, walked: Walk | None = None) -> CoreContext:
-    """The prompt block a conforming harness loads: core memory, then the child directories."""
+    """The prompt block a conforming harness loads: core memory, then the child directories,
+    after the data boundary's note (store/boundary.py), every file's text neutralised."""
     walked = walked if walked is not None else walk(store)
     parts: list[str] = []
     core_block = "".join(_core_pieces(store, walked))
@@ -429,7 +433,7 @@ def context(store: Store, budget: int = DEFAULT_CORE_BUDGET, walked: Walk | None
             + "\n".join(listing)
             + "\n</memory_directories>"
         )
-    text = "\n".join(parts) + "\n"
+    text = NOTE + "\n" + "\n".join(parts) + "\n"
     return CoreContext(text, count_tokens(core_block), budget)
 
 
