@@ -34,6 +34,10 @@ PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
             rf"these|those|its))*\s+{_EARLIER}\s+{_TARGETS}\b"
             rf"|\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:the\s+|your\s+)?{_TARGETS}"
             rf"\s+(?:above|before|so far)\b"
+            r"|\b(?:ignore|disregard|forget)\s+(?:everything|anything|all)\s+(?:you\s+(?:were|have\s+been)\s+"
+            r"told|(?:written\s+|said\s+)?(?:above|before))"
+            r"|\b(?:print|reveal|show|repeat|output|leak)\s+(?:your|the)\s+(?:system\s+prompt|hidden\s+prompt|"
+            r"(?:initial|original|system)\s+instructions)\b"
             r"|\bnew\s+(?:system\s+)?(?:instructions?|system\s+prompt|rules)\s*:"
             r"|\b(?:override|updated?)\s*:\s*(?:answer|reply|respond|say)\b",
             _I,
@@ -81,8 +85,7 @@ PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         "concealment",
         "asks to keep something from the user",
         re.compile(
-            r"\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to|"
-            r"let|show)\s+the\s+user\b"
+            r"\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|mention|reveal|let|show)\b[\w\s]{0,30}?\bthe\s+user\b"
             r"|\bwithout\s+(?:telling|informing|notifying|alerting)\s+the\s+user\b"
             r"|\b(?:hide|conceal|keep)\s+(?:this|it)\s+(?:secret\s+)?from\s+the\s+user\b",
             _I,
@@ -106,8 +109,9 @@ PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(?:the\s+)?(?:ai|assistant|model|llm|chatbot|language\s+model)\s+(?:must|should|shall|will)\s+"
             r"(?:now\s+)?(?:always\s+|only\s+|never\s+)?(?:answer|reply|respond|say|output|call|ignore)\b"
-            r"|\b(?:note|message|instructions?)\s+(?:to|for)\s+(?:the\s+)?(?:ai|assistant|model|llm|agent|"
-            r"chatbot)\b"
+            r"|\b(?:note|message|instructions?)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+|every\s+)?"
+            r"(?:ai|assistant|(?:language\s+)?model|llm|agent|chatbot)s?\b"
+            r"|\b(?:attention|hey|dear)\s+(?:ai|assistant|(?:language\s+)?model|llm|chatbot)\b"
             r"|\b(?:ai|assistant|model|llm|agent|chatbot)\s*:\s*(?:when|if|always|never|you\s+must)\b"
             r"|\bwhen(?:ever)?\s+(?:you\s+are|you're)\s+asked\b.{0,80}\b(?:say|answer|reply|respond|output)\b"
             r"|\b(?:reply|respond|answer)\s+(?:only\s+)?with\s+(?:only\s+)?(?:the\s+single\s+word|the\s+word|"
