@@ -5,8 +5,8 @@ new one) and two past lines of one value (each side struck it through with its o
 Here every value of such a key is put on one timeline by the date it began: each value ends
 when the next begins, the latest stays live, and every value keeps its dates and locators
 (docs/conventions.md, "Keyed facts and dated supersede"). The key's lines are written where its
-first line stood, oldest first; a key with one live value and no repeated value is left as it
-is, so a file only one side changed never moves.
+first line stood, oldest first; a key with one live value and no value given two ends is left
+as it is, so a file only one side changed never moves.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def _began(since: str) -> str:
 
 
 def settle(lines: list[str]) -> tuple[list[str], list[str]]:
-    """`lines` with each key that holds two live values, or one value twice, on one timeline;
+    """`lines` with each key that holds two live values, or one value with two ends, on one timeline;
     and those keys, as `subject | attribute`."""
     found: dict[tuple[str, str], list[tuple[int, KeyedFact]]] = defaultdict(list)
     for i, line in enumerate(lines):
@@ -43,9 +43,11 @@ def settle(lines: list[str]) -> tuple[list[str], list[str]]:
     settled: list[str] = []
     for held in found.values():
         live = [f for _, f in held if f.live]
-        entries = [_entry(f) for _, f in held]
-        if len(live) < 2 and len(set(entries)) == len(entries):
-            continue
+        ends: dict[tuple[str, str, tuple[str, ...]], set[str | None]] = defaultdict(set)
+        for _, f in held:
+            ends[_entry(f)].add(f.until)
+        if len(live) < 2 and all(len(e) == 1 for e in ends.values()):
+            continue  # one live value, no value ended twice: as either side left it
         first: dict[tuple[str, str, tuple[str, ...]], KeyedFact] = {}
         for _, f in held:
             first.setdefault(_entry(f), f)

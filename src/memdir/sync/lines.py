@@ -12,8 +12,10 @@ it when only one did, either when both made the same change, and otherwise:
 - every line there is a keyed fact (both sides superseded the same value): both sides' lines,
   which the keyed pass (`keyed.py`) then puts in date order, one live;
 - else both versions, between the notes `conventions.SYNC_ONE`, `SYNC_OTHER` and `SYNC_END`,
-  which `memdir check` reports until someone keeps one. Inside a file's frontmatter (YAML,
-  where a note would not parse) this store's version is kept instead.
+  which `memdir check` reports until someone keeps one.
+
+The frontmatter (YAML, where a note would not parse, and where two sides' keys must not mix)
+is merged apart from the body: a region of it both sides changed keeps this store's version.
 
 Both `difflib` matchers run with `autojunk` off: with it on, a line repeated in a long file
 (a blank line, a heading) could stop matching and make a whole file one changed region.
@@ -70,24 +72,34 @@ def _all_keyed(*parts: list[str]) -> bool:
     return bool(lines) and all(parse_keyed("", 0, x) is not None for x in lines)
 
 
-def _frontmatter_end(lines: list[str]) -> int:
-    """The index of the line closing the frontmatter (0 when there is none)."""
-    if not lines or lines[0].strip() != "---":
-        return 0
-    return next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), 0)
+def _split(lines: list[str]) -> tuple[list[str], list[str]]:
+    """A file's frontmatter (through its closing `---`) and its body."""
+    if lines and lines[0].strip() == "---":
+        end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
+        if end is not None:
+            return lines[: end + 1], lines[end + 1 :]
+    return [], lines
 
 
 def merge_lines(base: list[str], ours: list[str], theirs: list[str]) -> LineMerge:
+    """The frontmatter and the body merged apart: the YAML of two sides is never mixed."""
+    (zf, zb), (of, ob), (tf, tb) = _split(base), _split(ours), _split(theirs)
     out = LineMerge([])
-    in_front = _frontmatter_end(ours)
+    front = _merge(zf, of, tf, front=True, out=out)
+    out.lines = [*front, *_merge(zb, ob, tb, front=False, out=out)]
+    return out
+
+
+def _merge(base: list[str], ours: list[str], theirs: list[str], *, front: bool, out: LineMerge) -> list[str]:
+    merged: list[str] = []
     iz = io = it = 0
     for zs, ze, os_, oe, ts, te in _stable(base, ours, theirs):
         z, o, t = base[iz:zs], ours[io:os_], theirs[it:ts]
         if o or t:
-            out.lines.extend(_region(z, o, t, io < in_front, out))
-        out.lines.extend(base[zs:ze])
+            merged.extend(_region(z, o, t, front, out))
+        merged.extend(base[zs:ze])
         iz, io, it = ze, oe, te
-    return out
+    return merged
 
 
 def _region(z: list[str], o: list[str], t: list[str], front: bool, out: LineMerge) -> list[str]:
@@ -95,6 +107,8 @@ def _region(z: list[str], o: list[str], t: list[str], front: bool, out: LineMerg
         return o
     if o == z:
         return t
+    if front:
+        return o  # frontmatter both changed: this store's (a note would not parse as YAML)
     extra = [x for x in t if x.strip() and _same(x) not in {_same(y) for y in o}]
     if not z:
         return [*o, *extra]
@@ -102,7 +116,7 @@ def _region(z: list[str], o: list[str], t: list[str], front: bool, out: LineMerg
         return o
     if _holds(t, o):
         return t
-    if _all_keyed(z, o, t) or front:
-        return [*o, *extra] if not front else o
+    if _all_keyed(z, o, t):
+        return [*o, *extra]
     out.conflicts += 1
     return [SYNC_ONE, *o, SYNC_OTHER, *t, SYNC_END]
