@@ -15,7 +15,8 @@ Fetch, push and the listing of the remote's heads run git itself (bare path, ssh
 with the user's own credentials and ssh setup), never with `--force`: a push the remote refuses
 as not a fast-forward means someone pushed meanwhile, and the caller merges again. The
 environment is cleaned of `GIT_DIR` and its kind, so a caller's git variables cannot point a
-sync at another repository, and git never stops to ask for a password.
+sync at another repository, and git runs with no terminal, so neither it nor ssh can stop a
+headless sync to ask for a password: it fails, saying why.
 """
 
 from __future__ import annotations
@@ -66,7 +67,6 @@ class Heads:
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _REPO_VARS}
     env["GIT_TERMINAL_PROMPT"] = "0"  # a sync runs headless: an unknown password is an error
-    env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
     return env
 
 
@@ -173,6 +173,7 @@ class SyncRepo:
             env=_env(),
             check=False,
             stdin=subprocess.DEVNULL,
+            start_new_session=True,  # no terminal to ask on: ssh fails rather than waits for a password
         )
 
     def heads(self, url: str) -> Heads:
