@@ -39,7 +39,9 @@ def create(root: Path, path: str, body: str, name: str = "note") -> None:
 
 
 def memory_files(root: Path) -> dict[str, bytes]:
-    return snapshot(root)
+    """The memory files: what a sync carries. A temp file a killed writer left (a hidden
+    `.memdir-tmp-*`, swept by a later writer) is no memory file."""
+    return {k: v for k, v in snapshot(root).items() if not any(p.startswith(".") for p in k.split("/"))}
 
 
 def remote_files(url: str, branch: str = "main") -> dict[str, bytes]:
