@@ -73,3 +73,11 @@ def test_a_key_both_sides_changed_ends_on_one_timeline() -> None:
         "",
     ]
     assert settle(lines) == (lines, [])  # settled once is settled
+
+
+def test_a_file_both_sides_made_keeps_one_frontmatter_and_both_bodies() -> None:
+    ours = "---\nname: bob\ndescription: Bob, a cellist\n---\n# Bob\n- plays the cello [S1T1]\n"
+    theirs = "---\nname: bob\ndescription: Bob from Oslo\n---\n# Bob\n- lives in Oslo [S2T1]\n"
+    merged, conflicts = _merge("", ours, theirs)
+    assert conflicts == 0
+    assert merged == ours + "- lives in Oslo [S2T1]\n"
