@@ -7,8 +7,10 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from conftest import fm
 from memdir.agents.revert import revert_operation
 from memdir.analytics.integrity import check
+from memdir.api import Memory
 from memdir.conventions import SYNC_ONE, fact_identity, keyed_facts
 from memdir.store.store import Store
 from memdir.sync import clone, sync
@@ -174,3 +176,29 @@ def test_a_file_deleted_on_the_remote_keeps_its_facts_here_and_says_so(tmp_path:
     assert report.kept == ["/memories/people/bob.md: - Bob plays the cello [S3T3]"]
     assert "Bob plays the cello [S3T3]" in _text(a, "/memories/people/bob.md")
     assert "people/bob.md" in remote_files(remote)
+
+
+def test_folder_indexes_are_regenerated_not_merged(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path)
+    a = new_store(tmp_path / "a")
+    with Memory(a) as memory:  # the API keeps folder indexes, as the file tools' upkeep does
+        memory.call("create", {"path": "/memories/people/alice.md", "file_text": fm("alice", "Alice", ALICE)})
+        sync_report = memory.sync(remote)
+    assert sync_report.pushed
+    b = tmp_path / "b"
+    clone(remote, b)
+    with Memory(a) as memory:
+        memory.call(
+            "create", {"path": "/memories/people/xia.md", "file_text": fm("xia", "Xia", "- x [S7T1]\n")}
+        )
+    with Memory(b) as memory:
+        memory.call(
+            "create", {"path": "/memories/people/yuri.md", "file_text": fm("yuri", "Yuri", "- y [S8T1]\n")}
+        )
+    sync(a)
+    sync(b)
+    sync(a)
+    index = (a / "people/MEMORY.md").read_text()
+    assert "[xia.md](xia.md): Xia" in index and "[yuri.md](yuri.md): Yuri" in index, index
+    assert "memdir sync" not in index
+    assert memory_files(a) == memory_files(b) == remote_files(remote)

@@ -3,7 +3,8 @@
 A folder's `MEMORY.md` lists what the folder holds; each side's tools kept it for that side's
 writes, so merging two of them line by line would only guess. Instead the index starts as
 this store's (or the remote's, when only the remote changed it), and the merged files are laid
-out in a scratch folder (`store/scratch.py`) where the folder index plan for writes made
+out in a scratch folder (`store/scratch.py`: the folders of the changed paths whole, their
+other children folders by their index alone, all the plan reads) where the folder index plan for writes made
 outside the file tools (`store/folder_index_plan.after`) runs over every file the merge
 changed here: an entry for each file that came, none for one that went, an index for a new
 memory folder. An index the remote removed stays while its folder still holds files.
@@ -28,6 +29,15 @@ def is_index(path: str) -> bool:
 
 def _folder(path: str) -> str:
     return path.rsplit("/", 1)[0]
+
+
+def _ancestors(path: str) -> list[str]:
+    """Every folder above `path`, up to the root."""
+    out = []
+    while path != ROOT and "/" in path:
+        path = _folder(path)
+        out.append(path)
+    return out
 
 
 def regenerate(
@@ -56,8 +66,15 @@ def regenerate(
         changes.append((kind, path, None))
     if not changes:
         return
+    chain = {a for _, path, _ in changes for a in _ancestors(path)}
+    shown: set[str] = set()  # a child folder of the chain: present, with its index or one file
     with scratch_dir(root) as tmp:
-        for path, held in merged.items():
+        for path, held in sorted(merged.items(), key=lambda item: not is_index(item[0])):
+            folder = _folder(path)
+            if folder not in chain:
+                if _folder(folder) not in chain or folder in shown:
+                    continue  # the plan reads the changed paths' folders, and only sees their children
+                shown.add(folder)
             disk = tmp / path.removeprefix(ROOT + "/")
             os.makedirs(disk.parent, exist_ok=True)
             disk.write_bytes(read(held))
