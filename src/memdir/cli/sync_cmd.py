@@ -9,13 +9,10 @@ from pathlib import Path
 
 import click
 
+from memdir.cli.consolidate_cmd import Refused  # exit 2: the command could not do its work
 from memdir.cli.root_opts import StoreCommand
 from memdir.errors import MemdirError
 from memdir.sync import SyncReport, clone, sync
-
-
-class Refused(click.ClickException):
-    exit_code = 2
 
 
 def _print(report: SyncReport, as_json: bool) -> None:
