@@ -4,6 +4,7 @@ remote, the remote remembered, and the errors a person meets (issue 50, item 1).
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -106,3 +107,29 @@ def test_cli_and_memory_sync(tmp_path: Path) -> None:
         report = memory.sync()
     assert "/memories/c.md" in report.pushed
     assert b"- from memory [S3T1]" in remote_files(remote)["c.md"]
+
+
+def test_what_a_person_keeps_beside_the_memory_stays_on_the_remote(tmp_path: Path) -> None:
+    """A hidden file and a link pushed by hand are never landed in the store, and the store's
+    next push keeps them on the remote."""
+    remote = bare_remote(tmp_path)
+    a = new_store(tmp_path / "a")
+    create(a, "/memories/people/alice.md", ALICE, "alice")
+    sync(a, remote)
+    work = tmp_path / "hand"
+    subprocess.run(["git", "clone", "--quiet", "-b", "main", remote, str(work)], check=True)
+    (work / ".gitattributes").write_text("*.md text\n")
+    (work / "alias.md").symlink_to("people/alice.md")
+    who = ["-c", "user.name=someone", "-c", "user.email=someone@example.com"]
+    subprocess.run(["git", "-C", str(work), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(work), *who, "commit", "--quiet", "-m", "notes"], check=True)
+    subprocess.run(["git", "-C", str(work), "push", "--quiet", "origin", "main"], check=True)
+    report = sync(a)
+    assert report.in_sync
+    assert not (a / ".gitattributes").exists() and not (a / "alias.md").exists()
+    create(a, "/memories/people/bob.md", "# Bob\n- Bob | job: nurse (since 2024-02-01) [S2T1]\n", "bob")
+    assert sync(a).pushed == ["/memories/people/bob.md"]
+    listing = subprocess.run(
+        ["git", f"--git-dir={remote}", "ls-tree", "main"], capture_output=True, text=True, check=True
+    ).stdout
+    assert "\t.gitattributes" in listing and "120000 blob" in listing and "\talias.md" in listing

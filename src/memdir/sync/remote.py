@@ -28,8 +28,9 @@ from pathlib import Path
 
 import pygit2
 
+from memdir.conventions import ROOT
 from memdir.errors import MemdirError
-from memdir.store.paths import STATE_DIR
+from memdir.store.paths import STATE_DIR, parse_memory_path
 from memdir.store.private import owner_only
 from memdir.store.safefs import private_dirs
 
@@ -53,6 +54,27 @@ _REPO_VARS = (
 
 class SyncError(MemdirError):
     """The sync could not run; the store and the remote are as they were."""
+
+
+@dataclass(frozen=True)
+class Foreign:
+    """An entry of the remote's tree that is no memory file, kept as it is (path from the
+    tree's top, object id, git file mode)."""
+
+    path: str
+    sha: str
+    mode: int
+
+
+_PLAIN = {pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE}
+
+
+def _memory_path(rel: str) -> bool:
+    try:
+        parse_memory_path(f"{ROOT}/{rel}")
+    except MemdirError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -115,21 +137,28 @@ class SyncRepo:
     def has(self, sha: str) -> bool:
         return pygit2.Oid(hex=sha) in self.repo.odb
 
-    def files(self, commit: str | None) -> dict[str, str]:
-        """{memory path: blob id} of the files in `commit`'s tree (none for None)."""
+    def files(self, commit: str | None) -> tuple[dict[str, str], list[Foreign]]:
+        """{memory path: blob id} of the memory files in `commit`'s tree (none for None), and
+        the entries that are none (a hidden name such as `.gitignore`, a link, a submodule, a
+        name no memory path may have): never landed here, carried as they are in every tree
+        this store pushes, so a sync never removes what a person keeps beside the memory."""
         if commit is None:
-            return {}
+            return {}, []
         tree = self.repo[pygit2.Oid(hex=commit)].peel(pygit2.Tree)
         out: dict[str, str] = {}
-        folders = [(tree, "/memories/")]
+        foreign: list[Foreign] = []
+        folders = [(tree, "")]
         while folders:
             folder, prefix = folders.pop()
             for entry in folder:
-                if entry.type_str == "tree":
-                    folders.append((self.repo[entry.id].peel(pygit2.Tree), f"{prefix}{entry.name}/"))
-                elif entry.type_str == "blob":
-                    out[prefix + str(entry.name)] = str(entry.id)
-        return out
+                rel = prefix + str(entry.name)
+                if entry.type_str == "tree" and not str(entry.name).startswith("."):
+                    folders.append((self.repo[entry.id].peel(pygit2.Tree), rel + "/"))
+                elif entry.filemode in _PLAIN and _memory_path(rel):
+                    out[ROOT + "/" + rel] = str(entry.id)
+                else:
+                    foreign.append(Foreign(rel, str(entry.id), int(entry.filemode)))
+        return out, foreign
 
     def blob(self, sha: str) -> bytes:
         return bytes(self.repo.odb.read(pygit2.Oid(hex=sha))[1])
@@ -137,15 +166,15 @@ class SyncRepo:
     def put_blob(self, data: bytes) -> str:
         return str(self.repo.create_blob(data))
 
-    def tree_of(self, files: dict[str, str]) -> str:
-        """The tree holding `files` ({memory path: blob id}, every blob in the repository)."""
+    def tree_of(self, files: dict[str, str], foreign: list[Foreign]) -> str:
+        """The tree holding `files` ({memory path: blob id}, every blob in the repository) and
+        the `foreign` entries as they were."""
         index = pygit2.Index()
         for path, sha in files.items():
-            index.add(
-                pygit2.IndexEntry(
-                    path.removeprefix("/memories/"), pygit2.Oid(hex=sha), pygit2.enums.FileMode.BLOB
-                )
-            )
+            mode = pygit2.enums.FileMode.BLOB
+            index.add(pygit2.IndexEntry(path.removeprefix(ROOT + "/"), pygit2.Oid(hex=sha), mode))
+        for f in foreign:
+            index.add(pygit2.IndexEntry(f.path, pygit2.Oid(hex=f.sha), pygit2.enums.FileMode(f.mode)))
         return str(index.write_tree(self.repo))
 
     def tree_id(self, commit: str | None) -> str | None:

@@ -30,7 +30,7 @@ from memdir.store.oslock import OsLock
 from memdir.store.paths import STATE_DIR
 from memdir.store.store import Store
 from memdir.sync.merge import Merged, merge
-from memdir.sync.remote import BASE_REF, DEFAULT_BRANCH, SyncError, SyncRepo
+from memdir.sync.remote import BASE_REF, DEFAULT_BRANCH, Foreign, SyncError, SyncRepo
 from memdir.sync.report import SyncReport
 from memdir.tools.wiring import open_store, release_store
 
@@ -120,12 +120,13 @@ def _attempt(store: Store, repo: SyncRepo, url: str, *, cloning: bool) -> SyncRe
         remote_commit = repo.fetch(url, branch)
     repo.remember(url, branch)
     base = repo.ref(BASE_REF)
-    base_files = repo.files(base)
+    base_files, _ = repo.files(base)
+    foreign: list[Foreign] = []
     if remote_commit is None:
         # no branch there: a new remote, or one whose branch was deleted, which deletes nothing here
         theirs, trusted = dict(base_files), base is None
     else:
-        theirs = repo.files(remote_commit)
+        theirs, foreign = repo.files(remote_commit)
         trusted = base is None or repo.descends(remote_commit, base)
     report = SyncReport(url, branch)
     with operation(store.root, TOOL, f"sync with {url}") as tag, store.step(TOOL, remote=url) as step:
@@ -142,7 +143,7 @@ def _attempt(store: Store, repo: SyncRepo, url: str, *, cloning: bool) -> SyncRe
             apply(store, ops, new, read(store, ops.old_side))
             report.pulled = sorted({*ops.deletes, *ops.writes, *ops.creates, *(b for _, b in ops.renames)})
             report.operation = tag.id
-    tree = repo.tree_of(merged.files)
+    tree = repo.tree_of(merged.files, foreign)
     if remote_commit is not None and repo.tree_id(remote_commit) == tree:
         repo.set_ref(BASE_REF, remote_commit)
         report.commit = remote_commit
