@@ -202,3 +202,22 @@ def test_folder_indexes_are_regenerated_not_merged(tmp_path: Path) -> None:
     assert "[xia.md](xia.md): Xia" in index and "[yuri.md](yuri.md): Yuri" in index, index
     assert "memdir sync" not in index
     assert memory_files(a) == memory_files(b) == remote_files(remote)
+
+
+def test_a_value_the_remote_replaced_without_its_date_stays_as_a_past_value(tmp_path: Path) -> None:
+    """The other store overwrote the live city with a new one instead of striking it through:
+    the old value is kept here as a past value ending when the new one began."""
+    _, a, b = _pair(tmp_path)
+    _edit(
+        b,
+        "- Alice | city: Lisbon (since 2024-01-05) [S1T2]\n",
+        "- Alice | city: Faro (since 2024-09-09) [S9T1]\n",
+    )
+    sync(b)
+    report = sync(a)
+    assert report.kept == [f"{PATH}: - Alice | city: Lisbon (since 2024-01-05) [S1T2]"]
+    city = [f for f in keyed_facts(PATH, _text(a)) if f.attribute == "city"]
+    assert [(f.value, f.live, f.until) for f in city] == [
+        ("Lisbon", False, "2024-09-09"),
+        ("Faro", True, None),
+    ]

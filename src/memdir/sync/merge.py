@@ -110,4 +110,7 @@ def _keep(repo: SyncRepo, ours: dict[str, str], out: Merged) -> None:
     out.kept = sorted([*out.kept, *keep(mine, now, unchanged)])
     for path, text in now.items():
         if before.get(path) != text:
-            out.files[path] = repo.put_blob(text.encode("utf-8"))
+            # a kept live value beside the remote's new one: the later stays live (`keyed.py`)
+            lines, keys = settle(text.split("\n"))
+            out.superseded += [f"{path}: {k}" for k in keys]
+            out.files[path] = repo.put_blob("\n".join(lines).encode("utf-8"))
