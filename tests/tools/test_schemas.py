@@ -8,7 +8,7 @@ import pytest
 
 from memdir.agents.loop import tool_infos
 from memdir.errors import MemdirError
-from memdir.tools.profiles import PROFILES, Harness, load_tools, profile_specs
+from memdir.tools.profiles import MANAGE, PROFILES, Harness, load_tools, profile_specs
 from memdir.tools.schemas import render
 from memdir.tools.wiring import open_store
 
@@ -22,6 +22,7 @@ PARAMS = {
     "grep": (["pattern"], ["pattern", "path", "case_sensitive", "max_results"]),
     "toc": (["path"], ["path"]),
     "section_read": (["path", "section_path"], ["path", "section_path"]),
+    "forget": ([], ["text", "path", "reason"]),
 }
 
 
@@ -50,7 +51,9 @@ def test_parameter_names_match_the_reference(name: str) -> None:
 
 def test_roles_get_the_studys_schemas_and_builders_get_the_extensions(tmp_path: Path) -> None:
     harness = Harness(open_store(tmp_path / "m", create=True), "manage")
-    for info in tool_infos(harness):
+    infos = tool_infos(harness)
+    assert [i.name for i in infos] == list(MANAGE)  # a role is shown the paper's tools, not `forget`
+    for info in infos:
         assert list(info.parameters["properties"]) == PARAMS[info.name][1], info.name
         assert info.description == harness.specs[info.name].description, info.name  # no notes
     for fmt, key in (("openai", "parameters"), ("anthropic", "input_schema"), ("mcp", "inputSchema")):
@@ -89,6 +92,7 @@ def test_profiles() -> None:
         "delete",
         "rename",
         "grep",
+        "forget",  # for agent builders only (BUILDERS_ONLY): no role's model is shown it
     ]
     assert [s.name for s in profile_specs("search")] == ["view", "grep", "toc", "section_read"]
     assert [s.name for s in profile_specs("folder")] == ["view", "grep", "rename"]
@@ -107,11 +111,13 @@ def test_profiles() -> None:
         "folder",
     }
     # the hybrid profiles are the study's profiles plus memdir's `section_search`, nothing else
-    assert PROFILES["manage-hybrid"] == (*PROFILES["manage"], "section_search")
+    assert PROFILES["manage"] == (*MANAGE, "forget")
+    assert [p for p, names in PROFILES.items() if "forget" in names] == ["manage"]
+    assert PROFILES["manage-hybrid"] == (*MANAGE, "section_search")
     assert PROFILES["search-hybrid"] == (*PROFILES["search"], "section_search")
     # one name, one thing (issue 35): no tool takes the name of a profile, a role or a method
     assert not set(load_tools()) & {*PROFILES, "search"}
-    assert PROFILES["manage-health"] == (*PROFILES["manage"], "health")  # opt-in; no other profile has it
+    assert PROFILES["manage-health"] == (*MANAGE, "health")  # opt-in; no other profile has it
     assert [p for p, names in PROFILES.items() if "health" in names] == ["manage-health"]
     with pytest.raises(MemdirError, match="unknown profile"):
         profile_specs("root")

@@ -37,7 +37,7 @@ from memdir.models.base import ToolCall, call_dicts, reply_text
 from memdir.store.boundary import fence, neutralise
 from memdir.tokens import count_tokens
 from memdir.tools.base import MeterRecord
-from memdir.tools.profiles import Harness
+from memdir.tools.profiles import BUILDERS_ONLY, Harness
 
 _MeterKey = Literal["calls", "bytes_returned", "bytes_read", "writes", "files_touched"]
 
@@ -100,10 +100,15 @@ def tool_infos(harness: Harness | None) -> list[ToolInfo]:
     """The tools a role's model is shown: the base schemas and descriptions, without memdir's
     extension parameters (expected_sha256, show_sha256) or convention notes (the role prompts
     teach the conventions themselves, one way). A role is the only writer of its store, and a
-    small model shown a hash parameter would invent one and refuse its own writes."""
+    small model shown a hash parameter would invent one and refuse its own writes. Nor the
+    builders' own tools (`profiles.BUILDERS_ONLY`: `forget`)."""
     if harness is None:
         return []
-    return [ToolInfo(s.name, s.description, s.input_schema(extensions=False)) for s in harness.specs.values()]
+    return [
+        ToolInfo(s.name, s.description, s.input_schema(extensions=False))
+        for s in harness.specs.values()
+        if s.name not in BUILDERS_ONLY
+    ]
 
 
 def _message_tokens(m: ChatMessage) -> int:

@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     from memdir.agents.sdk_folder import Conversion
     from memdir.integrations.anthropic_memory import MemdirMemoryTool
     from memdir.models import Model
+    from memdir.tools.forget import Outcome
 
 T = TypeVar("T")
 A = TypeVar("A")
@@ -231,6 +232,16 @@ class _Core:
         self._open()
         return history.operations(Journal(self.store.root))
 
+    def _forget(
+        self, text: str | None, line: str | None, file: str | None, reason: str, dry_run: bool
+    ) -> Outcome:
+        from memdir.tools.forget import request_for, run
+
+        self._open()
+        request = request_for(self.store, text=text, line=line, file=file, reason=reason or "Memory.forget")
+        role = self.meta.get("role")
+        return run(self.store, request, dry_run=dry_run, role=role if isinstance(role, str) else None)
+
     def _at(self, step: int | str) -> Snapshot:
         self._open()
         journal = Journal(self.store.root)
@@ -381,6 +392,21 @@ class Memory(_Core):
         outside any of them, each with its steps and the files they changed."""
         return self._operations()
 
+    def forget(
+        self,
+        text: str | None = None,
+        *,
+        line: str | None = None,
+        file: str | None = None,
+        reason: str = "",
+        dry_run: bool = False,
+    ) -> Outcome:
+        """Forget `text` (every line holding it), `line` (`PATH:N`) or `file` for good: from the
+        files, every version of the history, the search index and the ingest ledger
+        (docs/forget.md). `dry_run` lists what would go. Raises `MemdirError` when nothing
+        matched (nothing is changed then)."""
+        return self._forget(text, line, file, reason, dry_run)
+
     def at(self, step: int | str) -> Snapshot:
         """A read-only view of the store as it was after `step` (an index, negative from the
         newest, or a commit prefix). Close it (or use it as a context manager) when done."""
@@ -436,6 +462,17 @@ class AsyncMemory(_Core):
 
     async def operations(self) -> list[Operation]:
         return await asyncio.to_thread(self._operations)
+
+    async def forget(
+        self,
+        text: str | None = None,
+        *,
+        line: str | None = None,
+        file: str | None = None,
+        reason: str = "",
+        dry_run: bool = False,
+    ) -> Outcome:
+        return await asyncio.to_thread(self._forget, text, line, file, reason, dry_run)
 
     async def at(self, step: int | str) -> Snapshot:
         return await asyncio.to_thread(self._at, step)

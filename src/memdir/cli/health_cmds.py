@@ -121,7 +121,8 @@ def history_cmd(root: str, as_json: bool, limit: int | None, by_step: bool, op_r
     table.add_column("label", overflow="fold")
     for o in ops:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(o.first.time))
-        table.add_row(o.id, o.operation.kind, when, o.span(), str(len(o.paths())), o.operation.label)
+        label = o.operation.label + (" [redacted]" if any(s.redacted for s in o.steps) else "")
+        table.add_row(o.id, o.operation.kind, when, o.span(), str(len(o.paths())), label)
     # piped or logged, no terminal gives a width: a label folded to 12 columns reads as noise
     Console(width=None if sys.stdout.isatty() else 160).print(table)
     click.echo(
@@ -150,7 +151,8 @@ def _step_table(root: str, steps: list[JournalStep], as_json: bool) -> None:
             what += f" (+{len(s.changes) - 1} more)"
         who = "/".join(v for v in (s.meta.get("chunk"), s.meta.get("task")) if v)
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(s.time))
-        table.add_row(str(s.index), when, s.operation.id, s.tool, s.meta.get("role", ""), who, what)
+        tool = s.tool + (f" [redacted by {s.redacted}]" if s.redacted else "")
+        table.add_row(str(s.index), when, s.operation.id, tool, s.meta.get("role", ""), who, what)
     Console().print(table)
 
 

@@ -41,12 +41,13 @@ import json
 import os
 import uuid
 from collections import defaultdict
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field, replace
 
 from memdir.conventions import MAX_NUMBER, locators, turn_numbers
 from memdir.errors import MemdirError
+from memdir.store import ledger_forgotten
 from memdir.store.oslock import FIRST_WAIT, LAST_WAIT, LockTimeout, lock_fd
 from memdir.store.paths import STATE_DIR
 from memdir.store.store import Store
@@ -167,7 +168,7 @@ def _read(store: Store) -> Ledger:
     return Ledger(rows, frozenset(released))
 
 
-def _append(store: Store, rows: list[dict[str, str]]) -> None:
+def _append(store: Store, rows: Sequence[Mapping[str, object]]) -> None:
     """Whole lines in one appended write."""
     if not rows:
         return
@@ -177,6 +178,13 @@ def _append(store: Store, rows: list[dict[str, str]]) -> None:
         os.write(fd, data)
     finally:
         os.close(fd)
+
+
+def forget(store: Store, words: str | None, cited: set[str]) -> None:
+    """Remember a forget (`ledger_forgotten.py`): its words by digest, and the turns the
+    forgotten lines cited, so the same turns ingested again are left out."""
+    rows = [(r.locator, r.key) for r in _read(store).rows]
+    _append(store, ledger_forgotten.rows(words, cited, rows))
 
 
 def exists(store: Store) -> bool:
@@ -206,6 +214,7 @@ class Placed:
     first_session: int | None  # derived: where the sessions no earlier batch began now start
     continued: dict[int, int] = field(default_factory=dict)  # session -> turns continuing it
     released: tuple[str, ...] = ()  # dead batches whose locators this batch is given
+    forgotten: int = 0  # turns holding words `memdir forget` removed, left out
 
     def lines(self, total: int) -> list[str]:
         said = []
@@ -213,6 +222,10 @@ class Placed:
             said.append(
                 f"{self.already} of {total} turn(s) already in the store (ingested before at the same "
                 "place in the same conversation), left out"
+            )
+        if self.forgotten:
+            said.append(
+                f"{self.forgotten} turn(s) hold words forgotten by 'memdir forget', left out (docs/forget.md)"
             )
         if self.continued:
             n, where = sum(self.continued.values()), ", ".join(f"S{s}" for s in sorted(self.continued))
@@ -234,7 +247,12 @@ def place(store: Store, turns: list[Turn], *, derived: bool, ids: Sequence[str |
     old = {r.digest for r in rows if r.key is None}  # lines written before keys: their old meaning
     began: dict[int, int] = {}  # derived: a session of this batch -> where an earlier batch put it
     fresh: list[tuple[Turn, str]] = []
+    forgotten = ledger_forgotten.read(store)
+    left_out = 0
     for t, k in zip(turns, keys(turns, ids, derived=derived), strict=True):
+        if forgotten.holds(t, k):
+            left_out += 1
+            continue
         row = by_key.get(k)
         if row is not None:
             numbers = turn_numbers(row.locator)
@@ -242,7 +260,7 @@ def place(store: Store, turns: list[Turn], *, derived: bool, ids: Sequence[str |
                 began[t.session] = numbers[0]
         elif digest(t) not in old:
             fresh.append((t, k))
-    already = len(turns) - len(fresh)
+    already = len(turns) - len(fresh) - left_out
     owned = {r.locator for r in rows}
     if derived:
         placed, first, continued = _derived(store, fresh, began, owned, cites | owned)
@@ -259,7 +277,9 @@ def place(store: Store, turns: list[Turn], *, derived: bool, ids: Sequence[str |
     given = {t.locator for t, _ in placed}
     live = {r.batch for r in rows}
     dead = {r.batch for r in ledger.rows if r.locator in given and r.batch not in live} - ledger.released
-    return Placed([t for t, _ in placed], dict(placed), already, first, continued, tuple(sorted(dead)))
+    return Placed(
+        [t for t, _ in placed], dict(placed), already, first, continued, tuple(sorted(dead)), left_out
+    )
 
 
 def _derived(

@@ -19,7 +19,8 @@ from memdir.tools.folder_index_keeping import KEEP_INDEXES
 MANAGE = ("view", "create", "str_replace", "insert", "delete", "rename", "grep")
 SEARCH = ("view", "grep", "toc", "section_read")
 PROFILES: dict[str, tuple[str, ...]] = {
-    "manage": MANAGE,
+    # the paper's manage tools, and `forget` for agent builders (BUILDERS_ONLY)
+    "manage": (*MANAGE, "forget"),
     "search": SEARCH,
     "manage-bm25": (*MANAGE, "bm25_full_search"),
     "search-bm25": (*SEARCH, "bm25_full_search"),
@@ -34,6 +35,11 @@ PROFILES: dict[str, tuple[str, ...]] = {
     "chunk-retrieval-hybrid": ("hybrid_chunk_retrieve",),
     "folder": ("view", "grep", "rename"),
 }
+# Tools an agent builder's model is handed (Memory.tools, MCP, the drop-in) and a role's model is
+# never shown (`agents/loop.tool_infos`): `forget` rewrites history, which is a person's request
+# to honour ("forget that", docs/forget.md), not a curation move, and the study's roles keep the
+# paper's contract (docs/study.md, "Tool contracts").
+BUILDERS_ONLY = frozenset({"forget"})
 EMBEDDING_TOOLS = frozenset({"section_search", "hybrid_chunk_retrieve"})  # need the `embed` extra
 # Tool sets: name -> (build profile, search profile).
 TOOL_SETS: dict[str, tuple[str, str]] = {
@@ -49,6 +55,7 @@ def load_tools() -> dict[str, ToolSpec]:
     is imported. The optional modules (search, shell) may be absent in a partial install and then
     leave their profiles unavailable; one that is present but cannot import is an error."""
     import memdir.tools.files
+    import memdir.tools.forget
     import memdir.tools.grep
     import memdir.tools.health
     import memdir.tools.read

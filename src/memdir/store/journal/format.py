@@ -61,6 +61,12 @@ class JournalStep:
             )
         return operations.OperationTag(self.commit[: operations.ID_HEX], self.tool, self.tool)
 
+    @property
+    def redacted(self) -> str | None:
+        """The forget that rewrote this step (`journal/redact.py`'s `Memdir-Redacted` trailer):
+        something it held is gone. None for a step as it was made."""
+        return self.meta.get("redacted")
+
     def paths(self) -> set[str]:
         """Every path this step changed, both ends of a rename included."""
         return {p for c in self.changes for p in (c.path, c.new_path) if p}

@@ -1,0 +1,164 @@
+"""forget: no byte of the words left under the root or in any journal object, the history still
+read (times, tools and operations kept, a marker where it was), nothing brought back by search,
+a snapshot or a revert to any step; bad input and no match refused with nothing changed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memdir.api.memory import Memory
+from memdir.cli.main import cli
+from memdir.errors import MemdirError
+from memdir.store.journal import Journal, stop_committer
+from memdir.store.paths import STATE_DIR
+from memdir.tools.profiles import Harness
+from memdir.tools.wiring import open_store
+
+SECRET = "ZQXJ-4417-BLUE-HERON"
+OLD_ONLY = "KESTREL-9931-ATTIC"  # only in a file deleted later: an old version holds it
+
+
+def fm(name: str) -> str:
+    return f"---\nname: {name}\ndescription: notes on {name}\n---\n# {name}\n"
+
+
+def traces(root: Path, *words: str) -> list[str]:
+    """Every file under `root` (the state folder included) and every object of the journal that
+    holds any of `words`, byte for byte."""
+    needles = [w.encode() for w in words]
+    hits = [str(p) for p in root.rglob("*") if p.is_file() and any(n in p.read_bytes() for n in needles)]
+    git_dir = root / STATE_DIR / "journal.git"
+    objects = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "cat-file", "--batch-all-objects", "--batch"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    assert len(objects) > 1000  # the journal was read: its objects are there
+    if any(n in objects for n in needles):
+        hits.append("journal object")
+    return hits
+
+
+def build(root: Path) -> Harness:
+    h = Harness(open_store(root, create=True, init=True), "manage", keep_indexes=True)
+    h.call_or_raise(
+        "create", {"path": "/memories/people/alice.md", "file_text": fm("alice") + "- likes tea\n"}
+    )
+    h.call_or_raise(
+        "insert",
+        {
+            "path": "/memories/people/alice.md",
+            "insert_line": 6,
+            "insert_text": f"- door code {SECRET} [S1T2]",
+        },
+    )
+    h.call_or_raise(
+        "create", {"path": "/memories/attic.md", "file_text": fm("attic") + f"- {OLD_ONLY}\n- {SECRET}\n"}
+    )
+    h.call_or_raise("delete", {"path": "/memories/attic.md"})
+    h.call_or_raise(
+        "insert", {"path": "/memories/people/alice.md", "insert_line": 7, "insert_text": "- likes cats"}
+    )
+    return h
+
+
+def test_forget_leaves_no_trace_and_the_history_reads(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    build(root)
+    with Memory(root) as memory:
+        assert SECRET in repr(memory.search(SECRET, mode="bm25"))  # the index holds it before
+        before = Journal(root).steps()
+        assert traces(root, SECRET, OLD_ONLY)  # the test's needle finds what is there
+        out = memory.forget(SECRET, reason="the user asked")
+        assert out.files == {"/memories/people/alice.md": 1}
+        assert out.steps and "/memories/attic.md" in out.history_paths
+        assert SECRET not in repr(memory.search(SECRET, mode="bm25"))
+        assert not memory.search(SECRET, mode="bm25")
+        memory.forget(OLD_ONLY)  # in an old version only: found and gone too
+        after = memory.history()
+    stop_committer()
+    assert traces(root, SECRET, OLD_ONLY) == []
+    # every step kept, in order, with its time, tool and operation; two forget steps on top
+    assert len(after) == len(before) + 2
+    for old, new in zip(before, after, strict=False):
+        assert (old.time, old.tool, old.operation.id, old.changes) == (
+            new.time,
+            new.tool,
+            new.operation.id,
+            new.changes,
+        )
+    assert any(s.redacted for s in after[: len(before)])
+    record = after[len(before)]
+    assert record.tool == "forget" and record.meta["redaction-reason"] == "the user asked"
+    assert record.meta["redaction-sha256"] and record.meta["redaction-lines"] == "1"
+    assert "- likes cats" in (root / "people/alice.md").read_text()
+    result = CliRunner().invoke(cli, ["check", str(root)])
+    assert result.exit_code == 0, result.output
+    shown = json.loads(CliRunner().invoke(cli, ["history", str(root), "--steps", "--json"]).output)
+    assert [s["step"] for s in shown if "redacted" in s] == [s.index for s in after if s.redacted]
+
+
+def test_no_snapshot_or_revert_brings_it_back(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    build(root)
+    with Memory(root) as memory:
+        memory.forget(SECRET)
+        n = len(memory.history())
+        for i in range(n):
+            with memory.at(i) as snap:
+                assert all(SECRET not in snap.read(p) for p in snap.paths())
+    stop_committer()
+    for i in range(1, n):
+        result = CliRunner().invoke(cli, ["revert", str(root), str(i), "--force"])
+        assert result.exit_code == 0, result.output
+        assert traces(root, SECRET) == []
+
+
+def test_line_and_file_forms(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    build(root)
+    with Memory(root) as memory:
+        with pytest.raises(MemdirError, match="PATH:N"):
+            memory.forget(line="people/alice.md")
+        with pytest.raises(MemdirError, match="blank or a frontmatter fence"):
+            memory.forget(line="people/alice.md:1")
+        out = memory.forget(line="people/alice.md:7")  # the door-code line
+        assert out.files == {"/memories/people/alice.md": 1}
+        memory.forget(file="/memories/people/alice.md")
+        assert not (root / "people/alice.md").exists()
+    stop_committer()
+    assert traces(root, "likes tea") == []
+
+
+def test_bad_input_and_nothing_matched_change_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    build(root)
+    with Memory(root) as memory:
+        head = Journal(root).head()
+        for bad in ("", "ab", "two\nlines"):
+            with pytest.raises(MemdirError):
+                memory.forget(bad)
+        with pytest.raises(MemdirError, match="nothing matched"):
+            memory.forget("NOT-IN-THIS-STORE-ANYWHERE")
+        with pytest.raises(MemdirError):
+            memory.forget(SECRET, file="people/alice.md")
+        dry = memory.forget(SECRET, dry_run=True)
+        assert dry.files and dry.steps
+        assert Journal(root).head() == head
+    assert SECRET in (root / "people/alice.md").read_text()
+
+
+def test_the_tool_forgets_and_refuses_with_text_for_the_model(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    h = build(root)
+    r = h.call("forget", {"text": "NOT-IN-THIS-STORE-ANYWHERE"})
+    assert r.is_error and "nothing matched" in r.text
+    r = h.call("forget", {"text": SECRET, "reason": "user asked"})
+    assert not r.is_error and "Forgotten" in r.text
+    stop_committer()
+    assert traces(root, SECRET) == []
