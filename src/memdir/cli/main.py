@@ -28,6 +28,7 @@ COMMAND_MODULES: Topics = (
     ("health_cmds", ("stats", "history", "growth", "check", "diff")),
     ("secrets_cmd", ("secrets",)),
     ("consolidate_cmd", ("consolidate", "revert")),
+    ("forget_cmd", ("forget",)),
     ("search_cmds", ("search", "reindex")),
     ("token_cmd", ("token",)),
     ("local_cmd", ("local-model",)),
