@@ -119,13 +119,15 @@ def run(store: Store, request: Forget, *, dry_run: bool = False, role: str | Non
             raise _nothing(store, request)
         return out
     with store.step("forget", role=role) as step:
-        history.resume(journal)  # a forget killed while it pruned: finish that first
+        resumed = history.resume(journal)  # a forget killed while it pruned: finish that first
         cited = _live(store, request, out, write=True)
         found = history.rewrite(journal, request, out.record, live_changed=bool(step.changes))
         cited |= found.cited
         _history(out, found)
         if not (out.files or out.steps):
             derived = forget_derived.sweep(store.root, request.bytes_forms())
+            if resumed:  # what a killed forget had left to prune is what was left to do
+                derived.append("journal.git (the pruning a stopped forget left, finished)")
             if not derived:
                 raise _nothing(store, request)
             out.derived = derived

@@ -22,6 +22,7 @@ import contextlib
 import os
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -226,9 +227,25 @@ def _purge(journal: Journal, repo: pygit2.Repository) -> None:
         with contextlib.suppress(FileNotFoundError):
             gone.unlink()
     shutil.rmtree(git_dir / "logs", ignore_errors=True)
+    _wait_for_gc(git_dir)
     _git(journal, "reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all")
     _git(journal, "-c", "gc.packRefs=false", "gc", "--prune=now", "--quiet")
     os.unlink(git_dir / MARK)
+
+
+def _wait_for_gc(git_dir: Path, timeout: float = 600.0) -> None:
+    """Wait for a `git gc` still running on this journal: a forget killed while it pruned
+    leaves its gc running, and a second gc started meanwhile would find the first's `gc.pid` and
+    do nothing, pruning nothing."""
+    pid_file = git_dir / "gc.pid"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            pid = int(pid_file.read_text(encoding="ascii").split()[0])
+            os.kill(pid, 0)
+        except (OSError, ValueError, IndexError):
+            return  # no gc.pid, or its gc is gone (`kill` raises ProcessLookupError)
+        time.sleep(0.05)
 
 
 def resume(journal: Journal) -> bool:
