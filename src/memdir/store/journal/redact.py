@@ -28,18 +28,18 @@ from pathlib import Path
 
 import pygit2
 
-from memdir.conventions import locators
 from memdir.errors import MemdirError
 from memdir.store.journal.catch_up import catch_up, journal_lock
 from memdir.store.journal.format import message as step_message
 from memdir.store.journal.log import StepLog
 from memdir.store.journal.repository import Journal, _clean_env
+from memdir.store.journal.rewrite_stream import REF, Stream, changes_of
+from memdir.store.journal.rewrite_stream import run as write_stream
 from memdir.store.journal.tree import BLOB, STAT_CACHE, TREE, commit, set_head
 from memdir.store.redaction import Forget, Record
 from memdir.store.store import Step
 
 MARK = "memdir-redacting"
-TRAILER = "Memdir-Redacted"
 
 
 @dataclass
@@ -52,79 +52,41 @@ class Found:
     cited: set[str] = field(default_factory=set)  # locators the removed lines cited
 
 
-class _Rewriter:
-    """Blobs and trees rewritten once each, by id; `dry` writes nothing (a new blob is only
-    hashed, a changed tree only noted), for a dry run."""
+class _Reader:
+    """Which trees and blobs the request changes, each read once (by id); nothing written."""
 
-    def __init__(self, repo: pygit2.Repository, request: Forget, *, dry: bool = False) -> None:
+    def __init__(self, repo: pygit2.Repository, request: Forget) -> None:
         self.repo = repo
         self.request = request
-        self.dry = dry
-        self.blobs: dict[pygit2.Oid, tuple[pygit2.Oid | None, int]] = {}
-        self.trees: dict[tuple[pygit2.Oid, str], tuple[pygit2.Oid | None, set[str], int]] = {}
-        self.cited: set[str] = set()
+        self.blobs: dict[pygit2.Oid, int] = {}  # lines the rule touches
+        self.trees: dict[tuple[pygit2.Oid, str], tuple[bool, set[str], int]] = {}
 
-    def blob(self, oid: pygit2.Oid) -> tuple[pygit2.Oid | None, int]:
-        """The blob with the rule applied (the same id when nothing matched), lines touched."""
+    def blob(self, oid: pygit2.Oid) -> int:
         got = self.blobs.get(oid)
         if got is None:
-            data = self.repo.odb.read(oid)[1]
-            text = data.decode("utf-8", "surrogateescape")
-            new, touched = self.request.apply(text)
-            if touched:
-                kept = set(new.split("\n"))
-                self.cited.update(locators("\n".join(x for x in text.split("\n") if x not in kept)))
-                raw = new.encode("utf-8", "surrogateescape")
-                got = (pygit2.hash(raw) if self.dry else self.repo.create_blob(raw), touched)
-            else:
-                got = (oid, 0)
-            self.blobs[oid] = got
+            text = self.repo.odb.read(oid)[1].decode("utf-8", "surrogateescape")
+            got = self.blobs[oid] = self.request.apply(text)[1]
         return got
 
-    def tree(self, oid: pygit2.Oid, prefix: str) -> tuple[pygit2.Oid | None, set[str], int]:
-        """The tree rewritten (None when left empty), the paths it changed, lines touched."""
+    def tree(self, oid: pygit2.Oid, prefix: str) -> tuple[bool, set[str], int]:
+        """Does the rule change this tree; the paths it changes, lines touched."""
         key = (oid, prefix)
         got = self.trees.get(key)
         if got is not None:
             return got
         tree = self.repo[oid]
         assert isinstance(tree, pygit2.Tree)
-        tb: pygit2.TreeBuilder | None = None
-        paths: set[str] = set()
-        lines = 0
+        changed, paths, lines = False, set[str](), 0
         for entry in tree:
-            name, path = str(entry.name), prefix + str(entry.name)
-            new: pygit2.Oid | None
+            path = prefix + str(entry.name)
             if entry.filemode == TREE:
-                new, sub, n = self.tree(entry.id, path + "/")
-                paths |= sub
-            elif self.request.file_goes(path):
-                new, n = None, 0
+                sub_changed, sub, n = self.tree(entry.id, path + "/")
+                changed, paths, lines = changed or sub_changed, paths | sub, lines + n
+            elif self.request.file_goes(path) or (entry.filemode == BLOB and self.blob(entry.id)):
+                changed = True
                 paths.add(path)
-            elif entry.filemode == BLOB:
-                new, n = self.blob(entry.id)
-                if n:
-                    paths.add(path)
-            else:
-                continue
-            lines += n
-            if new == entry.id:
-                continue
-            if tb is None:
-                tb = self.repo.TreeBuilder(tree)
-            if self.dry:
-                continue
-            if new is None:
-                tb.remove(name)
-            else:
-                tb.insert(name, new, entry.filemode)
-        if tb is None:
-            got = (oid, paths, lines)
-        elif self.dry:
-            got = (None, paths, lines)  # changed: what it would be is not needed
-        else:
-            got = (tb.write() if len(tb) else None, paths, lines)
-        self.trees[key] = got
+                lines += self.blobs.get(entry.id, 0)
+        got = self.trees[key] = (changed, paths, lines)
         return got
 
 
@@ -142,14 +104,21 @@ def scan(journal: Journal, request: Forget) -> Found:
     if not journal.exists:
         return found
     with journal._reading() as repo:
-        rw = _Rewriter(repo, request, dry=True)
+        reader = _Reader(repo, request)
         for i, c in enumerate(_line(repo)):
-            new, paths, n = rw.tree(c.tree_id, "")
-            if new != c.tree_id or request.scrub(c.message) != c.message:
-                found.steps.append(i)
-                found.paths |= paths
-                found.lines += n
+            _note(found, i, c, reader, request)
     return found
+
+
+def _note(found: Found, i: int, c: pygit2.Commit, reader: _Reader, request: Forget) -> bool:
+    """Is step `i` (commit `c`) one the request changes? Noted in `found` if so."""
+    changed, paths, n = reader.tree(c.tree_id, "")
+    if not changed and request.scrub(c.message) == c.message:
+        return False
+    found.steps.append(i)
+    found.paths |= paths
+    found.lines += n
+    return True
 
 
 def rewrite(journal: Journal, request: Forget, record: Record, *, live_changed: bool) -> Found:
@@ -169,7 +138,7 @@ def rewrite(journal: Journal, request: Forget, record: Record, *, live_changed: 
                 catch_up(repo, log)  # every acknowledged step in the history it rewrites
             finally:
                 log.close()
-            found = _rewrite(repo, request, record)
+            found = _rewrite(journal, repo, request, record)
             record.versions = len(found.steps)
             if found.steps and not live_changed:
                 head = repo.head.target
@@ -183,32 +152,30 @@ def rewrite(journal: Journal, request: Forget, record: Record, *, live_changed: 
     return found
 
 
-def _rewrite(repo: pygit2.Repository, request: Forget, record: Record) -> Found:
+def _rewrite(journal: Journal, repo: pygit2.Repository, request: Forget, record: Record) -> Found:
+    """Write the new line (`rewrite_stream.py`: one pack) and move HEAD onto it."""
     found = Found()
-    rw = _Rewriter(repo, request)
-    parent: pygit2.Oid | None = None
-    changed = False
+    reader, stream = _Reader(repo, request), Stream(repo, request)
+    parent: bytes | None = None
+    last: pygit2.Commit | None = None
+    started = False
     for i, c in enumerate(_line(repo)):
-        new_tree, paths, n = rw.tree(c.tree_id, "")
-        text = request.scrub(c.message)
-        touched = new_tree != c.tree_id or text != c.message
-        if touched:
-            found.steps.append(i)
-            found.paths |= paths
-            found.lines += n
-            text = text.rstrip("\n") + f"\n{TRAILER}: {record.id}\n"
-        parents = [parent] if parent is not None else []
-        same_parent = c.parent_ids[:1] == parents
-        if not touched and same_parent:
-            parent = c.id
+        touched = _note(found, i, c, reader, request)
+        if not started and not touched:
+            last = c  # kept as it is
             continue
-        tree = new_tree if new_tree is not None else repo.TreeBuilder().write()
-        parent = repo.create_commit(None, c.author, c.committer, text, tree, parents)
-        changed = True
-    found.cited = rw.cited
-    if changed and parent is not None:
-        (Path(repo.path) / MARK).write_text(record.id, encoding="ascii")
-        set_head(repo, parent)
+        if not started:
+            started, parent = True, (str(last.id).encode() if last is not None else None)
+        parent = stream.commit(c, changes_of(repo, c, last), parent, record.id if touched else None)
+        last = c
+    if not started:
+        return found
+    with contextlib.suppress(KeyError, pygit2.GitError):
+        repo.references.delete(REF)  # a stopped forget's: the new line starts clean
+    tip = write_stream(repo, stream, _clean_env(journal.git_dir, journal.root), journal.root)
+    found.cited = stream.cited
+    (journal.git_dir / MARK).write_text(record.id, encoding="ascii")
+    set_head(repo, tip)
     return found
 
 
