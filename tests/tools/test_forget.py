@@ -162,3 +162,19 @@ def test_the_tool_forgets_and_refuses_with_text_for_the_model(tmp_path: Path) ->
     assert not r.is_error and "Forgotten" in r.text
     stop_committer()
     assert traces(root, SECRET) == []
+
+
+def test_a_frontmatter_field_keeps_its_key_so_the_file_stays_valid(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    h = Harness(open_store(root, create=True, init=True), "manage", keep_indexes=True)
+    text = f"---\nname: bob\ndescription: bob, whose pin is {SECRET}\n---\n# bob\n- likes tea\n"
+    h.call_or_raise("create", {"path": "/memories/bob.md", "file_text": text})
+    r = h.call("forget", {"text": SECRET})
+    assert not r.is_error, r.text
+    stop_committer()
+    assert (root / "bob.md").read_text() == (
+        '---\nname: bob\ndescription: "[redacted]"\n---\n# bob\n- likes tea\n'
+    )
+    assert traces(root, SECRET) == []
+    result = CliRunner().invoke(cli, ["check", str(root)])
+    assert result.exit_code == 0, result.output

@@ -109,9 +109,9 @@ class Forget:
         hit = words in line if self.text is not None else line.rstrip("\r") == words.rstrip("\r")
         if not hit:
             return line
-        if fenced:  # a frontmatter field keeps its key, so the file stays valid
+        if fenced:  # a frontmatter field keeps its key, so the file stays valid (quoted: YAML)
             key = _KEY.match(line)
-            return f"{key.group(1)} {REDACTED}" if key and words not in key.group(1) else None
+            return f'{key.group(1)} "{REDACTED}"' if key and words not in key.group(1) else None
         return None
 
     def scrub(self, message: str) -> str:
