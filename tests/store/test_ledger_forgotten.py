@@ -58,3 +58,26 @@ def test_reingest_does_not_bring_the_words_back(tmp_path: Path, strategy: str, b
     assert "hold words forgotten by 'memdir forget', left out" in out.output, out.output
     stop_committer()
     assert _words(root) == []
+
+
+def test_reingesting_the_same_export_does_not_bring_the_words_back(tmp_path: Path) -> None:
+    """A Claude.ai export: its turns are known by their message ids, and the turn holding the
+    words is left out by their digest."""
+    root, export = tmp_path / "mem", tmp_path / "conversations.json"
+    at = "2024-07-10T09:00:00Z"
+    messages = [
+        {"uuid": "m1", "sender": "human", "text": "I started learning the guitar.", "created_at": at},
+        {"uuid": "m2", "sender": "assistant", "text": "Great, which songs?", "created_at": at},
+        {"uuid": "m3", "sender": "human", "text": f"The safe code is {SECRET}.", "created_at": at},
+    ]
+    chat = [{"uuid": "c1", "name": "Guitar", "created_at": at, "chat_messages": messages}]
+    export.write_text(json.dumps(chat), encoding="utf-8")
+    run = CliRunner().invoke
+    assert run(cli, ["init", str(root)]).exit_code == 0
+    ingest = ["ingest", str(root), "--model", "offline", "--strategy", "dump", str(export)]
+    assert run(cli, ingest).exit_code == 0 and _words(root)
+    assert run(cli, ["forget", str(root), SECRET, "--yes"]).exit_code == 0
+    out = run(cli, ingest)
+    assert "1 turn(s) hold words forgotten by 'memdir forget', left out" in out.output, out.output
+    stop_committer()
+    assert _words(root) == []
