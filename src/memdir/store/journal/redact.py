@@ -4,9 +4,9 @@
 Each commit of the first-parent line is made again with its files passed through the request's
 rule, its message scrubbed, its author and committer (so its time) kept, its trailers kept
 (tool, operation, kind: what `history` groups by) and one trailer added, `Memdir-Redacted: <id>`,
-the marker `history` and the UI show where something went. Trees and blobs are rewritten once
-each (a map by id), so a step costs the folders on its own paths, as a commit does (`tree.py`);
-the commits before the first one touched are kept as they are.
+the marker `history` and the UI show where something went. Which steps the words reach is read
+once per tree and blob (by id); the new line is written by one `git fast-import`
+(`rewrite_stream.py`), from the first step they reach on.
 
 Atomic by the branch's move: every new object is written before HEAD moves (one in-place write
 of its 41 bytes, `tree.set_head`), so a kill before it leaves the old history whole and one
@@ -189,7 +189,11 @@ def _purge(journal: Journal, repo: pygit2.Repository) -> None:
     for name in list(repo.references):
         if name != keep and name != "HEAD":
             repo.references.delete(name)
-    StepLog(git_dir).clear()
+    log = StepLog(git_dir)
+    try:
+        log.clear()  # every record was committed before the rewrite; their bytes go now
+    finally:
+        log.close()
     for gone in (git_dir / STAT_CACHE, git_dir / "ORIG_HEAD", git_dir / "FETCH_HEAD"):
         with contextlib.suppress(FileNotFoundError):
             gone.unlink()
