@@ -55,7 +55,10 @@ async def test_stdio_manage_profile_round_trip(root: Path) -> None:
             "delete",
             "rename",
             "grep",
+            "forget",
         ]
+        forget = next(t for t in tools.tools if t.name == "forget")
+        assert forget.annotations is not None and forget.annotations.destructive_hint is True
         create = next(t for t in tools.tools if t.name == "create")
         assert create.input_schema["required"] == ["path", "file_text"]
         assert create.annotations is not None and create.annotations.read_only_hint is False
