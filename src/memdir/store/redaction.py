@@ -82,8 +82,8 @@ class Forget:
     def apply(self, text: str) -> tuple[str, int]:
         """`text` with every matching line removed (or redacted, in the frontmatter, or its spans
         replaced, for a matcher); and how many lines were touched."""
-        if self.words is None and self.matcher is None:
-            return text, 0
+        if self.matcher is None and (self.words is None or self.words not in text):
+            return text, 0  # most versions of most files: one search, no split
         lines = text.split("\n")
         _, fm_lines = frontmatter.split(text)
         out: list[str] = []
