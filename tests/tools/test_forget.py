@@ -5,6 +5,7 @@ a snapshot or a revert to any step; bad input and no match refused with nothing 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -16,6 +17,8 @@ from memdir.cli.main import cli
 from memdir.errors import MemdirError
 from memdir.store.journal import Journal, stop_committer
 from memdir.store.paths import STATE_DIR
+from memdir.store.redaction import Forget
+from memdir.tools.forget import run
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store
 
@@ -178,3 +181,26 @@ def test_a_frontmatter_field_keeps_its_key_so_the_file_stays_valid(tmp_path: Pat
     assert traces(root, SECRET) == []
     result = CliRunner().invoke(cli, ["check", str(root)])
     assert result.exit_code == 0, result.output
+
+
+def test_a_matcher_redacts_its_spans_in_every_version(tmp_path: Path) -> None:
+    """The seam a scanner plugs into (`Forget(matcher=...)`): spans per line, replaced by
+    `[redacted]` in the files, every version and the messages; the line's other words stay."""
+    root = tmp_path / "mem"
+    h = Harness(open_store(root, create=True, init=True), "manage", keep_indexes=True)
+    key = "sk-" + "Q7w" * 10
+    text = fm("keys") + f"- the api key is {key} for the test bot\n"
+    h.call_or_raise("create", {"path": "/memories/keys.md", "file_text": text})
+    h.call_or_raise(
+        "insert", {"path": "/memories/keys.md", "insert_line": 6, "insert_text": "- rotate monthly"}
+    )
+    pattern = re.compile(r"sk-[A-Za-z0-9]{20,}")
+    out = run(
+        h.store, Forget(matcher=lambda line: [m.span() for m in pattern.finditer(line)], label="secrets")
+    )
+    stop_committer()
+    assert out.files == {"/memories/keys.md": 1} and out.steps
+    assert "- the api key is [redacted] for the test bot" in (root / "keys.md").read_text()
+    assert traces(root, key) == []
+    ledger = (root / STATE_DIR / "ingested.jsonl").read_text()
+    assert '"forgotten"' in ledger and key not in ledger

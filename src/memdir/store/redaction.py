@@ -14,6 +14,7 @@ spans per line; those spans are replaced, not the line (docs/forget.md).
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -39,6 +40,9 @@ class Forget:
     matcher: Spans | None = None
     label: str = ""  # what the record names a matcher by (`secrets`)
     reason: str = ""
+    # what a matcher matched so far (the words it stands for): the state folder is searched for
+    # them and the ledger keeps their digests, as for a text
+    matched: set[str] = field(default_factory=set, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         given = [x for x in (self.text, self.line, self.file, self.matcher) if x is not None]
@@ -102,6 +106,7 @@ class Forget:
         if self.matcher is not None:
             spans = sorted(self.matcher(line), reverse=True)
             for start, end in spans:
+                self.matched.add(line[start:end])
                 line = line[:start] + REDACTED + line[end:]
             return line
         words = self.words
@@ -116,19 +121,22 @@ class Forget:
 
     def scrub(self, message: str) -> str:
         """A commit message with the forgotten words replaced (a label may quote them)."""
+        if self.matcher is not None:
+            return "\n".join(str(self._line(x, fenced=False)) for x in message.split("\n"))
         words = self.words
         return message.replace(words, REDACTED) if words else message
 
     def bytes_forms(self) -> list[bytes]:
         """The words as bytes, as a file or a JSON line may hold them: what `forget_derived`
         looks for in the state folder's files."""
-        words = self.words
-        if not words:
-            return []
-        import json
-
-        forms = {words.encode("utf-8", "surrogatepass"), json.dumps(words)[1:-1].encode("ascii")}
+        forms: set[bytes] = set()
+        for words in self.all_words():
+            forms |= {words.encode("utf-8", "surrogatepass"), json.dumps(words)[1:-1].encode("ascii")}
         return sorted(forms)
+
+    def all_words(self) -> list[str]:
+        """The words the request names, or those its matcher has matched so far."""
+        return [self.words] if self.words else sorted(w for w in self.matched if w)
 
 
 def line_at(text: str, number: int, where: str) -> str:

@@ -136,7 +136,8 @@ def run(store: Store, request: Forget, *, dry_run: bool = False, role: str | Non
         out.record.files = sum(1 for n in out.files.values() if n == 0)
         step.meta.update(out.record.meta())
         out.derived = _rebuild_index(store)
-        ingest_ledger.forget(store, request.words, cited)
+        for i, words in enumerate(request.all_words() or [None]):
+            ingest_ledger.forget(store, words, cited if i == 0 else set())
         out.derived += forget_derived.sweep(store.root, request.bytes_forms())
     return out
 
