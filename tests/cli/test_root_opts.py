@@ -19,8 +19,9 @@ from memdir_study.cli.study_cmds import study_group
 
 # Every command that works on one store; `diff` compares two (OLD NEW) and takes neither form.
 STORE_COMMANDS = {
-    "adopt", "ask", "check", "consolidate", "context", "demo", "growth", "history", "ingest", "init",
-    "mcp-config", "reindex", "revert", "search", "serve", "stats", "sync", "tool", "ui", "validate",
+    "adopt", "ask", "check", "consolidate", "context", "demo", "forget", "growth", "history", "ingest",
+    "init", "mcp-config", "reindex", "revert", "search", "serve", "stats", "sync", "tool", "ui",
+    "validate",
 }  # fmt: skip
 # `clone REMOTE ROOT` makes a store rather than working on one: its ROOT comes second, as git's
 
