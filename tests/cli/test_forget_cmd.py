@@ -43,7 +43,7 @@ def test_dry_run_lists_and_changes_nothing(tmp_path: Path) -> None:
     said = json.loads(out.output)
     assert said["dry_run"] and said["files"] == {"/memories/alice.md": 1} and said["steps"]
     text = CliRunner().invoke(cli, ["forget", str(root), SECRET, "--dry-run"]).output
-    assert "would go" in text and "journal:" in text
+    assert "would go" in text and "step(s) would be rewritten" in text
     assert _state(root) == before
 
 

@@ -41,7 +41,7 @@ class Outcome:
     files: dict[str, int] = field(default_factory=dict)  # /memories path -> lines (0: whole file)
     steps: list[int] = field(default_factory=list)  # journal steps rewritten
     history_paths: list[str] = field(default_factory=list)
-    derived: list[str] = field(default_factory=list)  # state-folder files, index included
+    derived: list[str] = field(default_factory=list)  # state-folder files and what became of them
 
     def as_dict(self) -> JsonObject:
         return {
@@ -63,9 +63,10 @@ class Outcome:
         if self.steps:
             shown = ", ".join(str(i) for i in self.steps[:20]) + (" ..." if len(self.steps) > 20 else "")
             files = ", ".join(self.history_paths[:10])
-            out.append(f"  journal: {len(self.steps)} step(s) rewritten ({shown}); files: {files}")
+            done = "would be rewritten" if self.dry_run else "rewritten"
+            out.append(f"  journal: {len(self.steps)} step(s) {done} ({shown}); files: {files}")
         for name in self.derived:
-            out.append(f"  derived: .memdir/{name} {'would be cleaned' if self.dry_run else 'cleaned'}")
+            out.append(f"  derived: .memdir/{name}")
         return out
 
 
@@ -112,11 +113,13 @@ def run(store: Store, request: Forget, *, dry_run: bool = False, role: str | Non
         found = history.scan(journal, request)
         _history(out, found)
         out.derived = [
-            str(p.relative_to(store.root / STATE_DIR))
+            f"{p.relative_to(store.root / STATE_DIR)}: would be cleaned"
             for p in forget_derived.holding(store.root, request.bytes_forms())
         ]
         if not (out.files or out.steps or out.derived):
             raise _nothing(store, request)
+        if _has_index(store):
+            out.derived.insert(0, "index/: would be rebuilt")
         return out
     with store.step("forget", role=role) as step:
         resumed = history.resume(journal)  # a forget killed while it pruned: finish that first
@@ -125,9 +128,9 @@ def run(store: Store, request: Forget, *, dry_run: bool = False, role: str | Non
         cited |= found.cited
         _history(out, found)
         if not (out.files or out.steps):
-            derived = forget_derived.sweep(store.root, request.bytes_forms())
+            derived = [f"{n}: cleaned" for n in forget_derived.sweep(store.root, request.bytes_forms())]
             if resumed:  # what a killed forget had left to prune is what was left to do
-                derived.append("journal.git (the pruning a stopped forget left, finished)")
+                derived.append("journal.git: the pruning a stopped forget left, finished")
             if not derived:
                 raise _nothing(store, request)
             out.derived = derived
@@ -138,7 +141,7 @@ def run(store: Store, request: Forget, *, dry_run: bool = False, role: str | Non
         out.derived = _rebuild_index(store)
         for i, words in enumerate(request.all_words() or [None]):
             ingest_ledger.forget(store, words, cited if i == 0 else set())
-        out.derived += forget_derived.sweep(store.root, request.bytes_forms())
+        out.derived += [f"{n}: cleaned" for n in forget_derived.sweep(store.root, request.bytes_forms())]
     return out
 
 
@@ -179,10 +182,18 @@ def _rebuild_index(store: Store) -> list[str]:
         from memdir.search.index import INDEX_DIR, SearchIndex
     except ModuleNotFoundError:  # a partial install: no index to hold anything
         return []
-    if not SearchIndex.exists_for(store):
+    if not _has_index(store):
         return []
     SearchIndex.for_store(store).rebuild()
-    return [f"{INDEX_DIR}/ (rebuilt)"]
+    return [f"{INDEX_DIR}/: rebuilt"]
+
+
+def _has_index(store: Store) -> bool:
+    try:
+        from memdir.search.index import SearchIndex
+    except ModuleNotFoundError:
+        return False
+    return SearchIndex.exists_for(store)
 
 
 def _nothing(store: Store, request: Forget) -> NothingMatched:
