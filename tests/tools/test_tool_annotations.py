@@ -62,6 +62,7 @@ WRITES: dict[str, dict[str, Any]] = {
     "delete": {"path": PATH},
     "rename": {"old_path": "/memories/people", "new_path": "/memories/family"},
     "bash": {"command": "rm /memories/people/alice.md"},
+    "forget": {"text": "vegan (since", "reason": "the witness"},
 }
 # More calls of the writers not marked destructive, each of which must only add.
 ADDITIVE: dict[str, list[dict[str, Any]]] = {

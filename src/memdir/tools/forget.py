@@ -219,6 +219,7 @@ def _nothing(store: Store, request: Forget) -> NothingMatched:
     },
     read_only=False,
     destructive=True,
+    idempotent=True,  # a repeat finds nothing left and changes nothing (it says so, an error)
     title="Forget text in every version",
 )
 def forget(ctx: ToolContext, text: str | None = None, path: str | None = None, reason: str = "") -> str:
