@@ -112,3 +112,37 @@ def test_a_terminal_is_asked_first(tmp_path: Path) -> None:
     said = _on_terminal(root, b"y")
     assert "gone" in said
     assert SECRET not in (root / "alice.md").read_text()
+
+
+def test_secrets_written_by_hand_go_from_every_version(tmp_path: Path) -> None:
+    """`forget --secrets`: secrets that reached the store past the write-time scanner (a file
+    edited by hand, journaled by the next open) go from the files and every journal version,
+    a private key's whole block included, not only its BEGIN line; `check` then finds none."""
+    from memdir.store.traces import traces
+
+    root = _store(tmp_path)
+    key = "sk-proj-" + "Tq3vX9bLm2Rk8Wz4Yp6Hs1Jd" * 2
+    body = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW"
+    block = f"-----BEGIN OPENSSH PRIVATE KEY-----\n{body}\n-----END OPENSSH PRIVATE KEY-----"
+    note = root / "keys.md"
+    note.write_text(
+        f"---\nname: keys\ndescription: keys pasted by hand\n---\n# keys\n- the bot's key is {key}\n"
+        f"- the deploy key:\n\n{block}\n\n- rotate them monthly\n",
+        encoding="utf-8",
+    )
+    open_store(root)  # the next open journals the hand edit, secrets and all
+    stop_committer()
+    needles = [key.encode(), body.encode()]
+    assert set(traces(root, needles)) == set(needles)  # the premise: both are in the history
+    runner = CliRunner()
+    checked = runner.invoke(cli, ["check", str(root)])
+    assert "secret" in checked.output
+    out = runner.invoke(cli, ["forget", str(root), "--secrets", "--yes"])
+    stop_committer()
+    assert out.exit_code == 0, out.output
+    assert traces(root, needles) == {}
+    kept = note.read_text(encoding="utf-8")
+    assert "- rotate them monthly" in kept and "the bot's key is [redacted]" in kept
+    assert "secret" not in runner.invoke(cli, ["check", str(root)]).output
+    again = runner.invoke(cli, ["forget", str(root), "--secrets", "--yes"])
+    assert again.exit_code == 1 and "nothing matched" in again.output

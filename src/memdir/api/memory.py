@@ -233,12 +233,14 @@ class _Core:
         return history.operations(Journal(self.store.root))
 
     def _forget(
-        self, text: str | None, line: str | None, file: str | None, reason: str, dry_run: bool
+        self, text: str | None, line: str | None, file: str | None, secrets: bool, reason: str, dry_run: bool
     ) -> Outcome:
         from memdir.tools.forget import request_for, run
 
         self._open()
-        request = request_for(self.store, text=text, line=line, file=file, reason=reason or "Memory.forget")
+        request = request_for(
+            self.store, text=text, line=line, file=file, secrets=secrets, reason=reason or "Memory.forget"
+        )
         role = self.meta.get("role")
         return run(self.store, request, dry_run=dry_run, role=role if isinstance(role, str) else None)
 
@@ -398,14 +400,15 @@ class Memory(_Core):
         *,
         line: str | None = None,
         file: str | None = None,
+        secrets: bool = False,
         reason: str = "",
         dry_run: bool = False,
     ) -> Outcome:
-        """Forget `text` (every line holding it), `line` (`PATH:N`) or `file` for good: from the
-        files, every version of the history, the search index and the ingest ledger
-        (docs/forget.md). `dry_run` lists what would go. Raises `MemdirError` when nothing
-        matched (nothing is changed then)."""
-        return self._forget(text, line, file, reason, dry_run)
+        """Forget `text` (every line holding it), `line` (`PATH:N`), `file`, or every secret the
+        scanner finds (`secrets=True`) for good: from the files, every version of the history,
+        the search index and the ingest ledger (docs/forget.md). `dry_run` lists what would go.
+        Raises `MemdirError` when nothing matched (nothing is changed then)."""
+        return self._forget(text, line, file, secrets, reason, dry_run)
 
     def at(self, step: int | str) -> Snapshot:
         """A read-only view of the store as it was after `step` (an index, negative from the
@@ -469,10 +472,11 @@ class AsyncMemory(_Core):
         *,
         line: str | None = None,
         file: str | None = None,
+        secrets: bool = False,
         reason: str = "",
         dry_run: bool = False,
     ) -> Outcome:
-        return await asyncio.to_thread(self._forget, text, line, file, reason, dry_run)
+        return await asyncio.to_thread(self._forget, text, line, file, secrets, reason, dry_run)
 
     async def at(self, step: int | str) -> Snapshot:
         return await asyncio.to_thread(self._at, step)

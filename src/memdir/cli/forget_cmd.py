@@ -20,6 +20,11 @@ from memdir.errors import MemdirError
 @click.option(
     "--file", "file", metavar="PATH", default=None, help="Forget the file at PATH, with every version of it."
 )
+@click.option(
+    "--secrets",
+    is_flag=True,
+    help="Forget every secret the scanner finds (docs/secrets.md), allowlisted ones kept.",
+)
 @click.option("--reason", default="", help="Why (kept in the redaction record; the text is not).")
 @click.option(
     "--dry-run", is_flag=True, help="List what would go (files, lines, steps, derived data); change nothing."
@@ -31,12 +36,13 @@ def forget_cmd(
     text: str | None,
     line: str | None,
     file: str | None,
+    secrets: bool,
     reason: str,
     dry_run: bool,
     yes: bool,
     as_json: bool,
 ) -> None:
-    """Forget TEXT (every line holding it), --line PATH:N or --file PATH in ROOT: from the files,
+    """Forget TEXT (every line holding it), --line PATH:N, --file PATH or --secrets in ROOT: from the files,
     every version in the journal, the search index and the ingest ledger; a redaction record
     (a digest, never the text) says what went. Asks first on a terminal; --yes for scripts.
     Exits 1 when nothing matched."""
@@ -45,7 +51,9 @@ def forget_cmd(
 
     try:
         store = open_store(root)
-        request = request_for(store, text=text, line=line, file=file, reason=reason or "memdir forget")
+        request = request_for(
+            store, text=text, line=line, file=file, secrets=secrets, reason=reason or "memdir forget"
+        )
         if not dry_run and not yes:
             if not sys.stdin.isatty():
                 raise click.UsageError(

@@ -7,8 +7,9 @@ version of a file rewritten in the history is byte for byte what the live file b
 step that now changes nothing changes nothing. A matching line goes whole (a fact line is one
 statement: half of it would say something else); a frontmatter line keeps its key with the
 value `[redacted]`, so the file stays valid (docs/conventions.md). A file whose path holds the
-text goes whole, as does the file `--file` names. A matcher (a secrets scanner, say) gives
-spans per line; those spans are replaced, not the line (docs/forget.md).
+text goes whole, as does the file `--file` names. A matcher (the secrets scanner, `--secrets`)
+gives spans over a file's whole text, so a secret of several lines goes whole; those spans are
+replaced, not the lines (docs/forget.md).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from memdir.store import frontmatter
 
 REDACTED = "[redacted]"
 MIN_CHARS = 4  # a shorter text would match too much to be what a person meant
-Spans = Callable[[str], Iterable[tuple[int, int]]]  # a line -> (start, end) of each match in it
+Spans = Callable[[str], Iterable[tuple[int, int]]]  # a text -> (start, end) of each match in it
 _KEY = re.compile(r"^(\s*[A-Za-z0-9_-]+:)")
 
 
@@ -86,7 +87,9 @@ class Forget:
     def apply(self, text: str) -> tuple[str, int]:
         """`text` with every matching line removed (or redacted, in the frontmatter, or its spans
         replaced, for a matcher); and how many lines were touched."""
-        if self.matcher is None and (self.words is None or self.words not in text):
+        if self.matcher is not None:
+            return self._replace_spans(text)
+        if self.words is None or self.words not in text:
             return text, 0  # most versions of most files: one search, no split
         lines = text.split("\n")
         _, fm_lines = frontmatter.split(text)
@@ -102,13 +105,17 @@ class Forget:
                 out.append(new)
         return "\n".join(out), touched
 
+    def _replace_spans(self, text: str) -> tuple[str, int]:
+        """A matcher's spans over the whole text (a private key's block is several lines, one
+        secret), each replaced by `[redacted]`; and how many lines they started on."""
+        spans = sorted(self.matcher(text), reverse=True) if self.matcher is not None else []
+        lines = {text.count("\n", 0, start) for start, _ in spans}
+        for start, end in spans:
+            self.matched.add(text[start:end])
+            text = text[:start] + REDACTED + text[end:]
+        return text, len(lines)
+
     def _line(self, line: str, *, fenced: bool) -> str | None:
-        if self.matcher is not None:
-            spans = sorted(self.matcher(line), reverse=True)
-            for start, end in spans:
-                self.matched.add(line[start:end])
-                line = line[:start] + REDACTED + line[end:]
-            return line
         words = self.words
         assert words is not None
         hit = words in line if self.text is not None else line.rstrip("\r") == words.rstrip("\r")
@@ -122,7 +129,7 @@ class Forget:
     def scrub(self, message: str) -> str:
         """A commit message with the forgotten words replaced (a label may quote them)."""
         if self.matcher is not None:
-            return "\n".join(str(self._line(x, fenced=False)) for x in message.split("\n"))
+            return self._replace_spans(message)[0]
         words = self.words
         return message.replace(words, REDACTED) if words else message
 

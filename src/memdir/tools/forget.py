@@ -14,16 +14,18 @@ own. Nothing matched anywhere: an error, and nothing changed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from memdir.conventions import locators
 from memdir.errors import MemdirError, NotFoundError, ToolError
 from memdir.jsontypes import JsonObject
-from memdir.store import forget_derived, ingest_ledger
+from memdir.store import forget_derived, ingest_ledger, secrets_allow
 from memdir.store.journal import Journal
 from memdir.store.journal import redact as history
 from memdir.store.journal.format import MEMORY_PREFIX
 from memdir.store.paths import STATE_DIR
-from memdir.store.redaction import Forget, Record, line_at, new_record
+from memdir.store.redaction import Forget, Record, Spans, line_at, new_record
+from memdir.store.secrets import scan
 from memdir.store.store import Store
 from memdir.tools.base import ToolContext, tool
 
@@ -76,13 +78,17 @@ def request_for(
     text: str | None = None,
     line: str | None = None,
     file: str | None = None,
+    secrets: bool = False,
     reason: str = "",
 ) -> Forget:
     """The request a person's options make: `line` is `PATH:N` (the line is read now), `file` a
-    path (`/memories/...` or relative to the root)."""
+    path (`/memories/...` or relative to the root), `secrets` every secret the scanner finds
+    that the store's allowlist does not keep (docs/secrets.md)."""
     given = [x for x in (text, line, file) if x is not None]
-    if len(given) != 1:
-        raise MemdirError("forget takes exactly one of: a text, --line PATH:N, --file PATH")
+    if len(given) + secrets != 1:
+        raise MemdirError("forget takes exactly one of: a text, --line PATH:N, --file PATH, --secrets")
+    if secrets:
+        return Forget(matcher=secret_spans(store.root), label="secrets", reason=reason)
     if line is not None:
         path, sep, number = line.rpartition(":")
         if not sep or not number.isdigit():
@@ -97,6 +103,16 @@ def request_for(
         mp = store.parse(_memory_path(file))
         return Forget(file=mp.text.removeprefix(MEMORY_PREFIX), reason=reason)
     return Forget(text=text, reason=reason)
+
+
+def secret_spans(root: Path) -> Spans:
+    """The scanner as a forget matcher: each secret's span, less those the allowlist keeps."""
+    allowed = secrets_allow.allowed_in(root)
+
+    def spans(text: str) -> list[tuple[int, int]]:
+        return [(h.start, h.end) for h in scan(text) if not allowed(text[h.start : h.end])]
+
+    return spans
 
 
 def _memory_path(path: str) -> str:
