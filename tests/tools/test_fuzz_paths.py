@@ -16,6 +16,8 @@ from tests.hostile import MARK, AccessAuditor, plant, tool_calls
 
 from memdir.mcp.server import build_server
 from memdir.store import spec
+from memdir.store.journal import Journal
+from memdir.store.journal.commitd import poke
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store
 
@@ -56,6 +58,10 @@ def test_fuzz_tools_in_process(arena: tuple[Path, Path, Path]) -> None:
     auditor = AccessAuditor.install()
     harness = Harness(open_store(root), "manage")
     search = Harness(open_store(root), "search")
+    # A writing step starts this process's journal committer, a process whose command line
+    # names memdir's own folder: started here, before any call is audited, so the verdict does
+    # not hang on whether an earlier test in this worker started one.
+    assert poke(Journal(root).git_dir)
 
     @SETTINGS
     @given(tool_calls())
