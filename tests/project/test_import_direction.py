@@ -32,6 +32,7 @@ PRODUCT = {
     "integrations",
     "chatlogs",
     "sync",
+    "serving",
 }
 P = ("store", "search", "tools", "models", "agents", "analytics")
 ALLOWED: dict[str, set[str]] = {
@@ -45,6 +46,7 @@ ALLOWED: dict[str, set[str]] = {
     "integrations": {"store", "tools"},
     "mcp": {"store", "tools"},
     "sync": {"store", "tools", "agents"},  # a store's files shared through a git remote, merged by fact
+    "serving": {"store", "tools", "mcp", "sync"},  # the tenants' MCP server on Ray Serve
     "api": {"store", "search", "tools", "models", "agents", "integrations", "mcp", "chatlogs", "sync"},
     "plugins": set(),  # the hooks a plugin implements (memdir/plugins.py); cli and ui load them
     # the outer layers: anything of the product (only cli imports ui), nothing of the study
@@ -254,7 +256,8 @@ def test_the_product_never_names_the_study() -> None:
 
 def test_only_the_outer_layers_import_cli_ui_mcp_or_api() -> None:
     """cli is the top, mcp and api serve a store to the outside: only cli (and the package's
-    lazy re-exports) may reach api, nothing below api reaches mcp or cli, only cli reaches ui,
+    lazy re-exports) may reach api, nothing below api reaches mcp or cli (serving, the MCP
+    server on Ray, sits on mcp), only cli reaches ui,
     and of the study only its commands reach cli and only its run pages reach ui."""
     for name, targets in graph(SRC, *PACKAGES).items():
         own = layer(name)
@@ -265,7 +268,7 @@ def test_only_the_outer_layers_import_cli_ui_mcp_or_api() -> None:
             assert "ui" not in reached, name
         if own not in ("cli", "__main__", "__init__", "ui"):
             assert "api" not in reached, name
-        if own not in ("cli", "__main__", "api", "ui"):
+        if own not in ("cli", "__main__", "api", "ui", "serving"):
             assert "mcp" not in reached, name
         if own != "study.plugin":  # loaded by its entry point only
             assert not {"study.plugin", "study.cli", "study.ui"} & reached - {own}, name

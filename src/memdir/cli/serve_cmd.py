@@ -65,6 +65,20 @@ from memdir.tools.wiring import open_store
     show_default=True,
     help="With --tenants: one tenant's requests in flight; more get 429.",
 )
+@click.option(
+    "--ray",
+    "on_ray",
+    is_flag=True,
+    help="With --tenants: serve as a Ray Serve application on the cluster RAY_ADDRESS names (or a local "
+    "one), each tenant loaded on a replica from its remote and every write synced there before it is "
+    "acknowledged (needs the ray extra).",
+)
+@click.option(
+    "--replicas",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --ray: tenant replicas (default 1).",
+)
 def serve_cmd(
     root: str | None,
     tenants_file: str | None,
@@ -76,12 +90,20 @@ def serve_cmd(
     reorganize: bool,
     open_tenants: int,
     tenant_requests: int,
+    on_ray: bool,
+    replicas: int | None,
 ) -> None:
     """Run an MCP server over ROOT with PROFILE's tools (stdio, or HTTP at /mcp), or serve every
     tenant of a tenants file over HTTP: each request's bearer token selects its tenant's root and
     profile, and a missing or unknown token gets 401."""
     if (root is None) == (tenants_file is None):
         raise click.UsageError("give exactly one of ROOT (one store) or --tenants (many stores over HTTP)")
+    if (on_ray or replicas is not None) and (tenants_file is None or port is None):
+        raise click.UsageError(
+            "--ray and --replicas serve a tenants file over HTTP: add --tenants FILE --http PORT"
+        )
+    if replicas is not None and not on_ray:
+        raise click.UsageError("--replicas counts Ray Serve replicas; add --ray")
     if tenants_file is not None:
         from memdir.mcp.tenant_app import serve_tenants
         from memdir.mcp.tenants_live import LiveTenants
@@ -94,6 +116,19 @@ def serve_cmd(
         registry = live.current
         if not registry.tokens:
             raise MemdirError(f"{tenants_file} holds no tokens; add one with 'memdir token add'")
+        if on_ray:
+            from memdir.serving.ray_app import serve_on_ray  # says how to install Ray when missing
+
+            serve_on_ray(
+                tenants_file,
+                port,
+                host,
+                replicas=replicas or 1,
+                guards=guards,
+                open_tenants=open_tenants,
+                per_tenant=tenant_requests,
+            )
+            return
         names = sorted({t.tenant for t in registry.tokens})
         click.echo(
             f"memdir: serving {len(names)} tenant(s), {len(registry.tokens)} token(s) at http://{host}:{port}/mcp",

@@ -41,16 +41,16 @@ def bearer(scope: Scope) -> str | None:
     return None
 
 
-async def _refuse(send: Send, status: int, error: str, reason: str, extra: list[tuple[bytes, bytes]]) -> None:
+async def refuse(send: Send, status: int, error: str, reason: str, extra: list[tuple[bytes, bytes]]) -> None:
     body = json.dumps({"error": error, "error_description": reason}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *extra]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
-async def _unauthorized(send: Send, reason: str) -> None:
+async def unauthorized(send: Send, reason: str) -> None:
     challenge = f'Bearer realm="memdir", error="invalid_token", error_description="{reason}"'
-    await _refuse(send, 401, "invalid_token", reason, [(b"www-authenticate", challenge.encode())])
+    await refuse(send, 401, "invalid_token", reason, [(b"www-authenticate", challenge.encode())])
 
 
 class TenantDispatch:
@@ -76,11 +76,11 @@ class TenantDispatch:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         token = bearer(scope)
         if token is None:
-            await _unauthorized(send, "send 'Authorization: Bearer <token>'; memdir token add makes one")
+            await unauthorized(send, "send 'Authorization: Bearer <token>'; memdir token add makes one")
             return
         entry = self.tenants.current.lookup(token)  # as last read: the file is watched off the loop
         if entry is None:
-            await _unauthorized(send, "unknown token")
+            await unauthorized(send, "unknown token")
             return
         handed = False
         stream = scope.get("method") == "GET"  # an event stream, held open for its session's life
@@ -88,17 +88,17 @@ class TenantDispatch:
             async with self.pool.use(entry, stream=stream) as manager:
                 if grant(self.tenants.current.entry(entry.token_sha256)) != grant(entry):  # revoked meanwhile
                     self.pool.revoke({entry.token_sha256})
-                    await _unauthorized(send, "unknown token")
+                    await unauthorized(send, "unknown token")
                     return
                 handed = True
                 await manager.handle_request(scope, receive, send)
         except TenantBusy as busy:
-            await _refuse(send, 429, "too_many_requests", str(busy), [(b"retry-after", b"1")])
+            await refuse(send, 429, "too_many_requests", str(busy), [(b"retry-after", b"1")])
         except MemdirError as exc:
             if handed:
                 raise
             # the tenant's root cannot be opened (gone since the tenants file was read)
-            await _refuse(send, 503, "tenant_unavailable", str(exc), [])
+            await refuse(send, 503, "tenant_unavailable", str(exc), [])
 
     @contextlib.asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
