@@ -77,8 +77,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         yield World(f"http://127.0.0.1:{port}/mcp", *tokens, remotes)
     finally:
         serve.delete(APP)
-        serve.shutdown()
-        ray.shutdown()
+        ray.shutdown()  # the local cluster with it
 
 
 @asynccontextmanager
