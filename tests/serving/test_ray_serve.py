@@ -18,6 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from memdir.mcp import tenants
+from memdir.mcp.http_limits import MAX_BODY_BYTES
 from memdir.store import spec
 from memdir.tools.wiring import open_store, release_store
 from serve_helpers import ACCEPT, INITIALIZE, free_port
@@ -121,6 +122,8 @@ async def test_tokens_and_rebinding_guard_hold_at_the_proxy(world: World) -> Non
         assert rebound.status_code == 421
         stream = await http.get(world.url, headers=auth)
         assert stream.status_code == 405 and stream.headers["allow"] == "POST"
+        huge = await http.post(world.url, content=b" " * (MAX_BODY_BYTES + 1), headers=auth)
+        assert huge.status_code == 413
     async with client(world, world.acme_search) as s:
         with pytest.raises(mcp.shared.exceptions.MCPError, match="Unknown tool: create"):
             await s.call_tool("create", {"path": "/memories/x.md", "file_text": "x"})
