@@ -4,6 +4,7 @@ acknowledged before its replica is killed read back from the replica that replac
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -35,6 +36,7 @@ class World:
     acme: str
     acme_search: str
     globex: str
+    initech: str  # a tenant whose remote is gone
     remotes: dict[str, str]
 
 
@@ -62,11 +64,13 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
     base = tmp_path_factory.mktemp("ray")
     acme, globex = _store(base, "acme", "ALPHASECRET"), _store(base, "globex", "BRAVOSECRET")
+    initech = _store(base, "initech", "CHARLIESECRET")
     tf = base / "tenants.json"
     tokens = (
         tenants.add_token(tf, str(acme), "manage"),
         tenants.add_token(tf, str(acme), "search"),
         tenants.add_token(tf, str(globex), "manage"),
+        tenants.add_token(tf, str(initech), "manage"),
     )
     port = free_port()
     ray.init(address="local", num_cpus=4, include_dashboard=False, log_to_driver=False)
@@ -74,6 +78,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         work = base / "replicas"
         work.mkdir()
         deploy(application(str(tf), replicas=1, workdir=str(work)), "127.0.0.1", port)
+        shutil.rmtree(base / "initech.git")
         remotes = {"acme": str(base / "acme.git"), "globex": str(base / "globex.git")}
         yield World(f"http://127.0.0.1:{port}/mcp", *tokens, remotes)
     finally:
@@ -124,6 +129,11 @@ async def test_tokens_and_rebinding_guard_hold_at_the_proxy(world: World) -> Non
         assert stream.status_code == 405 and stream.headers["allow"] == "POST"
         huge = await http.post(world.url, content=b" " * (MAX_BODY_BYTES + 1), headers=auth)
         assert huge.status_code == 413
+        # a tenant whose remote is gone cannot be loaded: said, not a lost replica or a hang
+        auth = {**accept, "Authorization": f"Bearer {world.initech}"}
+        gone = await http.post(world.url, json=INITIALIZE, headers=auth)
+        assert gone.status_code == 503 and gone.json()["error"] == "tenant_unavailable"
+        assert "initech.git" in gone.json()["error_description"]
     async with client(world, world.acme_search) as s:
         with pytest.raises(mcp.shared.exceptions.MCPError, match="Unknown tool: create"):
             await s.call_tool("create", {"path": "/memories/x.md", "file_text": "x"})

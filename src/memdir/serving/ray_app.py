@@ -28,7 +28,7 @@ from memdir.mcp.tenants import OPEN_TENANTS, PER_TENANT, TenantToken
 from memdir.mcp.tenants_live import LiveTenants
 from memdir.serving.durable import remote_of
 from memdir.serving.ingress import Front, ReplicaLost, front_app
-from memdir.serving.replica import LoadedTenant, answer, load_tenant
+from memdir.serving.replica import LoadedTenant, answer
 from memdir.serving.wire import Answer, Forwarded, Grant
 from memdir.tools.guards import Guards
 
@@ -52,7 +52,7 @@ class TenantReplica:
         self.grants: dict[str, Grant] = {}  # the grant of the request that asks for each load
 
         async def load(tenant: str) -> LoadedTenant:
-            loaded = await load_tenant(self.grants[tenant], self.workdir, self.guards)
+            loaded = LoadedTenant(self.grants[tenant], self.workdir, self.guards)  # cloned on first use
             loaded.__dict__["__del__"] = loaded.close  # awaited by Serve when it unloads the tenant
             return loaded
 

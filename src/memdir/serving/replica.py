@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,14 +72,25 @@ class DurableHarness(Harness):
 
 @dataclass
 class LoadedTenant:
-    """A tenant loaded on this replica: its copy, and one stateless MCP server per token."""
+    """A tenant loaded on this replica: its copy, and one stateless MCP server per token.
 
-    copy: TenantCopy
+    Serve's multiplexer loads one model at a time per replica (one lock around the whole
+    load), and a tenant's load is a clone of its remote: 16 clients reaching 16 cold tenants
+    queued on each other's clones for seconds (benchmarks/results/2026-12-06-ray-serve.md).
+    So the multiplexed load only makes this object, and the clone runs on the tenant's first
+    request, under the tenant's own lock: cold tenants load side by side. A clone that fails
+    is tried again by the next request."""
+
+    grant: Grant
+    workdir: Path
+    guards: Guards | None = None
+    copy: TenantCopy | None = None
     managers: dict[str, StreamableHTTPSessionManager] = field(default_factory=dict)
     stops: list[asyncio.Event] = field(default_factory=list)
     calls: int = 0  # requests in flight
     closing: bool = False  # unloaded: no new request may use it
     idle: asyncio.Event = field(default_factory=asyncio.Event)
+    loading: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     @contextlib.contextmanager
     def pinned(self) -> Iterator[None]:
@@ -91,11 +103,21 @@ class LoadedTenant:
             if self.calls == 0:
                 self.idle.set()
 
+    async def ready(self) -> TenantCopy:
+        """The tenant's copy, cloned from its remote by the first request that needs it."""
+        async with self.loading:
+            if self.copy is None:
+                g = self.grant
+                self.copy = await anyio.to_thread.run_sync(
+                    lambda: TenantCopy.load(g.tenant, g.remote, self.workdir, self.guards)
+                )
+            return self.copy
+
     async def manager(self, grant: Grant) -> StreamableHTTPSessionManager:
         found = self.managers.get(grant.token_sha256)
         if found is not None:
             return found
-        harness = DurableHarness(self.copy, grant)
+        harness = DurableHarness(await self.ready(), grant)
         manager = StreamableHTTPSessionManager(
             build_server(harness, name=f"memdir:{grant.tenant}"),
             json_response=True,
@@ -106,9 +128,9 @@ class LoadedTenant:
         ready, stop = asyncio.Event(), asyncio.Event()
         asyncio.get_running_loop().create_task(_run(manager, ready, stop))
         await ready.wait()
-        self.managers[grant.token_sha256] = manager
+        self.managers.setdefault(grant.token_sha256, manager)
         self.stops.append(stop)
-        return manager
+        return self.managers[grant.token_sha256]
 
     async def close(self) -> None:
         """Wait for the requests in flight, stop the servers, then release and delete the copy."""
@@ -117,7 +139,8 @@ class LoadedTenant:
             await self.idle.wait()
         for stop in self.stops:
             stop.set()
-        await anyio.to_thread.run_sync(self.copy.close)
+        if self.copy is not None:
+            await anyio.to_thread.run_sync(self.copy.close)
 
 
 async def _run(manager: StreamableHTTPSessionManager, ready: asyncio.Event, stop: asyncio.Event) -> None:
@@ -126,17 +149,15 @@ async def _run(manager: StreamableHTTPSessionManager, ready: asyncio.Event, stop
         await stop.wait()
 
 
-async def load_tenant(grant: Grant, workdir: Path, guards: Guards | None) -> LoadedTenant:
-    copy = await anyio.to_thread.run_sync(
-        lambda: TenantCopy.load(grant.tenant, grant.remote, workdir, guards)
-    )
-    return LoadedTenant(copy)
-
-
 async def answer(tenant: LoadedTenant, request: Forwarded) -> Answer:
-    """Run one forwarded POST through the token's MCP server and collect its reply whole."""
+    """Run one forwarded POST through the token's MCP server and collect its reply whole; 503
+    when the tenant cannot be loaded (its remote unreachable), saying why."""
     with tenant.pinned():
-        manager = await tenant.manager(request.grant)
+        try:
+            manager = await tenant.manager(request.grant)
+        except MemdirError as exc:
+            body = json.dumps({"error": "tenant_unavailable", "error_description": str(exc)}).encode()
+            return Answer(503, [(b"content-type", b"application/json"), (b"retry-after", b"1")], body)
         return await _exchange(manager, request)
 
 
