@@ -127,8 +127,10 @@ async def _call(
 
 
 async def run_load(
-    url: str, tokens: dict[str, str], seconds: float, workers: int, kill_at: float, kill: Any
+    url: str, tokens: dict[str, str], seconds: float, workers: int, kill_at: float, kill: Any, tag: str
 ) -> Load:
+    """`tag` names the phase in every note's path, so a later phase never writes a path an earlier
+    one made (a `create` there is refused as existing, and counted as not acknowledged)."""
     load = Load()
     names = sorted(tokens)
     started = time.monotonic()
@@ -137,8 +139,8 @@ async def run_load(
     async def worker(http: httpx2.AsyncClient) -> None:
         while time.monotonic() - started < seconds:
             tenant, n = random.choice(names), next(serial)
-            path = f"/memories/notes/w{n}.md"
-            note = _note(f"w{n}", f"marker {tenant} {n}")
+            path = f"/memories/notes/{tag}-{n}.md"
+            note = _note(f"{tag}-{n}", f"marker {tenant} {n}")
             if (
                 await _call(http, url, tokens[tenant], "create", {"path": path, "file_text": note}, load)
                 is not None
@@ -195,7 +197,15 @@ def phase(base: Path, tf: Path, replicas: int, port: int, args: argparse.Namespa
 
     started = time.perf_counter()
     load = asyncio.run(
-        run_load(f"http://127.0.0.1:{port}/mcp", tokens, args.seconds, args.workers, args.kill_at, kill)
+        run_load(
+            f"http://127.0.0.1:{port}/mcp",
+            tokens,
+            args.seconds,
+            args.workers,
+            args.kill_at,
+            kill,
+            f"r{replicas}",
+        )
     )
     seconds = time.perf_counter() - started
     serve.delete(APP)
