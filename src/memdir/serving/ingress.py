@@ -26,14 +26,14 @@ from memdir.mcp.loopback import RebindingGuard, is_loopback
 from memdir.mcp.tenant_app import bearer, refuse, unauthorized
 from memdir.mcp.tenants import PER_TENANT, TenantToken
 from memdir.mcp.tenants_live import LiveTenants
-from memdir.serving.wire import Answer, Forwarded, Grant
+from memdir.serving.wire import Forwarded, Grant, Reply
 
 
 class ReplicaLost(MemdirError):
     """The replica serving the request ended before it answered (killed, its node gone)."""
 
 
-Forward = Callable[[Forwarded], Awaitable[Answer]]
+Forward = Callable[[Forwarded], Awaitable[Reply]]
 RemoteOf = Callable[[TenantToken], str | None]
 
 

@@ -29,7 +29,7 @@ from memdir.mcp.tenants_live import LiveTenants
 from memdir.serving.durable import remote_of
 from memdir.serving.ingress import Front, ReplicaLost, front_app
 from memdir.serving.replica import LoadedTenant, answer
-from memdir.serving.wire import Answer, Forwarded, Grant
+from memdir.serving.wire import Forwarded, Grant, Reply
 from memdir.tools.guards import Guards
 
 try:
@@ -58,7 +58,7 @@ class TenantReplica:
 
         self.tenant = serve.multiplexed(max_num_models_per_replica=open_tenants)(load)
 
-    async def answer(self, request: Forwarded) -> Answer:
+    async def answer(self, request: Forwarded) -> Reply:
         tenant = serve.get_multiplexed_model_id()
         self.grants[tenant] = request.grant
         while True:
@@ -90,10 +90,10 @@ class FrontIngress:
                 self.remotes[entry.tenant] = found
         return found
 
-    async def _forward(self, request: Forwarded) -> Answer:
+    async def _forward(self, request: Forwarded) -> Reply:
         handle = self.replicas.options(multiplexed_model_id=request.grant.tenant)
         try:
-            answered: Answer = await handle.answer.remote(request)
+            answered: Reply = await handle.answer.remote(request)
         except (ray.exceptions.RayError, serve.exceptions.BackPressureError) as exc:
             raise ReplicaLost(
                 f"the replica serving tenant {request.grant.tenant!r} was lost before it answered "

@@ -28,7 +28,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from memdir.errors import MemdirError
 from memdir.mcp.server import build_server
 from memdir.serving.durable import TenantCopy
-from memdir.serving.wire import Answer, Forwarded, Grant
+from memdir.serving.wire import Forwarded, Grant, Reply
 from memdir.tools.base import Meter, ToolArgs, ToolResult
 from memdir.tools.guards import Guards
 from memdir.tools.profiles import Harness
@@ -149,7 +149,7 @@ async def _run(manager: StreamableHTTPSessionManager, ready: asyncio.Event, stop
         await stop.wait()
 
 
-async def answer(tenant: LoadedTenant, request: Forwarded) -> Answer:
+async def answer(tenant: LoadedTenant, request: Forwarded) -> Reply:
     """Run one forwarded POST through the token's MCP server and collect its reply whole; 503
     when the tenant cannot be loaded (its remote unreachable), saying why."""
     with tenant.pinned():
@@ -157,11 +157,11 @@ async def answer(tenant: LoadedTenant, request: Forwarded) -> Answer:
             manager = await tenant.manager(request.grant)
         except MemdirError as exc:
             body = json.dumps({"error": "tenant_unavailable", "error_description": str(exc)}).encode()
-            return Answer(503, [(b"content-type", b"application/json"), (b"retry-after", b"1")], body)
+            return Reply(503, [(b"content-type", b"application/json"), (b"retry-after", b"1")], body)
         return await _exchange(manager, request)
 
 
-async def _exchange(manager: StreamableHTTPSessionManager, request: Forwarded) -> Answer:
+async def _exchange(manager: StreamableHTTPSessionManager, request: Forwarded) -> Reply:
     scope: dict[str, Any] = {
         "type": "http",
         "asgi": {"version": "3.0"},
@@ -176,7 +176,7 @@ async def _exchange(manager: StreamableHTTPSessionManager, request: Forwarded) -
         "client": ("127.0.0.1", 0),
         "server": ("127.0.0.1", 80),
     }
-    answered = Answer(500)
+    answered = Reply(500)
     done = asyncio.Event()
     delivered = False
 

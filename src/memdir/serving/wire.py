@@ -33,7 +33,7 @@ class Forwarded:
 
 
 @dataclass
-class Answer:
+class Reply:
     status: int
     headers: Headers = field(default_factory=list)
     body: bytes = b""
