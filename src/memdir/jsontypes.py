@@ -16,3 +16,24 @@ def record_json(record: Mapping[str, object]) -> JsonObject:
     """A TypedDict record (every field JSON) as the JSON object it is, to nest it in one: a
     type checker holds a TypedDict to be only a `Mapping[str, object]`, never a JsonObject."""
     return cast(JsonObject, record)
+
+
+def obj(value: object) -> Mapping[str, JsonValue]:
+    """`value` if it is a JSON object, else an empty one: a wire body's or an export's optional
+    part, read leniently (absent, null and a wrong kind all read as nothing)."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def array(value: object) -> Sequence[JsonValue]:
+    """`value` if it is a JSON list, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
+def text(value: object) -> str:
+    """`value` if it is a string, else ""."""
+    return value if isinstance(value, str) else ""
+
+
+def count(value: object) -> int:
+    """`value` as a whole number (a token count, a size), 0 when absent, null or not a number."""
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0

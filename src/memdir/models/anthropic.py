@@ -12,9 +12,10 @@ import inspect
 import json
 import os
 import re
+from collections.abc import Mapping
 from typing import Any
 
-from memdir.jsontypes import JsonObject
+from memdir.jsontypes import JsonObject, JsonValue, array, count, obj, text
 from memdir.models.base import (
     ChatMessage,
     GenerateConfig,
@@ -113,20 +114,20 @@ def thinking_budget(config: GenerateConfig, forced: bool = False) -> int | None:
     return budget if budget >= THINKING_BUDGET["minimal"] else None
 
 
-def usage_from_wire(raw: dict[str, Any] | None) -> Usage:
-    raw = raw or {}
-    written = int(raw.get("cache_creation_input_tokens") or 0)
-    thinking = int((raw.get("output_tokens_details") or {}).get("thinking_tokens") or 0)
+def usage_from_wire(raw: JsonValue) -> Usage:
+    """The `usage` part of a response (absent or null: nothing spent)."""
+    usage = obj(raw)
+    written = count(usage.get("cache_creation_input_tokens"))
     return Usage(
-        input_uncached=int(raw.get("input_tokens") or 0) + written,
-        input_cached=int(raw.get("cache_read_input_tokens") or 0),
-        output=int(raw.get("output_tokens") or 0),
-        reasoning=thinking,
+        input_uncached=count(usage.get("input_tokens")) + written,
+        input_cached=count(usage.get("cache_read_input_tokens")),
+        output=count(usage.get("output_tokens")),
+        reasoning=count(obj(usage.get("output_tokens_details")).get("thinking_tokens")),
         cache_write=written,
     )
 
 
-def from_wire(payload: dict[str, Any], forced_reply: bool = False) -> ModelOutput:
+def from_wire(payload: Mapping[str, JsonValue], forced_reply: bool = False) -> ModelOutput:
     """The response as a neutral output; with `forced_reply` (the request forced `REPLY_TOOL`),
     that call's input is the reply's text, as JSON, and not a tool call."""
     if payload.get("type") == "error":
@@ -134,29 +135,30 @@ def from_wire(payload: dict[str, Any], forced_reply: bool = False) -> ModelOutpu
     texts: list[str] = []
     thoughts: list[str] = []
     calls: list[ToolCall] = []
-    raw_blocks: list[dict[str, Any]] = []
-    for block in payload.get("content") or []:
+    raw_blocks: list[JsonObject] = []
+    for item in array(payload.get("content")):
+        block = obj(item)
         kind = block.get("type")
         if kind == "text":
-            texts.append(block.get("text") or "")
+            texts.append(text(block.get("text")))
         elif kind == "tool_use" and forced_reply and block.get("name") == REPLY_TOOL:
             texts.append(json.dumps(block.get("input"), ensure_ascii=False))
         elif kind == "tool_use":
             args = block.get("input")
-            ok = isinstance(args, dict)
+            ok = isinstance(args, Mapping)
             calls.append(
                 ToolCall(
-                    block.get("id") or "",
-                    block.get("name") or "",
-                    args if ok else {},
+                    text(block.get("id")),
+                    text(block.get("name")),
+                    dict(obj(args)),
                     None if ok else "input must be a JSON object",
                 )
             )
         elif kind in ("thinking", "redacted_thinking"):
-            raw_blocks.append(block)
+            raw_blocks.append(dict(block))
             if kind == "thinking":
-                thoughts.append(block.get("thinking") or "")
-    stop = _STOP.get(payload.get("stop_reason") or "", "other")
+                thoughts.append(text(block.get("thinking")))
+    stop = _STOP.get(text(payload.get("stop_reason")), "other")
     if forced_reply and stop == "tool_calls" and not calls:
         stop = "stop"
     return ModelOutput(
@@ -169,8 +171,8 @@ def from_wire(payload: dict[str, Any], forced_reply: bool = False) -> ModelOutpu
         ),
         stop_reason=stop,
         usage=usage_from_wire(payload.get("usage")),
-        model=payload.get("model") or "",
-        id=payload.get("id") or "",
+        model=text(payload.get("model")),
+        id=text(payload.get("id")),
     )
 
 

@@ -26,11 +26,14 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from memdir.jsontypes import JsonValue
 
 MAX_DRAFT = 16  # tokens; a batch of 16 verified at once costs about 5 single decodes
 _MOST_FORCED = 2000  # characters: more than any draft, a bound for a schema of constants
@@ -109,7 +112,7 @@ def _after_value(stack: list[_Frame]) -> str:
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*(?P<close>")?|[{}\[\]:,]|[^\s{}\[\]:,"]+|\s+', re.S)
 
 
-def forced_text(schema: dict[str, Any], reply: str) -> str:
+def forced_text(schema: Mapping[str, JsonValue], reply: str) -> str:
     """The text `schema` leaves no choice over right after `reply` (a prefix of a reply held to
     it, whitespace as the model writes it: `{"a": 1, "b": [2]}`); "" where the model chooses.
     A forced value (a constant) is followed by what the schema forces after it, and so on."""
@@ -119,10 +122,11 @@ def forced_text(schema: dict[str, Any], reply: str) -> str:
     return forced
 
 
-def _forced_step(schema: dict[str, Any], reply: str) -> str:
-    """`forced_text` up to the end of the next forced value."""
+def _forced_step(schema: Mapping[str, JsonValue], reply: str) -> str:
+    """`forced_text` up to the end of the next forced value. The schema's nodes are read as
+    loosely as llama.cpp's grammar builder reads them (a JSON Schema is the standard's)."""
     stack: list[_Frame] = []
-    expect: dict[str, Any] | None = schema  # the node of the value that comes next, if one does
+    expect: dict[str, Any] | None = dict(schema)  # the node of the value that comes next, if one does
     pending = ""  # an unfinished string or literal at the end
     for m in _TOKEN.finditer(reply):
         tok = m.group()
@@ -205,7 +209,7 @@ def _forced_step(schema: dict[str, Any], reply: str) -> str:
 class SchemaDraft:
     """The `Llama.draft_model` of one generation: the forced text after the reply so far."""
 
-    def __init__(self, llama: Any, schema: dict[str, Any], prompt_tokens: int) -> None:
+    def __init__(self, llama: Any, schema: Mapping[str, JsonValue], prompt_tokens: int) -> None:
         self.llama = llama
         self.schema = schema
         self.prompt_tokens = prompt_tokens
@@ -219,7 +223,7 @@ class SchemaDraft:
         return np.asarray(ids[:MAX_DRAFT], dtype=np.intc)
 
 
-def _schema_of(response_format: Any) -> dict[str, Any] | None:
+def _schema_of(response_format: Any) -> Mapping[str, JsonValue] | None:
     if not isinstance(response_format, dict):
         return None
     schema = response_format.get("schema")

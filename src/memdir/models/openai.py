@@ -17,10 +17,11 @@ import inspect
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from memdir.jsontypes import JsonObject
+from memdir.jsontypes import JsonObject, JsonValue, array, count, obj, text
 from memdir.models.base import (
     ChatMessage,
     GenerateConfig,
@@ -119,50 +120,50 @@ def structured_output(schema: JsonObject, name: str = "reply") -> JsonObject:
     return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": strict}}
 
 
-def _tool_call(raw: dict[str, Any]) -> ToolCall:
-    fn = raw.get("function") or {}
-    args_text = fn.get("arguments") or "{}"
+def _tool_call(raw: JsonValue) -> ToolCall:
+    call = obj(raw)
+    fn = obj(call.get("function"))
+    args_text = text(fn.get("arguments")) or "{}"
     try:
         args = json.loads(args_text)
         error = None if isinstance(args, dict) else "arguments must be a JSON object"
     except json.JSONDecodeError as exc:
         args, error = {}, f"arguments are not valid JSON ({exc.msg} at char {exc.pos})"
-    return ToolCall(raw.get("id") or "", fn.get("name") or "", args if isinstance(args, dict) else {}, error)
+    return ToolCall(text(call.get("id")), text(fn.get("name")), args if isinstance(args, dict) else {}, error)
 
 
-def usage_from_wire(raw: dict[str, Any] | None) -> Usage:
-    raw = raw or {}
-    prompt = int(raw.get("prompt_tokens") or 0)
-    cached = int((raw.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
-    reasoning = int((raw.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0)
+def usage_from_wire(raw: JsonValue) -> Usage:
+    """The `usage` part of a response (absent or null: nothing spent)."""
+    usage = obj(raw)
+    cached = count(obj(usage.get("prompt_tokens_details")).get("cached_tokens"))
     return Usage(
-        input_uncached=prompt - cached,
+        input_uncached=count(usage.get("prompt_tokens")) - cached,
         input_cached=cached,
-        output=int(raw.get("completion_tokens") or 0),
-        reasoning=reasoning,
+        output=count(usage.get("completion_tokens")),
+        reasoning=count(obj(usage.get("completion_tokens_details")).get("reasoning_tokens")),
     )
 
 
 def from_wire(
-    payload: dict[str, Any], tools: list[ToolInfo] | None = None, protocol: ToolProtocol = "native"
+    payload: Mapping[str, JsonValue], tools: list[ToolInfo] | None = None, protocol: ToolProtocol = "native"
 ) -> ModelOutput:
     """The response as a neutral output; calls the model wrote as text are recovered when
     `tools` were offered (under every protocol: a server may template tools it cannot parse)."""
-    choices = payload.get("choices") or []
+    choices = array(payload.get("choices"))
     if not choices:
         raise ModelError(f"response has no choices: {json.dumps(payload)[:300]}")
-    choice = choices[0]
-    msg = choice.get("message") or {}
-    calls = [_tool_call(c) for c in msg.get("tool_calls") or []]
+    choice = obj(choices[0])
+    msg = obj(choice.get("message"))
+    calls = [_tool_call(c) for c in array(msg.get("tool_calls"))]
     reasoning = msg.get("reasoning_content") or msg.get("reasoning")
     message = ChatMessage(
         "assistant",
-        msg.get("content") or "",
+        text(msg.get("content")),
         calls,
         reasoning=reasoning if isinstance(reasoning, str) else None,
     )
     message = recover_calls(message, tools or [], protocol)
-    finish = choice.get("finish_reason") or "stop"
+    finish = text(choice.get("finish_reason")) or "stop"
     stop = _STOP.get(finish, "other")
     if message.tool_calls and stop == "stop":
         stop = "tool_calls"  # some compatible servers say "stop" alongside tool calls
@@ -170,8 +171,8 @@ def from_wire(
         message=message,
         stop_reason=stop,
         usage=usage_from_wire(payload.get("usage")),
-        model=payload.get("model") or "",
-        id=payload.get("id") or "",
+        model=text(payload.get("model")),
+        id=text(payload.get("id")),
     )
 
 
