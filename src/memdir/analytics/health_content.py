@@ -17,7 +17,17 @@ from scipy import sparse
 
 from memdir.analytics import taxonomy
 from memdir.analytics.health_cache import FileParse, HealthCache, b1_pair
-from memdir.analytics.health_types import Finding, LabeledRef, Ref, Thresholds, file_of, pair_key, ref, shown
+from memdir.analytics.health_types import (
+    Finding,
+    FindingDetail,
+    LabeledRef,
+    Ref,
+    Thresholds,
+    file_of,
+    pair_key,
+    ref,
+    shown,
+)
 from memdir.analytics.tree import Node, Parts, Tree
 from memdir.store.frontmatter import MEMORY_INDEX
 
@@ -150,7 +160,7 @@ def _leaked(units: list[Node], x: sparse.csr_matrix, panel: taxonomy.Panel, refs
         near = int(np.argmax(cos[k]))
         u, r = units[i], refs(units[i])
         mine, there = refs(owners[int(gid[i])]), refs(owners[near])
-        detail = {
+        detail: FindingDetail = {
             "unit": r,
             "own_group": mine,
             "nearer_group": there,
@@ -229,7 +239,14 @@ def _over_long(tree: Tree, limit: int, refs: _Refs) -> list[Finding]:
                 f"{shown(r)} is {len(u.text)} characters, over {limit}",
                 action,
                 f"over-long:{r['ref']}",
-                {**r, "chars": len(u.text), "limit": limit},
+                {
+                    "path": r["path"],
+                    "heading_path": r["heading_path"],
+                    "line": r["line"],
+                    "ref": r["ref"],
+                    "chars": len(u.text),
+                    "limit": limit,
+                },
             )
         )
     return out

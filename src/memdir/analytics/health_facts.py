@@ -12,11 +12,18 @@ supersede).
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from memdir.analytics.facts import KeyedFact, live_by_key
 from memdir.analytics.health_cache import FileParse, Listing
-from memdir.analytics.health_types import Finding, Thresholds, file_of, ref
+from memdir.analytics.health_types import (
+    CoreFile,
+    FactLine,
+    Finding,
+    FindingDetail,
+    Thresholds,
+    file_of,
+    ref,
+)
 from memdir.analytics.integrity import CheckReport, Problem
 from memdir.analytics.tree import Parts, Tree
 from memdir.store.frontmatter import MEMORY_INDEX
@@ -89,7 +96,13 @@ def _dangling(
         key = f"dangling-ref:{ident}" + (f"#{seen[ident]}" if seen[ident] > 1 else "")
         lines = parses[_parts(path)].lines if _parts(path) in parses else []
         text = lines[line - 1] if 0 < line <= len(lines) else ""
-        detail = {"line": line, "text": text, "target": target, "section": section, "candidates": cands}
+        detail: FindingDetail = {
+            "line": line,
+            "text": text,
+            "target": target,
+            "section": section,
+            "candidates": cands,
+        }
         out.append(Finding("dangling-ref", path, f"{p.path}: {what}", action, key, detail))
     return out
 
@@ -117,7 +130,7 @@ def _fanout(p: Problem, listing: Listing, cap: int) -> Finding:
     children = sorted(
         q[-1] + ("/" if is_dir else "") for q, is_dir, _, _ in listing.entries if q[:-1] == parts and q
     )
-    detail = {"entries": len(children), "cap": cap, "children": children[:CHILDREN_CAP]}
+    detail: FindingDetail = {"entries": len(children), "cap": cap, "children": children[:CHILDREN_CAP]}
     return Finding(
         "fanout",
         p.path,
@@ -132,7 +145,7 @@ def _core(report: CheckReport, parses: dict[Parts, FileParse], budget: int) -> F
     sizes = sorted(
         ((-count_tokens(fp.text), "/memories/" + parts[0]) for parts, fp in parses.items() if len(parts) == 1)
     )
-    files = [{"path": path, "tokens": -neg} for neg, path in sizes]
+    files: list[CoreFile] = [{"path": path, "tokens": -neg} for neg, path in sizes]
     tokens = int(report.counts.get("core_tokens", 0))
     biggest = f"; the largest is {sizes[0][1]} ({-sizes[0][0]} tokens)" if sizes else ""
     return Finding(
@@ -147,7 +160,7 @@ def _core(report: CheckReport, parses: dict[Parts, FileParse], budget: int) -> F
     )
 
 
-def _fact(f: KeyedFact, lines: list[str]) -> dict[str, Any]:
+def _fact(f: KeyedFact, lines: list[str]) -> FactLine:
     text = lines[f.lineno - 1] if 0 < f.lineno <= len(lines) else ""
     return {
         "path": f.path,
@@ -230,7 +243,7 @@ def _stale(lives: list[KeyedFact], past: list[KeyedFact], lines: dict[str, list[
             "same-date": f"live here and as {cur.value!r} at {cur.where}, both since {cur.since}",
             "same-value": f"live twice: here and at {cur.where}",
         }[reason]
-        detail = {
+        detail: FindingDetail = {
             "subject": subject,
             "attribute": attribute,
             "reason": reason,
@@ -262,7 +275,7 @@ def _dates(cur: KeyedFact, past: list[KeyedFact], lines: dict[str, list[str]]) -
     ]
     first = late[0] if late else None
     ended = f"{first.where} ended {first.until}" if first else "a past value ended later"
-    detail = {
+    detail: FindingDetail = {
         "subject": cur.subject,
         "attribute": cur.attribute,
         "live": _fact(cur, lines[cur.path]),

@@ -82,6 +82,71 @@ class LabeledRef(Ref):
     label: str
 
 
+class FactLine(TypedDict):
+    """A keyed fact line, in a stale-live or supersede-dates finding's detail."""
+
+    path: str
+    line: int
+    value: str
+    since: str
+    until: str | None
+    text: str
+
+
+class CoreFile(TypedDict):
+    """A root file and its tokens, in a core-budget finding's detail."""
+
+    path: str
+    tokens: int
+
+
+class FindingDetail(TypedDict, total=False):
+    """What a program needs to act on a finding: each kind fills its own keys, the shapes
+    `tools/outputs.py` (HEALTH_DETAILS) declares and docs/health.md describes. One record for
+    all kinds, since a reader dispatches on the finding's `kind`, not on the detail."""
+
+    # stale-live, supersede-dates
+    subject: str
+    attribute: str
+    reason: str
+    stale: FactLine
+    current: FactLine
+    live: FactLine
+    superseded: list[FactLine]
+    replacement: str | None
+    # dangling-ref (and `line` of over-long, where a file has none)
+    line: int | None
+    text: str
+    target: str
+    section: str | None
+    candidates: list[str]
+    # core-budget
+    tokens: int
+    budget: int
+    files: list[CoreFile]
+    # fanout
+    entries: int
+    cap: int
+    children: list[str]
+    # near-duplicate, confusable (LabeledRef), leaked
+    a: Ref
+    b: Ref
+    cosine: float
+    parent: str
+    distance: float
+    unit: Ref
+    own_group: Ref
+    nearer_group: Ref
+    cos_own: float
+    cos_nearer: float
+    # over-long: the unit's Ref fields, with its size
+    path: str
+    heading_path: str
+    ref: str
+    chars: int
+    limit: int
+
+
 class FindingRecord(TypedDict):
     """A finding as `memdir health --json` and the UI carry it."""
 
@@ -91,7 +156,7 @@ class FindingRecord(TypedDict):
     message: str
     action: str
     key: str
-    detail: dict[str, Any]
+    detail: FindingDetail
 
 
 @dataclass(frozen=True)
@@ -106,7 +171,7 @@ class Finding:
     message: str
     action: str
     key: str
-    detail: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    detail: FindingDetail = field(default_factory=lambda: FindingDetail(), compare=False, hash=False)
     related: tuple[str, ...] = ()
 
     def as_dict(self) -> FindingRecord:

@@ -8,10 +8,10 @@ out, as the paper's stores have none, so a verbatim dump of 30 sessions is 30 fi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from memdir.analytics import taxonomy
 from memdir.analytics.tree import Metrics, PanelDetails, Snapshot, build, profile_and_shape, read_store
+from memdir.jsontypes import JsonObject, record_json
 from memdir.store.store import Store
 
 PROFILE_KEYS = (
@@ -60,12 +60,14 @@ class Stats:
     reasons: dict[str, str]
     details: PanelDetails
 
-    def as_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {k: self.values.get(k) for k in KEYS}
+    def as_json(self) -> JsonObject:
+        """The flat record `memdir stats --json` prints: the measures by name, then the rest.
+        A program reads `values`, `reasons` and `details`, which are typed."""
+        out: JsonObject = {k: self.values.get(k) for k in KEYS}
         out["bytes"] = self.values.get("bytes")
         out["units_measured"] = self.details.get("units_measured")
         out["null_reasons"] = {k: v for k, v in self.reasons.items() if out.get(k) is None}
-        out["details"] = self.details
+        out["details"] = record_json(self.details)
         return out
 
 

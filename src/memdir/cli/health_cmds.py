@@ -60,13 +60,13 @@ def stats_cmd(root: str, as_json: bool) -> None:
     table.add_column("value", justify="right")
     table.add_column("meaning")
     for k in KEYS:
-        meaning = MEANING[k]
-        if record[k] is None:
-            meaning += f" [undefined: {record['null_reasons'].get(k, '?')}]"
-        table.add_row(k, _fmt(record[k]), meaning)
+        meaning, value = MEANING[k], st.values.get(k)
+        if value is None:
+            meaning += f" [undefined: {st.reasons.get(k, '?')}]"
+        table.add_row(k, _fmt(value), meaning)
     Console().print(table)
-    click.echo(f"units measured by B1-B4 (40+ characters): {record['units_measured']}")
-    for u in record["details"].get("unread", []):
+    click.echo(f"units measured by B1-B4 (40+ characters): {st.details.get('units_measured')}")
+    for u in st.details.get("unread", []):
         click.echo(f"not read: {u}")
 
 

@@ -37,12 +37,13 @@ RULES = {
 
 def health(request: Request) -> Response:
     src, store, urls = source(request)
-    stats = store_stats(store).as_json()
+    measured = store_stats(store)
+    stats = measured.as_json()
     panels = [
         (
             title,
             blurb,
-            [(k, stats.get(k), MEANING[k], stats["null_reasons"].get(k)) for k in keys],
+            [(k, measured.values.get(k), MEANING[k], measured.reasons.get(k)) for k in keys],
         )
         for title, blurb, keys in PANELS
     ]

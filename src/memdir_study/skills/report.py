@@ -111,10 +111,10 @@ def store_health(run: Path, variant: str) -> dict[str, float | None] | None:
     roots = ChainFolder(run).stores(variant)
     if not roots:
         return None
-    records = [store_stats(Store(root)).as_json() for root in roots]
+    records = [store_stats(Store(root)).values for root in roots]
     out: dict[str, float | None] = {}
     for k in HEALTH_KEYS:
-        vals = [r[k] for r in records if r.get(k) is not None]
+        vals = [v for r in records if (v := r.get(k)) is not None]
         out[k] = round(sum(vals) / len(vals), 4) if vals else None
     return out
 

@@ -90,15 +90,17 @@ def _nearest(lines: list[str], line: object, hit: Callable[[str], bool]) -> int 
 
 
 def _stale(ed: Edits, f: Finding) -> Outcome:
-    stale, new = f.detail.get("stale") or {}, f.detail.get("replacement")
+    stale, new = f.detail.get("stale"), f.detail.get("replacement")
     if not new:
         why = f.detail.get("reason")
         return _left(f, f"no end date to give it ({why}): which value holds needs a reader")
-    old, past = parse_keyed(f.path, 0, str(stale.get("text", ""))), parse_keyed(f.path, 0, new)
+    if stale is None:
+        return _left(f, "the finding does not say which line is stale")
+    old, past = parse_keyed(f.path, 0, stale["text"]), parse_keyed(f.path, 0, new)
     if old is None or past is None or past.live or past.key != old.key or past.locators != old.locators:
         return _left(f, "the struck-through line offered does not retire this one")
     lines = ed.lines(f.path)
-    at = None if lines is None else _nearest(lines, stale.get("line"), lambda ln: ln == stale["text"])
+    at = None if lines is None else _nearest(lines, stale["line"], lambda ln: ln == stale["text"])
     if lines is None or at is None:
         return _left(f, "the stale line is no longer there")
     err = ed.rewrite(f.path, lines, {at: [new]})
