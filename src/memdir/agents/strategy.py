@@ -28,10 +28,10 @@ import json
 import os
 import tempfile
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from memdir.agents import landing
 from memdir.agents.curation import Curation
@@ -50,7 +50,6 @@ from memdir.agents.record import RunRecord
 from memdir.analytics.integrity import diff_facts
 from memdir.conventions import locators
 from memdir.errors import MemdirError
-from memdir.jsontypes import JsonObject
 from memdir.models import Model
 from memdir.store import spec
 from memdir.store.atomic import write_atomic
@@ -79,6 +78,30 @@ OLD_STATE_FILE = "shape.json"
 INDEX = "/memories/MEMORY.md"
 
 
+class SwitchRecord(TypedDict):
+    """A switch point as `strategy.json` and the run record keep it."""
+
+    turns: int
+    new_turns: int
+    locator: str | None
+    session: int | None
+    chunk: int | None
+    dump_kb: float
+    threshold_kb: float
+    time: str
+
+
+class StrategyState(TypedDict, total=False):
+    """`.memdir/strategy.json`: the store's layout, the threshold it was judged by, and, once it
+    switched, where and what the curated files kept (session file -> turns)."""
+
+    layout: Layout
+    threshold_kb: float
+    dump_kb: float
+    switched_at: SwitchRecord
+    kept: dict[str, list[str]]
+
+
 @dataclass(frozen=True)
 class SwitchPoint:
     """Where a store went from dump to curation."""
@@ -92,8 +115,17 @@ class SwitchPoint:
     threshold_kb: float
     time: str
 
-    def as_dict(self) -> JsonObject:
-        return asdict(self)
+    def as_dict(self) -> SwitchRecord:
+        return {
+            "turns": self.turns,
+            "new_turns": self.new_turns,
+            "locator": self.locator,
+            "session": self.session,
+            "chunk": self.chunk,
+            "dump_kb": self.dump_kb,
+            "threshold_kb": self.threshold_kb,
+            "time": self.time,
+        }
 
 
 @dataclass
@@ -187,26 +219,26 @@ def layout(store: Store) -> Layout:
     return "dump" if sessions else "empty"
 
 
-def read_state(store: Store) -> dict[str, Any] | None:
+def read_state(store: Store) -> StrategyState | None:
     """The recorded layout and switch (`.memdir/strategy.json`, or an older store's `shape.json`),
     or None when there is none or it is unreadable."""
     for name in (STATE_FILE, OLD_STATE_FILE):
         try:
-            data = json.loads((store.state_dir / name).read_text(encoding="utf-8"))
+            data: StrategyState = json.loads((store.state_dir / name).read_text(encoding="utf-8"))
         except FileNotFoundError:
             continue
         except (OSError, ValueError):
             return None
-        return data if isinstance(data, dict) else None
+        return data if isinstance(data, dict) else None  # memdir's own record, or not one at all
     return None
 
 
-def write_state(store: Store, state: dict[str, Any]) -> None:
+def write_state(store: Store, state: StrategyState) -> None:
     write_atomic(store.state_dir / STATE_FILE, (json.dumps(state, indent=2) + "\n").encode("utf-8"))
 
 
 def recorded_switch(store: Store) -> SwitchPoint | None:
-    state = read_state(store) or {}
+    state = read_state(store) or StrategyState()
     try:
         return SwitchPoint(**state["switched_at"]) if state.get("switched_at") else None
     except TypeError:
@@ -328,14 +360,14 @@ def _switch_point(backlog: list[Turn], fresh: list[Turn], kb: float, threshold_k
     )
 
 
-def _note(store: Store, record: RunRecord | None, result: StrategyResult, now: str) -> None:
+def _note(store: Store, record: RunRecord | None, result: StrategyResult, now: Layout) -> None:
     """Record the layout in `.memdir/strategy.json` (keeping an earlier switch point) and the run record."""
-    state = read_state(store) or {}
-    state.update(layout=now, threshold_kb=result.threshold_kb)
+    state = read_state(store) or StrategyState()
+    state["layout"], state["threshold_kb"] = now, result.threshold_kb
     if result.went == "dump":
-        state.update(dump_kb=round(result.dump_kb, 2))
+        state["dump_kb"] = round(result.dump_kb, 2)
     if result.went == "switch" and result.switch is not None:
-        state.update(switched_at=result.switch.as_dict(), kept=result.kept)
+        state["switched_at"], state["kept"] = result.switch.as_dict(), result.kept
         state.pop("dump_kb", None)
     write_state(store, state)
     plain = result.strategy == "curate" and result.went == "curate"  # its call log stays as it was
