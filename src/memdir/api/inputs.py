@@ -14,14 +14,14 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, NamedTuple, TypeAlias
+from typing import NamedTuple, TypeAlias
 
 from memdir.chatlogs import ChatLog, chat_from_records, read_chat
 from memdir.chatlogs.read import SeveralConversations
 from memdir.errors import MemdirError
 from memdir.stream import MAX_TURN_BYTES, Turn, one_line_field, too_long
 
-Input: TypeAlias = "str | os.PathLike[str] | Sequence[Mapping[str, Any]] | Sequence[Turn]"
+Input: TypeAlias = "str | os.PathLike[str] | Sequence[Mapping[str, object]] | Sequence[Turn]"
 
 
 class Given(NamedTuple):

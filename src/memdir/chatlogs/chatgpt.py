@@ -24,14 +24,13 @@ from typing import Any
 
 from memdir.chatlogs.export_fields import (
     Conversation,
-    as_list,
     file_name,
     ident,
-    obj,
     strip_markers,
     with_attachments,
     with_id,
 )
+from memdir.jsontypes import JsonValue, array, obj
 
 ROLES = {"user": "user", "assistant": "assistant", "system": "system"}
 _SPEECH = {"text", "multimodal_text"}
@@ -40,7 +39,7 @@ _REASONING = {"thoughts", "reasoning_recap"}
 _HIDDEN_KINDS = {"user_editable_context", "model_editable_context"}
 
 
-def read_chatgpt(conv: Mapping[str, Any], where: str) -> Conversation:
+def read_chatgpt(conv: Mapping[str, JsonValue], where: str) -> Conversation:
     """The messages of the branch the user last saw; a malformed tree is a ValueError."""
     mapping = conv.get("mapping")
     if not isinstance(mapping, Mapping):
@@ -63,7 +62,7 @@ def read_chatgpt(conv: Mapping[str, Any], where: str) -> Conversation:
         role = str(obj(message.get("author")).get("role") or "")
         files = [
             (n, "")
-            for a in as_list(obj(message.get("metadata")).get("attachments"))
+            for a in array(obj(message.get("metadata")).get("attachments"))
             if (n := file_name(obj(a).get("name")))
         ]
         text, kept = with_attachments(strip_markers(_words(obj(message.get("content")))), files)
@@ -74,7 +73,7 @@ def read_chatgpt(conv: Mapping[str, Any], where: str) -> Conversation:
     return out
 
 
-def _not_speech(message: Mapping[str, Any]) -> str | None:
+def _not_speech(message: Mapping[str, JsonValue]) -> str | None:
     """Why `message` is not something said (`hidden`, `reasoning`, `tool`), or None."""
     content, meta = obj(message.get("content")), obj(message.get("metadata"))
     kind = content.get("content_type")
@@ -91,7 +90,7 @@ def _not_speech(message: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _words(content: Mapping[str, Any]) -> str:
+def _words(content: Mapping[str, JsonValue]) -> str:
     parts, raw = content.get("parts"), content.get("text")
     if not isinstance(parts, list):
         return raw if isinstance(raw, str) else ""
@@ -104,7 +103,7 @@ def _words(content: Mapping[str, Any]) -> str:
     return "\n\n".join(s for s in said if s.strip())
 
 
-def current_branch(mapping: Mapping[str, Any], current: Any, where: str) -> list[str]:
+def current_branch(mapping: Mapping[str, JsonValue], current: Any, where: str) -> list[str]:
     """Node ids from the root to `current_node`; without one, the branch of first children.
     A node met twice (a cycle) ends the walk; the nodes met are kept in a set, since a list's
     scan made a 100,000-node chain quadratic (minutes, where the set takes a fraction of a second:
@@ -116,8 +115,7 @@ def current_branch(mapping: Mapping[str, Any], current: Any, where: str) -> list
         while isinstance(node, str) and node in mapping and node not in seen:  # a cycle ends it
             path.append(node)
             seen.add(node)
-            parent = mapping[node].get("parent") if isinstance(mapping[node], Mapping) else None
-            node = parent
+            node = obj(mapping[node]).get("parent")
         return path[::-1]
     roots = [k for k, v in mapping.items() if not (isinstance(v, Mapping) and v.get("parent") in mapping)]
     if not roots:
@@ -126,6 +124,6 @@ def current_branch(mapping: Mapping[str, Any], current: Any, where: str) -> list
     while isinstance(node, str) and node in mapping and node not in seen:
         path.append(node)
         seen.add(node)
-        children = mapping[node].get("children") if isinstance(mapping[node], Mapping) else None
-        node = children[0] if isinstance(children, list) and children else None
+        children = array(obj(mapping[node]).get("children"))
+        node = children[0] if children else None
     return path

@@ -27,21 +27,21 @@ from typing import Any
 
 from memdir.chatlogs.export_fields import (
     Conversation,
-    as_list,
     file_name,
     ident,
-    obj,
     with_attachments,
     with_id,
 )
 from memdir.chatlogs.messages import _parse_time, _utc
+from memdir.jsontypes import JsonValue, array, obj
+from memdir.jsontypes import text as text_of
 
 ROLES = {"human": "user", "user": "user", "assistant": "assistant"}
 _TOOL_BLOCKS = {"tool_use", "tool_result"}
 _PLACEHOLDER = re.compile(r"\s*```\s*\nThis block is not supported on your current device yet\.\s*\n```\s*")
 
 
-def read_claude(conv: Mapping[str, Any], where: str) -> Conversation:
+def read_claude(conv: Mapping[str, JsonValue], where: str) -> Conversation:
     """The messages of the chain ending at the current leaf; a malformed one is a ValueError."""
     messages = conv.get("chat_messages")
     if not isinstance(messages, list):
@@ -70,7 +70,7 @@ def read_claude(conv: Mapping[str, Any], where: str) -> Conversation:
     return out
 
 
-def current_chain(messages: list[Mapping[str, Any]], leaf_id: Any) -> list[Mapping[str, Any]]:
+def current_chain(messages: list[Mapping[str, JsonValue]], leaf_id: Any) -> list[Mapping[str, JsonValue]]:
     """The messages from the first to the current leaf, by `parent_message_uuid`; all of them,
     in order, when none names a parent."""
     if not any(ident(m.get("parent_message_uuid")) for m in messages):
@@ -83,9 +83,9 @@ def current_chain(messages: list[Mapping[str, Any]], leaf_id: Any) -> list[Mappi
         if not leaves:
             raise ValueError("its messages' parent_message_uuid links loop: no message ends it")
         leaf = max(leaves, key=lambda im: (_when(im[1]), im[0]))[1]
-    chain: list[Mapping[str, Any]] = []
+    chain: list[Mapping[str, JsonValue]] = []
     seen: set[str] = set()
-    node: Mapping[str, Any] | None = leaf
+    node: Mapping[str, JsonValue] | None = leaf
     while node is not None:
         uuid = ident(node.get("uuid"))
         if uuid in seen:  # a damaged export whose parents loop: read once round
@@ -99,14 +99,14 @@ def current_chain(messages: list[Mapping[str, Any]], leaf_id: Any) -> list[Mappi
     return chain[::-1]
 
 
-def _when(message: Mapping[str, Any]) -> float:
+def _when(message: Mapping[str, JsonValue]) -> float:
     try:
         return _utc(_parse_time(message.get("created_at"), "")).timestamp()
     except ValueError:
         return float("-inf")
 
 
-def _words(message: Mapping[str, Any], out: Conversation) -> tuple[str, bool]:
+def _words(message: Mapping[str, JsonValue], out: Conversation) -> tuple[str, bool]:
     """The message's words, and whether it held reasoning or tool parts (counted in `out`)."""
     blocks = message.get("content")
     other = 0
@@ -114,8 +114,8 @@ def _words(message: Mapping[str, Any], out: Conversation) -> tuple[str, bool]:
         said = []
         for block in map(obj, blocks):
             kind = block.get("type")
-            if kind == "text" and isinstance(block.get("text"), str) and block["text"].strip():
-                said.append(block["text"].strip())
+            if kind == "text" and (words := text_of(block.get("text")).strip()):
+                said.append(words)
             elif kind == "thinking" or kind in _TOOL_BLOCKS:
                 out.skipped["reasoning" if kind == "thinking" else "tool"] += 1
                 other += 1
@@ -128,15 +128,15 @@ def _words(message: Mapping[str, Any], out: Conversation) -> tuple[str, bool]:
     return text.strip(), n > 0
 
 
-def _files(message: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _files(message: Mapping[str, JsonValue]) -> list[tuple[str, str]]:
     """(name, extracted text) of each attachment, then the names of the files not among them."""
     files: list[tuple[str, str]] = []
-    for a in map(obj, as_list(message.get("attachments"))):
+    for a in map(obj, array(message.get("attachments"))):
         name = file_name(a.get("file_name")) or "an attachment"
         extracted = a.get("extracted_content")
         files.append((name, extracted if isinstance(extracted, str) else ""))
     named = {n for n, _ in files}
-    for f in map(obj, as_list(message.get("files"))):
+    for f in map(obj, array(message.get("files"))):
         if (shown := file_name(f.get("file_name"))) and shown not in named:
             files.append((shown, ""))
             named.add(shown)

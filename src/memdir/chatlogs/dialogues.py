@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any
 
+from memdir.jsontypes import JsonValue, array, obj
 from memdir.stream import Turn
 
 _SESSION = re.compile(r"session_(\d+)")
@@ -45,35 +45,35 @@ def realtalk_date(stamp: str) -> str:
     return datetime.strptime(stamp.split(",")[0].strip(), "%d.%m.%Y").date().isoformat()
 
 
-def _with_caption(text: str, raw: Mapping[str, Any]) -> str:
+def _with_caption(text: str, raw: Mapping[str, JsonValue]) -> str:
     caption = raw.get("blip_caption")
     return f"{text} [shares a photo: {caption}]".strip() if caption else text
 
 
-def locomo_text(raw: Mapping[str, Any]) -> str:
+def locomo_text(raw: Mapping[str, JsonValue]) -> str:
     return _with_caption(str(raw.get("text", "")).strip(), raw)
 
 
-def realtalk_text(raw: Mapping[str, Any]) -> str:
+def realtalk_text(raw: Mapping[str, JsonValue]) -> str:
     """REALTALK keeps the message as sent in `clean_text` (its `text` may be a raw form)."""
     return _with_caption(str(raw.get("clean_text") or raw.get("text") or "").strip(), raw)
 
 
-def locomo_turns(conversation: Mapping[str, Any]) -> tuple[list[Turn], Dates]:
+def locomo_turns(conversation: Mapping[str, JsonValue]) -> tuple[list[Turn], Dates]:
     """The turns and session dates of a LoCoMo sample's `conversation`; a turn is dated on its session."""
     return _walk(conversation, locomo_date, locomo_text, own_dates=False)
 
 
-def realtalk_turns(chat: Mapping[str, Any]) -> tuple[list[Turn], Dates]:
+def realtalk_turns(chat: Mapping[str, JsonValue]) -> tuple[list[Turn], Dates]:
     """The turns and session dates of a REALTALK chat; a turn is dated on its own message date
     where it has one (a session's date is its start)."""
     return _walk(chat, realtalk_date, realtalk_text, own_dates=True)
 
 
 def _walk(
-    sessions: Mapping[str, Any],
+    sessions: Mapping[str, JsonValue],
     iso_date: Callable[[str], str],
-    text_of: Callable[[Mapping[str, Any]], str],
+    text_of: Callable[[Mapping[str, JsonValue]], str],
     *,
     own_dates: bool,
 ) -> tuple[list[Turn], Dates]:
@@ -82,8 +82,9 @@ def _walk(
     dates: Dates = {}
     for n in numbers:
         stamp = sessions.get(f"session_{n}_date_time")
-        dates[n] = iso_date(stamp) if stamp else None
-        for t in sessions[f"session_{n}"]:
-            when = iso_date(t["date_time"]) if own_dates and t.get("date_time") else dates[n]
-            turns.append(Turn(dia_locator(t["dia_id"]), str(t["speaker"]), text_of(t), when))
+        dates[n] = iso_date(stamp) if isinstance(stamp, str) and stamp else None
+        for t in map(obj, array(sessions[f"session_{n}"])):
+            own = t.get("date_time")
+            when = iso_date(own) if own_dates and isinstance(own, str) and own else dates[n]
+            turns.append(Turn(dia_locator(str(t["dia_id"])), str(t["speaker"]), text_of(t), when))
     return turns, dates

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from memdir.chatlogs.messages import SOURCE_ID
+from memdir.jsontypes import JsonObject
 from memdir.stream import MAX_TURN_BYTES
 
 # ChatGPT marks citations and entities with private-use code points: a group `\ue200...\ue201`
@@ -33,16 +33,6 @@ _LONGEST_NAME = 200  # characters of a file's name shown on its line
 _ROOM = 1024  # bytes kept free for the attachment's own line and the note of a cut
 
 
-def obj(value: Any) -> Mapping[str, Any]:
-    """`value` if it is a JSON object, else an empty one (an export's optional parts)."""
-    return value if isinstance(value, Mapping) else {}
-
-
-def as_list(value: Any) -> list[Any]:
-    """`value` if it is a JSON list, else an empty one."""
-    return value if isinstance(value, list) else []
-
-
 def ident(value: Any) -> str | None:
     """An export's id as text (ids are strings; a number is taken as written), or None."""
     if isinstance(value, bool) or not isinstance(value, str | int):
@@ -51,9 +41,7 @@ def ident(value: Any) -> str | None:
     return text or None
 
 
-def with_id(
-    record: dict[str, Any], kind: str, conversation: str | None, message: str | None
-) -> dict[str, Any]:
+def with_id(record: JsonObject, kind: str, conversation: str | None, message: str | None) -> JsonObject:
     """`record` carrying its message's place as the export names it, when it names both ids."""
     if conversation and message:
         record[SOURCE_ID] = f"{kind}:{conversation}/{message}"
@@ -103,6 +91,6 @@ class Conversation:
     """One conversation as a reader made it: its message records (`role`, `content`,
     `created_at`, the source id), what it left out and why, and the attachments it kept."""
 
-    records: list[dict[str, Any]] = field(default_factory=list)
+    records: list[JsonObject] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     attachments: int = 0

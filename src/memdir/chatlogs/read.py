@@ -99,7 +99,7 @@ def load_any(
 
 
 def chat_from_records(
-    records: Sequence[Mapping[str, Any]], *, session_gap: timedelta | None = None, where: str = "messages"
+    records: Sequence[Mapping[str, object]], *, session_gap: timedelta | None = None, where: str = "messages"
 ) -> ChatLog:
     """The conversion of `read_chat` for records already in memory (messages, speaker/text
     records or memdir turns); errors name `where item N`."""
@@ -109,7 +109,7 @@ def chat_from_records(
 
 
 def turns_from_records(
-    records: Sequence[Mapping[str, Any]], *, session_gap: timedelta | None = None, where: str = "messages"
+    records: Sequence[Mapping[str, object]], *, session_gap: timedelta | None = None, where: str = "messages"
 ) -> list[Turn]:
     """`chat_from_records(...).turns`; what was left out is said by a LeftOutWarning."""
     chat = chat_from_records(records, session_gap=session_gap, where=where)
