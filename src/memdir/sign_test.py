@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from scipy.stats import binomtest
 
@@ -60,7 +60,7 @@ def sign_test(
 
 
 def paired(
-    rows: Iterable[Mapping[str, Any]],
+    rows: Iterable[Mapping[str, object]],
     key: str,
     variant_a: str,
     variant_b: str,
@@ -70,6 +70,8 @@ def paired(
     """Sign test between two variants' rows of one table, paired on the `item` field."""
     by_variant: dict[str, dict[str, float | None]] = {variant_a: {}, variant_b: {}}
     for r in rows:
-        if r["variant"] in by_variant:
-            by_variant[r["variant"]][str(r[item])] = r.get(key)
+        variant, value = r["variant"], r.get(key)
+        if isinstance(variant, str) and variant in by_variant:
+            number = value if isinstance(value, int | float) else None
+            by_variant[variant][str(r[item])] = number
     return sign_test(by_variant[variant_a], by_variant[variant_b], sidedness)

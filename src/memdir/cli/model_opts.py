@@ -127,11 +127,11 @@ def tool_set_option(help: str) -> Callable[[Any], Any]:
 
 def build_models(
     names: list[str | None], base_url: str | None, tool_protocol: str | None, round_cap: int | None = None
-) -> dict[str, Any]:
+) -> dict[str, Model]:
     """Every model named (offline aside), built once, so a missing key or local model fails first."""
     from memdir.models import ModelError
 
-    models: dict[str, Any] = {}
+    models: dict[str, Model] = {}
     for name in names:
         if not name or name in models or name.startswith("offline"):
             continue

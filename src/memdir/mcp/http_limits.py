@@ -126,7 +126,7 @@ class GuardedH11Protocol(H11Protocol):
         self,
         config: Config,
         server_state: ServerState,
-        app_state: dict[str, Any],
+        app_state: dict[str, object],  # uvicorn's, handed on unread
         _loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         super().__init__(config, server_state, app_state, _loop)

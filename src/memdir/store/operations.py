@@ -21,10 +21,11 @@ import contextlib
 import contextvars
 import os
 import secrets
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from memdir.store.landing_intent import StepMeta
 
 ID_KEY, KIND_KEY, LABEL_KEY = "operation", "operation_kind", "operation_label"  # the step meta keys
 CALL = "call"  # the kind of a tool call made outside any operation
@@ -42,7 +43,7 @@ class OperationTag:
     kind: str
     label: str
 
-    def stamp(self, meta: MutableMapping[str, Any]) -> None:
+    def stamp(self, meta: StepMeta) -> None:
         """Put this operation in a step's meta, unless the step already names one (a landing
         rolled forward keeps the operation of the step a kill stopped)."""
         if ID_KEY not in meta:

@@ -27,9 +27,9 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from memdir.analytics import growth, growth_plots
+from memdir.analytics.growth import GrowthRecord
 from memdir.api import history
 from memdir.store.journal import Journal, JournalStep
 from memdir.store.store import Store
@@ -149,8 +149,9 @@ class Scratch:
                     shutil.rmtree(old, ignore_errors=True)
             return (out / name).read_bytes()
 
-    def growth_data(self, journal: Journal, head: str, title: str) -> dict[str, Any]:
-        data: dict[str, Any] = json.loads(self.growth_file(journal, head, title, "growth.json"))
+    def growth_data(self, journal: Journal, head: str, title: str) -> GrowthRecord:
+        """The growth.json this scratch folder wrote (`analytics/growth_plots.py`)."""
+        data: GrowthRecord = json.loads(self.growth_file(journal, head, title, "growth.json"))
         return data
 
     def close(self) -> None:
