@@ -37,3 +37,8 @@ def text(value: object) -> str:
 def count(value: object) -> int:
     """`value` as a whole number (a token count, a size), 0 when absent, null or not a number."""
     return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+
+def number(value: object) -> float:
+    """`value` as a number (seconds, a rate), 0.0 when absent, null or not a number."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0

@@ -32,6 +32,7 @@ from typing import Any, get_type_hints
 from pydantic import TypeAdapter, ValidationError
 
 from memdir.errors import MemdirError
+from memdir.jsontypes import JsonObject
 from memdir.store.atomic import write_atomic
 from memdir.store.oslock import OsLock
 
@@ -59,18 +60,19 @@ class JsonlTable:
         lock_path = lock if lock is not None else path.with_name(f".{path.stem}.lock")
         self._lock = OsLock(lock_path, timeout=LOCK_TIMEOUT)
 
-    def line(self, row: Mapping[str, Any]) -> str:
+    def line(self, row: Mapping[str, object]) -> str:
         return json.dumps(row, ensure_ascii=self.ensure_ascii, default=str) + "\n"
 
-    def append(self, rows: Iterable[Mapping[str, Any]]) -> None:
+    def append(self, rows: Iterable[Mapping[str, object]]) -> None:
         """Append rows in one write under the lock, so another writer's rows never land between
         them; the file is created even when `rows` is empty."""
         data = "".join(self.line(r) for r in rows).encode("utf-8")
         with self._lock, open(self.path, "ab") as fh:
             fh.write(data)
 
-    def rows(self) -> list[dict[str, Any]]:
-        """Every complete row, in order; a last line cut short by an interruption is skipped."""
+    def rows(self) -> list[JsonObject]:
+        """Every complete row, in order; a last line cut short by an interruption is skipped.
+        A row is JSON as stored: each study reads it into its record (`row_problem`, pydantic)."""
         return [row for _, row in self._read()]
 
     def repair(self) -> None:
@@ -82,7 +84,7 @@ class JsonlTable:
             if data and not data.endswith(b"\n"):
                 write_atomic(self.path, data[: data.rfind(b"\n") + 1])
 
-    def withdraw(self, match: Mapping[str, Any]) -> int:
+    def withdraw(self, match: Mapping[str, object]) -> int:
         """Remove every row whose values equal all of `match` (an aborted cell is never reported
         partially), in one atomic rewrite: on any failure the table is as it was. Kept rows keep
         their bytes; a cut last line goes too. Returns how many rows were withdrawn."""
@@ -92,10 +94,10 @@ class JsonlTable:
             write_atomic(self.path, b"".join(keep))
             return len(rows) - len(keep)
 
-    def _read(self) -> list[tuple[bytes, dict[str, Any]]]:
+    def _read(self) -> list[tuple[bytes, JsonObject]]:
         """[(line with its newline, row)] of the table's complete lines as they are now."""
         data = self.path.read_bytes() if self.path.exists() else b""
-        rows = []
+        rows: list[tuple[bytes, JsonObject]] = []
         # split on b"\n" alone: a row's text may hold other line separators (U+2028 in a quote);
         # what follows the last b"\n" is a cut line, left out
         for n, text in enumerate(data.split(b"\n")[:-1], start=1):
@@ -114,7 +116,7 @@ class JsonlTable:
         return rows
 
 
-def read_manifest(path: Path) -> dict[str, Any] | None:
+def read_manifest(path: Path) -> JsonObject | None:
     """A run folder's manifest as stored, or None before the run's first start."""
     if not path.exists():
         return None
@@ -124,13 +126,13 @@ def read_manifest(path: Path) -> dict[str, Any] | None:
     return manifest
 
 
-def write_manifest(path: Path, manifest: Mapping[str, Any], *, indent: int = 2, end: str = "") -> None:
+def write_manifest(path: Path, manifest: Mapping[str, object], *, indent: int = 2, end: str = "") -> None:
     """Write a manifest atomically. `indent` and `end` keep each study's bytes as they were
     (the conversational study: indent 2, no final newline; the chain: indent 1 and a newline)."""
     write_atomic(path, (json.dumps(manifest, indent=indent) + end).encode("utf-8"))
 
 
-def differing(stored: Mapping[str, Any], mine: Mapping[str, Any]) -> dict[str, tuple[Any, Any]]:
+def differing(stored: Mapping[str, object], mine: Mapping[str, object]) -> dict[str, tuple[object, object]]:
     """{setting: (stored value, this run's value)} for each setting that differs; a setting
     missing on one side counts as None there."""
     keys = sorted(set(stored) | set(mine))
@@ -139,8 +141,8 @@ def differing(stored: Mapping[str, Any], mine: Mapping[str, Any]) -> dict[str, t
 
 def require_same(
     out: Path,
-    stored: Mapping[str, Any] | None,
-    mine: Mapping[str, Any],
+    stored: Mapping[str, object] | None,
+    mine: Mapping[str, object],
     *,
     keys: Iterable[str] | None = None,
     refusal: str | None = None,

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, TypedDict, cast
+from typing import TypedDict, cast
 
+from memdir.jsontypes import JsonObject
 from memdir.store.atomic import write_atomic
 from memdir_study.eval.records import AnswerRow, CorpusProfile
 from memdir_study.runfolder import JsonlTable
@@ -34,7 +35,7 @@ class CellMarker(TypedDict, total=False):
     status: str
     reason: str | None
     build: BuildCost
-    store: dict[str, Any] | None
+    store: JsonObject | None
     checks: BuildChecks
     search_profile: str | None
     corpus: CorpusProfile

@@ -30,6 +30,7 @@ from memdir.agents.record import RecordLine, bounds, effort
 from memdir.analytics.stats import store_stats
 from memdir.conventions import BARE
 from memdir.errors import MemdirError
+from memdir.jsontypes import JsonObject, obj
 from memdir.models import (
     ChatMessage,
     GenerateConfig,
@@ -275,7 +276,7 @@ class ConversationCell:
     status: str = "pending"  # built | skipped | aborted
     reason: str | None = None
     build: BuildCost = field(default_factory=lambda: BuildCost())
-    store: dict[str, Any] | None = None
+    store: JsonObject | None = None
     checks: BuildChecks = field(default_factory=lambda: BuildChecks())
     search_profile: str | None = None
     corpus: CorpusProfile = field(default_factory=lambda: CorpusProfile())
@@ -390,7 +391,7 @@ class Runner:
         mine = self.config.identity()
         old = read_manifest(self.folder.manifest)
         if old is not None:
-            require_same(self.folder.out, old.get("config") or {}, mine)
+            require_same(self.folder.out, obj(old.get("config")), mine)
             if self.source is not None and old.get("stores_from") != self.taken:
                 raise MemdirError(
                     f"--stores-from {self.source.run} no longer holds the stores {self.folder.out} "
@@ -457,7 +458,7 @@ class Runner:
         try:
             if self.source is not None and get_variant(variant).builds_store:  # another run's store: no build
                 if not self.taken:  # a Ray worker's runner: the driver recorded it in the manifest
-                    self.taken = (read_manifest(self.folder.manifest) or {}).get("stores_from") or {}
+                    self.taken = dict(obj((read_manifest(self.folder.manifest) or {}).get("stores_from")))
                 sha256 = self.taken["cells"][f"{sample.benchmark}/{sample.id}/{variant}"]["sha256"]
                 built = self.source.take(cell, store_dir, sha256)
             else:

@@ -26,14 +26,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from functools import reduce
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from memdir.agents.landing import digests
 from memdir.agents.output import RoleOutput
 from memdir.agents.revert import revert
-from memdir.jsontypes import JsonObject, record_json
+from memdir.jsontypes import JsonObject, array, count, number, obj, record_json, text
 from memdir.models import Model
-from memdir.models.usage import Usage, spent
+from memdir.models.usage import Usage, UsageRecord, spent
 from memdir.store.journal import Journal
 from memdir.store.store import Store
 from memdir.stream import Turn, chunk_stream
@@ -60,15 +60,48 @@ def newest_step(root: Path) -> int:
     return steps[-1].index if steps else 0
 
 
+class SessionRow(TypedDict):
+    """A session's row of `sessions.jsonl`: the store scored after the session's last chunk,
+    the chunks' cost, and the journal step and digest a resume puts the store back to."""
+
+    conversation: str
+    session: int
+    date: str | None
+    chunks: int
+    chunks_unchanged: int
+    seconds: float
+    chunk_seconds: list[float]
+    usage: UsageRecord
+    updates: JsonObject  # UpdateScore.as_json
+    step: int
+    digest: str
+
+
+def session_row(row: JsonObject) -> SessionRow:
+    """A stored row read back, each field narrowed to what `chunk_done` writes."""
+    return {
+        "conversation": text(row.get("conversation")),
+        "session": count(row.get("session")),
+        "date": date if isinstance(date := row.get("date"), str) else None,
+        "chunks": count(row.get("chunks")),
+        "chunks_unchanged": count(row.get("chunks_unchanged")),
+        "seconds": number(row.get("seconds")),
+        "chunk_seconds": [number(s) for s in array(row.get("chunk_seconds"))],
+        "usage": Usage.from_dict(obj(row.get("usage"))).as_dict(),
+        "updates": dict(obj(row.get("updates"))),
+        "step": count(row.get("step")),
+        "digest": text(row.get("digest")),
+    }
+
+
 class SessionRows:
     """One conversation's session rows: what is saved, what is left to ingest, the totals."""
 
     def __init__(self, table: JsonlTable, sample: Sample, model: Model) -> None:
         self.table, self.sample, self.model = table, sample, model
         self.dates = {t.locator: t.date for t in sample.turns}
-        self.rows = sorted(
-            (r for r in table.rows() if r["conversation"] == sample.id), key=lambda r: int(r["session"])
-        )
+        mine = (session_row(r) for r in table.rows() if r.get("conversation") == sample.id)
+        self.rows = sorted(mine, key=lambda r: r["session"])
         self._sessions: list[int | None] = []  # each chunk still to ingest: its session if it ends one
         self._seen = 0  # chunks ingested by this run
         self._outputs: list[RoleOutput] = []  # this session's chunks
@@ -83,15 +116,15 @@ class SessionRows:
             last = self.rows[-1]
             store = open_store(where)
             try:
-                if newest_step(where) > int(last["step"]):
-                    revert(store, int(last["step"]) + 1, force=True)
+                if newest_step(where) > last["step"]:
+                    revert(store, last["step"] + 1, force=True)
                 same = store_digest(store) == last["digest"]
             finally:
                 release_store(store)
             if same:
                 if say:
                     say(f"generated {self.sample.id}: resuming after session {last['session']}")
-                return self._start([t for t in self.sample.turns if t.session > int(last["session"])])
+                return self._start([t for t in self.sample.turns if t.session > last["session"]])
             if say:
                 say(f"generated {self.sample.id}: {where} is not as session {last['session']} left it")
         if where.exists():
@@ -123,7 +156,7 @@ class SessionRows:
         began, before = self._mark
         now = self.model.usage
         scored = updates.score_updates(store_fact_lines(store), self.sample.facts, session, self.dates)
-        row = {
+        row: SessionRow = {
             "conversation": self.sample.id,
             "session": session,
             "date": self.sample.session_dates.get(session),
@@ -146,9 +179,9 @@ class SessionRows:
     def cost(self) -> JsonObject:
         """The build's cost: the sum over every saved session (this run's and earlier runs')."""
         return {
-            "chunks": sum(int(r["chunks"]) for r in self.rows),
-            "chunks_unchanged": sum(int(r["chunks_unchanged"]) for r in self.rows),
-            "seconds": round(sum(float(r["seconds"]) for r in self.rows), 3),
+            "chunks": sum(r["chunks"] for r in self.rows),
+            "chunks_unchanged": sum(r["chunks_unchanged"] for r in self.rows),
+            "seconds": round(sum(r["seconds"] for r in self.rows), 3),
             "chunk_seconds": [s for r in self.rows for s in r["chunk_seconds"]],
             "usage": record_json(
                 reduce(
@@ -186,7 +219,7 @@ def first_hits(store: Store, sample: Sample, keys: Sequence[updates.ChangedKey])
     return {**{k: found[k] for k in (*FIRST_COUNTS, "stale_first_rate", "mode")}, "examples": stale[:5]}
 
 
-def update_figures(rows: Sequence[Mapping[str, Any]]) -> JsonObject:
+def update_figures(rows: Sequence[SessionRow]) -> JsonObject:
     """Update accuracy over session rows: pooled (ratios of sums), after the last, per session."""
     scores = [updates.UpdateScore.from_json(r["updates"]) for r in rows]
     pooled = reduce(lambda a, b: a + b, scores, updates.UpdateScore())

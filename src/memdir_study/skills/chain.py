@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from memdir.errors import MemdirError
+from memdir.jsontypes import array
 from memdir.models import Model, ModelError, PriceCard, Usage
 from memdir.store.frontmatter import MEMORY_INDEX
 from memdir.store.journal import Journal
@@ -411,6 +412,7 @@ def _write_manifest(
 ) -> None:  # fmt: skip
     """The run's settings; variants run into the folder before are kept, and so is its start."""
     old = read_manifest(folder.manifest)
+    ran = array((old or {}).get("variants"))  # the variants an earlier start of this run asked for
     versions: dict[str, str | None] = {}
     for pkg in ("alfworld", "textworld"):
         try:
@@ -436,7 +438,7 @@ def _write_manifest(
         "step_cap": STEP_CAP,
         "round_cap": _round_cap(roles),
         "retriever": getattr(retriever, "__name__", "?"),
-        "variants": sorted({*(old or {}).get("variants", []), *variants}),
+        "variants": sorted({*(v for v in ran if isinstance(v, str)), *variants}),
         "chains": [[g.id for g in c] for c in chain_list],
         "families": {g.id: g.family for c in chain_list for g in c},
         "versions": versions,
