@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal, TypedDict
 
 from memdir.errors import MemdirError
+from memdir.jsontypes import JsonObject
 from memdir.store.atomic import write_atomic
 from memdir_study.bench.alfworld import FAMILY_ORDER
 from memdir_study.runfolder import read_manifest
@@ -35,7 +36,7 @@ def load_rows(run: Path) -> list[TaskRow]:
     return folder.task_rows()
 
 
-def load_aborted(run: Path) -> list[dict[str, Any]]:
+def load_aborted(run: Path) -> list[JsonObject]:
     """Cells whose model calls failed (`aborted.jsonl`): reported as aborted, never partially."""
     return ChainFolder(run).aborted.rows()
 

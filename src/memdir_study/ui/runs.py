@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from memdir.errors import MemdirError, NotFoundError
+from memdir.jsontypes import JsonObject
 from memdir.store.paths import ROOT, MemoryPath
 from memdir.store.store import Store
 from memdir.ui.listing import child_folders
@@ -31,7 +31,7 @@ class Run:
     name: str  # the folder relative to --runs ("." for --runs itself)
     kind: str  # "eval" or "skills"
     root: Path
-    manifest: dict[str, Any] = field(default_factory=dict)
+    manifest: JsonObject = field(default_factory=dict)
     stores: list[Source] = field(default_factory=list)
 
     @property
@@ -125,4 +125,4 @@ class Malformed:
     reason: str
 
 
-ROW_TYPES: dict[str, Any] = {"answers.jsonl": AnswerRow, TASKS: TaskRow}
+ROW_TYPES: dict[str, object] = {"answers.jsonl": AnswerRow, TASKS: TaskRow}

@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from memdir.jsontypes import JsonObject
 from memdir.store.paths import MemoryPath
 from memdir.store.store import Store
 from memdir_study.runfolder import row_problem
@@ -38,7 +39,7 @@ class TablePage:
     among them, and `parsed`: how many lines were parsed to make the page."""
 
     start: int
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[JsonObject] = field(default_factory=list)
     malformed: list[Malformed] = field(default_factory=list)
     total: int = 0
     parsed: int = 0
