@@ -18,9 +18,8 @@ is never retried by Ray: a worker that dies fails the run, and rerunning it resu
 from __future__ import annotations
 
 import asyncio
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from memdir_study.bench import load_sample
 from memdir_study.bench.types import Sample
@@ -48,13 +47,13 @@ class CellTask:
     variant: str
 
 
-def play_cell(task: CellTask) -> dict[str, Any]:
+def play_cell(task: CellTask) -> ConversationCell:
     """Run one cell in this process (a Ray worker): the local path's own cell code."""
     runner = Runner(task.config, task.out, progress=False, models=build_all(task.models))
     sample = task.config.apply_sessions(load_sample(task.config.benchmark, task.conversation))
     with ProgressBars(False) as bars:
         cell = asyncio.run(runner.run_cell(sample, task.variant, bars))
-    return asdict(cell)
+    return cell  # Ray pickles it back to the driver
 
 
 class RayExecutor:
@@ -81,4 +80,4 @@ class RayExecutor:
             rows = await asyncio.to_thread(
                 run_bounded, ray, remote, tasks, at_once=self.cells_at_once, done=lambda i, r: tick()
             )
-        return [ConversationCell(**r) for r in rows]
+        return list(rows)

@@ -143,7 +143,8 @@ class RunConfig:
                 "none; name a --search-model (e.g. local), or drop --search read"
             )
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JsonObject:
+        """The settings a resumed run must share (the manifest's `config`)."""
         return {**self._identity(), **self._role_identity()}
 
     def _role_identity(self) -> dict[str, Any]:

@@ -26,8 +26,8 @@ search, not the curation (update accuracy measures that).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Literal, TypedDict
 
 from memdir.conventions import KeyedFact, key_of, parse_keyed
 from memdir.errors import MemdirError
@@ -51,6 +51,31 @@ class FirstHit:
     value: str | None  # the keyed value read off the first hit (None when missed)
     where: str | None  # path:line of that keyed line
     current: bool | None  # a live value is the true current one (None: no truth given, or not live)
+
+
+class FirstHitRecord(TypedDict):
+    """A FirstHit as `as_dict` writes it."""
+
+    subject: str
+    attribute: str
+    query: str
+    status: Status
+    value: str | None
+    where: str | None
+    current: bool | None
+
+
+class StaleFirstRecord(TypedDict):
+    """`StaleFirst.as_dict`: the counts, the rate, the search mode and a row per key."""
+
+    keys: int
+    stale: int
+    live: int
+    missed: int
+    not_current: int
+    stale_first_rate: float
+    mode: str
+    rows: list[FirstHitRecord]
 
 
 @dataclass(frozen=True)
@@ -89,14 +114,27 @@ class StaleFirst:
         """The stale-first rate: keys whose first hit is a past value, over all keys."""
         return self.stale / self.keys if self.keys else 0.0
 
-    def as_dict(self) -> dict[str, Any]:
-        counts = {"keys": self.keys, "stale": self.stale, "live": self.live, "missed": self.missed}
+    def as_dict(self) -> StaleFirstRecord:
         return {
-            **counts,
+            "keys": self.keys,
+            "stale": self.stale,
+            "live": self.live,
+            "missed": self.missed,
             "not_current": self.not_current,
             "stale_first_rate": self.rate,
             "mode": self.mode,
-            "rows": [asdict(r) for r in self.rows],
+            "rows": [
+                {
+                    "subject": r.subject,
+                    "attribute": r.attribute,
+                    "query": r.query,
+                    "status": r.status,
+                    "value": r.value,
+                    "where": r.where,
+                    "current": r.current,
+                }
+                for r in self.rows
+            ],
         }
 
 

@@ -214,9 +214,16 @@ def first_hits(store: Store, sample: Sample, keys: Sequence[updates.ChangedKey])
         pairs.append(pair)
         queries[pair] = asked.get((key.locator,), f"{key.subject} {key.attribute}")
         current[pair] = key.current
-    found = stale_first(store, pairs, queries=queries, current=current).as_dict()
-    stale = [f"{r['where']}: {r['value']} for {r['query']!r}" for r in found["rows"] if r["status"] == "past"]
-    return {**{k: found[k] for k in (*FIRST_COUNTS, "stale_first_rate", "mode")}, "examples": stale[:5]}
+    found = stale_first(store, pairs, queries=queries, current=current)
+    stale = [f"{r.where}: {r.value} for {r.query!r}" for r in found.rows if r.status == "past"]
+    counts = {"keys": found.keys, "stale": found.stale, "live": found.live, "missed": found.missed}
+    return {
+        **counts,
+        "not_current": found.not_current,
+        "stale_first_rate": found.rate,
+        "mode": found.mode,
+        "examples": stale[:5],
+    }
 
 
 def update_figures(rows: Sequence[SessionRow]) -> JsonObject:
