@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TypedDict
 
 import click
 
@@ -12,7 +12,25 @@ from memdir_study.bench import DEFAULTS, load_sample
 from memdir_study.bench.types import Sample
 
 
-def describe(sample: Sample) -> dict[str, Any]:
+class SampleCounts(TypedDict):
+    """What `memdir study data show` prints of a sample."""
+
+    benchmark: str
+    sample: str
+    speakers: list[str]
+    sessions: int
+    first_date: str | None
+    last_date: str | None
+    turns: int
+    characters: int
+    chunks: int
+    questions: int
+    by_category: dict[str, int]
+    defective_golds: list[int]
+    unresolved_evidence: int
+
+
+def describe(sample: Sample) -> SampleCounts:
     """The counts a run record and a person both want to see first."""
     chunks = sample.chunks()
     return {
@@ -60,7 +78,7 @@ def show_cmd(benchmark: str, sample_id: str | None, head: int, as_json: bool) ->
         for key, value in info.items():
             if key == "by_category":
                 click.echo("by_category:")
-                for cat, n in value.items():
+                for cat, n in info["by_category"].items():
                     click.echo(f"  {cat}: {n}")
             else:
                 click.echo(f"{key}: {', '.join(map(str, value)) if isinstance(value, list) else value}")

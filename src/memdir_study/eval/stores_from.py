@@ -33,6 +33,7 @@ from typing import Any, Protocol
 
 from memdir.agents.landing import digests
 from memdir.errors import MemdirError, PathError
+from memdir.jsontypes import JsonObject, obj
 from memdir.store.safefs import SafeRoot
 from memdir.store.store import Store
 from memdir.tools.wiring import open_store
@@ -70,7 +71,7 @@ class StoreSource:
     """A finished run whose stores this run searches (its folder, read only)."""
 
     run: Path
-    manifest: dict[str, Any]
+    manifest: JsonObject
 
     @classmethod
     def open(cls, run: str | Path) -> StoreSource:
@@ -88,8 +89,8 @@ class StoreSource:
         return RunFolder(self.run, create=False)
 
     @property
-    def config(self) -> dict[str, Any]:
-        return dict(self.manifest["config"])
+    def config(self) -> JsonObject:
+        return dict(obj(self.manifest.get("config")))
 
     @property
     def builder_model(self) -> str:
@@ -172,7 +173,7 @@ class StoreSource:
         except PathError as exc:
             raise self._linked(name, source, str(exc)) from None
 
-    def require(self, cells: list[tuple[str, str, str]]) -> dict[str, Any]:
+    def require(self, cells: list[tuple[str, str, str]]) -> JsonObject:
         """What this run records of its source (manifest.json's `stores_from`), refusing the first
         cell (benchmark, conversation, variant) the source has no store for."""
         taken: dict[str, Any] = {}

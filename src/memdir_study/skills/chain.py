@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 from memdir.errors import MemdirError
 from memdir.jsontypes import array
@@ -68,7 +68,7 @@ class ChainCell:
     chain: int
     store_dir: Path | None
     early: dict[str, str] | None = None
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[TaskRow] = field(default_factory=list)
     aborted: bool = False  # a model call failed: the cell plays no more tasks
 
 
@@ -387,12 +387,22 @@ def _round_cap(roles: Roles) -> int | None:
     return min((c for c in caps if c is not None), default=None)
 
 
+class ChainRoleSetting(TypedDict):
+    """A skill role's settings as the chain's manifest records them (eval's RoleSetting, but a
+    role may play unpriced)."""
+
+    model: str
+    reasoning_effort: str | None
+    effort_sent: bool
+    price_card: str | None
+
+
 def role_settings(
     executor: Model | None, roles: Roles, card: PriceCard | None, role_cards: dict[str, PriceCard]
-) -> dict[str, Any]:
+) -> dict[str, ChainRoleSetting]:
     """Each role's model, the reasoning effort asked of it (`Model.with_settings`) and whether
     the model takes one, and its price card (docs/study.md, Configuration of record (Table 11))."""
-    out: dict[str, Any] = {}
+    out: dict[str, ChainRoleSetting] = {}
     for role, m in zip(SKILL_ROLES, (executor, roles.searcher, roles.curator), strict=True):
         priced = role_cards.get(role, card)
         effort = m.config.reasoning_effort if m is not None else None

@@ -37,7 +37,7 @@ class Paired(TypedDict):
     sidedness: Sidedness
 
 
-def comparisons(rows: Iterable[Mapping[str, Any]], order: Iterable[str] = ()) -> list[Paired]:
+def comparisons(rows: Iterable[Mapping[str, object]], order: Iterable[str] = ()) -> list[Paired]:
     """A row per (model, protocol, variant) with a no-store cell beside it: the sign test of the
     variant's per-task success against no-store's, variants in `order` first."""
     rank = {v: i for i, v in enumerate(order)}

@@ -41,7 +41,7 @@ def load_aborted(run: Path) -> list[JsonObject]:
     return ChainFolder(run).aborted.rows()
 
 
-def load_manifest(run: Path) -> dict[str, Any]:
+def load_manifest(run: Path) -> JsonObject:
     """The run's manifest."""
     manifest = read_manifest(ChainFolder(run).manifest)
     if manifest is None:
