@@ -42,3 +42,8 @@ def count(value: object) -> int:
 def number(value: object) -> float:
     """`value` as a number (seconds, a rate), 0.0 when absent, null or not a number."""
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+
+def counts(value: object) -> dict[str, int]:
+    """A JSON object of counts (`{"good": 3}`) as ints by name; {} when it is not an object."""
+    return {k: count(v) for k, v in obj(value).items()}

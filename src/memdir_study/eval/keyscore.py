@@ -37,12 +37,11 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from memdir.analytics.facts import FactLine
 from memdir.conventions import normalize, parse_distilled, parse_keyed, turn_numbers
 from memdir.fact_quality import content_f1
-from memdir.jsontypes import JsonObject
+from memdir.jsontypes import JsonObject, JsonValue, array, count, counts, obj
 from memdir.stream import Turn
 from memdir_study.bench.truthkey import KeyFact, KeyTurn
 from memdir_study.eval.writes import KEPT, judge
@@ -239,17 +238,18 @@ class KeyScore:
         }
 
     @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> KeyScore:
-        tags = d.get("recall_by_tag", {})
+    def from_json(cls, d: Mapping[str, JsonValue]) -> KeyScore:
+        """`as_json` read back; a count an older record lacks reads as 0."""
+        tags = {t: obj(v) for t, v in obj(d.get("recall_by_tag")).items()}
         return cls(
-            int(d["facts"]),
-            int(d["kept"]),
-            int(d["lines"]),
-            int(d["matched"]),
-            Counter({k: int(v) for k, v in d["false_lines"].items() if v}),
-            Counter({t: int(v["facts"]) for t, v in tags.items()}),
-            Counter({t: int(v["kept"]) for t, v in tags.items() if v["kept"]}),
-            list(d.get("examples", [])),
+            count(d.get("facts")),
+            count(d.get("kept")),
+            count(d.get("lines")),
+            count(d.get("matched")),
+            Counter({k: v for k, v in counts(d.get("false_lines")).items() if v}),
+            Counter({t: count(v.get("facts")) for t, v in tags.items()}),
+            Counter({t: n for t, v in tags.items() if (n := count(v.get("kept")))}),
+            [str(x) for x in array(d.get("examples"))],
         )
 
 
@@ -358,20 +358,20 @@ KEY_COLUMNS = ("key R", "key P", "key false")
 """The run table's truth-key columns: recall, key precision, false lines."""
 
 
-def pooled(rows: Sequence[Mapping[str, Any]]) -> JsonObject:
+def pooled(rows: Sequence[Mapping[str, JsonValue]]) -> JsonObject:
     """`{"key": ...}`, the key scores of the rows that have one added up, or `{}` (a run that
     is not on the key)."""
-    found = [KeyScore.from_json(r["key"]) for r in rows if r.get("key")]
+    found = [KeyScore.from_json(obj(r.get("key"))) for r in rows if r.get("key")]
     if not found:
         return {}
     total = sum(found[1:], found[0])
     return {"key": total.as_json()}
 
 
-def cells(figures: Mapping[str, Any]) -> list[str]:
+def cells(figures: Mapping[str, JsonValue]) -> list[str]:
     """One table row's `KEY_COLUMNS`, blank where the row has no key score."""
-    key = figures.get("key")
+    key = obj(figures.get("key"))
     if not key:
         return ["", "", ""]
-    shown = ("" if x is None else f"{x:.3f}" for x in (key["recall"], key["precision"]))
-    return [*shown, str(key["false_line_count"])]
+    shown = ("" if x is None else f"{x:.3f}" for x in (key.get("recall"), key.get("precision")))
+    return [*shown, str(key.get("false_line_count"))]

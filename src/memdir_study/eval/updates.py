@@ -36,12 +36,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from memdir.analytics.facts import FactLine
 from memdir.conventions import parse_distilled, parse_keyed
 from memdir.fact_quality import content_f1
-from memdir.jsontypes import JsonObject
+from memdir.jsontypes import JsonObject, JsonValue, array, count
 from memdir.words import terms
 from memdir_study.bench.types import Fact
 
@@ -225,8 +225,10 @@ class UpdateScore:
         }
 
     @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> UpdateScore:
-        return cls(int(d["correct"]), int(d["hallucinated"]), int(d["omitted"]), list(d.get("examples", [])))
+    def from_json(cls, d: Mapping[str, JsonValue]) -> UpdateScore:
+        """`as_json` read back."""
+        examples = [str(x) for x in array(d.get("examples"))]
+        return cls(count(d.get("correct")), count(d.get("hallucinated")), count(d.get("omitted")), examples)
 
 
 def score_updates(

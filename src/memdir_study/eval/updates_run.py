@@ -26,12 +26,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from functools import reduce
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from memdir.agents.landing import digests
 from memdir.agents.output import RoleOutput
 from memdir.agents.revert import revert
-from memdir.jsontypes import JsonObject, array, count, number, obj, record_json, text
+from memdir.jsontypes import JsonObject, JsonValue, array, count, number, obj, record_json, text
 from memdir.models import Model
 from memdir.models.usage import Usage, UsageRecord, spent
 from memdir.store.journal import Journal
@@ -240,7 +240,7 @@ def update_figures(rows: Sequence[SessionRow]) -> JsonObject:
     }
 
 
-def pooled(rows: Sequence[Mapping[str, Any]]) -> JsonObject:
+def pooled(rows: Sequence[Mapping[str, JsonValue]]) -> JsonObject:
     """The update figures of some conversation rows together (`writes_report.figures`): counts
     summed over conversations, pooled over sessions and after each one's last; one conversation's
     rows also keep its per-session counts. Nothing for rows without them (LoCoMo, REALTALK)."""
@@ -249,24 +249,25 @@ def pooled(rows: Sequence[Mapping[str, Any]]) -> JsonObject:
         return {}
 
     def total(field: str) -> JsonObject:
-        found = [updates.UpdateScore.from_json(r[field]) for r in scored if r.get(field)]
+        found = [updates.UpdateScore.from_json(obj(r.get(field))) for r in scored if r.get(field)]
         return reduce(lambda a, b: a + b, found, updates.UpdateScore()).as_json()
 
     out: JsonObject = {"updates": total("updates"), "updates_final": total("updates_final")}
     if len(rows) == 1:
-        out["updates_by_session"] = rows[0]["updates_by_session"]
-    firsts = [r["stale_first"] for r in scored if r.get("stale_first")]
+        out["updates_by_session"] = rows[0].get("updates_by_session")
+    firsts = [obj(r.get("stale_first")) for r in scored if r.get("stale_first")]
     if firsts:
-        counts = {k: sum(int(f[k]) for f in firsts) for k in FIRST_COUNTS}
+        counts = {k: sum(count(f.get(k)) for f in firsts) for k in FIRST_COUNTS}
         out["stale_first"] = {**counts, "stale_first_rate": round(counts["stale"] / counts["keys"], 4)}
     return out
 
 
-def summary_line(figures: Mapping[str, Any]) -> str | None:
+def summary_line(figures: Mapping[str, JsonValue]) -> str | None:
     """One line for the table's reader: update accuracy pooled over sessions and after the last."""
     if "updates" not in figures:
         return None
-    u, last, first = figures["updates"], figures["updates_final"], figures.get("stale_first")
+    u, last = obj(figures.get("updates")), obj(figures.get("updates_final"))
+    first = obj(figures.get("stale_first"))
     line = (
         f"update accuracy {u['update_accuracy']} over {u['scored']} key-sessions (correct {u['correct']}, "
         f"hallucinated {u['hallucinated']}, omitted {u['omitted']}); after the last session "

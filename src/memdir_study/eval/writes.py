@@ -34,13 +34,12 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from memdir.analytics.facts import FactLine, fact_lines
 from memdir.conventions import DistilledFact, KeyedFact, normalize, parse_distilled, parse_keyed
 from memdir.fact_quality import SUPPORTED, content_f1, is_supported, junk_reason
 from memdir.fact_truth import REASONS, false_reason, line_of, reference_fits, reference_subject, stream_names
-from memdir.jsontypes import JsonObject
+from memdir.jsontypes import JsonObject, JsonValue, array, count, counts, obj
 from memdir.store.store import Store
 from memdir.stream import Turn
 from memdir_study.bench.locomo import Observation
@@ -226,20 +225,21 @@ class WriteScore:
         }
 
     @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> WriteScore:
+    def from_json(cls, d: Mapping[str, JsonValue]) -> WriteScore:
+        """`as_json` read back; a count an older record lacks reads as 0."""
         return cls(
-            Counter(d["fact_lines"]),
-            Counter(d["good_lines"]),
-            Counter(d["supported_lines"]),
-            int(d["forged_lines"]),
-            int(d["keyed_lines"]),
-            int(d.get("kind_lines", 0)),
-            Counter(d["junk_reasons"]),
-            int(d["observations"]),
-            Counter(d["kept"]),
-            {k: list(v) for k, v in d.get("examples", {}).items()},
-            Counter(d.get("strict_good_lines", {})),
-            Counter({k: v for k, v in d.get("false_lines", {}).items() if v}),
+            Counter(counts(d.get("fact_lines"))),
+            Counter(counts(d.get("good_lines"))),
+            Counter(counts(d.get("supported_lines"))),
+            count(d.get("forged_lines")),
+            count(d.get("keyed_lines")),
+            count(d.get("kind_lines")),
+            Counter(counts(d.get("junk_reasons"))),
+            count(d.get("observations")),
+            Counter(counts(d.get("kept"))),
+            {k: [str(x) for x in array(v)] for k, v in obj(d.get("examples")).items()},
+            Counter(counts(d.get("strict_good_lines"))),
+            Counter({k: v for k, v in counts(d.get("false_lines")).items() if v}),
         )
 
 
