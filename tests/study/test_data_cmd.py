@@ -50,9 +50,10 @@ def test_data_show_generated_with_head_and_a_missing_file_error() -> None:
 
 def test_bench_imports_nothing_of_memdir_but_store_chatlogs_and_the_leaves() -> None:
     # The leaves anyone may import (ARCHITECTURE.md): the locator grammar lives in conventions;
-    # the turns of a LoCoMo or REALTALK file are the product's chat-log readers' (chatlogs).
+    # the turns of a LoCoMo or REALTALK file are the product's chat-log readers' (chatlogs); a
+    # dataset file is JSON read through jsontypes.
     allowed = ("memdir_study.bench", "memdir.stream", "memdir.errors", "memdir.store", "memdir.conventions")
-    allowed += ("memdir.chatlogs",)
+    allowed += ("memdir.chatlogs", "memdir.jsontypes")
     loaders = sorted((REPO / "src" / "memdir_study" / "bench").glob("*.py"))
     assert len(loaders) >= 8  # the loaders are where this looks, not an empty folder
     for path in loaders:

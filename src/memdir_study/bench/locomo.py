@@ -27,11 +27,12 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from memdir.chatlogs.dialogues import locomo_turns
 from memdir.conventions import turn_numbers
+from memdir.jsontypes import JsonValue, array, count, obj
 from memdir_study.bench.data import LOCOMO_URL, UnknownSample, locate
 from memdir_study.bench.evidence import parse_evidence
 from memdir_study.bench.types import Question, Sample
@@ -42,10 +43,10 @@ DEFECTIVE_ORDERS = {"conv-50": frozenset({20, 64, 112, 138})}
 SOURCE = "github.com/snap-research/LoCoMo, data/locomo10.json"
 
 
-def load_all() -> list[dict[str, Any]]:
+def load_all() -> list[Mapping[str, JsonValue]]:
+    """The samples of locomo10.json, as parsed."""
     path = locate("locomo/locomo10.json", LOCOMO_URL, source=SOURCE)
-    data: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
-    return data
+    return [obj(s) for s in array(json.loads(path.read_text(encoding="utf-8")))]
 
 
 def sample_ids() -> list[str]:
@@ -61,15 +62,15 @@ def load(sample_id: str = DEFAULT, *, include_adversarial: bool = False) -> Samp
     return from_raw(found[0], include_adversarial=include_adversarial)
 
 
-def from_raw(raw: dict[str, Any], *, include_adversarial: bool = False) -> Sample:
+def from_raw(raw: Mapping[str, JsonValue], *, include_adversarial: bool = False) -> Sample:
     """The sample: its turns as the product reads them (`memdir.chatlogs.dialogues`), its questions."""
     sid = str(raw["sample_id"])
-    conv = raw["conversation"]
+    conv = obj(raw["conversation"])
     turns, dates = locomo_turns(conv)
     defective = DEFECTIVE_ORDERS.get(sid, frozenset())
     questions: list[Question] = []
-    for i, q in enumerate(raw["qa"]):
-        code = int(q["category"])
+    for i, q in enumerate(map(obj, array(raw["qa"]))):
+        code = count(q["category"])
         if code == 5 and not include_adversarial:
             continue
         order = len(questions) + 1
@@ -80,7 +81,7 @@ def from_raw(raw: dict[str, Any], *, include_adversarial: bool = False) -> Sampl
                 category=CATEGORIES.get(code, f"category-{code}"),
                 question=str(q["question"]),
                 gold=str(gold),
-                evidence=tuple(parse_evidence(q.get("evidence", []))),
+                evidence=tuple(parse_evidence(array(q.get("evidence")))),
                 category_code=code,
                 order=order,
                 defective=order in defective and not include_adversarial,
@@ -130,19 +131,19 @@ def observations(sample_id: str = DEFAULT) -> Observations:
     raise UnknownSample(f"LoCoMo has no conversation {sample_id!r}; choose one of {known}")
 
 
-def observations_from_raw(raw: dict[str, Any]) -> Observations:
+def observations_from_raw(raw: Mapping[str, JsonValue]) -> Observations:
     """Read leniently: evidence goes through `parse_evidence` (the messy ids questions have too);
     a locator naming no turn of the conversation is dropped, and an entry left with no evidence,
     with no text, or not a `[fact, evidence]` pair is skipped; each is counted by reason."""
     turns = {t.locator for t in from_raw(raw).turns}
     out = Observations(str(raw["sample_id"]), [])
-    found = raw.get("observation") or {}
-    for key in found:
+    found = obj(raw.get("observation"))
+    for key, entry in found.items():
         m = re.fullmatch(r"session_(\d+)_observation", key)
-        if m is None or not isinstance(found[key], dict):
+        if m is None or not isinstance(entry, Mapping):
             out.skipped["session entry not session_N_observation -> {speaker: [...]}"] += 1
             continue
-        for speaker, items in found[key].items():
+        for speaker, items in entry.items():
             for item in items if isinstance(items, list) else [items]:
                 if not (isinstance(item, list) and len(item) == 2 and str(item[0]).strip()):
                     out.skipped["not a [fact, evidence] pair"] += 1

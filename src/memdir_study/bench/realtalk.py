@@ -13,9 +13,10 @@ chunks under the chunking rule of `memdir.stream`.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Mapping
 
 from memdir.chatlogs.dialogues import realtalk_turns
+from memdir.jsontypes import JsonValue, array, count, obj
 from memdir_study.bench.data import REALTALK_URL, UnknownSample, data_root, locate
 from memdir_study.bench.evidence import parse_evidence
 from memdir_study.bench.types import Question, Sample
@@ -50,20 +51,20 @@ def load(sample_id: str = DEFAULT) -> Sample:
     return from_raw(sample_id, json.loads(path.read_text(encoding="utf-8")))
 
 
-def from_raw(sample_id: str, raw: dict[str, Any]) -> Sample:
+def from_raw(sample_id: str, raw: Mapping[str, JsonValue]) -> Sample:
     """The chat: its turns as the product reads them (`memdir.chatlogs.dialogues`), its questions."""
     turns, dates = realtalk_turns(raw)
     questions = [
         Question(
             id=f"{sample_id}-q{i + 1}",
-            category=CATEGORIES.get(int(q["category"]), f"category-{q['category']}"),
+            category=CATEGORIES.get(code := count(q["category"]), f"category-{q['category']}"),
             question=str(q["question"]),
             gold=str(q.get("answer", "")),
-            evidence=tuple(parse_evidence(q.get("evidence", []))),
-            category_code=int(q["category"]),
+            evidence=tuple(parse_evidence(array(q.get("evidence")))),
+            category_code=code,
             order=i + 1,
         )
-        for i, q in enumerate(raw.get("qa", []))
+        for i, q in enumerate(map(obj, array(raw.get("qa"))))
     ]
     names = raw.get("name", {})
     speakers = [str(v) for v in names.values()] if isinstance(names, dict) else []

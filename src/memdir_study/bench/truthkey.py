@@ -26,6 +26,7 @@ from typing import Any
 
 from memdir.conventions import SESSION_TURN, turn_numbers
 from memdir.errors import MemdirError
+from memdir.jsontypes import JsonValue
 from memdir_study.bench import locomo, realtalk
 from memdir_study.bench.data import UnknownSample
 from memdir_study.bench.locomo import Observation, Observations
@@ -79,7 +80,7 @@ class KeyTurn:
 
 @dataclass(frozen=True)
 class TruthKey:
-    about: Mapping[str, Any]
+    about: Mapping[str, JsonValue]
     turns: tuple[KeyTurn, ...]
 
     def conversations(self) -> list[str]:
@@ -104,13 +105,14 @@ def _field(entry: Mapping[str, Any], name: str, kind: type, where: str) -> Any:
     return value
 
 
-def parse(data: Mapping[str, Any]) -> TruthKey:
+def parse(data: Mapping[str, JsonValue]) -> TruthKey:
     """The key from its JSON, every field checked: a malformed entry is an error naming it."""
-    if not isinstance(data.get("about"), dict) or not isinstance(data.get("turns"), list):
+    about, listed_turns = data.get("about"), data.get("turns")
+    if not isinstance(about, Mapping) or not isinstance(listed_turns, list):
         raise MalformedKey(f"{FILE} needs an `about` object and a `turns` list")
     turns: list[KeyTurn] = []
     seen: set[tuple[str, str]] = set()
-    for i, entry in enumerate(data["turns"]):
+    for i, entry in enumerate(listed_turns):
         where = f"turn {i + 1}"
         if not isinstance(entry, dict):
             raise MalformedKey(f"{FILE}: {where} is not an object")
@@ -133,7 +135,7 @@ def parse(data: Mapping[str, Any]) -> TruthKey:
         listed = _field(entry, "facts", list, where)
         facts = tuple(_fact(f, loc, f"{where} fact {j + 1}") for j, f in enumerate(listed))
         turns.append(KeyTurn(bench, conv, loc, tuple(tags), facts))
-    return TruthKey(dict(data["about"]), tuple(turns))
+    return TruthKey(dict(about), tuple(turns))
 
 
 def _fact(entry: Any, locator: str, where: str) -> KeyFact:
