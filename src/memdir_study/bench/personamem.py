@@ -27,10 +27,12 @@ import csv
 import json
 import re
 import sys
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from memdir.jsontypes import JsonValue, array, obj
 from memdir.stream import Turn
 from memdir_study.bench.data import PERSONAMEM_URL, DataUnavailable, UnknownSample, locate
 from memdir_study.bench.types import Question, Sample
@@ -137,20 +139,18 @@ def load(sample_id: str = DEFAULT) -> Sample:
     return Sample("personamem", sample_id, turns, questions, dates)
 
 
-def shared_context(tier: str, context_id: str) -> list[dict[str, Any]]:
+def shared_context(tier: str, context_id: str) -> list[Mapping[str, JsonValue]]:
     """The message list of one context; lines are only parsed when they open with its key."""
     path = _file(tier, "contexts")
     head = '{"' + context_id + '"'
     with path.open(encoding="utf-8") as fh:
         for line in fh:
             if line.lstrip().startswith(head):
-                obj = json.loads(line)
-                messages: list[dict[str, Any]] = obj[context_id]
-                return messages
+                return [obj(m) for m in array(obj(json.loads(line)).get(context_id))]
     raise UnknownSample(f"{path.name} has no shared context {context_id}")
 
 
-def to_turns(messages: list[dict[str, Any]]) -> list[Turn]:
+def to_turns(messages: Sequence[Mapping[str, JsonValue]]) -> list[Turn]:
     turns: list[Turn] = []
     block = 1
     user_label: str | None = None
