@@ -6,9 +6,14 @@ is the point. memdir's own records are TypedDicts beside their makers."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TypeAlias, cast
+from typing import TYPE_CHECKING, TypeAlias, cast
 
-JsonValue: TypeAlias = "str | int | float | bool | Sequence[JsonValue] | Mapping[str, JsonValue] | None"
+if TYPE_CHECKING:
+    JsonValue: TypeAlias = "str | int | float | bool | Sequence[JsonValue] | Mapping[str, JsonValue] | None"
+else:
+    # At run time a JSON value is any object: the recursive string above would be resolved by
+    # `get_type_hints` in the namespace of whichever record holds a JsonObject, which lacks it.
+    JsonValue = object
 JsonObject: TypeAlias = dict[str, JsonValue]
 
 
