@@ -37,7 +37,7 @@ from memdir.agents.ingest import NoOpWarning
 from memdir.agents.ingest_batch import IngestSettings, ingest_batch
 from memdir.analytics.integrity import diff_facts
 from memdir.errors import MemdirError
-from memdir.jsontypes import JsonObject
+from memdir.jsontypes import JsonObject, array, count
 from memdir.models import Model
 from memdir.store.store import Store
 from memdir.tools.wiring import open_store
@@ -100,7 +100,7 @@ def run_year(
     rows, months = JsonlTable(out / ROWS), JsonlTable(out / MONTHS)
     rows.repair()
     months.repair()
-    last = max((int(r["month"]) for r in rows.rows()), default=0)
+    last = max((count(r["month"]) for r in rows.rows()), default=0)
     where = out / "store"
     if where.exists():
         shutil.rmtree(where)
@@ -109,7 +109,7 @@ def run_year(
         if say:
             say(f"resuming after month {last} from {_snapshot(out, last)}")
     for row in months.rows():
-        if int(row["month"]) > last:
+        if count(row["month"]) > last:
             months.withdraw({"month": row["month"]})
     store = open_store(where, create=True, init=True)
     for month in range(last + 1, run.months + 1):
@@ -117,7 +117,7 @@ def run_year(
         months.append([row])
         if month in run.checkpoints():
             first = next((r for r in rows.rows() if r["month"] == 1), None)
-            kept = None if first is None else first["month1_kept_ids"]
+            kept = None if first is None else [count(i) for i in array(first["month1_kept_ids"])]
             found = checkpoint(store, year, month, model, out / "answers.jsonl", kept)
             rows.append([{**found, **_cost(months.rows(), month)}])
             snap = _snapshot(out, month)
