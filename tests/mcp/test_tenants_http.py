@@ -23,6 +23,7 @@ from memdir.errors import MemdirError
 from memdir.mcp import tenants
 from memdir.mcp.tenant_app import tenants_app
 from memdir.store import spec
+from memdir.store.journal import stop_committer
 from memdir.tools.wiring import open_store
 from serve_helpers import ACCEPT, INITIALIZE, run_asgi, serve_process, tool_call
 
@@ -145,6 +146,7 @@ async def test_rename_targets_stay_in_tenant(world: World) -> None:
 
 
 async def test_read_only_token_cannot_write(world: World) -> None:
+    stop_committer()  # earlier tests' steps landed first: only this test's calls may change a byte
     before = _snap(world.root_a)
     async with client(world, world.a_search) as s:
         names = {t.name for t in (await s.list_tools()).tools}
