@@ -8,46 +8,56 @@ panel with the checkpoint months on x, so a curve that erodes, plateaus or holds
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from rich.table import Table
 
-from memdir.jsontypes import JsonObject
+from memdir.jsontypes import JsonObject, JsonValue, count, obj
 from memdir.store.atomic import write_atomic
 
 SUMMARY = "summary.json"
-Row = dict[str, Any]
+Row = Mapping[str, JsonValue]  # one checkpoint as `score.checkpoint` gave it, or one month's row
+Figure = Callable[[Row], float | None]
 
-COLUMNS: tuple[tuple[str, Callable[[Row], Any]], ...] = (
-    ("month", lambda r: r["month"]),
-    ("sessions", lambda r: r["sessions"]),
-    ("retention", lambda r: r["retention"]),
-    ("of m1 kept", lambda r: r.get("retention_of_month1_kept")),
-    ("current", lambda r: r["current_state"]),
-    ("previous", lambda r: r["previous_state"]),
-    ("stale-first", lambda r: r["stale_first"]["stale_first_rate"]),
-    ("update acc", lambda r: r["update_accuracy"]),
-    ("halluc.", lambda r: r["hallucinated"]),
-    ("files", lambda r: r["shape"]["files"]),
-    ("dirs", lambda r: r["shape"]["dirs"]),
-    ("depth", lambda r: r["shape"]["depth_mean"]),
-    ("fanout", lambda r: r["shape"]["fanout_mean"]),
-    ("B1", lambda r: r["shape"]["b1_mean"]),
-    ("B2", lambda r: r["shape"]["b2"]),
-    ("B3", lambda r: r["shape"]["b3"]),
-    ("B4", lambda r: r["shape"]["b4"]),
-    ("core tok", lambda r: r["core_tokens"]),
-    ("index KB", lambda r: round(r["index_bytes"] / 1024, 1)),
-    ("ingest s/sess", lambda r: r["ingest_seconds_per_session"]),
-    ("search KB/q", lambda r: _kb(r["search_bytes_per_question"])),
-    ("facts lost", lambda r: r["facts_lost_by_consolidation"]),
+
+def _at(row: Row, *keys: str) -> float | None:
+    """The number at `keys` (a path through nested objects), None where the run left it out: a
+    figure a checkpoint could not measure is null, and a run from an older build may lack it."""
+    value: JsonValue = row
+    for key in keys:
+        value = obj(value).get(key)
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+COLUMNS: tuple[tuple[str, Figure], ...] = (
+    ("month", lambda r: _at(r, "month")),
+    ("sessions", lambda r: _at(r, "sessions")),
+    ("retention", lambda r: _at(r, "retention")),
+    ("of m1 kept", lambda r: _at(r, "retention_of_month1_kept")),
+    ("current", lambda r: _at(r, "current_state")),
+    ("previous", lambda r: _at(r, "previous_state")),
+    ("stale-first", lambda r: _at(r, "stale_first", "stale_first_rate")),
+    ("update acc", lambda r: _at(r, "update_accuracy")),
+    ("halluc.", lambda r: _at(r, "hallucinated")),
+    ("files", lambda r: _at(r, "shape", "files")),
+    ("dirs", lambda r: _at(r, "shape", "dirs")),
+    ("depth", lambda r: _at(r, "shape", "depth_mean")),
+    ("fanout", lambda r: _at(r, "shape", "fanout_mean")),
+    ("B1", lambda r: _at(r, "shape", "b1_mean")),
+    ("B2", lambda r: _at(r, "shape", "b2")),
+    ("B3", lambda r: _at(r, "shape", "b3")),
+    ("B4", lambda r: _at(r, "shape", "b4")),
+    ("core tok", lambda r: _at(r, "core_tokens")),
+    ("index KB", lambda r: _kb(_at(r, "index_bytes"), 1)),
+    ("ingest s/sess", lambda r: _at(r, "ingest_seconds_per_session")),
+    ("search KB/q", lambda r: _kb(_at(r, "search_bytes_per_question"))),
+    ("facts lost", lambda r: _at(r, "facts_lost_by_consolidation")),
 )
 
 
-def _kb(n: int | None) -> float | None:
-    return None if n is None else round(n / 1024, 2)
+def _kb(n: float | None, digits: int = 2) -> float | None:
+    return None if n is None else round(n / 1024, digits)
 
 
 def targets(rows: Sequence[Row]) -> JsonObject:
@@ -56,21 +66,24 @@ def targets(rows: Sequence[Row]) -> JsonObject:
         return {}
     last, first = rows[-1], rows[0]
     ratio = None
-    if first["ingest_seconds_per_session"] and last["ingest_seconds_per_session"] is not None:
-        ratio = round(last["ingest_seconds_per_session"] / first["ingest_seconds_per_session"], 3)
-    lost = last["facts_lost_by_consolidation"]
-    found: list[tuple[str, Any, str, bool | None]] = [
-        ("retention", last["retention"], ">= 0.98", _at_least(last["retention"], 0.98)),
-        ("retention_of_month1_kept", last.get("retention_of_month1_kept"), ">= 0.98 (of those month 1 kept)",
-         _at_least(last.get("retention_of_month1_kept"), 0.98)),
-        ("current_state", last["current_state"], ">= 0.95", _at_least(last["current_state"], 0.95)),
-        ("stale_first", last["stale_first"]["stale_first_rate"], "<= 0.02",
-         _at_most(last["stale_first"]["stale_first_rate"], 0.02)),
-        ("update_accuracy", last["update_accuracy"], ">= 0.95", _at_least(last["update_accuracy"], 0.95)),
-        ("hallucinated", last["hallucinated"], "== 0", last["hallucinated"] == 0),
+    began, ended = _at(first, "ingest_seconds_per_session"), _at(last, "ingest_seconds_per_session")
+    if began and ended is not None:
+        ratio = round(ended / began, 3)
+    lost = _at(last, "facts_lost_by_consolidation")
+    retention, of_kept = _at(last, "retention"), _at(last, "retention_of_month1_kept")
+    current, update = _at(last, "current_state"), _at(last, "update_accuracy")
+    stale = _at(last, "stale_first", "stale_first_rate")
+    hallucinated = _at(last, "hallucinated")
+    within = all(r.get("core_within_budget") is True for r in rows)
+    found: list[tuple[str, JsonValue, str, bool | None]] = [
+        ("retention", retention, ">= 0.98", _at_least(retention, 0.98)),
+        ("retention_of_month1_kept", of_kept, ">= 0.98 (of those month 1 kept)", _at_least(of_kept, 0.98)),
+        ("current_state", current, ">= 0.95", _at_least(current, 0.95)),
+        ("stale_first", stale, "<= 0.02", _at_most(stale, 0.02)),
+        ("update_accuracy", update, ">= 0.95", _at_least(update, 0.95)),
+        ("hallucinated", hallucinated, "== 0", hallucinated == 0),
         ("facts_lost_by_consolidation", lost, "== 0", None if lost is None else lost == 0),
-        ("core_within_budget", all(r["core_within_budget"] for r in rows), "every checkpoint",
-         all(r["core_within_budget"] for r in rows)),
+        ("core_within_budget", within, "every checkpoint", within),
         ("ingest_growth", ratio, "<= 1.5 (last / month 1)", _at_most(ratio, 1.5)),
     ]  # fmt: skip
     return {name: {"value": v, "target": t, "met": met} for name, v, t, met in found}
@@ -89,7 +102,7 @@ def summary(rows: Sequence[Row], settings: JsonObject, months: Sequence[Row]) ->
         "settings": settings,
         "checkpoints": list(rows),
         "consolidations": [
-            {"month": m["month"], **m["consolidation"]} for m in months if "consolidation" in m
+            {"month": m.get("month"), **obj(m["consolidation"])} for m in months if "consolidation" in m
         ],
         "targets": targets(rows),
     }
@@ -108,7 +121,7 @@ def table(rows: Sequence[Row], title: str) -> Table:
     return t
 
 
-def _shown(v: Any) -> str:
+def _shown(v: float | None) -> str:
     if v is None:
         return "-"
     return f"{v:.3g}" if isinstance(v, float) and abs(v) < 100 else str(v)
@@ -125,72 +138,72 @@ def targets_table(found: JsonObject) -> Table:
     return t
 
 
-Series = tuple[tuple[str, Callable[[Row], Any]], ...]
+Series = tuple[tuple[str, Figure], ...]
 PANELS: dict[str, tuple[str, Series]] = {
     "retention": (
         "month-1 facts kept",
         (
-            ("of those stated", lambda r: r["retention"]),
-            ("of those month 1 kept", lambda r: r.get("retention_of_month1_kept")),
+            ("of those stated", lambda r: _at(r, "retention")),
+            ("of those month 1 kept", lambda r: _at(r, "retention_of_month1_kept")),
         ),
     ),
     "accuracy": (
         "answers and updates",
         (
-            ("current state", lambda r: r["current_state"]),
-            ("previous state", lambda r: r["previous_state"]),
-            ("update accuracy", lambda r: r["update_accuracy"]),
-            ("stale-first rate", lambda r: r["stale_first"]["stale_first_rate"]),
+            ("current state", lambda r: _at(r, "current_state")),
+            ("previous state", lambda r: _at(r, "previous_state")),
+            ("update accuracy", lambda r: _at(r, "update_accuracy")),
+            ("stale-first rate", lambda r: _at(r, "stale_first", "stale_first_rate")),
         ),
     ),
     "size": (
         "store size",
         (
-            ("files", lambda r: r["shape"]["files"]),
-            ("dirs", lambda r: r["shape"]["dirs"]),
-            ("fanout max", lambda r: r["shape"]["fanout_max"]),
+            ("files", lambda r: _at(r, "shape", "files")),
+            ("dirs", lambda r: _at(r, "shape", "dirs")),
+            ("fanout max", lambda r: _at(r, "shape", "fanout_max")),
         ),
     ),
     "shape": (
         "store shape",
         (
-            ("depth mean", lambda r: r["shape"]["depth_mean"]),
-            ("fanout mean", lambda r: r["shape"]["fanout_mean"]),
+            ("depth mean", lambda r: _at(r, "shape", "depth_mean")),
+            ("fanout mean", lambda r: _at(r, "shape", "fanout_mean")),
         ),
     ),
     "taxonomy": (
         "taxonomy panel (B1-B4)",
         (
-            ("B1 mean", lambda r: r["shape"]["b1_mean"]),
-            ("B2", lambda r: r["shape"]["b2"]),
-            ("B3", lambda r: r["shape"]["b3"]),
-            ("B4", lambda r: r["shape"]["b4"]),
+            ("B1 mean", lambda r: _at(r, "shape", "b1_mean")),
+            ("B2", lambda r: _at(r, "shape", "b2")),
+            ("B3", lambda r: _at(r, "shape", "b3")),
+            ("B4", lambda r: _at(r, "shape", "b4")),
         ),
     ),
     "core": (
         "core memory tokens against the budget (log)",
         (
-            ("core memory", lambda r: r["core_tokens"]),
-            ("context budget", lambda r: r["core_budget"]),
+            ("core memory", lambda r: _at(r, "core_tokens")),
+            ("context budget", lambda r: _at(r, "core_budget")),
         ),
     ),
     "indexes": (
         "folder indexes (MEMORY.md)",
         (
-            ("KB, all", lambda r: r["index_bytes"] / 1024),
-            ("files", lambda r: r["index_files"]),
+            ("KB, all", lambda r: _kb(_at(r, "index_bytes"), 3)),
+            ("files", lambda r: _at(r, "index_files")),
         ),
     ),
     "cost": (
         "cost",
         (
-            ("ingest s / session", lambda r: r["ingest_seconds_per_session"]),
-            ("search KB read / question", lambda r: _kb(r["search_bytes_per_question"])),
+            ("ingest s / session", lambda r: _at(r, "ingest_seconds_per_session")),
+            ("search KB read / question", lambda r: _kb(_at(r, "search_bytes_per_question"))),
         ),
     ),
     "consolidation": (
         "facts lost by consolidation (cumulative)",
-        (("facts lost", lambda r: r["facts_lost_by_consolidation"]),),
+        (("facts lost", lambda r: _at(r, "facts_lost_by_consolidation")),),
     ),
 }
 LOG = frozenset({"core"})
@@ -204,7 +217,7 @@ def plot(rows: Sequence[Row], folder: Path, title: str) -> list[Path]:
     import matplotlib.pyplot as plt
 
     written: list[Path] = []
-    months = [r["month"] for r in rows]
+    months = [count(r.get("month")) for r in rows]
     for name, (label, series) in PANELS.items():
         lines = [(s, [get(r) for r in rows]) for s, get in series]
         if not any(v is not None for _, ys in lines for v in ys):
