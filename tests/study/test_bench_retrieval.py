@@ -17,13 +17,17 @@ from memdir.search.index import SearchIndex
 from memdir.stream import Turn
 from memdir_study.bench.types import Question, Sample
 from memdir_study.eval.retrieval import (
+    ConversationResult,
+    Figures,
     chunk_level,
     counted,
     dump,
     evaluate,
+    from_raw,
     hits,
     ndcg,
     rank_chunks,
+    raw,
     section_level,
 )
 
@@ -171,3 +175,12 @@ def test_cli_json_on_a_locomo_conversation(tmp_path: Path) -> None:
     assert again.exit_code == 0, again.output
     assert json.loads(again.stdout) == out
     assert json.loads((tmp_path / "retrieval.json").read_text())["reused"] == ["locomo conv-26"]
+
+
+def test_a_resume_record_reads_back_as_the_result_it_was() -> None:
+    """A run resumes from `raw`'s record written as JSON: reading it back gives the same figures."""
+    fig = Figures(3, {"any@5": 2.0}, {"single-hop": [3, 2]}, 0.5, [0.01, 0.02, 0.03])
+    result = ConversationResult("locomo", "conv-1", 4, {"bm25": fig}, {"dump": {"bm25": fig}}, {"dump": 1.5})
+    assert from_raw(json.loads(json.dumps(raw(result)))) == result
+    with pytest.raises(KeyError):
+        from_raw({k: v for k, v in raw(result).items() if k != "sections"})

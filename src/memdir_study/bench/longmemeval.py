@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
 from datetime import date
 from pathlib import Path
-from typing import Any
 
 from memdir.errors import MemdirError
+from memdir.jsontypes import JsonObject, JsonValue
 from memdir.stream import Turn
 from memdir_study.bench.data import DataUnavailable, UnknownSample, cache_root, data_root
 from memdir_study.bench.types import Question, Sample
@@ -85,7 +86,7 @@ def data_file(variant: str = "s") -> Path:
     )
 
 
-def raw_items(variant: str = "s") -> list[dict[str, Any]]:
+def raw_items(variant: str = "s") -> list[JsonObject]:
     """The file's items as parsed JSON (a list of objects), or a MemdirError naming the file."""
     where = data_file(variant)
     try:
@@ -131,16 +132,20 @@ def _malformed(qid: object, field: str, why: str) -> MemdirError:
     return MemdirError(f"LongMemEval item {qid!r}: field {field} {why}")
 
 
-def from_raw(raw: dict[str, Any], *, variant: str = "s") -> Sample:
+def _listed(raw: Mapping[str, JsonValue], name: str) -> Sequence[JsonValue]:
+    value = raw[name]
+    if not isinstance(value, list):
+        raise _malformed(raw.get("question_id"), name, "is not a list")
+    return value
+
+
+def from_raw(raw: Mapping[str, JsonValue], *, variant: str = "s") -> Sample:
     """One official item as a sample; a missing field or disagreeing list is a MemdirError."""
     qid = raw.get("question_id")
     for name in REQUIRED:
         if name not in raw:
             raise _malformed(qid, name, "is missing")
-    sessions, ids, stamps = raw["haystack_sessions"], raw["haystack_session_ids"], raw["haystack_dates"]
-    for name in LISTS:
-        if not isinstance(raw[name], list):
-            raise _malformed(qid, name, "is not a list")
+    sessions, ids, stamps, answers = (_listed(raw, name) for name in LISTS)
     if not len(sessions) == len(ids) == len(stamps):
         raise _malformed(
             qid,
@@ -148,7 +153,7 @@ def from_raw(raw: dict[str, Any], *, variant: str = "s") -> Sample:
             f"has {len(sessions)} sessions but haystack_session_ids has {len(ids)} "
             f"and haystack_dates {len(stamps)}; the three lists must agree",
         )
-    answer_ids = {str(a) for a in raw["answer_session_ids"]}
+    answer_ids = {str(a) for a in answers}
     missing = sorted(answer_ids - {str(i) for i in ids})
     if missing:
         raise _malformed(qid, "answer_session_ids", f"names {missing}, not in haystack_session_ids")

@@ -45,14 +45,14 @@ import asyncio
 import math
 import statistics
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from memdir.agents import manage_chunk
 from memdir.conventions import locators, turn_numbers
-from memdir.jsontypes import JsonObject
+from memdir.jsontypes import JsonObject, JsonValue, array, count, number, obj, text
 from memdir.models import get_model
 from memdir.search.chunks import CHUNK_DIR, build_chunk_store, chunk_path
 from memdir.search.hybrid import Fusion, search_sections
@@ -178,11 +178,25 @@ def raw(result: ConversationResult) -> JsonObject:
     return asdict(result)
 
 
-def from_raw(data: dict[str, Any]) -> ConversationResult:
-    chunk = {m: Figures(**f) for m, f in data["chunk"].items()}
-    sections = {s: {m: Figures(**f) for m, f in fs.items()} for s, fs in data["sections"].items()}
+def from_raw(data: Mapping[str, JsonValue]) -> ConversationResult:
+    """`raw`'s record read back; a missing key is a KeyError (the caller runs the conversation
+    again rather than resume from a record it cannot read)."""
+    chunk = {m: _figures(f) for m, f in obj(data["chunk"]).items()}
+    sections = {s: {m: _figures(f) for m, f in obj(fs).items()} for s, fs in obj(data["sections"]).items()}
+    seconds = {k: number(v) for k, v in obj(data["store_seconds"]).items()}
     return ConversationResult(
-        data["benchmark"], data["conversation"], data["chunks"], chunk, sections, data["store_seconds"]
+        text(data["benchmark"]), text(data["conversation"]), count(data["chunks"]), chunk, sections, seconds
+    )
+
+
+def _figures(value: JsonValue) -> Figures:
+    f = obj(value)
+    return Figures(
+        questions=count(f["questions"]),
+        sums={k: number(v) for k, v in obj(f["sums"]).items()},
+        categories={c: [count(n) for n in array(row)] for c, row in obj(f["categories"]).items()},
+        build_seconds=number(f["build_seconds"]),
+        query_seconds=[number(v) for v in array(f["query_seconds"])],
     )
 
 
