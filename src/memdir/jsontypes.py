@@ -52,3 +52,12 @@ def number(value: object) -> float:
 def counts(value: object) -> dict[str, int]:
     """A JSON object of counts (`{"good": 3}`) as ints by name; {} when it is not an object."""
     return {k: count(v) for k, v in obj(value).items()}
+
+
+def figure(value: object, *keys: str) -> float | None:
+    """The number at `keys` (a path through nested objects), None where it is absent, null or not
+    a number: a figure a run could not measure, or one an older run's record lacks, shows as none
+    rather than 0."""
+    for key in keys:
+        value = obj(value).get(key)
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from memdir.jsontypes import JsonObject, JsonValue, count, obj
+from memdir.jsontypes import JsonObject, JsonValue, count, figure, obj
 from memdir.store.atomic import write_atomic
 
 SUMMARY = "summary.json"
@@ -21,38 +21,29 @@ Row = Mapping[str, JsonValue]  # one checkpoint as `score.checkpoint` gave it, o
 Figure = Callable[[Row], float | None]
 
 
-def _at(row: Row, *keys: str) -> float | None:
-    """The number at `keys` (a path through nested objects), None where the run left it out: a
-    figure a checkpoint could not measure is null, and a run from an older build may lack it."""
-    value: JsonValue = row
-    for key in keys:
-        value = obj(value).get(key)
-    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 COLUMNS: tuple[tuple[str, Figure], ...] = (
-    ("month", lambda r: _at(r, "month")),
-    ("sessions", lambda r: _at(r, "sessions")),
-    ("retention", lambda r: _at(r, "retention")),
-    ("of m1 kept", lambda r: _at(r, "retention_of_month1_kept")),
-    ("current", lambda r: _at(r, "current_state")),
-    ("previous", lambda r: _at(r, "previous_state")),
-    ("stale-first", lambda r: _at(r, "stale_first", "stale_first_rate")),
-    ("update acc", lambda r: _at(r, "update_accuracy")),
-    ("halluc.", lambda r: _at(r, "hallucinated")),
-    ("files", lambda r: _at(r, "shape", "files")),
-    ("dirs", lambda r: _at(r, "shape", "dirs")),
-    ("depth", lambda r: _at(r, "shape", "depth_mean")),
-    ("fanout", lambda r: _at(r, "shape", "fanout_mean")),
-    ("B1", lambda r: _at(r, "shape", "b1_mean")),
-    ("B2", lambda r: _at(r, "shape", "b2")),
-    ("B3", lambda r: _at(r, "shape", "b3")),
-    ("B4", lambda r: _at(r, "shape", "b4")),
-    ("core tok", lambda r: _at(r, "core_tokens")),
-    ("index KB", lambda r: _kb(_at(r, "index_bytes"), 1)),
-    ("ingest s/sess", lambda r: _at(r, "ingest_seconds_per_session")),
-    ("search KB/q", lambda r: _kb(_at(r, "search_bytes_per_question"))),
-    ("facts lost", lambda r: _at(r, "facts_lost_by_consolidation")),
+    ("month", lambda r: figure(r, "month")),
+    ("sessions", lambda r: figure(r, "sessions")),
+    ("retention", lambda r: figure(r, "retention")),
+    ("of m1 kept", lambda r: figure(r, "retention_of_month1_kept")),
+    ("current", lambda r: figure(r, "current_state")),
+    ("previous", lambda r: figure(r, "previous_state")),
+    ("stale-first", lambda r: figure(r, "stale_first", "stale_first_rate")),
+    ("update acc", lambda r: figure(r, "update_accuracy")),
+    ("halluc.", lambda r: figure(r, "hallucinated")),
+    ("files", lambda r: figure(r, "shape", "files")),
+    ("dirs", lambda r: figure(r, "shape", "dirs")),
+    ("depth", lambda r: figure(r, "shape", "depth_mean")),
+    ("fanout", lambda r: figure(r, "shape", "fanout_mean")),
+    ("B1", lambda r: figure(r, "shape", "b1_mean")),
+    ("B2", lambda r: figure(r, "shape", "b2")),
+    ("B3", lambda r: figure(r, "shape", "b3")),
+    ("B4", lambda r: figure(r, "shape", "b4")),
+    ("core tok", lambda r: figure(r, "core_tokens")),
+    ("index KB", lambda r: _kb(figure(r, "index_bytes"), 1)),
+    ("ingest s/sess", lambda r: figure(r, "ingest_seconds_per_session")),
+    ("search KB/q", lambda r: _kb(figure(r, "search_bytes_per_question"))),
+    ("facts lost", lambda r: figure(r, "facts_lost_by_consolidation")),
 )
 
 
@@ -66,14 +57,14 @@ def targets(rows: Sequence[Row]) -> JsonObject:
         return {}
     last, first = rows[-1], rows[0]
     ratio = None
-    began, ended = _at(first, "ingest_seconds_per_session"), _at(last, "ingest_seconds_per_session")
+    began, ended = figure(first, "ingest_seconds_per_session"), figure(last, "ingest_seconds_per_session")
     if began and ended is not None:
         ratio = round(ended / began, 3)
-    lost = _at(last, "facts_lost_by_consolidation")
-    retention, of_kept = _at(last, "retention"), _at(last, "retention_of_month1_kept")
-    current, update = _at(last, "current_state"), _at(last, "update_accuracy")
-    stale = _at(last, "stale_first", "stale_first_rate")
-    hallucinated = _at(last, "hallucinated")
+    lost = figure(last, "facts_lost_by_consolidation")
+    retention, of_kept = figure(last, "retention"), figure(last, "retention_of_month1_kept")
+    current, update = figure(last, "current_state"), figure(last, "update_accuracy")
+    stale = figure(last, "stale_first", "stale_first_rate")
+    hallucinated = figure(last, "hallucinated")
     within = all(r.get("core_within_budget") is True for r in rows)
     found: list[tuple[str, JsonValue, str, bool | None]] = [
         ("retention", retention, ">= 0.98", _at_least(retention, 0.98)),
@@ -143,67 +134,67 @@ PANELS: dict[str, tuple[str, Series]] = {
     "retention": (
         "month-1 facts kept",
         (
-            ("of those stated", lambda r: _at(r, "retention")),
-            ("of those month 1 kept", lambda r: _at(r, "retention_of_month1_kept")),
+            ("of those stated", lambda r: figure(r, "retention")),
+            ("of those month 1 kept", lambda r: figure(r, "retention_of_month1_kept")),
         ),
     ),
     "accuracy": (
         "answers and updates",
         (
-            ("current state", lambda r: _at(r, "current_state")),
-            ("previous state", lambda r: _at(r, "previous_state")),
-            ("update accuracy", lambda r: _at(r, "update_accuracy")),
-            ("stale-first rate", lambda r: _at(r, "stale_first", "stale_first_rate")),
+            ("current state", lambda r: figure(r, "current_state")),
+            ("previous state", lambda r: figure(r, "previous_state")),
+            ("update accuracy", lambda r: figure(r, "update_accuracy")),
+            ("stale-first rate", lambda r: figure(r, "stale_first", "stale_first_rate")),
         ),
     ),
     "size": (
         "store size",
         (
-            ("files", lambda r: _at(r, "shape", "files")),
-            ("dirs", lambda r: _at(r, "shape", "dirs")),
-            ("fanout max", lambda r: _at(r, "shape", "fanout_max")),
+            ("files", lambda r: figure(r, "shape", "files")),
+            ("dirs", lambda r: figure(r, "shape", "dirs")),
+            ("fanout max", lambda r: figure(r, "shape", "fanout_max")),
         ),
     ),
     "shape": (
         "store shape",
         (
-            ("depth mean", lambda r: _at(r, "shape", "depth_mean")),
-            ("fanout mean", lambda r: _at(r, "shape", "fanout_mean")),
+            ("depth mean", lambda r: figure(r, "shape", "depth_mean")),
+            ("fanout mean", lambda r: figure(r, "shape", "fanout_mean")),
         ),
     ),
     "taxonomy": (
         "taxonomy panel (B1-B4)",
         (
-            ("B1 mean", lambda r: _at(r, "shape", "b1_mean")),
-            ("B2", lambda r: _at(r, "shape", "b2")),
-            ("B3", lambda r: _at(r, "shape", "b3")),
-            ("B4", lambda r: _at(r, "shape", "b4")),
+            ("B1 mean", lambda r: figure(r, "shape", "b1_mean")),
+            ("B2", lambda r: figure(r, "shape", "b2")),
+            ("B3", lambda r: figure(r, "shape", "b3")),
+            ("B4", lambda r: figure(r, "shape", "b4")),
         ),
     ),
     "core": (
         "core memory tokens against the budget (log)",
         (
-            ("core memory", lambda r: _at(r, "core_tokens")),
-            ("context budget", lambda r: _at(r, "core_budget")),
+            ("core memory", lambda r: figure(r, "core_tokens")),
+            ("context budget", lambda r: figure(r, "core_budget")),
         ),
     ),
     "indexes": (
         "folder indexes (MEMORY.md)",
         (
-            ("KB, all", lambda r: _kb(_at(r, "index_bytes"), 3)),
-            ("files", lambda r: _at(r, "index_files")),
+            ("KB, all", lambda r: _kb(figure(r, "index_bytes"), 3)),
+            ("files", lambda r: figure(r, "index_files")),
         ),
     ),
     "cost": (
         "cost",
         (
-            ("ingest s / session", lambda r: _at(r, "ingest_seconds_per_session")),
-            ("search KB read / question", lambda r: _kb(_at(r, "search_bytes_per_question"))),
+            ("ingest s / session", lambda r: figure(r, "ingest_seconds_per_session")),
+            ("search KB read / question", lambda r: _kb(figure(r, "search_bytes_per_question"))),
         ),
     ),
     "consolidation": (
         "facts lost by consolidation (cumulative)",
-        (("facts lost", lambda r: _at(r, "facts_lost_by_consolidation")),),
+        (("facts lost", lambda r: figure(r, "facts_lost_by_consolidation")),),
     ),
 }
 LOG = frozenset({"core"})
