@@ -17,6 +17,7 @@ import click
 from memdir.agents.curation import CURATIONS, Curation
 from memdir.cli.model_opts import endpoint_options, model_from_options, usage_line
 from memdir.errors import MemdirError
+from memdir.jsontypes import figure
 from memdir_study.cli.slice_opts import sessions_value
 
 
@@ -143,8 +144,7 @@ def writes_plot_cmd(folders: tuple[str, ...], out: str) -> None:
     names = [f"{report.label(d)} [{Path(f).name}]" for d, f in zip(runs, folders, strict=True)]
     report.plot(runs, Path(out), names)
     for data in runs:
-        pooled = data["pooled"] or {}
-        recall = (pooled.get("recall") or {}).get("distilled")
-        per_chunk = (pooled.get("per_chunk") or {}).get("seconds")
+        recall = figure(data["pooled"], "recall", "distilled")
+        per_chunk = figure(data["pooled"], "per_chunk", "seconds")
         click.echo(f"{report.label(data)}: distilled recall {recall}, {per_chunk} s/chunk")
     click.echo(f"wrote {out}")

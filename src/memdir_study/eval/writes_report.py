@@ -14,13 +14,17 @@ import statistics
 from collections.abc import Mapping, Sequence
 from functools import reduce
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from memdir.errors import MemdirError
+from memdir.jsontypes import JsonObject, JsonValue, array, count, figure, number, obj, record_json
 from memdir.models.usage import Usage
 from memdir.store.atomic import write_atomic
 from memdir_study.eval import keyscore, updates_run
 from memdir_study.eval.writes import GROUPS, WriteScore
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 SUMMARY = "summary.json"
 PLOT = "writes.png"
@@ -31,19 +35,32 @@ COLUMNS = (
 )
 
 
+class WritesSummary(TypedDict):
+    """`summary.json`: the run's settings, each conversation's `figures` by id, the pooled
+    figures (None for a run with no row yet) and the means over conversations."""
+
+    settings: JsonObject
+    conversations: dict[str, JsonObject]
+    pooled: JsonObject | None
+    mean: dict[str, float | None]
+
+
+Row = Mapping[str, JsonValue]  # one conversation's line of writes.jsonl (`writes_run`)
+
+
 def _ratio(a: float, b: float, digits: int = 3) -> float | None:
     return round(a / b, digits) if b else None
 
 
-def figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def figures(rows: Sequence[Row]) -> JsonObject:
     """The figures of some rows together: one conversation's, or the pooled ones."""
-    scored = reduce(lambda a, b: a + b, (WriteScore.from_json(r["score"]) for r in rows), WriteScore())
-    used = reduce(lambda a, b: a + b, (Usage.from_dict(r["usage"]) for r in rows), Usage())
-    chunks = sum(int(r["chunks"]) for r in rows)
-    seconds = sum(float(r["seconds"]) for r in rows)
-    size = sum(int(r["store"]["bytes"]) for r in rows)
+    scored = reduce(lambda a, b: a + b, (WriteScore.from_json(obj(r["score"])) for r in rows), WriteScore())
+    used = reduce(lambda a, b: a + b, (Usage.from_dict(obj(r["usage"])) for r in rows), Usage())
+    chunks = sum(count(r["chunks"]) for r in rows)
+    seconds = sum(number(r["seconds"]) for r in rows)
+    size = sum(count(obj(r["store"])["bytes"]) for r in rows)
     kept = scored.kept["all"] if scored.observations else 0
-    every = [s for r in rows for s in r.get("chunk_seconds", [])]
+    every = [number(s) for r in rows for s in array(r.get("chunk_seconds"))]
     costs = {
         "calls": used.calls,
         "input_tokens": used.prompt,
@@ -51,11 +68,11 @@ def figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "seconds": seconds,
     }
     data = scored.as_json()
-    out: dict[str, Any] = {
+    out: JsonObject = {
         "conversations": len(rows),
-        "turns": sum(int(r["turns"]) for r in rows),
+        "turns": sum(count(r["turns"]) for r in rows),
         "chunks": chunks,
-        "chunks_unchanged": sum(int(r.get("chunks_unchanged", 0)) for r in rows),
+        "chunks_unchanged": sum(count(r.get("chunks_unchanged")) for r in rows),
         "recall": data["recall"],
         "precision": data["precision"],
         "precision_strict": data["precision_strict"],
@@ -72,9 +89,9 @@ def figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "junk_reasons": data["junk_reasons"],
         "observations": data["observations"],
         "kept": data["kept"],
-        "store": {"files": sum(int(r["store"]["files"]) for r in rows), "bytes": size},
-        "check": {k: sum(int(r["check"][k]) for r in rows) for k in ("problems", "warnings")},
-        "usage": used.as_dict(),
+        "store": {"files": sum(count(obj(r["store"])["files"]) for r in rows), "bytes": size},
+        "check": {k: sum(count(obj(r["check"])[k]) for r in rows) for k in ("problems", "warnings")},
+        "usage": record_json(used.as_dict()),
         "seconds": round(seconds, 3),
         "per_chunk": {k: _ratio(v, chunks) for k, v in costs.items()},
         "median_chunk_seconds": round(statistics.median(every), 3) if every else None,
@@ -93,16 +110,16 @@ def figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def summary(rows: Sequence[Mapping[str, Any]], settings: Mapping[str, Any]) -> dict[str, Any]:
+def summary(rows: Sequence[Row], settings: Mapping[str, JsonValue]) -> WritesSummary:
     """`summary.json`: the run's settings, each conversation's figures, the pooled ones, and
     the mean over conversations of each recall and precision."""
     per = {str(r["conversation"]): figures([r]) for r in rows}
-    mean: dict[str, Any] = {}
+    mean: dict[str, float | None] = {}
     for measure in ("recall", "precision", "precision_strict"):
         for g in GROUPS:
-            values = [f[measure][g] for f in per.values() if f[measure][g] is not None]
+            values = [v for f in per.values() if (v := figure(f, measure, g)) is not None]
             mean[f"{measure}_{g}"] = round(statistics.fmean(values), 4) if values else None
-    rates = [f["junk_rate"] for f in per.values() if f["junk_rate"] is not None]
+    rates = [v for f in per.values() if (v := figure(f, "junk_rate")) is not None]
     mean["junk_rate"] = round(statistics.fmean(rates), 4) if rates else None
     mean["junk_rate_max"] = max(rates) if rates else None
     return {
@@ -113,7 +130,7 @@ def summary(rows: Sequence[Mapping[str, Any]], settings: Mapping[str, Any]) -> d
     }
 
 
-def write_summary(out: Path, data: Mapping[str, Any]) -> Path:
+def write_summary(out: Path, data: WritesSummary) -> Path:
     path = out / SUMMARY
     write_atomic(path, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
     return path
@@ -123,50 +140,53 @@ def _f(x: float | None, fmt: str = ".3f") -> str:
     return "" if x is None else format(x, fmt)
 
 
-def table_rows(data: Mapping[str, Any]) -> list[list[str]]:
+def table_rows(data: WritesSummary) -> list[list[str]]:
     """The table's cells: a row per conversation, then the pooled row."""
-    found = [(cid, f) for cid, f in data["conversations"].items()]
+    found: list[tuple[str, JsonObject]] = list(data["conversations"].items())
     if data["pooled"] is not None and len(found) > 1:
         found.append(("pooled", data["pooled"]))
     cells = []
     for cid, f in found:
-        chunk, kept = f["per_chunk"], f["per_kept_fact"]
-        tokens_chunk = _sum(chunk["input_tokens"], chunk["output_tokens"])
-        tokens_kept = _sum(kept["input_tokens"], kept["output_tokens"])
-        kb_kept = None if kept["bytes"] is None else kept["bytes"] / 1024
+        chunk, kept = obj(f.get("per_chunk")), obj(f.get("per_kept_fact"))
+        tokens_chunk = _sum(figure(chunk, "input_tokens"), figure(chunk, "output_tokens"))
+        tokens_kept = _sum(figure(kept, "input_tokens"), figure(kept, "output_tokens"))
+        kept_bytes = figure(kept, "bytes")
+        kb_kept = None if kept_bytes is None else kept_bytes / 1024
+        junk_rate = figure(f, "junk_rate")
+        check = obj(f.get("check"))
         cells.append(
             [
                 cid,
-                str(f["fact_lines"]["all"]),
-                *(_f(f["recall"][g]) for g in GROUPS),
-                _f(f["precision"]["distilled"]),
-                _f(f["precision_strict"]["distilled"]),
-                str(f["false_line_count"]),
-                _f(f["precision"]["verbatim"]),
-                f"{f['junk_lines']}" + (f" ({f['junk_rate']:.1%})" if f["junk_rate"] is not None else ""),
-                str(f["forged_lines"]),
+                str(obj(f.get("fact_lines")).get("all")),
+                *(_f(figure(f, "recall", g)) for g in GROUPS),
+                _f(figure(f, "precision", "distilled")),
+                _f(figure(f, "precision_strict", "distilled")),
+                str(f.get("false_line_count")),
+                _f(figure(f, "precision", "verbatim")),
+                f"{f.get('junk_lines')}" + (f" ({junk_rate:.1%})" if junk_rate is not None else ""),
+                str(f.get("forged_lines")),
                 _f(tokens_chunk, ".0f"),
-                _f(chunk["seconds"], ".2f"),
+                _f(figure(chunk, "seconds"), ".2f"),
                 _f(tokens_kept, ".0f"),
-                _f(kept["seconds"], ".2f"),
-                _f(kept["lines"], ".1f"),
+                _f(figure(kept, "seconds"), ".2f"),
+                _f(figure(kept, "lines"), ".1f"),
                 _f(kb_kept, ".2f"),
-                f"{f['check']['problems']}/{f['check']['warnings']}",
+                f"{check.get('problems')}/{check.get('warnings')}",
                 *(keyscore.cells(f) if _on_key(data) else []),
             ]
         )
     return cells
 
 
-def _on_key(data: Mapping[str, Any]) -> bool:
-    return bool((data["pooled"] or {}).get("key"))
+def _on_key(data: WritesSummary) -> bool:
+    return bool(obj(data["pooled"]).get("key"))
 
 
 def _sum(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else a + b
 
 
-def table(data: Mapping[str, Any]) -> Any:
+def table(data: WritesSummary) -> Table:
     """A rich table: recall (all, distilled, verbatim lines), precision, junk lines (rate of the
     distilled lines), forged lines, cost per chunk and per kept fact, check problems/warnings."""
     from rich.table import Table
@@ -181,13 +201,13 @@ def table(data: Mapping[str, Any]) -> Any:
     return t
 
 
-def label(data: Mapping[str, Any]) -> str:
+def label(data: WritesSummary) -> str:
     s = data["settings"]
     where = f" s{s['sessions']}" if s.get("sessions") else ""
     return f"{s['model']} {s['curates']} ({s['benchmark']}{where})"
 
 
-def plot(runs: Sequence[Mapping[str, Any]], path: Path, names: Sequence[str] | None = None) -> None:
+def plot(runs: Sequence[WritesSummary], path: Path, names: Sequence[str] | None = None) -> None:
     """One point per run (a summary): distilled-line recall against seconds per chunk (left) and
     model tokens per chunk (right, symlog: the offline curator spends none); the recall of all
     lines hollow above it. A run without a reference (REALTALK) is drawn at its distilled-line
@@ -204,16 +224,18 @@ def plot(runs: Sequence[Mapping[str, Any]], path: Path, names: Sequence[str] | N
         pooled = data["pooled"]
         if pooled is None:
             continue
-        chunk = pooled["per_chunk"]
-        xs = (chunk["seconds"] or 0.0, (chunk["input_tokens"] or 0) + (chunk["output_tokens"] or 0))
-        has_recall = pooled["recall"]["distilled"] is not None
-        y = pooled["recall"]["distilled"] if has_recall else pooled["precision"]["distilled"]
+        chunk = obj(pooled.get("per_chunk"))
+        tokens = (figure(chunk, "input_tokens") or 0) + (figure(chunk, "output_tokens") or 0)
+        xs = (figure(chunk, "seconds") or 0.0, tokens)
+        recall, recall_all = figure(pooled, "recall", "distilled"), figure(pooled, "recall", "all")
+        has_recall = recall is not None
+        y = recall if has_recall else figure(pooled, "precision", "distilled")
         name = (names[i] if names else label(data)) + ("" if has_recall else ": precision, no reference")
         for ax, x in zip(axes, xs, strict=True):
             ax.plot([x], [y if y is not None else 0.0], "o" if has_recall else "s", color=f"C{i}", label=name)
             if has_recall:
-                ax.plot([x], [pooled["recall"]["all"]], "o", mfc="none", color=f"C{i}")
-                ax.plot([x, x], [y, pooled["recall"]["all"]], ":", color=f"C{i}", lw=1)
+                ax.plot([x], [recall_all], "o", mfc="none", color=f"C{i}")
+                ax.plot([x, x], [y, recall_all], ":", color=f"C{i}", lw=1)
     axes[0].set_xlabel("seconds per chunk (log)")
     axes[0].set_xscale("log")
     low, high = axes[0].get_xlim()
@@ -233,12 +255,24 @@ def plot(runs: Sequence[Mapping[str, Any]], path: Path, names: Sequence[str] | N
     plt.close(fig)
 
 
-def read_summary(folder: Path) -> dict[str, Any]:
+def read_summary(folder: Path) -> WritesSummary:
+    """A run folder's `summary.json`, each part narrowed to its kind (a part an older run lacks
+    reads as empty)."""
     path = folder / SUMMARY
     try:
-        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        data: JsonValue = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise MemdirError(
             f"{path} cannot be read ({exc}); run `memdir study bench writes --out {folder}` first"
         ) from None
-    return data
+    if not isinstance(data, dict):
+        raise MemdirError(
+            f"{path} is not a JSON object; run `memdir study bench writes --out {folder}` again"
+        )
+    pooled = data.get("pooled")
+    return WritesSummary(
+        settings=dict(obj(data.get("settings"))),
+        conversations={k: dict(obj(v)) for k, v in obj(data.get("conversations")).items()},
+        pooled=dict(pooled) if isinstance(pooled, dict) else None,
+        mean={k: figure(v) for k, v in obj(data.get("mean")).items()},
+    )
