@@ -19,14 +19,17 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import click
 
 from memdir.cli.renamed import Renamed
 from memdir.errors import MemdirError
+from memdir.jsontypes import JsonObject, JsonValue, array, count, figure, obj
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from memdir_study.eval.retrieval import ConversationResult
 
 BENCHMARKS = ("locomo", "realtalk")  # what `all` runs; longmemeval only when named (hundreds of MB)
@@ -52,6 +55,19 @@ def samples(benchmark: str, ids: Sequence[str] | None) -> list[Any]:
     return [load_sample(benchmark, c) for c in known if ids is None or c in ids]
 
 
+class RetrievalRecord(TypedDict):
+    """`retrieval.json`: per benchmark its figures (`retrieval.aggregate`, plus each
+    conversation's), the benchmarks skipped and why, the run's settings and what was reused."""
+
+    benchmarks: dict[str, JsonObject]
+    unavailable: dict[str, str]
+    settings: JsonObject
+    reused: list[str]
+    counting: str
+    table_shows: str
+    wall_seconds: float
+
+
 def sessions_hook(benchmark: str) -> Callable[[Any, Any], set[int]] | None:
     """LongMemEval scores sessions against its own answer sessions; the others use evidence."""
     if benchmark != "longmemeval":
@@ -70,7 +86,7 @@ def run_retrieval(
     out: Path,
     progress: bool = True,
     fresh: bool = False,
-) -> dict[str, Any]:
+) -> RetrievalRecord:
     """Run every benchmark, write retrieval.json and retrieval.png to `out`, return the record.
     Each conversation's raw figures go to `out/conversations/` as it finishes, and a later run
     with the same settings reads them back instead of measuring again (unless `fresh`): a run
@@ -97,8 +113,8 @@ def run_retrieval(
             raise MemdirError(f"no benchmark of {', '.join(benchmarks)} has {', '.join(missing)}")
     per_q = len(modes) + (2 * sum(m in rt.SECTION_MODES for m in modes) if sections else 0)
     total = sum(len(rt.counted(s, questions)) * per_q for found in loaded.values() for s in found)
-    record: dict[str, Any] = {"benchmarks": {}, "unavailable": unavailable}
-    key: dict[str, Any] = {"modes": list(modes), "questions": questions, "sections": sections}
+    per_benchmark: dict[str, JsonObject] = {}
+    key: JsonObject = {"modes": list(modes), "questions": questions, "sections": sections}
     embedder = configured() if any(m not in ("bm25-files", "bm25") for m in modes) else None
     key |= {"units_asked": rt.UNITS_ASKED, "files_asked": rt.FILES_ASKED, "embedder": embedder}
     if fresh:
@@ -150,8 +166,8 @@ def run_retrieval(
                     bar.console.print(f"{label}: {n} questions, {done}")
             summary = rt.aggregate(results)
             summary["per_conversation"] = [r.as_json() for r in results]
-            record["benchmarks"][b] = summary
-    record["settings"] = {
+            per_benchmark[b] = summary
+    settings: JsonObject = {
         "modes": list(modes),
         "questions_cap": questions,
         "sections": sections,
@@ -161,13 +177,18 @@ def run_retrieval(
         "embed_threads": os.environ.get("MEMDIR_EMBED_THREADS", "1"),
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
     }
-    record["reused"] = reused  # conversations read back from an earlier, stopped run of the same settings
-    record["counting"] = (
-        "a question counts when its evidence names a turn of the sample (LoCoMo's category 5 is "
-        "left out by its loader; LongMemEval's _abs items too); see memdir_study.eval.retrieval"
+    record = RetrievalRecord(
+        benchmarks=per_benchmark,
+        unavailable=unavailable,
+        settings=settings,
+        reused=reused,  # conversations read back from an earlier, stopped run of the same settings
+        counting=(
+            "a question counts when its evidence names a turn of the sample (LoCoMo's category 5 is "
+            "left out by its loader; LongMemEval's _abs items too); see memdir_study.eval.retrieval"
+        ),
+        table_shows="mean over conversations (each weighs the same); 'pooled' is over questions",
+        wall_seconds=round(time.perf_counter() - start, 1),
     )
-    record["table_shows"] = "mean over conversations (each weighs the same); 'pooled' is over questions"
-    record["wall_seconds"] = round(time.perf_counter() - start, 1)
     out.mkdir(parents=True, exist_ok=True)
     (out / "retrieval.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     if record["benchmarks"]:
@@ -175,7 +196,7 @@ def run_retrieval(
     return record
 
 
-def _cached(path: Path, key: dict[str, Any]) -> ConversationResult | None:
+def _cached(path: Path, key: JsonObject) -> ConversationResult | None:
     """The conversation's result from an earlier run with the same settings, else None."""
     from memdir_study.eval.retrieval import from_raw
 
@@ -186,52 +207,56 @@ def _cached(path: Path, key: dict[str, Any]) -> ConversationResult | None:
         return None
 
 
-def _pct(summary: dict[str, Any], key: str) -> str:
-    value = summary.get("mean", {}).get(key)
+def _pct(summary: JsonValue, key: str) -> str:
+    value = figure(summary, "mean", key)
     return "" if value is None else f"{value:.3f}"
 
 
-def tables(record: dict[str, Any]) -> list[Any]:
+def _num(s: JsonValue, key: str, fmt: str) -> str:
+    return format(figure(s, key) or 0, fmt)
+
+
+def tables(record: RetrievalRecord) -> list[Table]:
     """Per benchmark: the chunk table, then the section table (when there is a section level)."""
     from rich.table import Table
 
-    out: list[Any] = []
+    out: list[Table] = []
     for b, summary in record["benchmarks"].items():
-        n = len(summary["conversations"])
+        n = len(array(summary["conversations"]))
         t = Table(title=f"{b}: chunk retrieval, {n} conversation(s), mean over conversations")
         for col in CHUNK_COLUMNS:
             t.add_column(col, justify="left" if col == "mode" else "right")
-        for mode, s in summary["chunk"].items():
+        for mode, s in obj(summary["chunk"]).items():
             t.add_row(
                 mode,
-                str(s.get("questions", 0)),
+                str(count(obj(s).get("questions"))),
                 *(_pct(s, f"any@{k}") for k in (1, 3, 5, 10)),
                 _pct(s, "all@5"),
                 _pct(s, "session_any@5"),
                 _pct(s, "ndcg@10"),
-                f"{s.get('build_seconds', 0):.2f}",
-                f"{s.get('ms_p50', 0):.1f}",
+                _num(s, "build_seconds", ".2f"),
+                _num(s, "ms_p50", ".1f"),
             )
         out.append(t)
         if summary["sections"]:
             t = Table(title=f"{b}: search by section, curated (offline curator) vs verbatim dump")
             for col in SECTION_COLUMNS:
                 t.add_column(col, justify="left" if col == "store / mode" else "right")
-            for store, by_mode in summary["sections"].items():
-                for mode, s in by_mode.items():
+            for store, by_mode in obj(summary["sections"]).items():
+                for mode, s in obj(by_mode).items():
                     t.add_row(
                         f"{store} {mode}",
-                        str(s.get("questions", 0)),
+                        str(count(obj(s).get("questions"))),
                         *(_pct(s, f"any@{k}") for k in (1, 3, 5, 10)),
-                        f"{s.get('mean', {}).get('top5_bytes', 0) / 1024:.1f}",
-                        f"{s.get('build_seconds', 0):.2f}",
-                        f"{s.get('ms_p50', 0):.1f}",
+                        f"{(figure(s, 'mean', 'top5_bytes') or 0) / 1024:.1f}",
+                        _num(s, "build_seconds", ".2f"),
+                        _num(s, "ms_p50", ".1f"),
                     )
             out.append(t)
     return out
 
 
-def plot(record: dict[str, Any], path: Path) -> None:
+def plot(record: RetrievalRecord, path: Path) -> None:
     """Recall@k (any, mean over conversations) against k: a panel per benchmark, a line per mode
     (chunk level solid; search by section dashed for the curated store, dotted for the dump)."""
     import matplotlib
@@ -245,18 +270,20 @@ def plot(record: dict[str, Any], path: Path) -> None:
     found = record["benchmarks"]
     fig, axes = plt.subplots(1, len(found), figsize=(5.5 * len(found), 4.5), squeeze=False)
     for ax, (b, summary) in zip(axes[0], found.items(), strict=True):
-        lines = [(m, m, "-o", s) for m, s in summary["chunk"].items()]
+        lines = [(m, m, "-o", obj(s)) for m, s in obj(summary["chunk"]).items()]
         for store, style in (("curated", "--s"), ("dump", ":^")):
-            lines += [(f"{store} {m}", m, style, s) for m, s in summary["sections"].get(store, {}).items()]
+            by_mode = obj(obj(summary["sections"]).get(store))
+            lines += [(f"{store} {m}", m, style, obj(s)) for m, s in by_mode.items()]
         for name, mode, style, s in lines:  # a colour per mode, a line style per store
             if "mean" in s:
                 color = f"C{CHUNK_MODES.index(mode)}" if mode in CHUNK_MODES else None
-                ax.plot(ks, [s["mean"][f"any@{k}"] for k in ks], style, color=color, label=name)
+                ax.plot(ks, [figure(s, "mean", f"any@{k}") for k in ks], style, color=color, label=name)
         ax.set_xticks(ks)
         ax.set_xlabel("k")
         ax.set_ylabel("recall@k (any evidence turn)")
         ax.set_ylim(0, 1)
-        ax.set_title(f"{b}: {len(summary['conversations'])} conversations, {summary['questions']} questions")
+        n = len(array(summary["conversations"]))
+        ax.set_title(f"{b}: {n} conversations, {summary['questions']} questions")
         ax.grid(alpha=0.3)
     axes[0][-1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))  # off the lines
     fig.tight_layout()
@@ -264,7 +291,7 @@ def plot(record: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
-def json_figures(record: dict[str, Any]) -> dict[str, Any]:
+def json_figures(record: RetrievalRecord) -> dict[str, JsonObject]:
     """What `--json` prints: per benchmark, the per-mode figures without the per-conversation rows."""
     return {
         b: {k: v for k, v in s.items() if k != "per_conversation"} for b, s in record["benchmarks"].items()
