@@ -259,10 +259,10 @@ class CellSummary(Record):
     search: SearchMeans = Field(default_factory=SearchMeans)
     judge_health: JudgeHealth | None = None
     caching: CacheBounds | None = None
-    build: dict[str, Any] = Field(default_factory=dict)
-    store: dict[str, Any] | None = None
-    checks: dict[str, Any] = Field(default_factory=dict)
-    corpus: dict[str, Any] = Field(default_factory=dict)
+    build: JsonObject = Field(default_factory=dict)
+    store: JsonObject | None = None
+    checks: JsonObject = Field(default_factory=dict)
+    corpus: JsonObject = Field(default_factory=dict)
 
     @property
     def cell(self) -> tuple[str, str, str]:

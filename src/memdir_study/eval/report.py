@@ -5,9 +5,11 @@ out), so a report can be rebuilt from a copied folder."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from memdir.jsontypes import JsonValue, figure, obj
 from memdir.models.usage import reasoning_share
 from memdir_study.eval.composite import COMPOSITE_WEIGHTS, STUDY_SCALES
 from memdir_study.eval.folder import TIMINGS
@@ -124,9 +126,9 @@ def build_table(cells: list[CellSummary], times: Timings | None = None) -> list[
         lines.append(
             f"| {_label(c, many)} | {b.get('tool_calls', 0)} | {b.get('input_tokens', 0)} | "
             f"{b.get('cached_tokens', 0)} | {b.get('output_tokens', 0)} | "
-            f"{rsn(b.get('reasoning_tokens'), b.get('output_tokens'))} | "
+            f"{rsn(figure(b, 'reasoning_tokens'), figure(b, 'output_tokens'))} | "
             f"{b.get('cost_usd', 0):.4f} | "
-            f"{_seconds(c, times or {}, 'build_seconds', b.get('seconds'))} | "
+            f"{_seconds(c, times or {}, 'build_seconds', figure(b, 'seconds'))} | "
             f"{_num(st.get('dirs'), '{}')} | {_num(st.get('files'), '{}')} | "
             f"{_num(st.get('sections'), '{}')} | "
             f"{_num(st.get('kb'))} | {_num(st.get('xrefs'), '{}')} | "
@@ -186,12 +188,12 @@ def attribution_table(cells: list[CellSummary]) -> list[str]:
     return ["", *lines]
 
 
-def check_text(checks: dict[str, Any]) -> str:
+def check_text(checks: Mapping[str, JsonValue]) -> str:
     if "foldering" in checks:
-        f = checks["foldering"]
+        f = obj(checks["foldering"])
         return f"move-only verified ({f['moved']} moved)"
     if "diff_facts" in checks:
-        d = checks["diff_facts"]
+        d = obj(checks["diff_facts"])
         ok = "all facts kept" if d["ok"] else f"{d['missing_count']} of {d['old_facts']} facts missing"
         return f"diff --facts: {ok}"
     return ""

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from memdir.jsontypes import record_json
 from memdir.models.usage import Bounds
 from memdir_study.eval.records import (
     AnswerRow,
@@ -181,10 +182,10 @@ def summarize_run(config: _Config, cells: Sequence[_Cell], rows: list[AnswerRow]
                 search=search_means(mine),
                 judge_health=judge_summary(mine),
                 caching=caching(mine),
-                build={k: v for k, v in cell.build.items() if k != "seconds"},
+                build={k: v for k, v in record_json(cell.build).items() if k != "seconds"},
                 store=cell.store,
-                checks=dict(cell.checks),
-                corpus=dict(cell.corpus),
+                checks=dict(record_json(cell.checks)),
+                corpus=dict(record_json(cell.corpus)),
             )
         )
     # the sign tests of eval/stats.COMPARISONS, each naming its sidedness
