@@ -210,10 +210,7 @@ def loose_public(root: Path = SRC, packages: tuple[str, ...] = PACKAGES) -> list
     return _Walker(root, packages).found()
 
 
-OPEN = pytest.mark.xfail(strict=True, reason="being typed, room by room (issue 48)")
-
-
-@pytest.mark.parametrize("package", ["memdir", pytest.param("memdir_study", marks=OPEN)])
+@pytest.mark.parametrize("package", PACKAGES)
 def test_no_public_signature_holds_a_loose_dict(package: str) -> None:
     hits = [h for h in loose_public() if h.startswith(f"src/{package}/")]
     assert hits == [], f"{len(hits)} public signatures take or give a loose dict:\n" + "\n".join(hits)

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypedDict
 
 from memdir.errors import MemdirError
-from memdir.jsontypes import array
+from memdir.jsontypes import array, record_json
 from memdir.models import Model, ModelError, PriceCard, Usage
 from memdir.store.frontmatter import MEMORY_INDEX
 from memdir.store.journal import Journal
@@ -358,11 +358,12 @@ class TaskPlayer:
             "success": episode.won, "steps": episode.n_steps, "served": served.paths,
             "served_tokens": count_tokens(served.text()),
             "hint_sources": hint_sources, "store_files": files, "store_kb": kb, "snapshot": snapshot,
-            "deploy_usage": dict(deploy.as_dict()), "build_usage": dict(build.as_dict()),
+            "deploy_usage": record_json(deploy.as_dict()), "build_usage": record_json(build.as_dict()),
             "deploy_cost_usd": round(self.cost(search, "search") + self.cost(execution, "execution"), 6),
             "build_cost_usd": round(self.cost(build, "curator"), 6),
-            "search_usage": dict(search.as_dict()), "search_cost_usd": round(self.cost(search, "search"), 6),
-            "execution_usage": dict(execution.as_dict()),
+            "search_usage": record_json(search.as_dict()),
+            "search_cost_usd": round(self.cost(search, "search"), 6),
+            "execution_usage": record_json(execution.as_dict()),
             "execution_cost_usd": round(self.cost(execution, "execution"), 6),
             "invalid_actions": episode.invalid_actions,
             "seconds": {"load": round(load_s, 3), "reset_serve": round(t_served - start, 3),

@@ -14,9 +14,10 @@ were.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict, cast
+from typing import NotRequired, TypedDict, cast
 
 from memdir.errors import MemdirError
+from memdir.jsontypes import JsonObject
 from memdir_study.runfolder import JsonlTable, row_problem
 
 TASKS = "tasks.jsonl"
@@ -45,19 +46,19 @@ class TaskRow(TypedDict):
     store_files: int
     store_kb: float
     snapshot: str | None
-    # the usages stay open dicts: rows are checked field by field by pydantic (runfolder.row_problem),
+    # the usages stay open JSON objects: rows are checked field by field by pydantic (runfolder.row_problem),
     # which takes no typing.TypedDict before Python 3.12, and older rows lack later usage fields
-    deploy_usage: dict[str, Any]
-    build_usage: dict[str, Any]
+    deploy_usage: JsonObject
+    build_usage: JsonObject
     deploy_cost_usd: float
     build_cost_usd: float
     seconds: dict[str, float]
     early_fate: NotRequired[dict[str, int]]
     # Deployment split into its two bills (the paper's Table 16), and the executor's invalid
     # actions; rows written before these existed lack them.
-    search_usage: NotRequired[dict[str, Any]]
+    search_usage: NotRequired[JsonObject]
     search_cost_usd: NotRequired[float]
-    execution_usage: NotRequired[dict[str, Any]]
+    execution_usage: NotRequired[JsonObject]
     execution_cost_usd: NotRequired[float]
     invalid_actions: NotRequired[int]
 
