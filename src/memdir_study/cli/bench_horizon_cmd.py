@@ -110,7 +110,7 @@ def horizon_cmd(
     if not console.is_terminal:  # a pipe or a file: 80 columns would cut the figures
         console = Console(stderr=as_json, width=220)
     console.print(report.table(rows, title))
-    console.print(report.targets_table(data["targets"]))  # type: ignore[arg-type]
+    console.print(report.targets_table(data["targets"]))
     console.print(f"wrote {folder / report.SUMMARY} and {len(plots)} plots; {usage_line(model)}")
     if as_json:
         click.echo(json.dumps(data, indent=2))

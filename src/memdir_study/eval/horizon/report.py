@@ -118,14 +118,16 @@ def _shown(v: float | None) -> str:
     return f"{v:.3g}" if isinstance(v, float) and abs(v) < 100 else str(v)
 
 
-def targets_table(found: JsonObject) -> Table:
+def targets_table(found: JsonValue) -> Table:
+    """`targets`' verdicts (a summary's `targets`) as a table."""
     t = Table(title="targets at the last checkpoint")
     for name in ("target", "value", "bound", "met"):
         t.add_column(name)
-    for name, d in found.items():
-        assert isinstance(d, dict)
-        met = {True: "yes", False: "NO", None: "n/a"}[d["met"]]
-        t.add_row(name, str(d["value"]), str(d["target"]), met)
+    for name, part in obj(found).items():
+        d = obj(part)
+        met = d.get("met")
+        shown = ("yes" if met else "NO") if isinstance(met, bool) else "n/a"
+        t.add_row(name, str(d.get("value")), str(d.get("target")), shown)
     return t
 
 
