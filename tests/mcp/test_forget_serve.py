@@ -17,7 +17,7 @@ from tests.waits import read_line_with
 from memdir.cli.main import cli
 from memdir.store import spec
 from memdir.store.journal import Journal, stop_committer
-from memdir.store.paths import STATE_DIR
+from memdir.store.traces import traces as find_traces
 from memdir.tools.wiring import open_store
 
 SECRET = "ZQXJ-4417-BLUE-HERON"
@@ -29,20 +29,7 @@ def note(name: str, line: str) -> str:
 
 
 def traces(root: Path) -> list[str]:
-    hits = [str(p) for p in root.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
-    objects = subprocess.run(
-        [
-            "git",
-            "--git-dir",
-            str(root / STATE_DIR / "journal.git"),
-            "cat-file",
-            "--batch-all-objects",
-            "--batch",
-        ],
-        capture_output=True,
-        check=True,
-    ).stdout
-    return hits + (["journal object"] if SECRET.encode() in objects else [])
+    return find_traces(root, [SECRET.encode()]).get(SECRET.encode(), [])
 
 
 def text_of(result: object) -> str:

@@ -4,7 +4,6 @@ tenant's token leaves another tenant's files and journal as they were."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ import httpx2
 from memdir.mcp import tenants
 from memdir.store import spec
 from memdir.store.journal import Journal
-from memdir.store.paths import STATE_DIR
+from memdir.store.traces import traces
 from memdir.tools.wiring import open_store
 from serve_helpers import ACCEPT, INITIALIZE, serve_process, tool_call
 
@@ -34,19 +33,7 @@ def call(url: str, token: str, name: str, args: dict[str, Any]) -> str:
 
 
 def holds(root: Path) -> bool:
-    objects = subprocess.run(
-        [
-            "git",
-            "--git-dir",
-            str(root / STATE_DIR / "journal.git"),
-            "cat-file",
-            "--batch-all-objects",
-            "--batch",
-        ],
-        capture_output=True,
-        check=True,
-    ).stdout
-    return SECRET.encode() in objects or SECRET in (root / "alice.md").read_text()
+    return bool(traces(root, [SECRET.encode()]))
 
 
 def test_a_tenant_forgets_in_its_own_store_only(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from memdir.store.journal import Journal, stop_committer
 from memdir.store.journal import redact as history
 from memdir.store.paths import STATE_DIR
 from memdir.store.redaction import Forget
+from memdir.store.traces import traces
 from memdir.tools.forget import run
 from memdir.tools.profiles import Harness
 from memdir.tools.wiring import open_store
@@ -53,19 +54,8 @@ def build(root: Path, steps: int) -> None:
 
 
 def objects_hold(root: Path) -> bool:
-    out = subprocess.run(
-        [
-            "git",
-            "--git-dir",
-            str(root / STATE_DIR / "journal.git"),
-            "cat-file",
-            "--batch-all-objects",
-            "--batch",
-        ],
-        capture_output=True,
-        check=True,
-    ).stdout
-    return SECRET.encode() in out
+    """Any file under `root` or object of its journal holding the secret (`store/traces.py`)."""
+    return bool(traces(root, [SECRET.encode()]))
 
 
 def test_a_write_made_while_forget_runs_is_kept(tmp_path: Path) -> None:
