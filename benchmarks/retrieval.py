@@ -2,14 +2,14 @@
 
 The same code as `memdir study bench retrieval` (`memdir_study.eval.retrieval` computes, the command's
 module runs, tabulates and plots): recall@k of the evidence turns over the study's chunk store
-for bm25-files (the study's bm25_chunk_retrieve ranking), bm25, dense, hybrid and hybrid-convex
+for files (the study's bm25_chunk_retrieve ranking), bm25, dense, hybrid and hybrid-convex
 by section; session recall; nDCG@10; per category; build and query timings; and the search by
 section over the offline-curated store against the verbatim dump.
 
     python benchmarks/retrieval.py [--benchmark all] [--conversation ID,...] [--modes all]
         [--questions N] [--no-sections] [--out runs/retrieval] [--fresh] [--quick]
 
-`--quick`: conv-26 and Chat_10_Fahim_Muhhamed, 10 questions each, bm25-files and bm25 only, no
+`--quick`: conv-26 and Chat_10_Fahim_Muhhamed, 10 questions each, files and bm25 only, no
 section level (seconds).
 """
 
@@ -22,7 +22,7 @@ import _common  # noqa: F401  (puts src/ on sys.path)
 from rich.console import Console
 
 from memdir_study.cli.bench_cmd import BENCHMARKS, run_retrieval, tables
-from memdir_study.eval.retrieval import CHUNK_MODES
+from memdir_study.eval.retrieval import CHUNK_MODES, mode_named
 
 
 def main() -> None:
@@ -39,11 +39,11 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--fresh", action="store_true", help="measure again what OUT already holds")
     args = ap.parse_args()
-    modes = list(CHUNK_MODES) if args.modes == "all" else args.modes.split(",")
+    modes = list(CHUNK_MODES) if args.modes == "all" else [mode_named(m) for m in args.modes.split(",")]
     ids = args.conversations.split(",") if args.conversations else None
     sections = not args.no_sections
     if args.quick:
-        ids, modes, sections = ["conv-26", "Chat_10_Fahim_Muhhamed"], ["bm25-files", "bm25"], False
+        ids, modes, sections = ["conv-26", "Chat_10_Fahim_Muhhamed"], ["files", "bm25"], False
         args.questions = args.questions or 10
     chosen = list(BENCHMARKS) if args.benchmark == "all" else [args.benchmark]
     record = run_retrieval(chosen, ids, modes, args.questions, sections, args.out, fresh=args.fresh)

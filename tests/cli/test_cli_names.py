@@ -85,6 +85,7 @@ def test_a_retired_spelling_still_parses_and_is_not_shown(tmp_path: Path) -> Non
     assert "--json" in shown and "--as-json" not in shown
     shown = runner.invoke(cli, ["study", "bench", "retrieval", "--help"]).output
     assert "--conversation " in shown and "--conversations" not in shown
+    assert "some of files, bm25" in shown and "bm25-files" not in shown  # `search --mode files`
 
 
 def test_a_long_option_has_the_same_short_form_wherever_it_appears() -> None:

@@ -81,7 +81,7 @@ def test_counted_questions_need_evidence_that_names_a_turn() -> None:
     assert [q.id for q in counted(_sample(), 2)] == ["q1", "q2"]
 
 
-@pytest.mark.parametrize("mode", ["bm25-files", "bm25"])
+@pytest.mark.parametrize("mode", ["files", "bm25"])
 def test_chunk_level_figures_by_hand(tmp_path: Path, mode: str) -> None:
     sample = _sample()
     n, figs = chunk_level(sample, counted(sample), [mode], tmp_path / "c")
@@ -109,15 +109,15 @@ def test_rankings_skip_memory_md_and_dedupe_files(tmp_path: Path) -> None:
     from memdir.store.store import Store
 
     index = SearchIndex.for_store(Store(tmp_path / "c"))
-    assert rank_chunks(index, "bm25-files", "pineapple") == [chunk(2), chunk(3)]
+    assert rank_chunks(index, "files", "pineapple") == [chunk(2), chunk(3)]
     assert rank_chunks(index, "bm25", "pineapple") == [chunk(2), chunk(3)]
-    assert rank_chunks(index, "bm25-files", "stream order") == []  # only MEMORY.md says it
+    assert rank_chunks(index, "files", "stream order") == []  # only MEMORY.md says it
 
 
 def test_the_session_hook_replaces_the_evidence_sessions(tmp_path: Path) -> None:
     sample = _sample()
-    _, figs = chunk_level(sample, counted(sample), ["bm25-files"], tmp_path / "c", lambda s, q: {3})
-    r = figs["bm25-files"].rates()
+    _, figs = chunk_level(sample, counted(sample), ["files"], tmp_path / "c", lambda s, q: {3})
+    r = figs["files"].rates()
     # only q2 ([3]) and q3 ([1, 3] either way) rank session 3 within 3
     assert r["session_any@3"] == 0.5 and r["any@1"] == 0.5
 
@@ -133,13 +133,13 @@ def test_section_level_over_the_dump_by_hand(tmp_path: Path) -> None:
 
 
 def test_evaluate_runs_both_section_stores_and_serializes(tmp_path: Path) -> None:
-    result = evaluate(_sample(), tmp_path, ["bm25", "bm25-files"])
-    assert list(result.chunk) == ["bm25-files", "bm25"]  # units come after the file index
+    result = evaluate(_sample(), tmp_path, ["bm25", "files"])
+    assert list(result.chunk) == ["files", "bm25"]  # units come after the file index
     assert set(result.sections) == {"curated", "dump"} and result.store_seconds["curated"] > 0
     assert result.sections["curated"]["bm25"].questions == 4
     data = json.loads(json.dumps(result.as_json()))
-    assert data["chunk"]["bm25-files"]["any@1"] == 0.5
-    assert data["chunk"]["bm25-files"]["categories"]["single-hop"] == {"questions": 3, "any@5": 0.6667}
+    assert data["chunk"]["files"]["any@1"] == 0.5
+    assert data["chunk"]["files"]["categories"]["single-hop"] == {"questions": 3, "any@5": 0.6667}
 
 
 @pytest.mark.skipif(embedder_missing() is not None, reason=str(embedder_missing()))
@@ -160,18 +160,28 @@ def test_cli_json_on_a_locomo_conversation(tmp_path: Path) -> None:
     except DataUnavailable as exc:
         pytest.skip(str(exc))
     args = ["study", "bench", "retrieval", "-b", "locomo", "-c", "conv-26", "--questions", "5"]
-    args += ["--modes", "bm25-files,bm25", "--no-sections", "--json", "--no-progress", "--out", str(tmp_path)]
+    args += ["--modes", "files,bm25", "--no-sections", "--json", "--no-progress", "--out", str(tmp_path)]
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert list(out) == ["locomo"] and out["locomo"]["questions"] == 5
-    files = out["locomo"]["chunk"]["bm25-files"]
+    files = out["locomo"]["chunk"]["files"]
     assert files["conversations"] == 1 and files["mean"] == files["pooled"]
     assert 0 <= files["mean"]["any@1"] <= files["mean"]["any@10"] <= 1
     record = json.loads((tmp_path / "retrieval.json").read_text())
     assert record["benchmarks"]["locomo"]["per_conversation"][0]["conversation"] == "conv-26"
     assert (tmp_path / "retrieval.png").stat().st_size > 0 and record["reused"] == []
     again = CliRunner().invoke(cli, args)  # a second run of the same settings reads conv-26 back
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.stdout) == out
+    assert json.loads((tmp_path / "retrieval.json").read_text())["reused"] == ["locomo conv-26"]
+    # a run recorded before `files` was the study's name for it spelled it bm25-files: the old
+    # spelling still parses, and the old record is read back under the new name
+    cached = tmp_path / "conversations" / "locomo-conv-26.json"
+    cached.write_text(cached.read_text().replace('"files"', '"bm25-files"'))
+    assert '"bm25-files"' in cached.read_text()
+    old = [a.replace("files,bm25", "bm25-files,bm25") for a in args]
+    again = CliRunner().invoke(cli, old)
     assert again.exit_code == 0, again.output
     assert json.loads(again.stdout) == out
     assert json.loads((tmp_path / "retrieval.json").read_text())["reused"] == ["locomo conv-26"]
@@ -182,5 +192,7 @@ def test_a_resume_record_reads_back_as_the_result_it_was() -> None:
     fig = Figures(3, {"any@5": 2.0}, {"single-hop": [3, 2]}, 0.5, [0.01, 0.02, 0.03])
     result = ConversationResult("locomo", "conv-1", 4, {"bm25": fig}, {"dump": {"bm25": fig}}, {"dump": 1.5})
     assert from_raw(json.loads(json.dumps(raw(result)))) == result
+    old = json.loads(json.dumps(raw(result)).replace('"bm25"', '"bm25-files"', 1))
+    assert list(from_raw(old).chunk) == ["files"]  # recorded under the study's old name
     with pytest.raises(KeyError):
         from_raw({k: v for k, v in raw(result).items() if k != "sections"})

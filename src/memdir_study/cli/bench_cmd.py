@@ -115,7 +115,7 @@ def run_retrieval(
     total = sum(len(rt.counted(s, questions)) * per_q for found in loaded.values() for s in found)
     per_benchmark: dict[str, JsonObject] = {}
     key: JsonObject = {"modes": list(modes), "questions": questions, "sections": sections}
-    embedder = configured() if any(m not in ("bm25-files", "bm25") for m in modes) else None
+    embedder = configured() if any(m not in ("files", "bm25") for m in modes) else None
     key |= {"units_asked": rt.UNITS_ASKED, "files_asked": rt.FILES_ASKED, "embedder": embedder}
     if fresh:
         shutil.rmtree(out / "conversations", ignore_errors=True)
@@ -198,11 +198,12 @@ def run_retrieval(
 
 def _cached(path: Path, key: JsonObject) -> ConversationResult | None:
     """The conversation's result from an earlier run with the same settings, else None."""
-    from memdir_study.eval.retrieval import from_raw
+    from memdir_study.eval.retrieval import from_raw, mode_named
 
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        return from_raw(data["result"]) if data.get("key") == key else None
+        recorded = {**data["key"], "modes": [mode_named(m) for m in data["key"]["modes"]]}
+        return from_raw(data["result"]) if recorded == key else None
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -299,11 +300,11 @@ def json_figures(record: RetrievalRecord) -> dict[str, JsonObject]:
 
 
 def _modes(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:
-    from memdir_study.eval.retrieval import CHUNK_MODES
+    from memdir_study.eval.retrieval import CHUNK_MODES, mode_named
 
     if value == "all":
         return list(CHUNK_MODES)
-    chosen = [m.strip() for m in value.split(",") if m.strip()]
+    chosen = [mode_named(m.strip()) for m in value.split(",") if m.strip()]
     bad = [m for m in chosen if m not in CHUNK_MODES]
     if bad or not chosen:
         raise click.BadParameter(
@@ -340,7 +341,7 @@ def bench() -> None:
     default="all",
     show_default=True,
     callback=_modes,
-    help="all, or some of bm25-files, bm25, dense, hybrid, hybrid-convex.",
+    help="all, or some of files, bm25, dense, hybrid, hybrid-convex.",
 )
 @click.option(
     "--questions", type=click.IntRange(min=1), default=None, help="At most N questions per conversation."
@@ -371,8 +372,8 @@ def retrieval_cmd(
 
     from memdir.search.embed import embedder_missing
 
-    if any(m not in ("bm25-files", "bm25") for m in modes) and (why := embedder_missing()):
-        raise click.ClickException(f"{why} (or run with --modes bm25-files,bm25)")
+    if any(m not in ("files", "bm25") for m in modes) and (why := embedder_missing()):
+        raise click.ClickException(f"{why} (or run with --modes files,bm25)")
     chosen = list(BENCHMARKS) if benchmark == "all" else [benchmark]
     ids = [c.strip() for c in conversations.split(",") if c.strip()] if conversations else None
     try:

@@ -12,10 +12,11 @@ LongMemEval's abstention items (`_abs`) cite nothing that answers and are left o
 upstream scores them. `questions=N` keeps the first N counted ones per conversation.
 
 Chunk level: the study's chunk store (`search/chunks.py`) is ranked by each mode, as chunk FILES:
-`bm25-files` is `SearchIndex.search` over /memories/chunks (bm25_chunk_retrieve's ranking);
-`bm25`, `dense`, `hybrid` (RRF) and `hybrid-convex` take the best UNITS_ASKED sections of
-`search_sections` and keep each file at its first (best) section. MEMORY.md is no chunk and is
-skipped, as bm25_chunk_retrieve skips it. With ranked chunks c_1, c_2, ... and T(c) the turns of c:
+`files` (as `memdir search --mode files`) is `SearchIndex.search` over /memories/chunks
+(bm25_chunk_retrieve's ranking); `bm25`, `dense`, `hybrid` (RRF) and `hybrid-convex` take the
+best UNITS_ASKED sections of `search_sections` and keep each file at its first (best) section.
+MEMORY.md is no chunk and is skipped, as bm25_chunk_retrieve skips it. With ranked chunks c_1,
+c_2, ... and T(c) the turns of c:
 
 - any@k = 1 when T(c_i) meets E for some i <= k (the issue's "hit"), else 0;
 - all@k = 1 when E is inside the union of T(c_1..c_k), else 0;
@@ -64,10 +65,12 @@ from memdir_study.variants.dump import write_dump
 
 KS = (1, 3, 5, 10)
 NDCG_AT = 10
-CHUNK_MODES = ("bm25-files", "bm25", "dense", "hybrid", "hybrid-convex")
+CHUNK_MODES = ("files", "bm25", "dense", "hybrid", "hybrid-convex")
+# The name runs recorded before the study took the product's one (ARCHITECTURE.md, "Names").
+OLD_MODE_NAMES = {"bm25-files": "files"}
 SECTION_MODES = ("bm25", "dense", "hybrid")
 UNITS_ASKED = 60  # sections per search at chunk level: enough for 10 distinct files
-FILES_ASKED = 60  # files per bm25-files search: the session ranking reads past the 10th chunk
+FILES_ASKED = 60  # files per `files` search: the session ranking reads past the 10th chunk
 SECTION_MODE: dict[str, tuple[str, Fusion]] = {
     **{m: (m, "rrf") for m in SECTION_MODES},
     "hybrid-convex": ("hybrid", "convex"),
@@ -181,7 +184,7 @@ def raw(result: ConversationResult) -> JsonObject:
 def from_raw(data: Mapping[str, JsonValue]) -> ConversationResult:
     """`raw`'s record read back; a missing key is a KeyError (the caller runs the conversation
     again rather than resume from a record it cannot read)."""
-    chunk = {m: _figures(f) for m, f in obj(data["chunk"]).items()}
+    chunk = {mode_named(m): _figures(f) for m, f in obj(data["chunk"]).items()}
     sections = {s: {m: _figures(f) for m, f in obj(fs).items()} for s, fs in obj(data["sections"]).items()}
     seconds = {k: number(v) for k, v in obj(data["store_seconds"]).items()}
     return ConversationResult(
@@ -210,9 +213,14 @@ def _units(index: SearchIndex, dense: bool) -> float:
     return index.enable_units(dense).seconds
 
 
+def mode_named(name: str) -> str:
+    """The chunk mode `name` spells, an old spelling included."""
+    return OLD_MODE_NAMES.get(name, name)
+
+
 def rank_chunks(index: SearchIndex, mode: str, query: str) -> list[str]:
     """Chunk file paths, best first, by `mode` (one of CHUNK_MODES)."""
-    if mode == "bm25-files":
+    if mode == "files":
         paths = [h.path for h in index.search(query, CHUNK_DIR.text, FILES_ASKED + 1)]
     else:
         base, fusion = SECTION_MODE[mode]
@@ -240,7 +248,7 @@ def chunk_level(
         for mode in modes:
             shared = next((f for m, f in out.items() if m in ("dense", "hybrid")), None)  # same vectors
             fig = out[mode] = Figures()
-            if mode == "bm25-files":
+            if mode == "files":
                 fig.build_seconds = index.rebuild().seconds
             elif mode == "bm25":
                 fig.build_seconds = _units(index, dense=False)
