@@ -18,6 +18,7 @@ from memdir.cli.model_opts import (
 from memdir.errors import MemdirError
 from memdir_study.cli.executor_opts import check_executor, executor_options
 from memdir_study.skills.chain import SKILL_ROLES
+from memdir_study.skills.variants import VARIANT_NAMES
 
 # The study's reasoning effort for every agent (Table 11); a model without the control gets none.
 SKILL_EFFORT: dict[str, str | None] = dict.fromkeys(SKILL_ROLES, "high")
@@ -87,7 +88,7 @@ def _ready(model: Any) -> None:
     "--variants",
     "-v",
     required=True,
-    help="Comma-separated: no-store, episode-log, curated-skills, curated-skills-mem, curated-skills-mem-gs.",
+    help=f"Comma-separated: {', '.join(VARIANT_NAMES)}.",  # written from the skill registry
 )
 @click.option(
     "--model",
@@ -180,7 +181,6 @@ def skills_cmd(
     from memdir_study.skills.chain import run_chains
     from memdir_study.skills.folder import TaskRow
     from memdir_study.skills.report import write_report
-    from memdir_study.skills.variants import VARIANT_NAMES
 
     names = [v.strip() for v in variants.split(",") if v.strip()]
     unknown = [v for v in names if v not in VARIANT_NAMES]
