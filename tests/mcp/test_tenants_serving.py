@@ -320,7 +320,11 @@ def test_a_running_call_pins_its_tenant(tmp_path: Path) -> None:
         assert "grep" not in done, "the grep ended before the other tenants were served"
         caller.join(HANG_GUARD_S)
         assert not done["grep"]["isError"] and "No lines match" in result_text(done["grep"])
-        assert sum(o.reopened for o in others) >= 6  # tenants were closed while the grep ran
+        # Tenants were closed while the grep ran: most of the 6 calls after each one's first
+        # reopen. Not all of them need to: a request's tenant is released (and the other one
+        # closed) just after its reply has gone out, and under load the next call can come
+        # first and find its tenant still open (one CI run saw 5 of 6).
+        assert sum(o.reopened for o in others) >= 4
         for s in [slow, *others]:
             s.close()
     for i in (1, 2):

@@ -134,3 +134,24 @@ def test_a_forget_killed_after_its_head_moved_is_finished_by_the_next(tmp_path: 
     stop_committer()
     assert not mark.exists() and not objects_hold(root)
     assert CliRunner().invoke(cli, ["check", str(root)]).exit_code == 0
+
+
+def test_a_forget_killed_while_dropping_its_ref_is_finished_by_the_next(tmp_path: Path) -> None:
+    """Killed inside libgit2's ref deletion (its mark and the rewrite ref still there, and the
+    ref's `.lock` file left behind): the next forget, holding the journal lock that every forget
+    takes, knows that lock is no one's, drops it and finishes. The CI run that found it: the
+    kill test above, failed with 'failed to lock file .../refs/memdir/redacting.lock'."""
+    root = tmp_path / "mem"
+    build(root, 5)
+    git_dir = root / STATE_DIR / "journal.git"
+    repo = Journal(root).repo()
+    head = repo.head.target
+    repo.references.create("refs/memdir/redacting", head)
+    repo.free()
+    (git_dir / "refs" / "memdir" / "redacting.lock").write_text(f"{head}\n", encoding="ascii")
+    (git_dir / history.MARK).write_text("killed", encoding="ascii")
+    out = CliRunner().invoke(cli, ["forget", str(root), SECRET, "--yes"])
+    stop_committer()
+    assert out.exit_code == 0, out.output
+    assert not (git_dir / history.MARK).exists() and not objects_hold(root)
+    assert not list((git_dir / "refs").rglob("*.lock"))

@@ -170,6 +170,7 @@ def _rewrite(journal: Journal, repo: pygit2.Repository, request: Forget, record:
         last = c
     if not started:
         return found
+    _drop_stale_locks(journal.git_dir)
     with contextlib.suppress(KeyError, pygit2.GitError):
         repo.references.delete(REF)  # a stopped forget's: the new line starts clean
     tip = write_stream(repo, stream, _clean_env(journal.git_dir, journal.root), journal.root)
@@ -185,6 +186,8 @@ def _purge(journal: Journal, repo: pygit2.Repository) -> None:
     git_dir = journal.git_dir
     if not (git_dir / MARK).exists():
         return
+    _wait_for_gc(git_dir)
+    _drop_stale_locks(git_dir)
     keep = repo.references["HEAD"].target
     for name in list(repo.references):
         if name != keep and name != "HEAD":
@@ -198,10 +201,18 @@ def _purge(journal: Journal, repo: pygit2.Repository) -> None:
         with contextlib.suppress(FileNotFoundError):
             gone.unlink()
     shutil.rmtree(git_dir / "logs", ignore_errors=True)
-    _wait_for_gc(git_dir)
     _git(journal, "reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all")
     _git(journal, "-c", "gc.packRefs=false", "gc", "--prune=now", "--quiet")
     os.unlink(git_dir / MARK)
+
+
+def _drop_stale_locks(git_dir: Path) -> None:
+    """Remove the `.lock` files a killed forget left on its own refs (`refs/memdir/`): only a
+    forget writes them, and every forget holds the journal lock the caller holds now, so such a
+    lock is no one's, and libgit2 would refuse to touch the ref while it stands."""
+    for lock in (git_dir / "refs" / "memdir").rglob("*.lock"):
+        with contextlib.suppress(FileNotFoundError):
+            lock.unlink()
 
 
 def _wait_for_gc(git_dir: Path, timeout: float = 600.0) -> None:
