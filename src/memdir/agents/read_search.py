@@ -28,6 +28,7 @@ from memdir.agents.loop import ANSWER_SCHEMA, Episode
 from memdir.agents.output import RoleExtra, RoleOutput
 from memdir.agents.record import RecordIds, RunRecord
 from memdir.agents.roles import Role, render
+from memdir.analytics.injection import withheld
 from memdir.conventions import parse_citation, spoken_dates
 from memdir.errors import MemdirError
 from memdir.jsontypes import JsonObject
@@ -172,15 +173,22 @@ async def read_search(
     budget: int = READ_BUDGET,
     mode: str | None = None,
     boundary: bool = True,
+    withhold: bool = True,
 ) -> RoleOutput:
     """Answer `question` from the top sections in one constrained call, citing shown lines.
-    `boundary=False` shows the notes as they were before the data boundary, for the measurement
-    of what it changes (benchmarks/injection.py) and nothing else."""
+    The notes are fenced and a line that addresses a model is withheld (its number kept).
+    `boundary=False` shows the notes as they were before the data boundary, and `withhold=False`
+    fenced but whole, for the measurement of what each changes (benchmarks/injection.py) and
+    nothing else."""
     if model.is_offline:
         raise MemdirError(OFFLINE_REFUSAL)
     start = time.perf_counter()
     shown = await asyncio.to_thread(top_sections, store, question, k=k, budget=budget, mode=mode)
-    notes = "\n\n".join(s.render() for s in shown) or "(no section of the store matches the question)"
+    # Inside the boundary a line that addresses a model is withheld (analytics/injection.py)
+    seen = (
+        [replace(s, lines=tuple(map(withheld, s.lines))) for s in shown] if boundary and withhold else shown
+    )
+    notes = "\n\n".join(s.render() for s in seen) or "(no section of the store matches the question)"
     system, user = render(ROLE, question=question, **_notes(notes, boundary))
     messages = [ChatMessage("system", system), ChatMessage("user", user)]
     config = GenerateConfig(max_tokens=READ_OUTPUT, answer_schema=READ_SCHEMA, require_schema=True)

@@ -5,7 +5,10 @@ Memory is data. A line that tells the reader to ignore its instructions, plays a
 assistant turn, carries a tool call, or asks to hide something from the user was written to
 steer whichever model later reads it (memory poisoning), not to record what someone said. The
 prompts show memory inside a data boundary (`store/boundary.py`) whatever it holds; this
-module finds such lines so a person can look at them.
+module finds such lines so a person can look at them, and `withheld` keeps them out of the read
+search's notes: a one-call answer from a small model copies what it is shown, and a stored
+`{"name": "answer", ...}` line is the very shape of its reply (benchmarks/results/
+2026-12-06-injection.md). The line's number stays, so citations still name lines on disk.
 
 Each pattern names one way of addressing a model and is kept narrow, so ordinary chat ("you are
 now a mom!", "ignore the noise") is not flagged: the false positives over every turn of LoCoMo
@@ -124,6 +127,10 @@ PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
 )
 
 
+WITHHELD = "[withheld: a stored line that addresses a model ({kind}); `memdir check` lists it]"
+_ITEM = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?")
+
+
 @dataclass(frozen=True)
 class Hit:
     """One line that addresses a model: its number (1-based), the kind and the words that matched."""
@@ -141,6 +148,16 @@ def classify(line: str) -> tuple[str, str, str] | None:
         if m:
             return kind, why, m.group(0)
     return None
+
+
+def withheld(line: str) -> str:
+    """`line` as a model answering from memory is shown it: unchanged, or, when it addresses a
+    model, `WITHHELD` naming its kind in place of its words (a list item keeps its marker)."""
+    found = classify(line)
+    if found is None:
+        return line
+    item = _ITEM.match(line)
+    return (item.group(0) if item else "") + WITHHELD.format(kind=found[0])
 
 
 def scan(text: str) -> Iterator[Hit]:
