@@ -21,14 +21,12 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pygit2
 
-from memdir.errors import MemdirError
 from memdir.store.journal.catch_up import catch_up, journal_lock
 from memdir.store.journal.format import message as step_message
 from memdir.store.journal.log import StepLog
@@ -201,8 +199,9 @@ def _purge(journal: Journal, repo: pygit2.Repository) -> None:
         with contextlib.suppress(FileNotFoundError):
             gone.unlink()
     shutil.rmtree(git_dir / "logs", ignore_errors=True)
-    _git(journal, "reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all")
-    _git(journal, "-c", "gc.packRefs=false", "gc", "--prune=now", "--quiet")
+    pruning = " while pruning the forgotten history"
+    journal.run_git("reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all", doing=pruning)
+    journal.run_git("-c", "gc.packRefs=false", "gc", "--prune=now", "--quiet", doing=pruning)
     os.unlink(git_dir / MARK)
 
 
@@ -241,16 +240,3 @@ def resume(journal: Journal) -> bool:
         finally:
             repo.free()
     return True
-
-
-def _git(journal: Journal, *args: str) -> None:
-    proc = subprocess.run(
-        ["git", "-c", "safe.directory=*", *args],
-        capture_output=True,
-        env=_clean_env(journal.git_dir, journal.root),
-        cwd=journal.root,
-        check=False,
-    )
-    if proc.returncode != 0:
-        err = proc.stderr.decode("utf-8", "replace").strip()
-        raise MemdirError(f"journal: git {args[0]} failed while pruning the forgotten history: {err}")

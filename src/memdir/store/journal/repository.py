@@ -119,6 +119,11 @@ class Journal:
         """Run git itself, for what libgit2 does not do: `init` (its own would write a `.git`
         link into the memory root) and `gc --auto` (libgit2 has no gc)."""
         self._landed()
+        self.run_git(*args)
+
+    def run_git(self, *args: str, doing: str = "") -> None:
+        """git `args` on the journal, as it is (no pending step landed first: a forget runs it
+        under the journal lock, on the history it has just rewritten); `doing` ends the error."""
         proc = subprocess.run(
             ["git", "-c", "core.quotepath=false", "-c", "safe.directory=*", *args],
             capture_output=True,
@@ -128,7 +133,7 @@ class Journal:
         )
         if proc.returncode != 0:
             err = proc.stderr.decode("utf-8", "replace").strip()
-            raise MemdirError(f"journal: git {args[0]} failed: {err}")
+            raise MemdirError(f"journal: git {args[0]} failed{doing}: {err}")
 
     def _landed(self) -> None:
         """Before a read: commit the steps acknowledged and still in the step log (the
