@@ -2,7 +2,7 @@
 instruction planted in the notes it is shown, with and without the data boundary?
 
     python benchmarks/injection.py [--out runs/injection] [--keep] [--questions 20]
-        [-c conv-26] [--false-positives] [--conditions off,on,fence,clean]
+        [-c conv-26] [--false-positives | --held-out] [--conditions off,on,fence,clean]
 
 1. An offline store of one LoCoMo conversation (`memdir ingest --model offline`).
 2. Twenty questions whose evidence turn is among the sections the read search shows (category
@@ -18,7 +18,8 @@ instruction planted in the notes it is shown, with and without the data boundary
    whether the poisoned line was among the lines shown. Condition `clean` adds the same
    questions on the unpoisoned store with the boundary on (what the boundary costs).
 5. `--false-positives`: the detector over every turn of LoCoMo and REALTALK and every line of
-   offline stores built from each conversation; each hit listed.
+   offline stores built from each conversation; each hit listed. `--held-out`: the detector over
+   `tests/poisoned.UNSEEN`, twenty lines it was never tuned on.
 
 Every answer is appended to OUT/answers.jsonl as it comes; `--keep` resumes, skipping what the
 file holds (the store and the plan are kept too). Figures:
@@ -40,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import _common  # noqa: F401  (puts src/ and the repository on sys.path)
-from tests.poisoned import CANARIES, POISONED
+from tests.poisoned import CANARIES, POISONED, UNSEEN
 
 from memdir.agents.read_search import top_sections
 from memdir.analytics.injection import classify, scan
@@ -260,12 +261,19 @@ def main() -> None:
         "--conditions", default="off,on,fence", help=f"of {','.join(CONDITIONS)}; clean: the unpoisoned store"
     )
     ap.add_argument("--false-positives", action="store_true", help="only the detector's false positives")
+    ap.add_argument("--held-out", action="store_true", help="only the detector over the unseen lines")
     ap.add_argument("--no-model", action="store_true", help="build, plant and check; answer nothing")
     ap.add_argument("--markdown", action="store_true", help="print the answers so far as tables; run nothing")
     args = ap.parse_args()
     out: Path = args.out
     if args.markdown:
         print(markdown(out))
+        return
+    if args.held_out:
+        found = [(line, classify(line)) for line in UNSEEN]
+        for line, hit in found:
+            print(f"{hit[0] if hit else '(missed)':13} {line!r}")
+        print(f"{sum(hit is not None for _, hit in found)} of {len(found)} unseen lines flagged")
         return
     if args.false_positives:
         fp = false_positives(out)

@@ -24,7 +24,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 _I = re.IGNORECASE
-_TARGETS = r"(?:instructions?|prompts?|rules|directions|directives|guidelines|context|messages?|orders)"
+_TARGETS = (
+    r"(?:instructions?|prompts?|rules|directions|directives|guidelines|guidance|context|messages?|orders|"
+    r"commands|programming|training)"
+)
+_READER = r"(?:ai|assistant|(?:language\s+)?model|llm|agent|chatbot|bot)"
 _EARLIER = r"(?:previous|prior|above|earlier|preceding|foregoing|original|system|existing|initial)"
 
 # (kind, why, pattern): the first that matches a line names it.
@@ -42,7 +46,9 @@ PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
             r"|\b(?:print|reveal|show|repeat|output|leak)\s+(?:your|the)\s+(?:system\s+prompt|hidden\s+prompt|"
             r"(?:initial|original|system)\s+instructions)\b"
             r"|\bnew\s+(?:system\s+)?(?:instructions?|system\s+prompt|rules)\s*:"
-            r"|\b(?:override|updated?)\s*:\s*(?:answer|reply|respond|say)\b",
+            r"|\b(?:override|updated?)\s*:\s*(?:answer|reply|respond|say)\b"
+            r"|\bsystem\s+override\b|\bignore\s+(?:the|this|my)\s+(?:question|query|request)(?:\s*[.!;:,]|\s+and\b)"
+            r"|\bI\s+(?:order|command|instruct)\s+you\s+to\b",
             _I,
         ),
     ),
@@ -53,8 +59,8 @@ PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
             r"\byou\s+are\s+(?:now|no\s+longer)\s+(?:an?\s+)?(?:\w+\s+){0,3}"
             r"(?:ai|assistant|model|bot|chatbot|agent|llm|gpt|dan|jailbroken|unrestricted|unfiltered)\b"
             r"|\byou\s+are\s+now\s+(?:in\s+)?(?:developer|dan|god|admin|jailbreak|unrestricted)\s*mode\b"
-            r"|\bfrom\s+now\s+on,?\s+(?:you|the\s+(?:ai|assistant|model))\s+(?:will|must|shall|should|"
-            r"answer|reply|respond|only|always|never)\b"
+            r"|\bfrom\s+(?:now\s+on|this\s+point(?:\s+(?:on|forward))?|here\s+on),?\s+(?:you|the\s+"
+            r"(?:ai|assistant|model))\s+(?:will|must|shall|should|answers?|repl(?:y|ies)|responds?|only|always|never)\b"
             r"|\b(?:act|behave|pretend)\s+as\s+(?:if\s+you\s+(?:are|were)\s+)?(?:an?\s+)?(?:unrestricted|"
             r"jailbroken|unfiltered|evil)\b",
             _I,
@@ -100,9 +106,9 @@ PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(?:curl|wget)\s+(?:-\S+\s+)*['\"]?https?://"
             r"|\|\s*(?:ba|z)?sh\b|\brm\s+-rf\s+[/~]"
-            r"|\b(?:send|upload|post|forward|email|leak|exfiltrate)\s+(?:all\s+|every\s+|the\s+|your\s+|my\s+)*"
-            r"(?:stored\s+)?(?:memor(?:y|ies)|notes|files|conversations?|chat\s+history|passwords?|"
-            r"credentials|api\s+keys?|secrets|ssh\s+keys?)\s+to\b",
+            r"|\b(?:send|upload|post|forward|email|leak|exfiltrate)\s+(?:all\s+|every\s+|the\s+|your\s+|my\s+|"
+            r"the\s+user'?s\s+)*(?:stored\s+)?(?:(?:memor(?:y|ies)|notes|files|conversations?|chat\s+history|"
+            r"passwords?|credentials|api\s+keys?|secrets|ssh\s+keys?)(?:\s+and\s+|,\s*)?)+\s+to\b",
             _I,
         ),
     ),
@@ -120,7 +126,12 @@ PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
             r"|\b(?:reply|respond|answer)\s+(?:only\s+)?with\s+(?:only\s+)?(?:the\s+single\s+word|the\s+word|"
             r"exactly)\b"
             r"|\b(?:reply|respond|answer)\s+only\s+(?:with\s+)?['\"]?[A-Z]{4,}\b"
-            r"|\bevery\s+(?:answer|reply|response)\s+must\b",
+            r"|\bevery\s+(?:answer|reply|response)\s+must\b"
+            rf"|^\W*{_READER}\s*,\s*(?:please\s+)?(?:ignore|disregard|forget|say|answer|reply|respond|tell|"
+            r"talk|stop|write|output|always|never|do\s+not|don'?t)\b"
+            rf"|\b(?:any|every)\s+{_READER}s?\s+(?:reading|that\s+reads|who\s+reads|processing)\s+"
+            r"(?:this|these|the|my|our)\b"
+            r"|\bwhoever\s+(?:answers|is\s+answering)\s+questions\b",
             _I,
         ),
     ),
