@@ -3,6 +3,7 @@ chat log again leaves out the turn that held the words, and says so."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -53,7 +54,8 @@ def test_reingest_does_not_bring_the_words_back(tmp_path: Path, strategy: str, b
     stop_committer()
     assert _words(root) == []
     ledger = (root / STATE_DIR / "ingested.jsonl").read_text()
-    assert ('"forgotten"' if by == "text" else '"forgotten_key"') in ledger and SECRET not in ledger
+    assert ('"forgotten_hmac"' if by == "text" else '"forgotten_key"') in ledger and SECRET not in ledger
+    assert hashlib.sha256(SECRET.encode()).hexdigest() not in ledger  # keyed, not a plain hash
     out = run(cli, ["ingest", str(root), "--model", "offline", "--strategy", strategy, str(chat)])
     assert "hold words forgotten by 'memdir forget', left out" in out.output, out.output
     stop_committer()
@@ -78,6 +80,23 @@ def test_reingesting_the_same_export_does_not_bring_the_words_back(tmp_path: Pat
     assert run(cli, ingest).exit_code == 0 and _words(root)
     assert run(cli, ["forget", str(root), SECRET, "--yes"]).exit_code == 0
     out = run(cli, ingest)
+    assert "1 turn(s) hold words forgotten by 'memdir forget', left out" in out.output, out.output
+    stop_committer()
+    assert _words(root) == []
+
+
+def test_a_plain_digest_row_of_an_earlier_version_still_leaves_its_turn_out(tmp_path: Path) -> None:
+    """Ledgers written before the store's key named the words by plain SHA-256; those forgets
+    hold too."""
+    root, chat = tmp_path / "mem", tmp_path / "chat.jsonl"
+    chat.write_text("".join(json.dumps(m) + "\n" for m in CHAT), encoding="utf-8")
+    run = CliRunner().invoke
+    assert run(cli, ["init", str(root)]).exit_code == 0
+    raw = SECRET.encode()
+    (root / STATE_DIR).mkdir(exist_ok=True)
+    with (root / STATE_DIR / "ingested.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"forgotten": hashlib.sha256(raw).hexdigest(), "bytes": len(raw)}) + "\n")
+    out = run(cli, ["ingest", str(root), "--model", "offline", "--strategy", "dump", str(chat)])
     assert "1 turn(s) hold words forgotten by 'memdir forget', left out" in out.output, out.output
     stop_committer()
     assert _words(root) == []

@@ -4,6 +4,7 @@ a snapshot or a revert to any step; bad input and no match refused with nothing 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -89,7 +90,7 @@ def test_forget_leaves_no_trace_and_the_history_reads(tmp_path: Path) -> None:
     assert any(s.redacted for s in after[: len(before)])
     record = after[len(before)]
     assert record.tool == "forget" and record.meta["redaction-reason"] == "the user asked"
-    assert record.meta["redaction-sha256"] and record.meta["redaction-lines"] == "1"
+    assert record.meta["redaction-digest"] and record.meta["redaction-lines"] == "1"
     assert "- likes cats" in (root / "people/alice.md").read_text()
     result = CliRunner().invoke(cli, ["check", str(root)])
     assert result.exit_code == 0, result.output
@@ -194,4 +195,23 @@ def test_a_matcher_redacts_its_spans_in_every_version(tmp_path: Path) -> None:
     assert "- the api key is [redacted] for the test bot" in (root / "keys.md").read_text()
     assert traces(root, key) == []
     ledger = (root / STATE_DIR / "ingested.jsonl").read_text()
-    assert '"forgotten"' in ledger and key not in ledger
+    assert '"forgotten_hmac"' in ledger and key not in ledger
+
+
+def test_what_a_forget_keeps_names_the_words_by_a_keyed_digest_only(tmp_path: Path) -> None:
+    """A plain SHA-256 of a four-digit PIN is the PIN to anyone who tries 10,000 values: no
+    file under the root and no journal object may hold it, in any form; two stores name the
+    same words by two unrelated digests."""
+    pin = "PIN 4417"
+    digests = []
+    for name in ("a", "b"):
+        root = tmp_path / name
+        h = Harness(open_store(root, create=True, init=True), "manage")
+        h.call_or_raise("create", {"path": "/memories/bank.md", "file_text": fm("bank") + f"- card {pin}\n"})
+        with Memory(root) as memory:
+            digests.append(memory.forget(pin).record.digest)
+        stop_committer()
+        plain = hashlib.sha256(pin.encode()).hexdigest()
+        assert traces(root, pin, plain, plain[:16]) == []
+        assert traces(root, digests[-1])  # the record does keep the keyed one
+    assert digests[0] != digests[1]

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field, replace
 from memdir.conventions import MAX_NUMBER, locators, turn_numbers
 from memdir.errors import MemdirError
 from memdir.store import ledger_forgotten
+from memdir.store.digest_key import store_key
 from memdir.store.oslock import FIRST_WAIT, LAST_WAIT, LockTimeout, lock_fd
 from memdir.store.paths import STATE_DIR
 from memdir.store.store import Store
@@ -184,7 +185,7 @@ def forget(store: Store, words: str | None, cited: set[str]) -> None:
     """Remember a forget (`ledger_forgotten.py`): its words by digest, and the turns the
     forgotten lines cited, so the same turns ingested again are left out."""
     rows = [(r.locator, r.key) for r in _read(store).rows]
-    _append(store, ledger_forgotten.rows(words, cited, rows))
+    _append(store, ledger_forgotten.rows(words, cited, rows, store_key(store.root)))
 
 
 def exists(store: Store) -> bool:

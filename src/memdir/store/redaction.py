@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from memdir.errors import MemdirError
 from memdir.store import frontmatter
+from memdir.store.digest_key import keyed_digest
 
 REDACTED = "[redacted]"
 MIN_CHARS = 4  # a shorter text would match too much to be what a person meant
@@ -73,10 +74,11 @@ class Forget:
         """The forgotten words themselves, where the request has them (never recorded)."""
         return self.text if self.text is not None else self.line
 
-    def digest(self) -> str:
-        """SHA-256 of what is forgotten: the record's name for it."""
+    def digest(self, key: bytes) -> str:
+        """The record's name for what is forgotten: its keyed digest under the store's `key`
+        (`digest_key.py`: a plain hash of a short code is the code again)."""
         what = self.words if self.words is not None else (self.file or self.label)
-        return hashlib.sha256(what.encode("utf-8", "surrogatepass")).hexdigest()
+        return keyed_digest(key, what.encode("utf-8", "surrogatepass"))
 
     def file_goes(self, rel: str) -> bool:
         """Does the file at `rel` (relative to the root) go whole?"""
@@ -163,7 +165,7 @@ def line_at(text: str, number: int, where: str) -> str:
 @dataclass
 class Record:
     """What a forget removed, kept in the journal (the `forget` step's trailers) and shown by
-    `history`: when, why, a digest of the words and how much went; never the words."""
+    `history`: when, why, a keyed digest of the words and how much went; never the words."""
 
     id: str
     kind: str
@@ -179,7 +181,7 @@ class Record:
         return {
             "redaction": self.id,
             "redaction-kind": self.kind,
-            "redaction-sha256": self.digest,
+            "redaction-digest": self.digest,
             "redaction-reason": self.reason or "(none given)",
             "redaction-lines": self.lines,
             "redaction-files": self.files,
@@ -187,7 +189,7 @@ class Record:
         }
 
 
-def new_record(request: Forget) -> Record:
-    digest = request.digest()
+def new_record(request: Forget, key: bytes) -> Record:
+    digest = request.digest(key)
     stamp = hashlib.sha256(f"{digest}{time.time_ns()}".encode()).hexdigest()[:12]
     return Record(stamp, request.kind, digest, request.reason)

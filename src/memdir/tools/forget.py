@@ -13,6 +13,7 @@ own. Nothing matched anywhere: an error, and nothing changed.
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from memdir.conventions import locators
 from memdir.errors import MemdirError, NotFoundError, ToolError
 from memdir.jsontypes import JsonObject
 from memdir.store import forget_derived, ingest_ledger, secrets_allow
+from memdir.store.digest_key import existing_key, store_key
 from memdir.store.journal import Journal
 from memdir.store.journal import redact as history
 from memdir.store.journal.format import MEMORY_PREFIX
@@ -49,7 +51,7 @@ class Outcome:
         return {
             "dry_run": self.dry_run,
             "redaction": self.record.id,
-            "sha256": self.record.digest,
+            "digest": self.record.digest,
             "files": dict(self.files),
             "steps": list(self.steps),
             "history_paths": list(self.history_paths),
@@ -59,7 +61,7 @@ class Outcome:
     def lines(self) -> list[str]:
         verb = "would go" if self.dry_run else "gone"
         head = "dry run: " if self.dry_run else ""
-        out = [f"{head}redaction {self.record.id} (sha256 {self.record.digest[:16]}...)"]
+        out = [f"{head}redaction {self.record.id} (digest {self.record.digest[:16]}...)"]
         for path, n in sorted(self.files.items()):
             out.append(f"  {path}: {'the whole file' if n == 0 else f'{n} line(s)'} {verb}")
         if self.steps:
@@ -123,7 +125,9 @@ def run(store: Store, request: Forget, *, dry_run: bool = False, role: str | Non
     """Forget what `request` names (module docstring); `dry_run` says what would go and writes
     nothing. Raises `NothingMatched` when nothing holds it."""
     journal = Journal(store.root)
-    out = Outcome(new_record(request), dry_run)
+    # a dry run makes no key: its record is never kept, so any key names it
+    key = (existing_key(store.root) or secrets.token_bytes(32)) if dry_run else store_key(store.root)
+    out = Outcome(new_record(request, key), dry_run)
     if dry_run:
         _live(store, request, out, write=False)
         found = history.scan(journal, request)
