@@ -89,6 +89,7 @@ def test_a_consolidation_that_would_delete_facts_loses_none_and_says_which_gate(
     asyncio.run(ingest(get_model("offline"), store, said))
     assert (store.root / "people" / "ines" / "facts.md").is_file()
     script = [call("delete", path="/memories/people/ines/facts.md"), *[answer("done")] * 4]
-    found = consolidate_month(get_model("scripted", script=script), store)
+    with asyncio.Runner() as loop:
+        found = consolidate_month(get_model("scripted", script=script), store, loop)
     assert found["facts_lost"] == 0 and "facts_lost" in found["failed"]
     assert (store.root / "people" / "ines" / "facts.md").is_file()

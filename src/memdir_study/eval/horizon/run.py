@@ -112,20 +112,23 @@ def run_year(
         if count(row["month"]) > last:
             months.withdraw({"month": row["month"]})
     store = open_store(where, create=True, init=True)
-    for month in range(last + 1, run.months + 1):
-        row = ingest_month(run, model, store, year, month, tick)
-        months.append([row])
-        if month in run.checkpoints():
-            first = next((r for r in rows.rows() if r["month"] == 1), None)
-            kept = None if first is None else [count(i) for i in array(first["month1_kept_ids"])]
-            found = checkpoint(store, year, month, model, out / "answers.jsonl", kept)
-            rows.append([{**found, **_cost(months.rows(), month)}])
-            snap = _snapshot(out, month)
-            if snap.exists():
-                shutil.rmtree(snap)
-            shutil.copytree(where, snap, ignore=_NOT_STATE)
-            if say:
-                say(f"month {month}: checkpoint scored, store kept in {snap}")
+    # One event loop for the whole run: a model's client belongs to the loop it was made in, and
+    # a loop per session left each old client to be closed on the next, dead loop's sockets.
+    with asyncio.Runner() as loop:
+        for month in range(last + 1, run.months + 1):
+            row = ingest_month(run, model, store, year, month, tick, loop)
+            months.append([row])
+            if month in run.checkpoints():
+                first = next((r for r in rows.rows() if r["month"] == 1), None)
+                kept = None if first is None else [count(i) for i in array(first["month1_kept_ids"])]
+                found = checkpoint(store, year, month, model, out / "answers.jsonl", kept, loop)
+                rows.append([{**found, **_cost(months.rows(), month)}])
+                snap = _snapshot(out, month)
+                if snap.exists():
+                    shutil.rmtree(snap)
+                shutil.copytree(where, snap, ignore=_NOT_STATE)
+                if say:
+                    say(f"month {month}: checkpoint scored, store kept in {snap}")
     return rows.rows()
 
 
@@ -134,7 +137,13 @@ def _snapshot(out: Path, month: int) -> Path:
 
 
 def ingest_month(
-    run: HorizonRun, model: Model, store: Store, year: Year, month: int, tick: Tick | None
+    run: HorizonRun,
+    model: Model,
+    store: Store,
+    year: Year,
+    month: int,
+    tick: Tick | None,
+    loop: asyncio.Runner,
 ) -> JsonObject:
     """The month's sessions into the store, one batch each; then, monthly, a consolidation."""
     sessions = year.month_sessions(month)
@@ -146,7 +155,7 @@ def ingest_month(
         began = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NoOpWarning)  # a chit-chat session may file nothing
-            asyncio.run(
+            loop.run(
                 ingest_batch(model, store, list(s.turns), derived=False, kind="horizon", settings=settings)
             )
         seconds.append(time.perf_counter() - began)
@@ -159,17 +168,17 @@ def ingest_month(
         "ingest_seconds_per_session": round(statistics.mean(seconds), 4) if seconds else None,
     }
     if run.consolidate == "monthly":
-        row["consolidation"] = consolidate_month(model, store)
+        row["consolidation"] = consolidate_month(model, store, loop)
     return row
 
 
-def consolidate_month(model: Model, store: Store) -> JsonObject:
+def consolidate_month(model: Model, store: Store, loop: asyncio.Runner) -> JsonObject:
     """The product's gated consolidation, and the facts it lost by the fact-level diff of the
     store before and after (the gate's own check, measured again from outside)."""
     with tempfile.TemporaryDirectory(prefix="horizon-before-") as tmp:
         before_dir = Path(tmp) / "store"
         shutil.copytree(store.root, before_dir, ignore=_NOT_STATE)
-        report = asyncio.run(consolidate(model, store))
+        report = loop.run(consolidate(model, store))
         lost = diff_facts(Store(before_dir), store)
     found = report.as_json()
     return {

@@ -48,7 +48,13 @@ QUESTIONS = {
 
 
 def checkpoint(
-    store: Store, year: Year, month: int, model: Model, record: Path, month1_kept: Sequence[int] | None = None
+    store: Store,
+    year: Year,
+    month: int,
+    model: Model,
+    record: Path,
+    month1_kept: Sequence[int] | None,
+    loop: asyncio.Runner,
 ) -> JsonObject:
     """Every figure of the store after `month` (the sessions through it ingested); `month1_kept`:
     the month-1 facts the month-1 checkpoint found kept (None at month 1 itself)."""
@@ -60,7 +66,7 @@ def checkpoint(
     kept = kept_facts(lines, year, month1)
     base = kept if month1_kept is None else month1_kept
     facts = [f for f in year.facts if updates.session_of(f.locator) <= through]
-    answered = answers(store, facts, model, record)
+    answered = answers(store, facts, model, record, loop)
     upd = updates.score_updates(lines, year.facts, through, year.dates())
     stats = store_stats(store).as_json()
     core = spec.context(store)
@@ -109,7 +115,9 @@ def first_said(answer: str, said: Sequence[str]) -> str | None:
     return min(found)[1] if found else None
 
 
-def answers(store: Store, facts: Sequence[Fact], model: Model, record: Path) -> JsonObject:
+def answers(
+    store: Store, facts: Sequence[Fact], model: Model, record: Path, loop: asyncio.Runner
+) -> JsonObject:
     """Current- and previous-state accuracy over the keys `facts` hold, and the bytes each answer
     read; the answers' record lines go to `record`."""
     keys: dict[tuple[str, str], list[Fact]] = {}
@@ -128,7 +136,7 @@ def answers(store: Store, facts: Sequence[Fact], model: Model, record: Path) -> 
             question = QUESTIONS[kind].format(name=subject, attribute=attribute)
             began = time.perf_counter()
             before = len(log.entries)
-            out = asyncio.run(answer_question(model, store, question, record=log))
+            out = loop.run(answer_question(model, store, question, record=log))
             seconds.append(time.perf_counter() - began)
             read.append(sum(int(e.get("harness", {}).get("bytes_read", 0)) for e in log.entries[before:]))
             answer = out.answer or ""
