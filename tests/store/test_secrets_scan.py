@@ -51,6 +51,28 @@ def test_spoken_passwords_count_only_when_the_value_looks_made() -> None:
         assert scan(prose) == [], prose
 
 
+def test_a_spoken_password_of_one_plain_word_counts_when_it_ends_the_clause() -> None:
+    """ "The password is sunflower." is a password said aloud; "my password is simple", "the
+    password is too long to remember" and "my password is weak." say what it is like."""
+    for said, word in (
+        ("the wifi password is sunflower", "sunflower"),
+        ("Our wifi password is bluebird, enjoy!", "bluebird"),
+        ("ok the door code is pineapple.", "pineapple"),
+        ("Login: marigold", "marigold"),
+    ):
+        assert redact(said)[0] == said.replace(word, "[redacted: password]"), said
+    for prose in (
+        "my password is simple",
+        "my password is weak.",
+        "the password is too long to remember",
+        "the password is expired, I need a new one",
+        "the password is written on the back of the router",
+        "My password is different for every site!",
+        "the password is something only we know",
+    ):
+        assert scan(prose) == [], prose
+
+
 def test_luhn_and_bytes_that_are_not_utf8_are_kept() -> None:
     assert luhn("4111111111111111") and not luhn("4111111111111112")
     data = b"\xff\xfe key AKIAZ7Q2M4N6P8R0T2V4 \xff"

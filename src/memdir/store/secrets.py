@@ -82,7 +82,19 @@ _SHAPES: dict[str, re.Pattern[str]] = {
     "ibm-key": re.compile(r"[A-Za-z0-9_\-]{44}"),
     "artifactory-token": re.compile(r"AKC|AP[0-9A-F]"),
 }
-_SPOKEN_WORDS = ("pass", "pwd", "pin", "wifi", "wi-fi", "login", "access code")
+_SPOKEN_WORDS = (
+    "pass",
+    "pwd",
+    "pin",
+    "wifi",
+    "wi-fi",
+    "login",
+    "access code",
+    "door",
+    "gate",
+    "alarm",
+    "garage",
+)
 _TOKEN_CHAR = re.compile(r"[A-Za-z0-9_\-.+/=]")
 _KEY_END = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|---- END SSH2 ENCRYPTED PRIVATE KEY ----")
 _KEY_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|---- BEGIN SSH2")
@@ -111,16 +123,30 @@ _OWN: tuple[tuple[str, re.Pattern[str], int], ...] = (
 _CARD = re.compile(r"([2-6]\d{3}(?:[ -]?\d){9,15})(?![\d-])")
 _NOT_BEFORE_CARD = frozenset("0123456789-")
 # A password spoken in a sentence: the word, an optional "for the router", a verb or colon, and
-# the value; it counts only when the value looks made (a digit, a symbol, an inner capital, or
-# quotes), so "the password is on the fridge" and "my password is simple" pass.
+# the value; it counts when the value looks made (a digit, a symbol, an inner capital, or
+# quotes) or is one plain word ending the clause (`_plain_password`), so "the password is on
+# the fridge" and "my password is simple" pass.
 _SPOKEN = re.compile(
     r"(?i:pass(?:word|code|phrase|wd)|pwd|(pin)(?: code| number)?|wi-?fi (?:key|code)|"
-    r"login|access code)s?\b"
+    r"login|access code|(?:door|gate|alarm|garage) code)s?\b"
     r"(?:\s+(?i:for|to|of|on|at)\s+(?:the\s+|my\s+|our\s+|your\s+)?[\w'-]+(?:\s+[\w'-]+)?)?"
     r"\s*(?:is|was|:|=|-|'s|is now|became|changed to|set to)\s*(?:still\s+|just\s+)?"
     r"(\"[^\"\n]{4,64}\"|'[^'\n]{4,64}'|“[^”\n]{4,64}”|`[^`\n]{4,64}`|[^\s\"'`“]{4,64})"
 )
 _MADE = re.compile(r"\d|[^\w\s]|[a-z][A-Z]")
+# One plain word is a password when it ends the clause ("the wifi password is sunflower.") and
+# is not a word that says what the password is like: a describing suffix or one of these.
+_PLAIN = re.compile(r"[A-Za-z]{4,64}")
+_CLAUSE_END = re.compile(r"\s*(?:$|[.,;!?)\n])")
+_DESCRIBING = re.compile(r"(?i).*(?:ly|ed|ing|ous|ful|less|able|ible|ive|ent|ant)$")
+_NOT_A_PASSWORD = frozenset((
+    "simple", "easy", "weak", "strong", "wrong", "right", "same", "long", "short", "secret",
+    "private", "safe", "secure", "hard", "tough", "complex", "unknown", "blank", "empty",
+    "none", "nothing", "something", "this", "that", "mine", "yours", "ours", "theirs",
+    "here", "there", "gone", "fine", "okay", "great", "good", "bad", "awful", "terrible",
+    "correct", "incorrect", "invalid", "valid", "stupid", "silly", "obvious", "lame",
+    "funny", "cute",
+))  # fmt: skip
 _TRAIL = ".,;:!?)]}>"
 
 
@@ -276,8 +302,19 @@ def _spoken(text: str, lowered: str) -> Iterator[SecretHit]:
         core = value.rstrip(_TRAIL) if not quoted else value
         if m.group(1) is not None and not core.isdigit():
             continue  # a PIN is digits: "pin on your purse" is a badge
-        if quoted or (len(core) >= 4 and _MADE.search(core) and not core.startswith(("[", "http"))):
+        made = len(core) >= 4 and _MADE.search(core) and not core.startswith(("[", "http"))
+        if quoted or made or _plain_password(core, text, m.start(2) + len(core)):
             yield SecretHit("password", m.start(2), m.start(2) + len(core))
+
+
+def _plain_password(word: str, text: str, end: int) -> bool:
+    """Is `word`, said as a password's value and ending at `end`, a password of one plain word?"""
+    return (
+        _PLAIN.fullmatch(word) is not None
+        and _CLAUSE_END.match(text, end) is not None
+        and word.lower() not in _NOT_A_PASSWORD
+        and _DESCRIBING.fullmatch(word) is None
+    )
 
 
 def _finds(text: str, word: str) -> Iterator[int]:
