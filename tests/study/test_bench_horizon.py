@@ -50,9 +50,19 @@ def test_a_tiny_year_scores_its_checkpoints_and_a_rerun_resumes(
     assert set(data["targets"]) >= {"retention", "current_state", "stale_first", "ingest_growth"}
     assert (out / "horizon-retention.png").stat().st_size > 0
     assert (out / "checkpoints" / "m01" / "MEMORY.md").is_file()
-    # stopped after the month-1 checkpoint: month 2's rows and store gone
-    month1 = JsonlTable(out / "months.jsonl").rows()[0]
+    # stopped while month 2 was scored: its sessions are in the store, logged, not scored again
+    month1, month2 = JsonlTable(out / "months.jsonl").rows()
     JsonlTable(out / "checkpoints.jsonl").withdraw({"month": 2})
+    shutil.rmtree(out / "checkpoints" / "m02")
+    ledger = (out / "store" / ".memdir" / "ingested.jsonl").read_bytes()
+    again = _run(out)
+    assert [r["month"] for r in again["checkpoints"]] == [1, 2]
+    assert JsonlTable(out / "months.jsonl").rows() == [month1, month2]  # not built again
+    assert (out / "store" / ".memdir" / "ingested.jsonl").read_bytes() == ledger
+    assert again["checkpoints"][1]["fact_lines"] == rows[1]["fact_lines"]
+    # stopped while month 2 was built: back to month 1's checkpoint, month 2 built again
+    JsonlTable(out / "checkpoints.jsonl").withdraw({"month": 2})
+    JsonlTable(out / "months.jsonl").withdraw({"month": 2})
     shutil.rmtree(out / "checkpoints" / "m02")
     again = _run(out)
     assert [r["month"] for r in again["checkpoints"]] == [1, 2]

@@ -102,22 +102,27 @@ def run_year(
     months.repair()
     last = max((count(r["month"]) for r in rows.rows()), default=0)
     where = out / "store"
-    if where.exists():
-        shutil.rmtree(where)
-    if last:
-        shutil.copytree(_snapshot(out, last), where)
+    built = _built_unscored(run, months.rows(), last, where)
+    if built:
         if say:
-            say(f"resuming after month {last} from {_snapshot(out, last)}")
-    for row in months.rows():
-        if count(row["month"]) > last:
-            months.withdraw({"month": row["month"]})
+            say(f"month {built} was built and not yet scored: scoring it from {where}")
+    else:
+        if where.exists():
+            shutil.rmtree(where)
+        if last:
+            shutil.copytree(_snapshot(out, last), where)
+            if say:
+                say(f"resuming after month {last} from {_snapshot(out, last)}")
+        for row in months.rows():
+            if count(row["month"]) > last:
+                months.withdraw({"month": row["month"]})
     store = open_store(where, create=True, init=True)
     # One event loop for the whole run: a model's client belongs to the loop it was made in, and
     # a loop per session left each old client to be closed on the next, dead loop's sockets.
     with asyncio.Runner() as loop:
         for month in range(last + 1, run.months + 1):
-            row = ingest_month(run, model, store, year, month, tick, loop)
-            months.append([row])
+            if month > built:
+                months.append([ingest_month(run, model, store, year, month, tick, loop)])
             if month in run.checkpoints():
                 first = next((r for r in rows.rows() if r["month"] == 1), None)
                 kept = None if first is None else [count(i) for i in array(first["month1_kept_ids"])]
@@ -130,6 +135,18 @@ def run_year(
                 if say:
                     say(f"month {month}: checkpoint scored, store kept in {snap}")
     return rows.rows()
+
+
+def _built_unscored(run: HorizonRun, months: list[JsonObject], last: int, where: Path) -> int:
+    """The checkpoint month whose sessions the store at `where` holds, all of them, though its
+    checkpoint was never scored (a run stopped while scoring: with a model, the longer part); 0
+    when there is none. Months are logged once built, in order, and a checkpoint month's
+    scoring comes before any later session, so the store then holds exactly the logged months."""
+    logged = sorted(m for m in (count(r["month"]) for r in months) if m > last)
+    if not logged or not where.is_dir():
+        return 0
+    whole = logged == list(range(last + 1, logged[-1] + 1))
+    return logged[-1] if whole and logged[-1] in run.checkpoints() else 0
 
 
 def _snapshot(out: Path, month: int) -> Path:
