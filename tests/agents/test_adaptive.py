@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,7 @@ from memdir.models.scripted import answer, call
 from memdir.store.journal import Journal
 from memdir.store.store import Store
 from memdir.stream import Turn, dump_turns
+from memdir.words import sentences
 from memdir_study.bench.generated import load
 from memdir_study.variants.dump import write_dump
 
@@ -118,11 +120,12 @@ def test_auto_dumps_under_the_threshold_then_switches_once_and_curates(tmp_path:
     assert session_files(store) == [] and layout(store) == "curated"
     assert "it switched at 2.8 KB, after 40 turns" in went[6].summary()
     # The curated store is the one the management role builds from the first turn, and it holds
-    # every turn line of the stream, dated, with its locator.
+    # every turn of the stream, a line per sentence, dated, with its locator.
     assert snapshot(store) == snapshot(direct)
     baseline = Store(tmp_path / "baseline", create=True)
     with baseline.step("baseline"):
-        lines = "".join(turn_line(t) + "\n" for t in by_session(1, 7))
+        said = [replace(t, text=s) for t in by_session(1, 7) for s in dict.fromkeys(sentences(t.text))]
+        lines = "".join(turn_line(t) + "\n" for t in said)
         baseline.create("/memories/turns.md", "---\nname: turns\ndescription: every turn\n---\n" + lines)
     assert diff_facts(baseline, store).ok
     state = read_state(store)

@@ -21,6 +21,7 @@ from memdir.store import spec
 from memdir.store.spec import DEFAULT_FANOUT_CAP
 from memdir.stream import Turn, chunk_stream, load_turns
 from memdir.tools.profiles import Harness
+from memdir.words import sentences
 from memdir_study.eval.runner import RunConfig, run_eval
 
 CONVERSATION = [
@@ -70,8 +71,9 @@ def test_curator_keeps_every_fact_and_supersedes_by_key(tmp_path: Path) -> None:
     assert spec.validate(store).valid  # type: ignore[arg-type]
     assert check(store).ok  # type: ignore[arg-type]
     text = "\n".join(files.values())
-    for turn in CONVERSATION:  # every turn is kept, verbatim, with its locator
-        assert f"{turn.speaker}: {turn.text} [{turn.locator}]" in text
+    for turn in CONVERSATION:  # every turn is kept, verbatim, a line per sentence with its locator
+        for sentence in sentences(turn.text):
+            assert f"- {turn.date}: {turn.speaker}: {sentence} [{turn.locator}]" in text
     alice = files["/memories/people/alice/facts.md"]
     live = [ln for ln in alice.splitlines() if ln.startswith("- alice | preference:")]
     assert live == ["- alice | preference: tea (since 2023-06-10) [S2T1]"]
@@ -410,3 +412,31 @@ def test_a_value_restated_in_fewer_words_is_no_change(tmp_path: Path) -> None:
     assert "- ines | car: Kia Niro (since 2025-05-01) [S3T1]" in text
     assert "- ~~ines | car: Subaru Outback to work~~ (2025-01-05 until 2025-05-01) [S1T1]" in text
     assert text.count("~~ines | car") == 1
+
+
+# LoCoMo conv-41's S2T10 (the horizon year's S9T10 on seed 4242, issue 51), its last sentence said
+# twice here: the fact, John's family gives him strength, is one sentence of several.
+LONG_TURN = Turn(
+    "S9T10",
+    "John",
+    "Thanks a lot, Maria. Your help is really motivating and makes me more determined. Here's a pic "
+    "of my family - they're the reason why I never give up. Their love gives me strength. Their love "
+    "gives me strength. [shares a photo: a photography of a family having a picnic in the park]",
+    "2025-01-13",
+)
+
+
+def test_a_long_turn_is_kept_one_line_per_sentence_in_the_speakers_words(tmp_path: Path) -> None:
+    """One line of a long turn drowns a short fact in the turn's other words, so the line carries
+    it only in part (issue 51); a line per sentence says each as said, by whom, when and where."""
+    store = new_store(tmp_path / "mem")
+    asyncio.run(manage_chunk(get_model("offline"), store, chunk_stream([LONG_TURN], max_turns=4)[0]))
+    said = [ln for text in snapshot(store).values() for ln in text.splitlines() if "[S9T10]" in ln]
+    assert said == [
+        "- 2025-01-13: John: Thanks a lot, Maria. [S9T10]",
+        "- 2025-01-13: John: Your help is really motivating and makes me more determined. [S9T10]",
+        "- 2025-01-13: John: Here's a pic of my family - they're the reason why I never give up. [S9T10]",
+        "- 2025-01-13: John: Their love gives me strength. [S9T10]",  # said twice, kept once
+        "- 2025-01-13: John: [shares a photo: a photography of a family having a picnic in the park] [S9T10]",
+    ]
+    assert check(store).ok  # type: ignore[arg-type]

@@ -199,7 +199,7 @@ def test_an_assistant_line_is_not_the_answer_when_a_person_line_matches(tmp_path
     assert "Miso" in answer.answer and "lovely" not in answer.answer
     (cited,) = answer.citations
     text = (tmp_path / "mem" / cited.path.removeprefix("/memories/")).read_text().split("\n")
-    assert text[cited.start_line - 1].startswith(f"- {DAY}: Alice: Hi, I'm Alice.")
+    assert text[cited.start_line - 1] == f"- {DAY}: Alice: I adopted a kitten named Miso. [S1T1]"
 
 
 def test_cli_ingest_then_ask_offline_answers_vegan(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ from memdir.models.scripted import ScriptedAPI
 from memdir.store import spec
 from memdir.store.journal import Journal
 from memdir.stream import Chunk, Turn, chunk_stream
+from memdir.words import sentences
 
 DAY1, DAY2 = "2023-05-08", "2023-06-01"
 SESSION1 = [
@@ -164,9 +165,10 @@ def test_facts_are_filed_keyed_with_dated_supersede_and_events_as_distilled_line
     day_files = [p for p in (people / "caroline").rglob(f"{DAY1}.md")]
     event = f"- {DAY1}: Caroline | event: went to a LGBTQ support group [S1T3]"
     assert sum(p.read_text().count(event) for p in day_files) == 1
-    # every turn is kept verbatim beside what was distilled from it
+    # every turn is kept verbatim beside what was distilled from it, a line per sentence
     for turn in SESSION1 + SESSION2:
-        assert f"{turn.speaker}: {turn.text} [{turn.locator}]" in text
+        for sentence in sentences(turn.text):
+            assert f"{turn.speaker}: {sentence} [{turn.locator}]" in text
     assert result.outputs[1].extra["superseded"] == 1 and result.unchanged == []
 
 

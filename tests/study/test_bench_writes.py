@@ -4,6 +4,7 @@ before the run, the LoCoMo observation loader on the real file, and the command 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -11,10 +12,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from memdir.agents import manage_chunk
 from memdir.cli.main import cli
 from memdir.fact_quality import content_f1, junk_reason
+from memdir.models import get_model
 from memdir.store.store import Store
-from memdir.stream import Turn
+from memdir.stream import Turn, chunk_stream
 from memdir_study.bench.locomo import Observation, observations_from_raw
 from memdir_study.eval.writes import KEPT, VERBATIM, claim_of, score, store_fact_lines
 
@@ -110,6 +113,39 @@ def test_a_whole_line_is_not_judged_cut_by_its_last_word() -> None:
     assert junk_reason("keep going for it", whole=True) is None  # the turn itself
     assert junk_reason("about this game is that it has", whole=True) == "fragment"  # opens cut
     assert junk_reason("it was great", whole=True) == "pronoun"
+
+
+def test_the_offline_curator_keeps_a_fact_said_in_a_long_turn(tmp_path: Path) -> None:
+    """Two facts of LoCoMo conv-41 (the horizon year's misses on seed 4242, issue 51), each said in
+    one sentence of a long turn: the offline curator's lines keep both by the kept rule, and every
+    line it wrote is good and true."""
+    turns = [
+        Turn(
+            "S2T10",
+            "John",
+            "Thanks a lot, Maria. Your help is really motivating and makes me more determined. Here's a "
+            "pic of my family - they're the reason why I never give up. Their love gives me strength. "
+            "[shares a photo: a photography of a family having a picnic in the park]",
+            "2022-12-22",
+        ),
+        Turn(
+            "S2T28",
+            "John",
+            "Yep, let's keep making great memories with our loved ones and cherishing the time we have. "
+            "I'm off to do some taekwondo!",
+            "2022-12-22",
+        ),
+    ]
+    family = "John's family serves as a source of strength and motivation for him."
+    gold = [
+        Observation(2, "John", family, ("S2T10",)),
+        Observation(2, "John", "John practices taekwondo.", ("S2T28",)),
+    ]
+    store = Store(tmp_path / "mem", create=True)
+    asyncio.run(manage_chunk(get_model("offline"), store, chunk_stream(turns, max_turns=4)[0]))
+    s = score(store_fact_lines(store), turns, gold)
+    assert s.kept["all"] == 2
+    assert s.precision("all") == s.strict_precision("all") == 1.0 and s.junk_lines == s.forged == 0
 
 
 def test_observations_are_read_leniently_and_skips_are_counted() -> None:

@@ -8,8 +8,8 @@ It partitions along what questions name (docs/study.md, design rule 1): a folder
   history (the live line above its struck-through past values, docs/conventions.md) is in one
   place and a stale value can never stand as live in another file (rule 3);
 - a folder per topic (`work/`, `travel/`, ...) holding a file per day, `2023-05-01.md`: what the
-  person said about that topic that day, verbatim as fact lines with their locators. Every fact
-  is kept.
+  person said about that topic that day, verbatim as fact lines with their locators, a line per
+  sentence. Every fact is kept.
 Why files this small: `view`, `toc` and `section_read` each meter the whole file they open, so
 what a question costs is the size of the files it leads to. A (person, topic, day) file stays
 the same size however long the conversation grows; a file per person grows with it (the old
@@ -48,6 +48,7 @@ from memdir.store.spec import DEFAULT_FANOUT_CAP
 from memdir.stream import Chunk, Turn
 from memdir.tools.profiles import Harness
 from memdir.tools.view import MAX_VIEW_BYTES
+from memdir.words import sentences
 
 PEOPLE = "/memories/people"
 FACTS = "facts.md"
@@ -268,18 +269,31 @@ class Curator:
 
     def file_line(self, speaker: str, turn: Turn, line: str) -> str:
         """`line` appended to the person's file for the topic and day of `turn`; its path."""
+        return self.file_lines(speaker, turn, [line])
+
+    def file_lines(self, speaker: str, turn: Turn, lines: list[str]) -> str:
+        """`lines` appended together (one insert) to the person's file for the topic and day of
+        `turn`; its path."""
         topic = topic_of(turn.text)
-        path = self._part(self._shelf(self.person(speaker), speaker, topic, turn), line, speaker, topic)
-        self._append_line(path, line)
-        self.result.facts_written += 1
+        block = "\n".join(lines)
+        path = self._part(self._shelf(self.person(speaker), speaker, topic, turn), block, speaker, topic)
+        self._append_line(path, block)
+        self.result.facts_written += len(lines)
         return path
 
     def file_verbatim(self, speaker: str, turn: Turn, beside: Turn | None = None) -> None:
-        """The turn as said, one line: every fact is kept, whatever was extracted from it. An
-        assistant's turn goes `beside` the person's turn it answers, in that turn's file."""
+        """The turn as said, a line per sentence (`memdir.words.sentences`; a sentence said twice,
+        once), each with the speaker, the turn's date and locator: every fact is kept, whatever
+        was extracted from it. One line of a long turn carries a fact said in one of its
+        sentences only in part, drowned in the rest (benchmarks/results/2026-12-06-horizon.md,
+        "Retention: long turns"). An assistant's turn goes `beside` the person's turn it
+        answers, in that turn's file."""
         dated = f"- {turn.date}: " if turn.date else "- "
         said = neutralize_locators(one_line(turn.text))  # the user's `[S1T1]` cites nothing here
-        self.file_line(speaker, beside or turn, f"{dated}{turn.speaker}: {said} [{turn.locator}]")
+        lines = [
+            f"{dated}{turn.speaker}: {s} [{turn.locator}]" for s in dict.fromkeys(sentences(said) or [said])
+        ]
+        self.file_lines(speaker, beside or turn, lines)
 
     def _integrate_person(self, speaker: str, turns: list[Turn]) -> None:
         folder = self.person(speaker)
