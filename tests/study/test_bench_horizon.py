@@ -25,7 +25,8 @@ pytestmark = pytest.mark.skipif(
 NAMES = {
     "retention", "current_state", "previous_state", "stale_first", "update_accuracy", "hallucinated",
     "updates", "shape", "core_tokens", "core_budget", "core_within_budget", "index_bytes",
-    "ingest_seconds_per_session", "search_bytes_per_question", "facts_lost_by_consolidation",
+    "ingest_seconds_per_session", "ingest_cpu_seconds_per_session", "search_bytes_per_question",
+    "facts_lost_by_consolidation",
 }  # fmt: skip
 
 
@@ -47,7 +48,14 @@ def test_a_tiny_year_scores_its_checkpoints_and_a_rerun_resumes(
     assert set(rows[0]) >= NAMES
     assert rows[0]["month1_facts"] > 0 and 0 <= rows[0]["retention"] <= 1
     assert rows[1]["sessions"] == 6 and rows[0]["core_within_budget"]
-    assert set(data["targets"]) >= {"retention", "current_state", "stale_first", "ingest_growth"}
+    assert set(data["targets"]) >= {
+        "retention",
+        "current_state",
+        "stale_first",
+        "ingest_growth",
+        "ingest_cpu_growth",
+    }
+    assert rows[0]["ingest_cpu_seconds_per_session"] > 0
     assert (out / "horizon-retention.png").stat().st_size > 0
     assert (out / "checkpoints" / "m01" / "MEMORY.md").is_file()
     # stopped while month 2 was scored: its sessions are in the store, logged, not scored again

@@ -42,6 +42,7 @@ COLUMNS: tuple[tuple[str, Figure], ...] = (
     ("core tok", lambda r: figure(r, "core_tokens")),
     ("index KB", lambda r: _kb(figure(r, "index_bytes"), 1)),
     ("ingest s/sess", lambda r: figure(r, "ingest_seconds_per_session")),
+    ("cpu s/sess", lambda r: figure(r, "ingest_cpu_seconds_per_session")),
     ("search KB/q", lambda r: _kb(figure(r, "search_bytes_per_question"))),
     ("facts lost", lambda r: figure(r, "facts_lost_by_consolidation")),
 )
@@ -56,10 +57,10 @@ def targets(rows: Sequence[Row]) -> JsonObject:
     if not rows:
         return {}
     last, first = rows[-1], rows[0]
-    ratio = None
-    began, ended = figure(first, "ingest_seconds_per_session"), figure(last, "ingest_seconds_per_session")
-    if began and ended is not None:
-        ratio = round(ended / began, 3)
+    ratio, cpu = (
+        _growth(first, last, "ingest_seconds_per_session"),
+        _growth(first, last, "ingest_cpu_seconds_per_session"),
+    )
     lost = figure(last, "facts_lost_by_consolidation")
     retention, of_kept = figure(last, "retention"), figure(last, "retention_of_month1_kept")
     current, update = figure(last, "current_state"), figure(last, "update_accuracy")
@@ -76,8 +77,15 @@ def targets(rows: Sequence[Row]) -> JsonObject:
         ("facts_lost_by_consolidation", lost, "== 0", None if lost is None else lost == 0),
         ("core_within_budget", within, "every checkpoint", within),
         ("ingest_growth", ratio, "<= 1.5 (last / month 1)", _at_most(ratio, 1.5)),
+        ("ingest_cpu_growth", cpu, "<= 1.5 (last / month 1, CPU seconds)", _at_most(cpu, 1.5)),
     ]  # fmt: skip
     return {name: {"value": v, "target": t, "met": met} for name, v, t, met in found}
+
+
+def _growth(first: Row, last: Row, name: str) -> float | None:
+    """`name` at the last checkpoint over month 1's, or None where either lacks it."""
+    began, ended = figure(first, name), figure(last, name)
+    return round(ended / began, 3) if began and ended is not None else None
 
 
 def _at_least(v: float | None, bound: float) -> bool | None:
@@ -191,6 +199,7 @@ PANELS: dict[str, tuple[str, Series]] = {
         "cost",
         (
             ("ingest s / session", lambda r: figure(r, "ingest_seconds_per_session")),
+            ("ingest CPU s / session", lambda r: figure(r, "ingest_cpu_seconds_per_session")),
             ("search KB read / question", lambda r: _kb(figure(r, "search_bytes_per_question"))),
         ),
     ),

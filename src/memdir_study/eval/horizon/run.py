@@ -5,15 +5,17 @@ The run folder (over `memdir_study/runfolder.py`, like the other benches):
   consolidation); a resumed run must share them (`require_same`);
 - `store/`: the one store, built session by session through the product's one ingest
   (`agents/ingest_batch.py`, as `Memory.add` and `memdir ingest` take it), journaled;
-- `months.jsonl`: a row per month ingested: its sessions' ingest seconds, and with
+- `months.jsonl`: a row per month ingested: its sessions' ingest seconds (wall and this
+  process's CPU), and with
   `--consolidate monthly` what the month's consolidation did and the facts it lost;
 - `checkpoints.jsonl`: a row per checkpoint month (`CHECKPOINTS`): every figure of
   `score.checkpoint` and the month's cost;
 - `checkpoints/mNN/`: the store as it stood at checkpoint NN, its files and ledger (its
   journal and search index left out: the journal is the store's history, not its state, and the
   index is rebuilt by the next search). A rerun restores the last one and continues from the
-  month after it; months ingested after it are ingested again. The restored store's journal
-  starts at the checkpoint (its step 0 is the store as restored).
+  month after it; months ingested after it are ingested again, unless they end with a
+  checkpoint month whose scoring was all that was left (`_built_unscored`). The restored
+  store's journal starts at the checkpoint (its step 0 is the store as restored).
 - `answers.jsonl`: the answering role's record lines of every checkpoint's questions.
 """
 
@@ -165,17 +167,19 @@ def ingest_month(
     """The month's sessions into the store, one batch each; then, monthly, a consolidation."""
     sessions = year.month_sessions(month)
     seconds: list[float] = []
+    cpu: list[float] = []  # this process's CPU seconds: what the wall clock is on a quiet machine
     settings = IngestSettings(curation=run.curation)
     for i, s in enumerate(sessions):
         if tick:
             tick(month, i, len(sessions))
-        began = time.perf_counter()
+        began, began_cpu = time.perf_counter(), time.process_time()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NoOpWarning)  # a chit-chat session may file nothing
             loop.run(
                 ingest_batch(model, store, list(s.turns), derived=False, kind="horizon", settings=settings)
             )
         seconds.append(time.perf_counter() - began)
+        cpu.append(time.process_time() - began_cpu)
     if tick:
         tick(month, len(sessions), len(sessions))
     row: JsonObject = {
@@ -183,6 +187,7 @@ def ingest_month(
         "sessions": len(sessions),
         "ingest_seconds": [round(x, 3) for x in seconds],
         "ingest_seconds_per_session": round(statistics.mean(seconds), 4) if seconds else None,
+        "ingest_cpu_seconds_per_session": round(statistics.mean(cpu), 4) if cpu else None,
     }
     if run.consolidate == "monthly":
         row["consolidation"] = consolidate_month(model, store, loop)
@@ -215,6 +220,7 @@ def _cost(months: list[dict[str, Any]], month: int) -> JsonObject:
     lost = [r["consolidation"]["facts_lost"] for r in months if r["month"] <= month and "consolidation" in r]
     return {
         "ingest_seconds_per_session": mine["ingest_seconds_per_session"],
+        "ingest_cpu_seconds_per_session": mine.get("ingest_cpu_seconds_per_session"),
         "consolidations": len(lost),
         "facts_lost_by_consolidation": sum(lost) if lost else None,
     }
