@@ -414,6 +414,25 @@ def test_a_value_restated_in_fewer_words_is_no_change(tmp_path: Path) -> None:
     assert text.count("~~ines | car") == 1
 
 
+def test_a_value_said_with_a_word_before_it_is_a_new_value_not_a_restatement(tmp_path: Path) -> None:
+    """ "I work as a manager" then "I'm an assistant manager now": the word put before the old
+    value makes another one (a restatement adds its words after: "Subaru Outback to work"), so
+    the job changes; keeping "manager" live would be a false memory of the current job."""
+    turns = [
+        Turn("S1T1", "Ines", "I work as a manager at the library.", "2025-01-05"),
+        Turn("S2T1", "Ines", "I work as an assistant manager at the library.", "2025-03-01"),
+    ]
+    store = _curate(tmp_path / "mem", turns, max_turns=1)
+    text = "\n".join(snapshot(store).values())  # type: ignore[arg-type]
+    keyed = [
+        line
+        for line in text.split("\n")
+        if line.startswith("- ines | job") or line.startswith("- ~~ines | job")
+    ]
+    assert any("assistant manager" in line and not line.startswith("- ~~") for line in keyed), keyed
+    assert not any(line.startswith("- ines | job: manager") for line in keyed), keyed
+
+
 # LoCoMo conv-41's S2T10 (the horizon year's S9T10 on seed 4242, issue 51), its last sentence said
 # twice here: the fact, John's family gives him strength, is one sentence of several.
 LONG_TURN = Turn(

@@ -100,11 +100,13 @@ _CHANGE = re.compile(r"\b(?:now|anymore|any more|no longer|instead|switched|thes
 
 def _restated(live: str, said: str, text: str) -> bool:
     """The live value said again in more or fewer words ("Subaru Outback to work", then "I still
-    drive a Subaru Outback"): the content words of one are all among the other's, and the turn
-    marks no change (`_CHANGE`, "new")."""
-    a, b = set(terms(live)), set(terms(said))
+    drive a Subaru Outback"): the content words of one are all among the other's, both open
+    with the same one (a word put before a value makes another: "manager", then "assistant
+    manager"), and the turn marks no change (`_CHANGE`, "new")."""
+    first, then = terms(live), terms(said)
+    a, b = set(first), set(then)
     changed = _CHANGE.search(text) is not None or re.search(r"\bnew\b", text, re.I) is not None
-    return bool(a and b) and (a <= b or b <= a) and not changed
+    return bool(a and b) and (a <= b or b <= a) and first[0] == then[0] and not changed
 
 
 @dataclass
