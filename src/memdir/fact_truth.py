@@ -20,7 +20,8 @@ checked in this order, the first that fails naming it false:
 - `wrong date`: the line's day is neither the turn's day nor one the turn names
   (`fact_dates.day_fits`);
 - `wrong kind`: a `plan` whose value is an act already done ("posted", "went to Rome") with no
-  word of intent before it;
+  word of intent before it; or a keyed value the turn names as another attribute ("my favourite
+  food is Peruvian" filed as a diet; "Peruvian is still my favorite food" as a diet's value);
 - `vacuous`: nothing in the value a question could ask about: after reactions and filler
   ("great", "tough times", "got your back"), the generic verbs ("saw", "posted", "enabled"),
   and the speakers' names, no word is left.
@@ -34,7 +35,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memdir.conventions import DistilledFact, KeyedFact
+from memdir.conventions import DISTILLED_KINDS, DistilledFact, KeyedFact
 from memdir.fact_dates import day_fits
 from memdir.fact_quality import FIRST_PERSON, occurs
 from memdir.stream import Turn
@@ -112,7 +113,7 @@ _EMPTY = frozenset(
     agreed ya yea yeah gonna kinda life lives living amazing rewarding thankful grateful stoked
     last weekend week month year today yesterday recently lately since talked talk chatted chat
     come came motivated worth worthwhile later already forward bud here's there's won't can't
-    help helped value
+    help helped value sense
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
 
@@ -335,6 +336,49 @@ def past_form(word: str) -> bool:
     return w in _IRREGULAR_PAST or (w.endswith("ed") and len(w) > 4)
 
 
+_COPULA = frozenset({"is", "are", "was", "were"})  # not ":" ("my taste has changed: Mexican ...")
+_ADVERB = frozenset(
+    {"still", "now", "currently", "really", "definitely", "honestly", "always", "just", "totally"}
+)
+_OWNER = frozenset({"my", "our", "his", "her", "their", "your"})
+
+
+def _owned(toks: list[str], copula: int) -> list[str] | None:
+    """The words between an owner and the copula at `copula` ("my favourite food is"), or None."""
+    j, words = copula - 1, list[str]()
+    while j >= 0 and toks[j] not in _OWNER and len(words) < 3:
+        words.insert(0, toks[j])
+        j -= 1
+    return words if j >= 0 and toks[j] in _OWNER and words else None
+
+
+def named_attribute(found: Found, value: str) -> list[str] | None:
+    """The attribute the speaker names the value by, if they do: before it in its clause ("my
+    favourite food is Peruvian"), or within it ("Peruvian is still my favorite food")."""
+    toks = [t.lower() for t in found.tokens]
+    i = found.start - 1
+    while i >= 0 and toks[i] in _ADVERB:
+        i -= 1
+    if i >= 1 and toks[i] in _COPULA and (words := _owned(toks, i)):
+        return words
+    vtok = [t.lower() for t in tokens_of(value)]
+    for k, t in enumerate(vtok):
+        if t in _COPULA:
+            rest = [w for w in vtok[k + 1 :] if w not in _ADVERB]
+            if len(rest) >= 2 and rest[0] in _OWNER:
+                return rest[1:4]
+    return None
+
+
+def names_another_attribute(attribute: str, found: Found, value: str) -> bool:
+    """Does the turn name the value as an attribute that shares no word with `attribute`?"""
+    named = named_attribute(found, value)
+    if not named:
+        return False
+    said = {terms(w.replace("favourite", "favorite"))[0] for w in named if terms(w)}
+    return bool(said) and not said & set(terms(attribute.replace("favourite", "favorite")))
+
+
 def vacuous(value: str, names: Sequence[str] = ()) -> bool:
     """Nothing in `value` a question could ask about (a number counts; names of the speakers
     do not)."""
@@ -375,6 +419,8 @@ def false_reason(
     if not day_fits(line.day or "", found.turn.text, found.turn.date):
         return "wrong date"
     if line.kind == "plan" and done_not_planned(found, line.value):
+        return "wrong kind"
+    if line.kind not in DISTILLED_KINDS and names_another_attribute(line.kind, found, line.value):
         return "wrong kind"
     if vacuous(line.value, [*speakers, line.subject]):
         return "vacuous"

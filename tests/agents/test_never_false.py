@@ -362,3 +362,40 @@ def test_a_value_says_whose_it_is_and_a_reference_it_names_fits() -> None:
     assert reference_fits("Deborah", "Max is my mother's cat", Actor("named", ("Max",)))
     assert reference_fits("Deborah", "Max is my mother's cat", Actor("named", ("mother",), owner="Deborah"))
     assert not reference_fits("Deborah", "a cat", Actor("named", ("Max",)))
+
+
+def test_a_value_the_turn_names_as_another_attribute_is_not_filed_under_this_one(tmp_path: Path) -> None:
+    """What the local model wrote on the horizon year's first month (issue 51): "my favourite
+    food is Peruvian" filed as Oskar's diet, then "Peruvian is still my favorite food" as his
+    live diet, which struck his keto diet through the same day; and "Makes sense to me" kept as
+    a fact. The turn names what the value is: filed under another attribute, it is false."""
+    turns = [
+        Turn("S1T1", "Oskar", "I've been eating keto for years.", "2025-01-20"),
+        Turn("S2T1", "Oskar", "Honestly my favourite food is Peruvian.", "2025-01-28"),
+        Turn("S3T1", "Oskar", "Peruvian is still my favorite food. Makes sense to me.", "2025-01-30"),
+    ]
+    keto = f("keto", "Oskar", "fact", "diet")
+    food, diet = f("Peruvian", "Oskar", "fact", "favorite food"), f("Peruvian", "Oskar", "fact", "diet")
+    clause = f("Peruvian is still my favorite food", "Oskar", "fact", "diet")
+    store = new_store(tmp_path / "mem")
+    script = [
+        reply(turns[:1], {"S1T1": [keto]}),
+        reply(turns[1:2], {"S2T1": [food, diet]}),
+        reply(turns[2:], {"S3T1": [clause, f("makes sense", "Oskar")]}),
+    ]
+    model = get_model("scripted", script=script)
+    for i in range(3):
+        asyncio.run(ingest(model, store, turns[i : i + 1], curation="split"))
+    text = text_of(store)
+    assert "- oskar | diet: keto (since 2025-01-20) [S1T1]" in text  # still live
+    assert "oskar | favorite food: Peruvian" in text
+    assert "diet: Peruvian" not in text and "~~oskar | diet" not in text
+    assert "fact: makes sense" not in text
+    for turn, fact in ((turns[1], diet), (turns[2], clause)):
+        assert (
+            false_reason(Line("Oskar", "diet", fact["value"], turn.date), [turn], ["Oskar"]) == "wrong kind"
+        )
+    day = turns[1].date or ""
+    assert false_reason(Line("Oskar", "favorite food", "Peruvian", day), [turns[1]], ["Oskar"]) is None
+    said = Line("Oskar", "fact", "makes sense", turns[2].date or "")
+    assert false_reason(said, [turns[2]], ["Oskar"]) == "vacuous"
