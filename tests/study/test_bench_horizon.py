@@ -108,6 +108,7 @@ def test_a_consolidation_that_would_delete_facts_loses_none_and_says_which_gate(
     assert (store.root / "people" / "ines" / "facts.md").is_file()
     script = [call("delete", path="/memories/people/ines/facts.md"), *[answer("done")] * 4]
     with asyncio.Runner() as loop:
-        found = consolidate_month(get_model("scripted", script=script), store, loop)
+        found = consolidate_month(get_model("scripted", script=script), store, loop, tmp_path / "calls.jsonl")
     assert found["facts_lost"] == 0 and "facts_lost" in found["failed"]
+    assert '"name": "delete"' in (tmp_path / "calls.jsonl").read_text()  # what the pass tried
     assert (store.root / "people" / "ines" / "facts.md").is_file()

@@ -16,7 +16,8 @@ The run folder (over `memdir_study/runfolder.py`, like the other benches):
   month after it; months ingested after it are ingested again, unless they end with a
   checkpoint month whose scoring was all that was left (`_built_unscored`). The restored
   store's journal starts at the checkpoint (its step 0 is the store as restored).
-- `answers.jsonl`: the answering role's record lines of every checkpoint's questions.
+- `answers.jsonl`: the answering role's record lines of every checkpoint's questions;
+  `consolidation.jsonl`, those of every monthly consolidation's passes.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from memdir.agents.consolidate import consolidate
 from memdir.agents.curation import Curation, resolve
 from memdir.agents.ingest import NoOpWarning
 from memdir.agents.ingest_batch import IngestSettings, ingest_batch
+from memdir.agents.record import RunRecord
 from memdir.analytics.integrity import diff_facts
 from memdir.errors import MemdirError
 from memdir.jsontypes import JsonObject, array, count
@@ -52,6 +54,7 @@ CONSOLIDATE = ("never", "monthly")
 MANIFEST = "manifest.json"
 MONTHS = "months.jsonl"
 ROWS = "checkpoints.jsonl"
+CONSOLIDATION = "consolidation.jsonl"
 _NOT_STATE = shutil.ignore_patterns("journal.git", "index", "*.lock")
 
 
@@ -124,7 +127,8 @@ def run_year(
     with asyncio.Runner() as loop:
         for month in range(last + 1, run.months + 1):
             if month > built:
-                months.append([ingest_month(run, model, store, year, month, tick, loop)])
+                row = ingest_month(run, model, store, year, month, tick, loop, out / CONSOLIDATION)
+                months.append([row])
             if month in run.checkpoints():
                 first = next((r for r in rows.rows() if r["month"] == 1), None)
                 kept = None if first is None else [count(i) for i in array(first["month1_kept_ids"])]
@@ -163,8 +167,10 @@ def ingest_month(
     month: int,
     tick: Tick | None,
     loop: asyncio.Runner,
+    record: Path | None = None,
 ) -> JsonObject:
-    """The month's sessions into the store, one batch each; then, monthly, a consolidation."""
+    """The month's sessions into the store, one batch each; then, monthly, a consolidation
+    (its calls to `record`)."""
     sessions = year.month_sessions(month)
     seconds: list[float] = []
     cpu: list[float] = []  # this process's CPU seconds: what the wall clock is on a quiet machine
@@ -190,17 +196,21 @@ def ingest_month(
         "ingest_cpu_seconds_per_session": round(statistics.mean(cpu), 4) if cpu else None,
     }
     if run.consolidate == "monthly":
-        row["consolidation"] = consolidate_month(model, store, loop)
+        row["consolidation"] = consolidate_month(model, store, loop, record)
     return row
 
 
-def consolidate_month(model: Model, store: Store, loop: asyncio.Runner) -> JsonObject:
+def consolidate_month(
+    model: Model, store: Store, loop: asyncio.Runner, record: Path | None = None
+) -> JsonObject:
     """The product's gated consolidation, and the facts it lost by the fact-level diff of the
-    store before and after (the gate's own check, measured again from outside)."""
+    store before and after (the gate's own check, measured again from outside); the passes'
+    calls go to `record` (what a pass that changed nothing tried)."""
     with tempfile.TemporaryDirectory(prefix="horizon-before-") as tmp:
         before_dir = Path(tmp) / "store"
         shutil.copytree(store.root, before_dir, ignore=_NOT_STATE)
-        report = loop.run(consolidate(model, store))
+        log = None if record is None else RunRecord(record, command="bench horizon")
+        report = loop.run(consolidate(model, store, record=log))
         lost = diff_facts(Store(before_dir), store)
     found = report.as_json()
     return {
