@@ -18,7 +18,12 @@ SECRET = "ZQXJ-4417-BLUE-HERON"
 CHAT = [
     {"role": "user", "name": "Alice", "content": "I went vegan last month.", "date": "2024-03-01"},
     {"role": "assistant", "content": "Noted, Alice.", "date": "2024-03-01"},
-    {"role": "user", "name": "Alice", "content": f"My gate code is {SECRET}, keep it.", "date": "2024-03-01"},
+    {
+        "role": "user",
+        "name": "Alice",
+        "content": f"My boat hull reads {SECRET}, keep it in mind.",
+        "date": "2024-03-01",
+    },
     {"role": "assistant", "content": "Kept.", "date": "2024-03-01"},
     {"role": "user", "name": "Alice", "content": "I moved to Lisbon in May.", "date": "2024-06-02"},
 ]
