@@ -180,13 +180,3 @@ CHITCHAT = (
     "Somebody left a huge pumpkin on our doorstep.",
     "The bakery on the corner closed, sad.",
 )
-REPLIES = (
-    "Oh nice, good for you!",
-    "Ha, that sounds like you.",
-    "Really? Tell me more sometime.",
-    "That's great to hear.",
-    "Interesting, I didn't see that coming.",
-    "Makes sense to me.",
-    "Cool, keep me posted.",
-    "Love that.",
-)

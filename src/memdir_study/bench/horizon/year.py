@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from memdir.stream import Turn
-from memdir_study.bench.horizon.kinds import CHITCHAT, KINDS, REPLIES
+from memdir_study.bench.generated import REPLIES
+from memdir_study.bench.horizon.kinds import CHITCHAT, KINDS
 from memdir_study.bench.horizon.life import Life, plan_life
 from memdir_study.bench.horizon.weave import real_sessions
 from memdir_study.bench.locomo import Observation
