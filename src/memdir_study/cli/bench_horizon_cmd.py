@@ -67,10 +67,10 @@ def horizon_cmd(
     OUT/checkpoints.jsonl, the store of each checkpoint to OUT/checkpoints/; a rerun continues
     from the last checkpoint. Then OUT/summary.json and one OUT/horizon-<panel>.png per panel."""
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
     from memdir_study.eval.horizon import report
     from memdir_study.eval.horizon.run import MONTHS, HorizonRun, run_year
+    from memdir_study.eval.progress import keyed_bars
     from memdir_study.runfolder import JsonlTable
 
     model = model_from_options(model_name, base_url, api_key_env, None, tool_protocol)
@@ -85,17 +85,7 @@ def horizon_cmd(
         tool_protocol,
     )
     folder = Path(out)
-    err = Console(stderr=True)
-    bar = Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=err, disable=no_progress,
-    )  # fmt: skip
-    tasks: dict[int, TaskID] = {}
-
-    def tick(month: int, done: int, total: int) -> None:
-        if month not in tasks:
-            tasks[month] = bar.add_task(f"month {month}: sessions", total=total)
-        bar.update(tasks[month], completed=done)
+    bar, tick = keyed_bars(lambda month: f"month {month}: sessions", disable=no_progress)
 
     try:
         with bar:

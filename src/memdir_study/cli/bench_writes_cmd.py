@@ -82,30 +82,16 @@ def writes_cmd(
     junk and forged lines, and the cost per chunk and per kept fact. Rows go to OUT/writes.jsonl
     as each conversation finishes (a rerun skips those), then OUT/summary.json and OUT/writes.png."""
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
     from memdir_study.eval import writes_report as report
+    from memdir_study.eval.progress import keyed_bars
     from memdir_study.eval.updates_run import summary_line
     from memdir_study.eval.writes_run import WritesRun, run_writes
 
     model = model_from_options(model_name, base_url, api_key_env, None, tool_protocol)
     run = WritesRun(benchmark, model_name, cast(Curation, curation), sessions, base_url, tool_protocol)
     folder = Path(out)
-    err = Console(stderr=True)
-    bar = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        disable=no_progress,
-    )
-    tasks: dict[str, TaskID] = {}
-
-    def tick(conversation: str, done: int, total: int) -> None:
-        if conversation not in tasks:
-            tasks[conversation] = bar.add_task(f"{benchmark} {conversation}: chunks", total=total)
-        bar.update(tasks[conversation], completed=done)
+    bar, tick = keyed_bars(lambda conversation: f"{benchmark} {conversation}: chunks", disable=no_progress)
 
     try:
         with bar:

@@ -3,8 +3,13 @@ one per cell search (questions answered). Kept apart from the runner, which only
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+K = TypeVar("K", bound=Hashable)
 
 
 class ProgressBars:
@@ -50,3 +55,25 @@ class ProgressBars:
             return lambda: None
         tid = self.bars.add_task(name, total=total)
         return lambda: self.bars.advance(tid)
+
+
+def keyed_bars(
+    describe: Callable[[K], str], *, disable: bool
+) -> tuple[Progress, Callable[[K, int, int], None]]:
+    """A progress display on stderr and its `tick(key, done, total)`, which gives each key (a
+    bench's conversation, a month) a bar, described by `describe`, on its first report."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+    bar = Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=Console(stderr=True), disable=disable,
+    )  # fmt: skip
+    tasks: dict[K, TaskID] = {}
+
+    def tick(key: K, done: int, total: int) -> None:
+        if key not in tasks:
+            tasks[key] = bar.add_task(describe(key), total=total)
+        bar.update(tasks[key], completed=done)
+
+    return bar, tick
