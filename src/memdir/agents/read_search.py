@@ -28,6 +28,7 @@ from memdir.agents.loop import ANSWER_SCHEMA, Episode
 from memdir.agents.output import RoleExtra, RoleOutput
 from memdir.agents.record import RecordIds, RunRecord
 from memdir.agents.roles import Role, render
+from memdir.agents.run import answer_question
 from memdir.analytics.injection import withheld
 from memdir.conventions import parse_citation, spoken_dates
 from memdir.errors import MemdirError
@@ -85,6 +86,22 @@ def resolve_search(search: str, model: Model, *, profile: str | None = None) -> 
             "the profile, or use --search agentic (search='agentic')"
         )
     return "read" if search == "read" else "agentic"
+
+
+async def ask(
+    model: Model,
+    store: Store,
+    question: str,
+    *,
+    search: str = "auto",
+    profile: str | None = None,
+    record: RunRecord | None = None,
+) -> RoleOutput:
+    """`question` answered as `Memory.ask` answers it: by the read search or the agentic one,
+    as `resolve_search` chooses for `model`."""
+    if resolve_search(search, model, profile=profile) == "read":
+        return await read_search(model, store, question, record=record)
+    return await answer_question(model, store, question, profile=profile, record=record)
 
 
 @dataclass(frozen=True)

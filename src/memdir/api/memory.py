@@ -294,18 +294,13 @@ class _Core:
     async def _ask(
         self, question: str, model: str | Model | None, profile: Profile | None, how: Search = "auto"
     ) -> Answer:
-        from memdir.agents.read_search import read_search, resolve_search
-        from memdir.agents.run import answer_question
+        from memdir.agents.read_search import ask
 
         self._open()
         if profile is not None:
             require_profile(profile)
         m = _model(self.model if model is None else model)
-        if resolve_search(how, m, profile=profile) == "read":
-            out = await read_search(m, self.store, question)
-        else:
-            out = await answer_question(m, self.store, question, profile=profile)
-        return self._answer(question, out)
+        return self._answer(question, await ask(m, self.store, question, search=how, profile=profile))
 
     def anthropic_memory_tool(self, **kw: Any) -> MemdirMemoryTool:
         """A drop-in for the Anthropic SDK's memory tool, served by this object's `manage` harness

@@ -27,10 +27,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from memdir.agents.output import RoleOutput
-from memdir.agents.read_search import read_search, resolve_search
+from memdir.agents.read_search import ask
 from memdir.agents.record import RunRecord
-from memdir.agents.run import answer_question
 from memdir.analytics.facts import FactLine
 from memdir.analytics.stats import KEYS, store_stats
 from memdir.jsontypes import JsonObject
@@ -138,7 +136,7 @@ def answers(
             question = QUESTIONS[kind].format(name=subject, attribute=attribute)
             began = time.perf_counter()
             before = len(log.entries)
-            out = loop.run(_answer(model, store, question, log))
+            out = loop.run(ask(model, store, question, record=log))
             seconds.append(time.perf_counter() - began)
             read.append(sum(int(e.get("harness", {}).get("bytes_read", 0)) for e in log.entries[before:]))
             answer = out.answer or ""
@@ -154,14 +152,6 @@ def answers(
         "search_seconds_per_question": round(statistics.mean(seconds), 4) if seconds else None,
         "wrong_answers": wrong,
     }
-
-
-async def _answer(model: Model, store: Store, question: str, log: RunRecord) -> RoleOutput:
-    """The product's answer to `question` (`Memory.ask`'s choice): the read search for the
-    local model, one call; the answering role for any other, the offline searcher included."""
-    if resolve_search("auto", model) == "read":
-        return await read_search(model, store, question, record=log)
-    return await answer_question(model, store, question, record=log)
 
 
 def stale(store: Store, lines: Sequence[FactLine], facts: Sequence[Fact], through: int) -> JsonObject:
