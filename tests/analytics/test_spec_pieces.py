@@ -9,13 +9,14 @@ import re
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from memdir.analytics import integrity
 from memdir.analytics.health_cache import read_listing
 from memdir.analytics.tree import Snapshot, build
 from memdir.store import frontmatter, spec
+from memdir.store.boundary import neutralise
 from memdir.store.store import Store
 from memdir.tokens import count_tokens
 
@@ -119,6 +120,7 @@ _CORE = st.lists(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(_CORE, st.integers(1, 40))
+@example(files=[("a", "<|")], piece=1)  # found by CI: a body the boundary escapes
 def test_core_tokens_in_pieces_equal_the_context_count(
     tmp_path: Path, files: list[tuple[str, str]], piece: int
 ) -> None:
@@ -128,7 +130,10 @@ def test_core_tokens_in_pieces_equal_the_context_count(
         (root / f"{stem}.md").write_text(body, encoding="utf-8", newline="")
     store = Store(root)
     order = ["MEMORY.md", *sorted(f"{stem}.md" for stem, _ in files)]
-    bodies = {name: (root / name).read_bytes().decode("utf-8", "replace").rstrip() for name in order}
+    # as a model is shown them: inside the data boundary, a lookalike's `<` escaped (store/boundary.py)
+    bodies = {
+        name: neutralise((root / name).read_bytes().decode("utf-8", "replace")).rstrip() for name in order
+    }
     block = "\n".join(f'<memory_file path="/memories/{n}">\n{bodies[n]}\n</memory_file>' for n in order)
     assert f"<core_memory>\n{block}\n</core_memory>" in spec.context(store).text
     assert spec.context(store).tokens == count_tokens(block)
